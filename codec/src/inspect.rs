@@ -1,0 +1,492 @@
+//! Inspecting a set of files as a shard: which file is which, in what order
+//! to read them, the streaming scan of each, and the cross-file checks.
+//!
+//! The caller owns the IO (the CLI reads files, the browser slices Blobs):
+//!
+//! ```text
+//! let mut shard = ShardInspection::new(Some(dir_name), files);
+//! for i in shard.order() {
+//!     let mut scan = shard.begin(i);
+//!     for chunk in file_i { scan.feed(chunk, &mut sink); }
+//!     shard.end(i, scan, &mut sink);
+//! }
+//! let reports = shard.finish();
+//! ```
+//!
+//! Cross-file checks: consecutive segments (by numeric id) must continue each
+//! other's offsets; each index must match its segment's base offset and land
+//! on its records; every epoch must start at or below the log's end.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::corruption::{CorruptionKind, Finding, Repair};
+use crate::epochs::EPOCH_ENTRY_LEN;
+use crate::file_name::{describe_magic, parse_file_name, FileKind};
+use crate::index::BASE_OFFSET_AT as INDEX_BASE_OFFSET_AT;
+use crate::report::{FileReport, Report};
+use crate::scan::epochs::entry_position;
+use crate::scan::{EpochsScanner, IndexCheck, IndexScanner, IndexSummary, Item, ScanContext, SegmentScanner, Sink};
+use crate::segment_header::BASE_OFFSET_AT as SEGMENT_BASE_OFFSET_AT;
+
+/// A file to inspect: its path as shown, its bare name and its size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputFile {
+    /// Path as the user gave it.
+    pub path: String,
+    /// File name without directories.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// An index scanned before its segment, waiting to be checked against it.
+#[derive(Debug)]
+struct PendingIndex {
+    segment_id: u64,
+    index_file: usize,
+    entries: Vec<(u64, crate::index::IndexEntry)>,
+}
+
+/// What one file turned out to be, after its scan.
+#[derive(Debug)]
+enum Done {
+    Segment(crate::scan::SegmentSummary),
+    Index(IndexSummary),
+    Epochs(crate::scan::EpochsSummary),
+    Unknown { size: u64, first: Vec<u8> },
+}
+
+/// A set of files inspected together (a shard directory, or a lone file).
+#[derive(Debug)]
+pub struct ShardInspection {
+    shard: Option<String>,
+    files: Vec<InputFile>,
+    newest_segment_id: Option<u64>,
+    standalone: bool,
+    done: Vec<Option<Done>>,
+    /// Index entries waiting for their segment's scan.
+    pending_index: Vec<PendingIndex>,
+    /// (segment file, index file) pairs whose check is under way.
+    checking: Vec<(usize, usize)>,
+    extra: Vec<Vec<Finding>>,
+}
+
+/// The streaming scan of one file. Its kind is fixed by the name, or by the
+/// first four bytes when the name is not conventional.
+#[derive(Debug)]
+pub struct FileScan {
+    name: String,
+    ctx: ScanContext,
+    kind: Option<FileKind>,
+    first: Vec<u8>,
+    state: ScanState,
+}
+
+#[derive(Debug)]
+enum ScanState {
+    Undecided,
+    Segment(SegmentScanner, Option<IndexCheck>),
+    Index(IndexScanner),
+    Epochs(EpochsScanner),
+    Unknown(u64),
+}
+
+impl FileScan {
+    /// A scan of one file, outside any shard (verdicts as if it were a newest segment).
+    #[must_use]
+    pub fn standalone(name: &str) -> Self {
+        let ctx = ScanContext { shard: None, segment_id: parse_file_name(name).map(|(id, _)| id), newest_segment: true };
+        Self::new(name.into(), ctx, None)
+    }
+
+    fn new(name: String, ctx: ScanContext, check: Option<IndexCheck>) -> Self {
+        let mut scan = Self { kind: FileKind::from_name(&name), name, ctx, first: Vec::new(), state: ScanState::Undecided };
+        if scan.kind.is_some() {
+            scan.start(check);
+        }
+        scan
+    }
+
+    /// The kind, once known.
+    #[must_use]
+    pub fn kind(&self) -> Option<FileKind> {
+        self.kind
+    }
+
+    fn start(&mut self, check: Option<IndexCheck>) {
+        let kind = self.kind.unwrap_or_else(|| FileKind::from_magic(&self.first));
+        self.kind = Some(kind);
+        let ctx = self.ctx.clone();
+        self.state = match kind {
+            FileKind::Segment => ScanState::Segment(SegmentScanner::new(ctx), check),
+            FileKind::Index => ScanState::Index(IndexScanner::new(ctx)),
+            FileKind::Epochs => ScanState::Epochs(EpochsScanner::new(ctx)),
+            FileKind::Unknown => ScanState::Unknown(0),
+        };
+    }
+
+    /// Feeds the next chunk of the file.
+    pub fn feed(&mut self, chunk: &[u8], sink: &mut impl Sink) {
+        if self.first.len() < 4 {
+            let take = (4 - self.first.len()).min(chunk.len());
+            self.first.extend_from_slice(chunk.get(..take).unwrap_or(&[]));
+            if matches!(self.state, ScanState::Undecided) {
+                if self.first.len() < 4 {
+                    return;
+                }
+                self.start(None);
+                let first = core::mem::take(&mut self.first);
+                self.feed_decided(&first, sink);
+                self.first = first;
+                self.feed_decided(chunk.get(take..).unwrap_or(&[]), sink);
+                return;
+            }
+        }
+        self.feed_decided(chunk, sink);
+    }
+
+    fn feed_decided(&mut self, chunk: &[u8], sink: &mut impl Sink) {
+        match &mut self.state {
+            ScanState::Segment(scanner, check) => match check {
+                Some(check) => scanner.feed(chunk, &mut |item: Item<'_>| {
+                    check.item(&item);
+                    sink.item(item);
+                }),
+                None => scanner.feed(chunk, sink),
+            },
+            ScanState::Index(s) => s.feed(chunk, sink),
+            ScanState::Epochs(s) => s.feed(chunk, sink),
+            ScanState::Unknown(n) => *n = n.saturating_add(chunk.len() as u64),
+            ScanState::Undecided => {}
+        }
+    }
+
+    fn finish(mut self, sink: &mut impl Sink) -> (Done, Option<Vec<Finding>>) {
+        if matches!(self.state, ScanState::Undecided) {
+            self.start(None);
+            let first = core::mem::take(&mut self.first);
+            self.feed_decided(&first, sink);
+            self.first = first;
+        }
+        match self.state {
+            ScanState::Segment(scanner, mut check) => {
+                let summary = match check {
+                    Some(ref mut c) => scanner.finish(&mut |item: Item<'_>| {
+                        c.item(&item);
+                        sink.item(item);
+                    }),
+                    None => scanner.finish(sink),
+                };
+                (Done::Segment(summary), check.map(IndexCheck::finish))
+            }
+            ScanState::Index(s) => (Done::Index(s.finish(sink)), None),
+            ScanState::Epochs(s) => (Done::Epochs(s.finish(sink)), None),
+            ScanState::Unknown(size) => (Done::Unknown { size, first: self.first }, None),
+            ScanState::Undecided => (Done::Unknown { size: 0, first: Vec::new() }, None),
+        }
+    }
+
+    /// Ends a standalone scan and returns its report.
+    #[must_use]
+    pub fn into_report(self, path: String, sink: &mut impl Sink) -> FileReport {
+        let name = self.name.clone();
+        let ctx = self.ctx.clone();
+        let (done, _) = self.finish(sink);
+        let mut report = file_report(path, &name, &ctx, done);
+        if matches!(report.kind, FileKind::Segment) {
+            report.notes.push("inspected alone: repair verdicts assume this is the newest segment of its shard".into());
+        }
+        report
+    }
+}
+
+impl ShardInspection {
+    /// Files of one shard directory (`shard` is its name), or a loose set.
+    #[must_use]
+    pub fn new(shard: Option<String>, files: Vec<InputFile>) -> Self {
+        let newest_segment_id = files
+            .iter()
+            .filter_map(|f| parse_file_name(&f.name))
+            .filter(|(_, k)| *k == FileKind::Segment)
+            .map(|(id, _)| id)
+            .max();
+        let n = files.len();
+        Self {
+            shard,
+            files,
+            newest_segment_id,
+            standalone: false,
+            done: (0..n).map(|_| None).collect(),
+            pending_index: Vec::new(),
+            checking: Vec::new(),
+            extra: (0..n).map(|_| Vec::new()).collect(),
+        }
+    }
+
+    /// One file on its own: judged as if it were the newest segment.
+    #[must_use]
+    pub fn standalone(file: InputFile) -> Self {
+        let mut s = Self::new(None, alloc::vec![file]);
+        s.standalone = true;
+        s
+    }
+
+    /// The files, as given.
+    #[must_use]
+    pub fn files(&self) -> &[InputFile] {
+        &self.files
+    }
+
+    /// The order to read files in: indexes before their segments (so the
+    /// segment scan can check them), epochs last (it is checked against the log).
+    #[must_use]
+    pub fn order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.files.len()).collect();
+        order.sort_by_key(|&i| {
+            let f = &self.files[i];
+            let rank = match FileKind::from_name(&f.name) {
+                Some(FileKind::Index) => 0,
+                Some(FileKind::Segment) => 1,
+                None | Some(FileKind::Unknown) => 2,
+                Some(FileKind::Epochs) => 3,
+            };
+            (rank, parse_file_name(&f.name).map(|(id, _)| id), i)
+        });
+        order
+    }
+
+    fn ctx(&self, i: usize) -> ScanContext {
+        let name = self.files.get(i).map_or("", |f| f.name.as_str());
+        let segment_id = parse_file_name(name).map(|(id, _)| id);
+        let newest_segment = self.standalone || (segment_id.is_some() && segment_id == self.newest_segment_id);
+        ScanContext { shard: self.shard.clone(), segment_id, newest_segment }
+    }
+
+    /// Starts the scan of file `i`.
+    #[must_use]
+    pub fn begin(&mut self, i: usize) -> FileScan {
+        let ctx = self.ctx(i);
+        let name = self.files.get(i).map_or_else(String::new, |f| f.name.clone());
+        let mut check = None;
+        if let (Some((id, FileKind::Segment)), false) = (parse_file_name(&name), self.standalone) {
+            if let Some(at) = self.pending_index.iter().position(|p| p.segment_id == id) {
+                let pending = self.pending_index.swap_remove(at);
+                check = Some(IndexCheck::new(self.ctx(pending.index_file), pending.entries));
+                self.checking.push((i, pending.index_file));
+            }
+        }
+        FileScan::new(name, ctx, check)
+    }
+
+    /// Ends the scan of file `i`.
+    pub fn end(&mut self, i: usize, scan: FileScan, sink: &mut impl Sink) {
+        let (done, index_findings) = scan.finish(sink);
+        if let Done::Index(summary) = &done {
+            let id = self.files.get(i).and_then(|f| parse_file_name(&f.name)).map(|(id, _)| id);
+            if let (Some(segment_id), Some(_)) = (id, summary.header) {
+                self.pending_index.push(PendingIndex { segment_id, index_file: i, entries: summary.kept.clone() });
+            }
+        }
+        if let Some(findings) = index_findings {
+            if let Some(&(_, index_file)) = self.checking.iter().find(|(seg, _)| *seg == i) {
+                if let Some(extra) = self.extra.get_mut(index_file) {
+                    extra.extend(findings);
+                }
+            }
+        }
+        if let Some(slot) = self.done.get_mut(i) {
+            *slot = Some(done);
+        }
+    }
+
+    /// The reports, in the order the files were given, with the cross-file
+    /// checks applied.
+    #[must_use]
+    pub fn finish(mut self) -> Vec<FileReport> {
+        self.cross_check();
+        let mut reports = Vec::with_capacity(self.files.len());
+        let done_all: Vec<Option<Done>> = self.done.drain(..).collect();
+        for (i, (file, done)) in self.files.iter().zip(done_all).enumerate() {
+            let ctx = self.ctx(i);
+            let done = done.unwrap_or(Done::Unknown { size: file.size, first: Vec::new() });
+            let mut report = file_report(file.path.clone(), &file.name, &ctx, done);
+            if let Some(extra) = self.extra.get(i) {
+                report.add_findings(extra);
+            }
+            report.shard = self.shard.clone();
+            reports.push(report);
+        }
+        if self.standalone {
+            for r in &mut reports {
+                if r.kind == FileKind::Segment {
+                    r.notes.push("inspected alone: repair verdicts assume this is the newest segment of its shard".into());
+                }
+            }
+        } else {
+            self.note_missing_companions(&mut reports);
+        }
+        reports
+    }
+
+    fn segments_by_id(&self) -> Vec<(u64, usize)> {
+        let mut segs: Vec<(u64, usize)> = self
+            .files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| match (parse_file_name(&f.name), self.done.get(i)) {
+                (Some((id, FileKind::Segment)), Some(Some(Done::Segment(_)))) => Some((id, i)),
+                _ => None,
+            })
+            .collect();
+        segs.sort_unstable();
+        segs
+    }
+
+    fn segment(&self, i: usize) -> Option<&crate::scan::SegmentSummary> {
+        match self.done.get(i) {
+            Some(Some(Done::Segment(s))) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn cross_check(&mut self) {
+        let segs = self.segments_by_id();
+        let mut extra: Vec<(usize, Finding)> = Vec::new();
+        // Consecutive segments continue each other's offsets.
+        for pair in segs.windows(2) {
+            let [(_, a), (_, b)] = pair else { continue };
+            let (Some(sa), Some(sb)) = (self.segment(*a), self.segment(*b)) else { continue };
+            let (Some(expected), Some(hb)) = (sa.next_offset(), sb.header) else { continue };
+            let a_tail_damaged = sa.findings.findings.iter().any(|f| f.position() >= sa.clean_prefix_end && f.position() >= 32);
+            if hb.base_offset != expected && !(a_tail_damaged && hb.base_offset > expected) {
+                let kind = CorruptionKind::SegmentDiscontinuity { expected, found: hb.base_offset };
+                let at = SEGMENT_BASE_OFFSET_AT as u64;
+                extra.push((*b, Finding { kind, site: self.ctx(*b).site(at), end: at + 8, offset: None, repair: Repair::Never }));
+            }
+        }
+        // Each index names its segment's base offset.
+        for (i, f) in self.files.iter().enumerate() {
+            let Some((id, FileKind::Index)) = parse_file_name(&f.name) else { continue };
+            let Some(Some(Done::Index(ix))) = self.done.get(i) else { continue };
+            let Some(ih) = ix.header else { continue };
+            let seg = segs.iter().find(|(sid, _)| *sid == id).and_then(|(_, si)| self.segment(*si));
+            if let Some(sh) = seg.and_then(|s| s.header) {
+                if sh.base_offset != ih.base_offset {
+                    let kind = CorruptionKind::IndexBaseOffset { index: ih.base_offset, segment: sh.base_offset };
+                    let at = INDEX_BASE_OFFSET_AT as u64;
+                    extra.push((i, Finding { kind, site: self.ctx(i).site(at), end: at + 8, offset: None, repair: Repair::Always }));
+                }
+            }
+        }
+        // Every epoch starts at or below the log's end.
+        let log_end = segs.last().and_then(|(_, i)| self.segment(*i)).and_then(crate::scan::SegmentSummary::next_offset);
+        if let Some(log_end) = log_end {
+            for (i, f) in self.files.iter().enumerate() {
+                if FileKind::from_name(&f.name) != Some(FileKind::Epochs) {
+                    continue;
+                }
+                let Some(Some(Done::Epochs(ep))) = self.done.get(i) else { continue };
+                for (n, e) in ep.entries.iter().enumerate() {
+                    if e.start_offset > log_end {
+                        let kind = CorruptionKind::EpochsBeyondLog { generation: e.generation, start_offset: e.start_offset, log_end };
+                        let at = entry_position(n);
+                        let site = self.ctx(i).site(at);
+                        extra.push((i, Finding { kind, site, end: at + EPOCH_ENTRY_LEN as u64, offset: None, repair: Repair::Never }));
+                    }
+                }
+            }
+        }
+        for (i, f) in extra {
+            if let Some(e) = self.extra.get_mut(i) {
+                e.push(f);
+            }
+        }
+    }
+
+    fn note_missing_companions(&self, reports: &mut [FileReport]) {
+        let ids = |kind| -> Vec<u64> {
+            self.files.iter().filter_map(|f| parse_file_name(&f.name)).filter(|(_, k)| *k == kind).map(|(id, _)| id).collect()
+        };
+        let (segments, indexes) = (ids(FileKind::Segment), ids(FileKind::Index));
+        for (f, r) in self.files.iter().zip(reports.iter_mut()) {
+            match parse_file_name(&f.name) {
+                Some((id, FileKind::Segment)) if !indexes.contains(&id) => {
+                    r.notes.push("no index file: the engine rebuilds it from this segment on open".into());
+                }
+                Some((id, FileKind::Index)) if !segments.contains(&id) => {
+                    r.notes.push("no segment with this id: an orphaned index, ignored by the engine".into());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileReport {
+    let id = parse_file_name(name).map(|(id, _)| id);
+    let (kind, size) = match &done {
+        Done::Segment(s) => (FileKind::Segment, s.size),
+        Done::Index(s) => (FileKind::Index, s.size),
+        Done::Epochs(s) => (FileKind::Epochs, s.size),
+        Done::Unknown { size, .. } => (FileKind::Unknown, *size),
+    };
+    let mut r = FileReport::new(path, kind, size);
+    r.shard = ctx.shard.clone();
+    r.segment_id = id;
+    match done {
+        Done::Segment(s) => {
+            r.base_offset = s.header.map(|h| h.base_offset);
+            r.records = s.records;
+            r.first_offset = s.first_offset;
+            r.last_offset = s.last_offset;
+            r.add_findings(&s.findings.findings);
+            r.findings_omitted = s.findings.omitted;
+            r.notes = s.findings.notes;
+            if FileKind::from_name(name).is_some() && id.is_none() {
+                r.notes.push(format!("file name {name:?} is not a 20-digit segment id"));
+            }
+        }
+        Done::Index(s) => {
+            r.base_offset = s.header.map(|h| h.base_offset);
+            r.index_entries = Some(s.entries);
+            r.add_findings(&s.findings.findings);
+            r.findings_omitted = s.findings.omitted;
+            r.notes = s.findings.notes;
+        }
+        Done::Epochs(s) => {
+            r.entries = Some(s.entries.iter().map(|e| [e.generation, e.start_offset]).collect());
+            r.add_findings(&s.findings.findings);
+            r.notes = s.findings.notes;
+        }
+        Done::Unknown { first, .. } => {
+            r.notes.push(format!("not a Felix storage file: its first bytes look like {}", describe_magic(&first)));
+        }
+    }
+    r
+}
+
+/// Inspects whole files held in memory as one shard (tests, small inputs,
+/// the browser's sample). `files` are `(path, bytes)`.
+#[must_use]
+pub fn inspect_in_memory(shard: Option<String>, files: &[(String, &[u8])], chunk_bytes: usize) -> Report {
+    let inputs = files
+        .iter()
+        .map(|(path, bytes)| InputFile {
+            path: path.clone(),
+            name: path.rsplit('/').next().unwrap_or(path).into(),
+            size: bytes.len() as u64,
+        })
+        .collect();
+    let mut shard = ShardInspection::new(shard, inputs);
+    for i in shard.order() {
+        let mut scan = shard.begin(i);
+        let bytes = files.get(i).map_or(&[][..], |(_, b)| *b);
+        for chunk in bytes.chunks(chunk_bytes.max(1)) {
+            scan.feed(chunk, &mut ());
+        }
+        shard.end(i, scan, &mut ());
+    }
+    Report::new(shard.finish())
+}

@@ -1,0 +1,231 @@
+//! The one report model. `felix-storage inspect --json` prints it, the
+//! browser renders and exports it; `docs/report-format.md` documents it.
+//! Bump [`REPORT_VERSION`] on any change that could break a script.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+
+use crate::corruption::{Finding, Repair};
+use crate::file_name::FileKind;
+
+/// Version of the report's shape.
+pub const REPORT_VERSION: u32 = 1;
+
+/// A whole report: every file inspected, in the order given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Report {
+    /// [`REPORT_VERSION`].
+    pub report_version: u32,
+    /// One entry per file.
+    pub files: Vec<FileReport>,
+}
+
+/// A file's overall verdict, for a badge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+pub enum Status {
+    /// No findings.
+    Clean,
+    /// Every finding is repaired by recovery without an operator.
+    Repairable,
+    /// Some finding needs an operator (or `repair_checksum_tail`).
+    Damaged,
+}
+
+/// What was found in one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FileReport {
+    /// The path as given (CLI) or as dropped (browser).
+    pub path: String,
+    /// What the file is.
+    pub kind: FileKind,
+    /// Size in bytes.
+    pub size: u64,
+    /// Lower-case hex SHA-256 of the file's bytes, so a receiver of the report
+    /// can tell whether they hold the same file. `None` when not computed.
+    pub sha256: Option<String>,
+    /// The shard directory the file was in, when inspected as part of one.
+    pub shard: Option<String>,
+    /// The segment id from the file name (segment and index files).
+    pub segment_id: Option<u64>,
+    /// Base offset from the header (segment and index files).
+    pub base_offset: Option<u64>,
+    /// Records whose both checksums verified, including those after a resync (segments).
+    pub records: u64,
+    /// First intact record's offset (segments).
+    pub first_offset: Option<u64>,
+    /// Last intact record's offset (segments).
+    pub last_offset: Option<u64>,
+    /// Whole index entries read (index files).
+    pub index_entries: Option<u64>,
+    /// `[[generation, start_offset], …]` (epochs files; empty when damaged).
+    pub entries: Option<Vec<[u64; 2]>>,
+    /// Overall verdict.
+    pub status: Status,
+    /// Findings ordered by position.
+    pub findings: Vec<FindingReport>,
+    /// Findings past the per-file limit, counted only.
+    pub findings_omitted: u64,
+    /// Tolerated conditions, e.g. a torn final index entry.
+    pub notes: Vec<String>,
+}
+
+/// One finding as reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FindingReport {
+    /// The exact `CorruptionKind` name.
+    pub kind: String,
+    /// Where the damaged structure starts.
+    pub position: u64,
+    /// Exclusive end of the range to highlight.
+    pub end: u64,
+    /// Record offset, when known.
+    pub offset: Option<u64>,
+    /// `"always"`, `"opt-in"` or `"never"`.
+    pub repair: Repair,
+    /// The details and one plain sentence of what it means.
+    pub message: String,
+}
+
+impl From<&Finding> for FindingReport {
+    fn from(f: &Finding) -> Self {
+        Self {
+            kind: f.kind.name().into(),
+            position: f.position(),
+            end: f.end,
+            offset: f.offset,
+            repair: f.repair,
+            message: format!("{}; {}", f.kind, f.kind.meaning()),
+        }
+    }
+}
+
+impl FileReport {
+    /// An empty report for `path`, filled in by the inspection.
+    #[must_use]
+    pub fn new(path: String, kind: FileKind, size: u64) -> Self {
+        Self {
+            path,
+            kind,
+            size,
+            sha256: None,
+            shard: None,
+            segment_id: None,
+            base_offset: None,
+            records: 0,
+            first_offset: None,
+            last_offset: None,
+            index_entries: None,
+            entries: None,
+            status: Status::Clean,
+            findings: Vec::new(),
+            findings_omitted: 0,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Adds findings, keeps them ordered by position and updates the status.
+    pub fn add_findings<'a>(&mut self, findings: impl IntoIterator<Item = &'a Finding>) {
+        self.findings.extend(findings.into_iter().map(FindingReport::from));
+        self.findings.sort_by_key(|f| (f.position, f.end));
+        self.status = status_of(&self.findings);
+    }
+}
+
+fn status_of(findings: &[FindingReport]) -> Status {
+    if findings.is_empty() {
+        Status::Clean
+    } else if findings.iter().all(|f| f.repair == Repair::Always) {
+        Status::Repairable
+    } else {
+        Status::Damaged
+    }
+}
+
+impl Report {
+    /// A report over `files`.
+    #[must_use]
+    pub fn new(files: Vec<FileReport>) -> Self {
+        Self { report_version: REPORT_VERSION, files }
+    }
+
+    /// Whether any file has a finding.
+    #[must_use]
+    pub fn has_damage(&self) -> bool {
+        self.files.iter().any(|f| !f.findings.is_empty() || f.findings_omitted > 0)
+    }
+
+    /// Number of findings across all files.
+    #[must_use]
+    pub fn finding_count(&self) -> u64 {
+        self.files.iter().map(|f| f.findings.len() as u64 + f.findings_omitted).sum()
+    }
+
+    /// The person-readable rendering: one line per finding, then a summary
+    /// line per file. `felix-storage inspect` prints this.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for file in &self.files {
+            for f in &file.findings {
+                let _ = write!(out, "{}: {} at byte {} ({:#x})", file.path, f.kind, f.position, f.position);
+                if let Some(offset) = f.offset {
+                    let _ = write!(out, ", offset {offset}");
+                }
+                let _ = writeln!(out, ", repair {}: {}", f.repair, f.message);
+            }
+            if file.findings_omitted > 0 {
+                let _ = writeln!(out, "{}: {} more findings not listed", file.path, file.findings_omitted);
+            }
+        }
+        for file in &self.files {
+            let _ = write!(out, "{}: {} {}, {} bytes", file.path, file.status_word(), file.kind.as_str(), file.size);
+            match file.kind {
+                FileKind::Segment => {
+                    let _ = write!(out, ", {} intact records", file.records);
+                    if let (Some(a), Some(b)) = (file.first_offset, file.last_offset) {
+                        let _ = write!(out, " (offsets {a}..={b})");
+                    }
+                }
+                FileKind::Index => {
+                    let _ = write!(out, ", {} entries", file.index_entries.unwrap_or(0));
+                }
+                FileKind::Epochs => {
+                    let _ = write!(out, ", {} generations", file.entries.as_ref().map_or(0, Vec::len));
+                }
+                FileKind::Unknown => {}
+            }
+            let _ = writeln!(out);
+            for note in &file.notes {
+                let _ = writeln!(out, "{}: note: {note}", file.path);
+            }
+        }
+        let files = self.files.len();
+        let _ = writeln!(out, "{} file{}, {} finding{}", files, plural(files as u64), self.finding_count(), plural(self.finding_count()));
+        out
+    }
+}
+
+impl FileReport {
+    fn status_word(&self) -> &'static str {
+        match self.status {
+            Status::Clean => "clean",
+            Status::Repairable => "repairable",
+            Status::Damaged => "DAMAGED",
+        }
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

@@ -1,0 +1,217 @@
+//! The index scanner, and the check of an index against its segment.
+//!
+//! Entries must ascend strictly by offset and by position. A torn final
+//! entry is a note, not a finding. [`IndexCheck`] then walks the segment's
+//! records (from the segment scanner's items) and reports every entry that
+//! does not land on a real record boundary carrying its offset.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use super::{Findings, Item, ScanContext, Sink};
+use crate::corruption::{CorruptionKind, Finding, Repair};
+use crate::index::{IndexEntry, IndexHeader, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
+
+/// Most entries kept for checking against the segment (64 MiB of entries).
+pub const MAX_CHECKED_ENTRIES: usize = 4 * 1024 * 1024;
+
+/// What a whole index scan found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexSummary {
+    /// The header, when it decoded.
+    pub header: Option<IndexHeader>,
+    /// Bytes scanned.
+    pub size: u64,
+    /// Whole entries read.
+    pub entries: u64,
+    /// Entries kept (in order, numbered) for the check against the segment.
+    pub kept: Vec<(u64, IndexEntry)>,
+    /// Findings and notes.
+    pub findings: Findings,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Header,
+    Entries,
+    Stopped,
+}
+
+/// Scans one index file fed in chunks.
+#[derive(Debug)]
+pub struct IndexScanner {
+    ctx: ScanContext,
+    state: State,
+    buf: Vec<u8>,
+    total: u64,
+    header: Option<IndexHeader>,
+    n: u64,
+    previous: Option<IndexEntry>,
+    kept: Vec<(u64, IndexEntry)>,
+    findings: Findings,
+}
+
+impl IndexScanner {
+    /// A scanner for one index file.
+    #[must_use]
+    pub fn new(ctx: ScanContext) -> Self {
+        Self {
+            ctx,
+            state: State::Header,
+            buf: Vec::with_capacity(INDEX_HEADER_LEN),
+            total: 0,
+            header: None,
+            n: 0,
+            previous: None,
+            kept: Vec::new(),
+            findings: Findings::default(),
+        }
+    }
+
+    fn add(&mut self, kind: CorruptionKind, start: u64, end: u64, sink: &mut impl Sink) {
+        self.findings.add(&self.ctx, kind, (start, end), None, Repair::Always, sink);
+    }
+
+    /// Feeds the next chunk of the file.
+    pub fn feed(&mut self, mut chunk: &[u8], sink: &mut impl Sink) {
+        self.total = self.total.saturating_add(chunk.len() as u64);
+        while !chunk.is_empty() {
+            let want = match self.state {
+                State::Header => INDEX_HEADER_LEN,
+                State::Entries => INDEX_ENTRY_LEN,
+                State::Stopped => return,
+            };
+            let take = want.saturating_sub(self.buf.len()).min(chunk.len());
+            let (now, rest) = chunk.split_at(take);
+            chunk = rest;
+            self.buf.extend_from_slice(now);
+            if self.buf.len() < want {
+                continue;
+            }
+            match self.state {
+                State::Header => self.on_header(sink),
+                State::Entries => self.on_entry(sink),
+                State::Stopped => {}
+            }
+            self.buf.clear();
+        }
+    }
+
+    fn on_header(&mut self, sink: &mut impl Sink) {
+        match IndexHeader::decode(&self.buf) {
+            Ok((header, _)) => {
+                self.header = Some(header);
+                self.state = State::Entries;
+            }
+            Err((kind, end)) => {
+                if let CorruptionKind::IndexMagic { .. } = kind {
+                    self.findings.note(format!("the first bytes look like {}", crate::file_name::describe_magic(&self.buf)));
+                }
+                self.add(kind, 0, end as u64, sink);
+                self.state = State::Stopped;
+            }
+        }
+    }
+
+    fn on_entry(&mut self, sink: &mut impl Sink) {
+        let Some(entry) = IndexEntry::decode(&self.buf) else { return };
+        let n = self.n;
+        self.n += 1;
+        let at = IndexEntry::file_position(n);
+        sink.item(Item::IndexEntry { n, entry });
+        if let Some(prev) = self.previous {
+            if entry.offset <= prev.offset || entry.position <= prev.position {
+                let kind = CorruptionKind::IndexOutOfOrder {
+                    previous_offset: prev.offset,
+                    offset: entry.offset,
+                    previous_position: prev.position,
+                    position: entry.position,
+                };
+                self.add(kind, at, at + INDEX_ENTRY_LEN as u64, sink);
+            }
+        }
+        self.previous = Some(entry);
+        if self.kept.len() < MAX_CHECKED_ENTRIES {
+            self.kept.push((n, entry));
+        }
+    }
+
+    /// Ends the scan.
+    #[must_use]
+    pub fn finish(mut self, sink: &mut impl Sink) -> IndexSummary {
+        match self.state {
+            State::Header => {
+                let kind = CorruptionKind::Truncated { needed: INDEX_HEADER_LEN as u64, available: self.total };
+                let total = self.total;
+                self.add(kind, 0, total, sink);
+            }
+            State::Entries if !self.buf.is_empty() => {
+                self.findings.note(format!(
+                    "torn final entry: the last {} bytes (from byte {}) are not a whole entry and are ignored",
+                    self.buf.len(),
+                    IndexEntry::file_position(self.n)
+                ));
+            }
+            State::Entries | State::Stopped => {}
+        }
+        if self.n > self.kept.len() as u64 {
+            self.findings.note(format!("only the first {} entries were checked against the segment", self.kept.len()));
+        }
+        IndexSummary { header: self.header, size: self.total, entries: self.n, kept: self.kept, findings: self.findings }
+    }
+}
+
+/// Checks index entries against the records of their segment, as the
+/// segment scanner reports them (a record counts as a boundary when its
+/// header verified).
+#[derive(Debug)]
+pub struct IndexCheck {
+    ctx: ScanContext,
+    /// Entries sorted by position.
+    entries: Vec<(u64, IndexEntry)>,
+    cursor: usize,
+    mismatches: Vec<Finding>,
+}
+
+impl IndexCheck {
+    /// A check of `entries` (as kept by [`IndexScanner`]); `ctx` names the index file.
+    #[must_use]
+    pub fn new(ctx: ScanContext, mut entries: Vec<(u64, IndexEntry)>) -> Self {
+        entries.sort_by_key(|(n, e)| (e.position, *n));
+        Self { ctx, entries, cursor: 0, mismatches: Vec::new() }
+    }
+
+    fn mismatch(&mut self, n: u64, entry: IndexEntry) {
+        let at = IndexEntry::file_position(n);
+        let kind = CorruptionKind::IndexEntryMismatch { offset: entry.offset, position: entry.position };
+        if self.mismatches.len() < super::MAX_FINDINGS_PER_FILE {
+            self.mismatches.push(Finding { kind, site: self.ctx.site(at), end: at + INDEX_ENTRY_LEN as u64, offset: Some(entry.offset), repair: Repair::Always });
+        }
+    }
+
+    /// Takes one item from the segment scanner.
+    pub fn item(&mut self, item: &Item<'_>) {
+        let Item::Record(record) = item else { return };
+        while let Some(&(n, entry)) = self.entries.get(self.cursor) {
+            if entry.position > record.position {
+                break;
+            }
+            self.cursor += 1;
+            if entry.position < record.position || entry.offset != record.header.offset {
+                self.mismatch(n, entry);
+            }
+        }
+    }
+
+    /// Ends the check: entries past the last record are mismatches too.
+    /// Returns the findings, in index-file order.
+    #[must_use]
+    pub fn finish(mut self) -> Vec<Finding> {
+        while let Some(&(n, entry)) = self.entries.get(self.cursor) {
+            self.cursor += 1;
+            self.mismatch(n, entry);
+        }
+        self.mismatches.sort_by_key(Finding::position);
+        self.mismatches
+    }
+}

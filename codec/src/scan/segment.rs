@@ -1,0 +1,410 @@
+//! The segment scanner: every record, every finding, in bounded memory.
+//!
+//! Damage handling:
+//! - segment header bad magic, version or flags: reported, the rest of the
+//!   file is not interpreted (its layout is unknown);
+//! - segment header checksum bad: reported, records are still scanned (the
+//!   base offset is then taken from the first record);
+//! - record checksum bad: the length verified, so the scan steps to the next
+//!   record;
+//! - record header checksum bad, or a verified length over the limit: the
+//!   length is not trusted, so the scan searches forward, byte by byte, for
+//!   the next position whose 28 bytes verify as a header and whose offset
+//!   fits; the skipped bytes are the finding's range;
+//! - the file ends inside a record: `Truncated`.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use super::{Findings, Item, ScanContext, Sink};
+use crate::corruption::{CorruptionKind, Finding};
+use crate::file_name::describe_magic;
+use crate::record::{decode_record_header, RecordHeader, RECORD_HEADER_LEN};
+use crate::repair::{repair_verdict, Place};
+use crate::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use crate::{be, MAX_PAYLOAD_BYTES};
+
+/// What became of a record whose header verified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecordStatus {
+    /// Both checksums verified and the offset is the expected one.
+    Intact,
+    /// Both checksums verified but the offset is not the expected one.
+    OutOfOrder,
+    /// The header verified but the payload checksum did not.
+    ChecksumMismatch,
+}
+
+/// A record whose header verified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RecordItem {
+    /// Byte position of the record's first byte.
+    pub position: u64,
+    /// Its verified header.
+    pub header: RecordHeader,
+    /// Whether its payload and offset checked out.
+    pub status: RecordStatus,
+}
+
+impl RecordItem {
+    /// Exclusive end of the record.
+    #[must_use]
+    pub fn end(&self) -> u64 {
+        self.position + self.header.record_len()
+    }
+}
+
+/// What a whole segment scan found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SegmentSummary {
+    /// The header, when it decoded.
+    pub header: Option<SegmentHeader>,
+    /// Bytes scanned.
+    pub size: u64,
+    /// Records whose both checksums verified (including those after a resync).
+    pub records: u64,
+    /// Offset of the first such record.
+    pub first_offset: Option<u64>,
+    /// Offset of the last such record.
+    pub last_offset: Option<u64>,
+    /// Byte position just past the last record before the first finding in
+    /// the records area: what recovery keeps when it cuts a tail.
+    pub clean_prefix_end: u64,
+    /// Findings (final verdicts) and notes.
+    pub findings: Findings,
+}
+
+impl SegmentSummary {
+    /// The offset the log would assign next, as far as this segment tells.
+    #[must_use]
+    pub fn next_offset(&self) -> Option<u64> {
+        match (self.last_offset, self.header) {
+            (Some(last), _) => last.checked_add(1),
+            (None, Some(h)) => Some(h.base_offset),
+            (None, None) => None,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    Header,
+    RecordHeader,
+    Payload { header: RecordHeader, remaining: u64, hasher: crc32fast::Hasher, out_of_order: Option<CorruptionKind> },
+    Resync { start: u64, kind: CorruptionKind, offset: Option<u64> },
+    Stopped,
+}
+
+/// Scans one segment file fed in chunks. See the module doc.
+#[derive(Debug)]
+pub struct SegmentScanner {
+    ctx: ScanContext,
+    state: State,
+    /// Bytes of the structure in progress; starts at file position `at`.
+    buf: Vec<u8>,
+    at: u64,
+    total: u64,
+    header: Option<SegmentHeader>,
+    /// Offset the next record should carry.
+    expected: Option<u64>,
+    /// After a resync the expected offset is only a lower bound.
+    resynced: bool,
+    records: u64,
+    first_offset: Option<u64>,
+    last_offset: Option<u64>,
+    last_intact_start: Option<u64>,
+    clean_prefix_end: Option<u64>,
+    findings: Findings,
+}
+
+impl SegmentScanner {
+    /// A scanner for one segment file.
+    #[must_use]
+    pub fn new(ctx: ScanContext) -> Self {
+        Self {
+            ctx,
+            state: State::Header,
+            buf: Vec::with_capacity(SEGMENT_HEADER_LEN),
+            at: 0,
+            total: 0,
+            header: None,
+            expected: None,
+            resynced: false,
+            records: 0,
+            first_offset: None,
+            last_offset: None,
+            last_intact_start: None,
+            clean_prefix_end: None,
+            findings: Findings::default(),
+        }
+    }
+
+    /// Bytes fed so far.
+    #[must_use]
+    pub fn bytes_scanned(&self) -> u64 {
+        self.total
+    }
+
+    /// Records whose checksums verified so far.
+    #[must_use]
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Feeds the next chunk of the file.
+    pub fn feed(&mut self, chunk: &[u8], sink: &mut impl Sink) {
+        self.feed_dyn(chunk, sink);
+    }
+
+    fn feed_dyn(&mut self, mut chunk: &[u8], sink: &mut dyn Sink) {
+        self.total = self.total.saturating_add(chunk.len() as u64);
+        while !chunk.is_empty() {
+            chunk = match &mut self.state {
+                State::Header => self.fill(chunk, SEGMENT_HEADER_LEN, sink, Self::on_segment_header),
+                State::RecordHeader => self.fill(chunk, RECORD_HEADER_LEN, sink, Self::on_record_header),
+                State::Payload { remaining, hasher, .. } => {
+                    let take = usize::try_from(*remaining).unwrap_or(usize::MAX).min(chunk.len());
+                    let (now, rest) = chunk.split_at(take);
+                    hasher.update(now);
+                    *remaining -= take as u64;
+                    if *remaining == 0 {
+                        self.on_record_end(sink);
+                    }
+                    rest
+                }
+                State::Resync { .. } => self.resync(chunk, sink),
+                State::Stopped => &[],
+            };
+        }
+    }
+
+    /// Takes bytes into `buf` until it holds `len`, then calls `done`.
+    fn fill<'c>(&mut self, chunk: &'c [u8], len: usize, sink: &mut dyn Sink, done: fn(&mut Self, &mut dyn Sink)) -> &'c [u8] {
+        let take = len.saturating_sub(self.buf.len()).min(chunk.len());
+        let (now, rest) = chunk.split_at(take);
+        self.buf.extend_from_slice(now);
+        if self.buf.len() == len {
+            done(self, sink);
+        }
+        rest
+    }
+
+    fn finding(&mut self, kind: CorruptionKind, start: u64, end: u64, offset: Option<u64>, sink: &mut dyn Sink) {
+        if self.clean_prefix_end.is_none() && start >= SEGMENT_HEADER_LEN as u64 {
+            self.clean_prefix_end = Some(start);
+        }
+        let place = if start < SEGMENT_HEADER_LEN as u64 {
+            Place::SegmentHeader
+        } else if self.ctx.newest_segment {
+            Place::TailOfNewestSegment
+        } else {
+            Place::Elsewhere
+        };
+        let repair = repair_verdict(&kind, place);
+        self.findings.push(Finding { kind, site: self.ctx.site(start), end, offset, repair }, sink);
+    }
+
+    fn on_segment_header(&mut self, sink: &mut dyn Sink) {
+        match SegmentHeader::decode(&self.buf) {
+            Ok((header, _)) => {
+                if header.reserved != 0 {
+                    self.findings.note(format!("segment header reserved bytes are {:#010x}, expected 0 (not covered by header_crc)", header.reserved));
+                }
+                self.header = Some(header);
+                self.expected = Some(header.base_offset);
+                sink.item(Item::SegmentHeader(header));
+            }
+            Err(defect) => {
+                let fatal = !matches!(defect.kind, CorruptionKind::SegmentHeaderChecksum { .. });
+                if let CorruptionKind::SegmentMagic { .. } = defect.kind {
+                    self.findings.note(format!("the first bytes look like {}", describe_magic(&self.buf)));
+                }
+                self.finding(defect.kind, 0, defect.end as u64, None, sink);
+                if fatal {
+                    self.findings.note("the rest of the file was not interpreted: its layout is unknown".into());
+                    self.state = State::Stopped;
+                    self.buf.clear();
+                    return;
+                }
+                self.findings.note("records were scanned despite the damaged header; offsets are taken from the first record".into());
+            }
+        }
+        self.buf.clear();
+        self.at = SEGMENT_HEADER_LEN as u64;
+        self.state = State::RecordHeader;
+    }
+
+    fn on_record_header(&mut self, sink: &mut dyn Sink) {
+        match decode_record_header(&self.buf) {
+            Ok(header) => {
+                let out_of_order = match self.expected {
+                    Some(e) if header.offset == e => None,
+                    Some(e) if self.resynced && header.offset > e => None,
+                    Some(e) => Some(CorruptionKind::OffsetOutOfOrder { expected: e, found: header.offset }),
+                    None => None,
+                };
+                self.resynced = false;
+                let hasher = RecordHeader::checksum_hasher(&self.buf);
+                self.buf.clear();
+                self.state = State::Payload { header, remaining: u64::from(header.payload_len), hasher, out_of_order };
+                if header.payload_len == 0 {
+                    self.on_record_end(sink);
+                }
+            }
+            Err((kind, header)) => {
+                let offset = header.map(|h| h.offset);
+                self.state = State::Resync { start: self.at, kind, offset };
+                self.slide();
+            }
+        }
+    }
+
+    fn on_record_end(&mut self, sink: &mut dyn Sink) {
+        let State::Payload { header, hasher, out_of_order, .. } = core::mem::replace(&mut self.state, State::RecordHeader) else {
+            return;
+        };
+        let position = self.at;
+        let end = position + header.record_len();
+        let computed = hasher.finalize();
+        let status = if computed != header.checksum {
+            self.finding(CorruptionKind::RecordChecksum { stored: header.checksum, computed }, position, end, Some(header.offset), sink);
+            RecordStatus::ChecksumMismatch
+        } else {
+            self.records += 1;
+            self.first_offset.get_or_insert(header.offset);
+            self.last_offset = Some(header.offset);
+            self.last_intact_start = Some(position);
+            if self.header.is_none() && self.expected.is_none() {
+                self.expected = Some(header.offset);
+            }
+            match out_of_order {
+                Some(kind) => {
+                    self.finding(kind, position, end, Some(header.offset), sink);
+                    RecordStatus::OutOfOrder
+                }
+                None => RecordStatus::Intact,
+            }
+        };
+        self.expected = header.offset.checked_add(1);
+        sink.item(Item::Record(RecordItem { position, header, status }));
+        self.at = end;
+    }
+
+    /// Drops the first byte of the resync window.
+    fn slide(&mut self) {
+        if !self.buf.is_empty() {
+            self.buf.remove(0);
+            self.at += 1;
+        }
+    }
+
+    /// Whether the window's 28 bytes are a header to resume at.
+    fn candidate(&self, start: u64) -> bool {
+        // Cheap filters first: a length within the limit, an offset that fits.
+        let len = be::u32_at(&self.buf, 0);
+        if len > MAX_PAYLOAD_BYTES {
+            return false;
+        }
+        let offset = be::u64_at(&self.buf, crate::record::OFFSET_AT);
+        if let Some(e) = self.expected {
+            let most_lost = (self.at - start) / RECORD_HEADER_LEN as u64;
+            if offset < e || offset > e.saturating_add(most_lost) {
+                return false;
+            }
+        }
+        decode_record_header(&self.buf).is_ok()
+    }
+
+    fn resync<'c>(&mut self, chunk: &'c [u8], sink: &mut dyn Sink) -> &'c [u8] {
+        let State::Resync { start, .. } = self.state else { return chunk };
+        let mut used = 0;
+        for byte in chunk {
+            used += 1;
+            self.buf.push(*byte);
+            if self.buf.len() < RECORD_HEADER_LEN {
+                continue;
+            }
+            if self.candidate(start) {
+                if let State::Resync { start, kind, offset } = core::mem::replace(&mut self.state, State::RecordHeader) {
+                    let at = self.at;
+                    self.finding(kind, start, at, offset, sink);
+                }
+                self.resynced = true;
+                self.on_record_header(sink);
+                break;
+            }
+            self.slide();
+        }
+        chunk.get(used..).unwrap_or(&[])
+    }
+
+    /// Ends the scan: reports what the end of the file cut short and settles
+    /// every verdict now that it is known which findings have intact records
+    /// after them.
+    #[must_use]
+    pub fn finish(self, sink: &mut impl Sink) -> SegmentSummary {
+        self.finish_dyn(sink)
+    }
+
+    fn finish_dyn(mut self, sink: &mut dyn Sink) -> SegmentSummary {
+        let total = self.total;
+        match core::mem::replace(&mut self.state, State::Stopped) {
+            State::Header => {
+                let kind = CorruptionKind::Truncated { needed: SEGMENT_HEADER_LEN as u64, available: total };
+                self.finding(kind, 0, total, None, sink);
+            }
+            State::RecordHeader if !self.buf.is_empty() => {
+                let kind = CorruptionKind::Truncated { needed: RECORD_HEADER_LEN as u64, available: self.buf.len() as u64 };
+                let at = self.at;
+                self.finding(kind, at, total, None, sink);
+            }
+            State::Payload { header, .. } => {
+                let kind = CorruptionKind::Truncated { needed: header.record_len(), available: total - self.at };
+                let at = self.at;
+                self.finding(kind, at, total, Some(header.offset), sink);
+            }
+            State::Resync { start, kind, offset } => self.finding(kind, start, total, offset, sink),
+            State::RecordHeader | State::Stopped => {}
+        }
+        self.settle_verdicts();
+        let clean_prefix_end = match (self.clean_prefix_end, self.header) {
+            (Some(end), _) => end,
+            (None, Some(_)) => total,
+            (None, None) => 0,
+        };
+        SegmentSummary {
+            header: self.header,
+            size: total,
+            records: self.records,
+            first_offset: self.first_offset,
+            last_offset: self.last_offset,
+            clean_prefix_end,
+            findings: self.findings,
+        }
+    }
+
+    /// A record finding is tail damage only when no intact record starts
+    /// after it and this is the newest segment.
+    fn settle_verdicts(&mut self) {
+        let last_intact = self.last_intact_start;
+        for f in &mut self.findings.findings {
+            let position = f.position();
+            let place = if position < SEGMENT_HEADER_LEN as u64 {
+                Place::SegmentHeader
+            } else if self.ctx.newest_segment && last_intact.is_none_or(|p| p <= position) {
+                Place::TailOfNewestSegment
+            } else {
+                Place::Elsewhere
+            };
+            f.repair = repair_verdict(&f.kind, place);
+        }
+    }
+}
+
+/// Scans a whole segment held in memory (convenience for tests and small files).
+#[must_use]
+pub fn scan_segment(bytes: &[u8], ctx: ScanContext) -> SegmentSummary {
+    let mut scanner = SegmentScanner::new(ctx);
+    scanner.feed(bytes, &mut ());
+    scanner.finish(&mut ())
+}
