@@ -92,7 +92,7 @@ pub fn describe_magic(first: &[u8]) -> &'static str {
         FileKind::Epochs => "a Felix epochs file (FLEP)",
         FileKind::Unknown if first.get(..4) == Some(&crate::WIRE_MAGIC[..]) => "a felix-wire network frame (FLX1)",
         FileKind::Unknown if first.iter().all(|b| *b == 0) => "zeros",
-        FileKind::Unknown => "no Felix structure",
+        FileKind::Unknown => "nothing Felix knows (no FLSG, FLSI, FLEP or FLX1 magic)",
     }
 }
 

@@ -142,6 +142,48 @@ pub fn seek_position(entries: &[IndexEntry], offset: u64) -> Option<IndexEntry> 
     after.checked_sub(1).and_then(|i| entries.get(i)).copied()
 }
 
+/// Decides which records get an index entry: the segment's first record and
+/// thereafter the first record at least `spacing_bytes` past the last entry.
+/// The engine's writer and the index rebuild both use it, so a rebuilt index
+/// equals the one written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexPlanner {
+    spacing_bytes: u64,
+    last_position: Option<u64>,
+}
+
+impl IndexPlanner {
+    /// A planner for entries every `spacing_bytes` (at least 1).
+    #[must_use]
+    pub fn new(spacing_bytes: u64) -> Self {
+        Self { spacing_bytes: spacing_bytes.max(1), last_position: None }
+    }
+
+    /// Called for every record in order; returns the entry to write, if any.
+    pub fn observe(&mut self, offset: u64, position: u64) -> Option<IndexEntry> {
+        let due = self.last_position.is_none_or(|last| position.saturating_sub(last) >= self.spacing_bytes);
+        if due {
+            self.last_position = Some(position);
+            Some(IndexEntry { offset, position })
+        } else {
+            None
+        }
+    }
+}
+
+/// A whole index file for a segment, built from its records' `(offset, position)`.
+#[must_use]
+pub fn build_index(base_offset: u64, records: impl IntoIterator<Item = (u64, u64)>, spacing_bytes: u64) -> alloc::vec::Vec<u8> {
+    let mut out = IndexHeader::new(base_offset).encode().to_vec();
+    let mut planner = IndexPlanner::new(spacing_bytes);
+    for (offset, position) in records {
+        if let Some(e) = planner.observe(offset, position) {
+            out.extend_from_slice(&e.encode());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +212,17 @@ mod tests {
         let mut b = INDEX;
         b[5] = 3;
         assert_eq!(IndexHeader::decode(&b).unwrap_err(), (CorruptionKind::IndexVersion { found: 3 }, 6));
+    }
+
+    #[test]
+    fn planner_indexes_the_first_record_then_every_spacing() {
+        let mut p = IndexPlanner::new(100);
+        let got: alloc::vec::Vec<_> = [(0, 32), (1, 80), (2, 131), (3, 132), (4, 260)]
+            .into_iter()
+            .filter_map(|(o, pos)| p.observe(o, pos))
+            .map(|e| e.offset)
+            .collect();
+        assert_eq!(got, [0, 2, 4]);
     }
 
     #[test]

@@ -64,7 +64,6 @@ pub struct ShardInspection {
     shard: Option<String>,
     files: Vec<InputFile>,
     newest_segment_id: Option<u64>,
-    standalone: bool,
     done: Vec<Option<Done>>,
     /// Index entries waiting for their segment's scan.
     pending_index: Vec<PendingIndex>,
@@ -217,20 +216,11 @@ impl ShardInspection {
             shard,
             files,
             newest_segment_id,
-            standalone: false,
             done: (0..n).map(|_| None).collect(),
             pending_index: Vec::new(),
             checking: Vec::new(),
             extra: (0..n).map(|_| Vec::new()).collect(),
         }
-    }
-
-    /// One file on its own: judged as if it were the newest segment.
-    #[must_use]
-    pub fn standalone(file: InputFile) -> Self {
-        let mut s = Self::new(None, alloc::vec![file]);
-        s.standalone = true;
-        s
     }
 
     /// The files, as given.
@@ -260,7 +250,7 @@ impl ShardInspection {
     fn ctx(&self, i: usize) -> ScanContext {
         let name = self.files.get(i).map_or("", |f| f.name.as_str());
         let segment_id = parse_file_name(name).map(|(id, _)| id);
-        let newest_segment = self.standalone || (segment_id.is_some() && segment_id == self.newest_segment_id);
+        let newest_segment = segment_id.is_some() && segment_id == self.newest_segment_id;
         ScanContext { shard: self.shard.clone(), segment_id, newest_segment }
     }
 
@@ -270,7 +260,7 @@ impl ShardInspection {
         let ctx = self.ctx(i);
         let name = self.files.get(i).map_or_else(String::new, |f| f.name.clone());
         let mut check = None;
-        if let (Some((id, FileKind::Segment)), false) = (parse_file_name(&name), self.standalone) {
+        if let Some((id, FileKind::Segment)) = parse_file_name(&name) {
             if let Some(at) = self.pending_index.iter().position(|p| p.segment_id == id) {
                 let pending = self.pending_index.swap_remove(at);
                 check = Some(IndexCheck::new(self.ctx(pending.index_file), pending.entries));
@@ -318,15 +308,7 @@ impl ShardInspection {
             report.shard = self.shard.clone();
             reports.push(report);
         }
-        if self.standalone {
-            for r in &mut reports {
-                if r.kind == FileKind::Segment {
-                    r.notes.push("inspected alone: repair verdicts assume this is the newest segment of its shard".into());
-                }
-            }
-        } else {
-            self.note_missing_companions(&mut reports);
-        }
+        self.note_missing_companions(&mut reports);
         reports
     }
 
@@ -467,26 +449,38 @@ fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileR
     r
 }
 
-/// Inspects whole files held in memory as one shard (tests, small inputs,
-/// the browser's sample). `files` are `(path, bytes)`.
+/// Inspects whole files held in memory (tests, small inputs, the browser's
+/// sample): as one shard when `shard` names it, otherwise each file alone.
+/// `files` are `(path, bytes)`; bytes are fed in `chunk_bytes` pieces.
 #[must_use]
 pub fn inspect_in_memory(shard: Option<String>, files: &[(String, &[u8])], chunk_bytes: usize) -> Report {
-    let inputs = files
-        .iter()
-        .map(|(path, bytes)| InputFile {
-            path: path.clone(),
-            name: path.rsplit('/').next().unwrap_or(path).into(),
-            size: bytes.len() as u64,
-        })
-        .collect();
-    let mut shard = ShardInspection::new(shard, inputs);
-    for i in shard.order() {
-        let mut scan = shard.begin(i);
+    let input = |(path, bytes): &(String, &[u8])| InputFile {
+        path: path.clone(),
+        name: path.rsplit('/').next().unwrap_or(path).into(),
+        size: bytes.len() as u64,
+    };
+    let chunk_bytes = chunk_bytes.max(1);
+    let Some(shard) = shard else {
+        let reports = files
+            .iter()
+            .map(|(path, bytes)| {
+                let mut scan = FileScan::standalone(&input(&(path.clone(), bytes)).name);
+                for chunk in bytes.chunks(chunk_bytes) {
+                    scan.feed(chunk, &mut ());
+                }
+                scan.into_report(path.clone(), &mut ())
+            })
+            .collect();
+        return Report::new(reports);
+    };
+    let mut inspection = ShardInspection::new(Some(shard), files.iter().map(input).collect());
+    for i in inspection.order() {
+        let mut scan = inspection.begin(i);
         let bytes = files.get(i).map_or(&[][..], |(_, b)| *b);
-        for chunk in bytes.chunks(chunk_bytes.max(1)) {
+        for chunk in bytes.chunks(chunk_bytes) {
             scan.feed(chunk, &mut ());
         }
-        shard.end(i, scan, &mut ());
+        inspection.end(i, scan, &mut ());
     }
-    Report::new(shard.finish())
+    Report::new(inspection.finish())
 }

@@ -1,0 +1,112 @@
+//! The shared test corpus: small segments, indexes and epochs files, each
+//! valid or damaged in one known way, built deterministically from the
+//! codec's own encoders. Native tests and the wasm tests run the same
+//! corpus and compare their verdicts with `tests/data/verdicts.txt`.
+#![allow(dead_code, clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+
+use felix_codec::epochs::{self, Epoch};
+use felix_codec::index::build_index;
+use felix_codec::inspect::inspect_in_memory;
+use felix_codec::record::encode_record;
+use felix_codec::segment_header::SegmentHeader;
+use std::fmt::Write as _;
+
+/// A segment of `payloads` starting at `base`, and each record's position.
+pub fn segment(base: u64, payloads: &[&[u8]]) -> (Vec<u8>, Vec<u64>) {
+    let mut out = SegmentHeader::new(base, 1_700_000_000_000_000).encode().to_vec();
+    let mut positions = Vec::new();
+    for (i, p) in payloads.iter().enumerate() {
+        positions.push(out.len() as u64);
+        encode_record(base + i as u64, 1_700_000_000_000_000 + i as u64, p, &mut out).unwrap();
+    }
+    (out, positions)
+}
+
+/// Five records of sizes 0, 1, 5, 17 and 3 from offset 10.
+pub fn small() -> (Vec<u8>, Vec<u64>) {
+    segment(10, &[b"", b"a", b"hello", b"seventeen bytes!!", b"xyz"])
+}
+
+/// Every corpus case: a name, and the files `(path, bytes)` of one shard.
+pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
+    let (clean, pos) = small();
+    let one = |name: &str, bytes: Vec<u8>| vec![(format!("{name}"), bytes)];
+    let flip = |at: usize, mask: u8| {
+        let mut b = clean.clone();
+        b[at] ^= mask;
+        b
+    };
+    let mut cases: Vec<(&'static str, Vec<(String, Vec<u8>)>)> = vec![
+        ("clean", one("00000000000000000000.log", clean.clone())),
+        ("empty", one("00000000000000000000.log", Vec::new())),
+        ("short-header", one("00000000000000000000.log", clean[..20].to_vec())),
+        ("magic", one("00000000000000000000.log", flip(0, 0x01))),
+        ("version", one("00000000000000000000.log", flip(5, 0x03))),
+        ("header-crc", one("00000000000000000000.log", flip(9, 0x40))),
+        ("record-header-crc-middle", one("00000000000000000000.log", flip(pos[2] as usize + 3, 0x08))),
+        ("record-crc-middle", one("00000000000000000000.log", flip(pos[3] as usize + 30, 0x01))),
+        ("record-crc-tail", one("00000000000000000000.log", flip(pos[4] as usize + 29, 0x80))),
+        ("torn-tail", one("00000000000000000000.log", clean[..clean.len() - 2].to_vec())),
+        ("torn-header", one("00000000000000000000.log", clean[..pos[4] as usize + 9].to_vec())),
+        ("index-bytes-in-log", one("00000000000000000000.log", build_index(10, [(10, 32)], 4096))),
+    ];
+    // A whole shard: two segments, indexes (one stale), epochs.
+    let (seg0, pos0) = segment(0, &[b"a0", b"a1", b"a2", b"a3"]);
+    let (seg1, pos1) = segment(4, &[b"b4", b"b5", b"b6"]);
+    let idx0 = build_index(0, pos0.iter().enumerate().map(|(i, p)| (i as u64, *p)), 1);
+    let stale1 = build_index(4, [(4, pos1[0]), (6, pos1[1])], 1);
+    let ep = epochs::encode(&[Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 5 }]).unwrap();
+    let dir = |files: Vec<(&str, Vec<u8>)>| files.into_iter().map(|(n, b)| (n.to_string(), b)).collect::<Vec<_>>();
+    cases.push((
+        "shard",
+        dir(vec![
+            ("00000000000000000000.log", seg0.clone()),
+            ("00000000000000000000.index", idx0.clone()),
+            ("00000000000000000001.log", seg1.clone()),
+            ("00000000000000000001.index", stale1),
+            ("epochs", ep.clone()),
+        ]),
+    ));
+    let (gap1, _) = segment(6, &[b"c6"]);
+    let mut bad_ep = ep.clone();
+    bad_ep[20] ^= 0x10;
+    let far = epochs::encode(&[Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 9, start_offset: 99 }]).unwrap();
+    cases.push(("shard-gap", dir(vec![("00000000000000000000.log", seg0.clone()), ("00000000000000000001.log", gap1), ("epochs", far)])));
+    cases.push(("shard-bad-epochs", dir(vec![("00000000000000000000.log", seg0.clone()), ("epochs", bad_ep)])));
+    let mut torn_index = idx0.clone();
+    torn_index.truncate(torn_index.len() - 5);
+    cases.push(("shard-torn-index", dir(vec![("00000000000000000000.log", seg0.clone()), ("00000000000000000000.index", torn_index)])));
+    let (older, _) = segment(0, &[b"a0", b"a1"]);
+    let mut older_torn = older.clone();
+    older_torn.truncate(older.len() - 1);
+    let (newer, _) = segment(1, &[b"n1"]);
+    cases.push((
+        "shard-older-torn",
+        dir(vec![("00000000000000000000.log", older_torn), ("00000000000000000001.log", newer)]),
+    ));
+    cases
+}
+
+/// One line per finding and per file, in a stable text form.
+pub fn verdicts(chunk: usize) -> String {
+    let mut out = String::new();
+    for (name, files) in corpus() {
+        let refs: Vec<(String, &[u8])> = files.iter().map(|(p, b)| (p.clone(), b.as_slice())).collect();
+        let shard = if files.len() > 1 { Some(format!("{name}-0000000000000000")) } else { None };
+        let report = inspect_in_memory(shard, &refs, chunk);
+        for f in &report.files {
+            let _ = writeln!(
+                out,
+                "{name} {} kind={} status={:?} records={} first={:?} last={:?} base={:?} entries={:?}",
+                f.path, f.kind.as_str(), f.status, f.records, f.first_offset, f.last_offset, f.base_offset, f.entries
+            );
+            for x in &f.findings {
+                let _ = writeln!(out, "  {} {}..{} offset={:?} repair={}", x.kind, x.position, x.end, x.offset, x.repair);
+            }
+            for n in &f.notes {
+                let _ = writeln!(out, "  note: {n}");
+            }
+        }
+    }
+    out
+}
