@@ -1,0 +1,138 @@
+//! `felix-storage inspect` run as a process, as an operator runs it.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use felix_codec::epochs::{self, Epoch};
+use felix_codec::index::build_index;
+use felix_codec::record::encode_record;
+use felix_codec::segment_header::SegmentHeader;
+use serde_json::Value;
+
+fn segment(base: u64, n: u64, payload: &[u8]) -> (Vec<u8>, Vec<u64>) {
+    let mut out = SegmentHeader::new(base, 1_700_000_000_000_000).encode().to_vec();
+    let mut positions = Vec::new();
+    for i in 0..n {
+        positions.push(out.len() as u64);
+        encode_record(base + i, 1_700_000_000_000_000 + i, payload, &mut out).unwrap();
+    }
+    (out, positions)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_felix-storage")).args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn write_shard(dir: &Path) -> (Vec<u8>, Vec<u64>) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (s0, p0) = segment(0, 10, b"zero");
+    let (s1, p1) = segment(10, 5, b"one!");
+    std::fs::write(dir.join("00000000000000000000.log"), &s0).unwrap();
+    std::fs::write(dir.join("00000000000000000000.index"), build_index(0, p0.iter().enumerate().map(|(i, p)| (i as u64, *p)), 64)).unwrap();
+    std::fs::write(dir.join("00000000000000000001.log"), &s1).unwrap();
+    std::fs::write(dir.join("00000000000000000001.index"), build_index(10, p1.iter().enumerate().map(|(i, p)| (10 + i as u64, *p)), 64)).unwrap();
+    let ep = epochs::encode(&[Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 12 }]).unwrap();
+    std::fs::write(dir.join("epochs"), ep).unwrap();
+    (s1, p1)
+}
+
+#[test]
+fn a_clean_shard_exits_0_and_says_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
+    write_shard(&shard);
+    let o = run(&["inspect", shard.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("00000000000000000000.log: clean segment"), "{t}");
+    assert!(t.contains("10 intact records (offsets 0..=9)"), "{t}");
+    assert!(t.ends_with("5 files, 0 findings\n"), "{t}");
+}
+
+#[test]
+fn a_torn_tail_exits_1_with_one_line_naming_kind_position_offset_and_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = tmp.path().join("s-0000000000000001");
+    let (s1, p1) = write_shard(&shard);
+    std::fs::write(shard.join("00000000000000000001.log"), &s1[..s1.len() - 3]).unwrap();
+    let o = run(&["inspect", shard.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = text(&o);
+    let at = p1[4];
+    let line = t.lines().find(|l| l.contains("Truncated")).unwrap();
+    assert!(line.contains("00000000000000000001.log: Truncated"), "{line}");
+    assert!(line.contains(&format!("at byte {at} ({at:#x}), offset 14, repair always")), "{line}");
+    assert!(line.contains("a write the process never finished"), "{line}");
+}
+
+#[test]
+fn json_over_a_root_reports_every_file_with_findings_and_sha256() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = tmp.path().join("root").join("t_n_s_0-00000000000000aa");
+    let (mut s1, p1) = write_shard(&shard);
+    let rot = p1[2] as usize + 30;
+    s1[rot] ^= 0x20;
+    std::fs::write(shard.join("00000000000000000001.log"), &s1).unwrap();
+    let o = run(&["inspect", "--json", tmp.path().join("root").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    assert_eq!(v["report_version"], 1);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 5);
+    let seg = files.iter().find(|f| f["path"].as_str().unwrap().ends_with("00000000000000000001.log")).unwrap();
+    assert_eq!((seg["kind"].as_str(), seg["records"].as_u64(), seg["base_offset"].as_u64()), (Some("segment"), Some(4), Some(10)));
+    let f = &seg["findings"][0];
+    assert_eq!((f["kind"].as_str(), f["position"].as_u64(), f["offset"].as_u64()), (Some("RecordChecksum"), Some(p1[2]), Some(12)));
+    assert_eq!((f["end"].as_u64(), f["repair"].as_str()), (Some(p1[3]), Some("never")));
+    let ep = files.iter().find(|f| f["kind"] == "epochs").unwrap();
+    assert_eq!(ep["entries"], serde_json::json!([[1, 0], [2, 12]]));
+    assert_eq!(seg["shard"], "t_n_s_0-00000000000000aa");
+    assert_eq!(seg["sha256"].as_str().unwrap().len(), 64);
+}
+
+#[test]
+fn index_bytes_in_a_log_are_a_magic_error_with_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("00000000000000000003.log");
+    std::fs::write(&p, build_index(3, [(3, 32)], 4096)).unwrap();
+    let o = run(&["inspect", "--json", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&o);
+    let f = &v["files"][0];
+    assert_eq!((f["findings"][0]["kind"].as_str(), f["findings"][0]["end"].as_u64()), (Some("SegmentMagic"), Some(4)));
+    assert!(f["notes"][0].as_str().unwrap().contains("a Felix index (FLSI)"), "{}", f["notes"]);
+}
+
+#[test]
+fn an_unconventionally_named_file_is_known_by_its_magic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("copy-from-customer.bin");
+    std::fs::write(&p, epochs::encode(&[Epoch { generation: 4, start_offset: 9 }]).unwrap()).unwrap();
+    let o = run(&["inspect", "--json", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(json(&o)["files"][0]["kind"], "epochs");
+}
+
+#[test]
+fn unreadable_paths_and_bad_usage_exit_2_with_one_line() {
+    let o = run(&["inspect", "/no/such/felix/path"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("felix-storage: /no/such/felix/path: "), "{err}");
+    let o = run(&["inspect"]);
+    assert_eq!(o.status.code(), Some(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&["inspect", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8(o.stderr).unwrap().contains("no segment, index or epochs files found"));
+}
