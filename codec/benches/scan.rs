@@ -1,1 +1,90 @@
-fn main() {}
+//! Scan+verify throughput on 64 MiB segments of 64 B, 4 KiB and 1 MiB
+//! payloads, against `crc32fast::hash` over the same bytes in the same run,
+//! and the 20-byte header CRC on its own.
+//!
+//! `cargo bench -p felix-codec --bench scan` prints criterion's estimates,
+//! then a table of ratios (scan throughput / crc32fast throughput; ≥ 0.8 is
+//! the target for 4 KiB payloads and up).
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use felix_codec::record::{decode_record_header, encode_record};
+use felix_codec::scan::{ScanContext, SegmentScanner};
+use felix_codec::segment_header::SegmentHeader;
+
+const SEGMENT_BYTES: usize = 64 << 20;
+const CHUNK_BYTES: usize = 1 << 20;
+const PAYLOADS: [usize; 3] = [64, 4096, 1 << 20];
+
+fn segment(payload_len: usize) -> Vec<u8> {
+    let mut out = SegmentHeader::new(0, 0).encode().to_vec();
+    let payload: Vec<u8> = (0..payload_len).map(|i| (i * 31 + 7) as u8).collect();
+    let mut offset = 0;
+    while out.len() + 28 + payload_len <= SEGMENT_BYTES {
+        encode_record(offset, offset, &payload, &mut out).unwrap();
+        offset += 1;
+    }
+    out
+}
+
+fn scan(bytes: &[u8]) -> u64 {
+    let mut s = SegmentScanner::new(ScanContext { newest_segment: true, ..ScanContext::default() });
+    for chunk in bytes.chunks(CHUNK_BYTES) {
+        s.feed(chunk, &mut ());
+    }
+    let summary = s.finish(&mut ());
+    assert!(summary.findings.findings.is_empty());
+    summary.records
+}
+
+fn benches(c: &mut Criterion, segments: &[(usize, Vec<u8>)]) {
+    let mut g = c.benchmark_group("scan_64MiB");
+    g.sample_size(10).measurement_time(Duration::from_secs(4));
+    for (payload, bytes) in segments {
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_with_input(BenchmarkId::new("crc32fast_hash", payload), bytes, |b, bytes| b.iter(|| crc32fast::hash(black_box(bytes))));
+        g.bench_with_input(BenchmarkId::new("scan_verify", payload), bytes, |b, bytes| b.iter(|| scan(black_box(bytes))));
+    }
+    g.finish();
+    let mut h = c.benchmark_group("header_crc_20B");
+    let mut rec = Vec::new();
+    encode_record(7, 9, b"hi", &mut rec).unwrap();
+    h.bench_function("crc32fast_hash_20B", |b| b.iter(|| crc32fast::hash(black_box(&rec[..20]))));
+    h.bench_function("decode_record_header_28B", |b| b.iter(|| decode_record_header(black_box(&rec[..28])).unwrap()));
+    h.finish();
+}
+
+/// Best of `n` runs.
+fn best(n: usize, mut f: impl FnMut()) -> Duration {
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+fn main() {
+    let segments: Vec<(usize, Vec<u8>)> = PAYLOADS.iter().map(|p| (*p, segment(*p))).collect();
+    let mut c = Criterion::default().configure_from_args();
+    benches(&mut c, &segments);
+    c.final_summary();
+    println!("\nratio table (same run, best of 7; throughput relative to crc32fast::hash over the same bytes)");
+    println!("{:>10} {:>14} {:>14} {:>8}", "payload", "crc32 MiB/s", "scan MiB/s", "ratio");
+    for (payload, bytes) in &segments {
+        let mib = bytes.len() as f64 / f64::from(1 << 20);
+        let crc = best(7, || {
+            black_box(crc32fast::hash(black_box(bytes)));
+        });
+        let sc = best(7, || {
+            black_box(scan(black_box(bytes)));
+        });
+        let (crc_rate, scan_rate) = (mib / crc.as_secs_f64(), mib / sc.as_secs_f64());
+        println!("{payload:>10} {crc_rate:>14.0} {scan_rate:>14.0} {:>8.2}", scan_rate / crc_rate);
+    }
+}

@@ -228,7 +228,9 @@ impl CorruptionKind {
                 "the epochs file reads as empty: no record is lost, but a divergence can no longer be repaired automatically"
             }
             Self::EpochsBeyondLog { .. } => "the history names a generation starting past the end of the log it describes",
-            Self::SegmentDiscontinuity { .. } => "consecutive segments must continue each other's offsets; records are missing or duplicated",
+            Self::SegmentDiscontinuity { .. } => {
+                "consecutive segments must continue each other's offsets; records are missing or duplicated"
+            }
         }
     }
 }

@@ -136,10 +136,8 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Epoch>, EpochsDefect> {
     if stored != computed {
         return defect(CorruptionKind::EpochsChecksum { stored, computed }, 0, len);
     }
-    let entries: Vec<Epoch> = body
-        .chunks_exact(EPOCH_ENTRY_LEN)
-        .map(|c| Epoch { generation: be::u64_at(c, 0), start_offset: be::u64_at(c, 8) })
-        .collect();
+    let entries: Vec<Epoch> =
+        body.chunks_exact(EPOCH_ENTRY_LEN).map(|c| Epoch { generation: be::u64_at(c, 0), start_offset: be::u64_at(c, 8) }).collect();
     if let Some(entry) = first_out_of_order(&entries) {
         let start = EPOCHS_HEADER_LEN + usize::from(entry) * EPOCH_ENTRY_LEN;
         return defect(CorruptionKind::EpochsOrder { entry }, start, (start + EPOCH_ENTRY_LEN) as u64);

@@ -86,7 +86,7 @@ pub struct FileScan {
 #[derive(Debug)]
 enum ScanState {
     Undecided,
-    Segment(SegmentScanner, Option<IndexCheck>),
+    Segment(alloc::boxed::Box<SegmentScanner>, Option<IndexCheck>),
     Index(IndexScanner),
     Epochs(EpochsScanner),
     Unknown(u64),
@@ -119,7 +119,7 @@ impl FileScan {
         self.kind = Some(kind);
         let ctx = self.ctx.clone();
         self.state = match kind {
-            FileKind::Segment => ScanState::Segment(SegmentScanner::new(ctx), check),
+            FileKind::Segment => ScanState::Segment(alloc::boxed::Box::new(SegmentScanner::new(ctx)), check),
             FileKind::Index => ScanState::Index(IndexScanner::new(ctx)),
             FileKind::Epochs => ScanState::Epochs(EpochsScanner::new(ctx)),
             FileKind::Unknown => ScanState::Unknown(0),
@@ -205,12 +205,8 @@ impl ShardInspection {
     /// Files of one shard directory (`shard` is its name), or a loose set.
     #[must_use]
     pub fn new(shard: Option<String>, files: Vec<InputFile>) -> Self {
-        let newest_segment_id = files
-            .iter()
-            .filter_map(|f| parse_file_name(&f.name))
-            .filter(|(_, k)| *k == FileKind::Segment)
-            .map(|(id, _)| id)
-            .max();
+        let newest_segment_id =
+            files.iter().filter_map(|f| parse_file_name(&f.name)).filter(|(_, k)| *k == FileKind::Segment).map(|(id, _)| id).max();
         let n = files.len();
         Self {
             shard,
@@ -235,14 +231,14 @@ impl ShardInspection {
     pub fn order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.files.len()).collect();
         order.sort_by_key(|&i| {
-            let f = &self.files[i];
-            let rank = match FileKind::from_name(&f.name) {
+            let name = self.files.get(i).map_or("", |f| f.name.as_str());
+            let rank = match FileKind::from_name(name) {
                 Some(FileKind::Index) => 0,
                 Some(FileKind::Segment) => 1,
                 None | Some(FileKind::Unknown) => 2,
                 Some(FileKind::Epochs) => 3,
             };
-            (rank, parse_file_name(&f.name).map(|(id, _)| id), i)
+            (rank, parse_file_name(name).map(|(id, _)| id), i)
         });
         order
     }

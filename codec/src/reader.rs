@@ -37,12 +37,8 @@ impl<'a> SegmentReader<'a> {
     /// # Errors
     /// The header's defect.
     pub fn new(segment: &'a [u8]) -> Result<(SegmentHeader, Self), ReadError> {
-        let (header, used) = SegmentHeader::decode(segment).map_err(|d| ReadError {
-            kind: d.kind,
-            position: 0,
-            end: d.end as u64,
-            offset: None,
-        })?;
+        let (header, used) =
+            SegmentHeader::decode(segment).map_err(|d| ReadError { kind: d.kind, position: 0, end: d.end as u64, offset: None })?;
         let reader = Self { bytes: segment, base_position: 0, at: used, expected: Some(header.base_offset), failed: false };
         Ok((header, reader))
     }

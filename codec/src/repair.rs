@@ -50,9 +50,7 @@ pub fn repair_verdict(kind: &CorruptionKind, place: Place) -> Repair {
         (K::IndexBaseOffset { .. } | K::IndexOutOfOrder { .. } | K::IndexEntryMismatch { .. }, _) => Repair::Always,
         // The epochs file reads as empty; there is nothing to cut or rebuild.
         (K::EpochsMagic { .. } | K::EpochsVersion { .. } | K::EpochsChecksum { .. }, _) => Repair::Never,
-        (K::EpochsLength { .. } | K::EpochsTooMany { .. } | K::EpochsOrder { .. } | K::EpochsBeyondLog { .. }, _) => {
-            Repair::Never
-        }
+        (K::EpochsLength { .. } | K::EpochsTooMany { .. } | K::EpochsOrder { .. } | K::EpochsBeyondLog { .. }, _) => Repair::Never,
         // Segment headers are fsynced before any record: damage there is rot.
         (_, Place::SegmentHeader) => Repair::Never,
         (K::SegmentMagic { .. } | K::SegmentVersion { .. } | K::SegmentFlags { .. }, _) => Repair::Never,

@@ -110,10 +110,7 @@ impl SegmentHeader {
             if version != FORMAT_VERSION {
                 return Err(HeaderDefect { kind: CorruptionKind::SegmentVersion { found: version }, end: FLAGS_AT });
             }
-            return Err(HeaderDefect {
-                kind: CorruptionKind::SegmentHeaderChecksum { stored, computed },
-                end: RESERVED_AT,
-            });
+            return Err(HeaderDefect { kind: CorruptionKind::SegmentHeaderChecksum { stored, computed }, end: RESERVED_AT });
         }
         if version != FORMAT_VERSION {
             return Err(HeaderDefect { kind: CorruptionKind::SegmentVersion { found: version }, end: FLAGS_AT });

@@ -4,6 +4,8 @@
 //! Regenerate `tests/data/verdicts.txt` after an intended change with
 //! `FELIX_BLESS=1 cargo test -p felix-codec --test corpus` and review the diff.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 #[cfg(target_arch = "wasm32")]

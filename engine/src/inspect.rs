@@ -55,10 +55,7 @@ fn is_felix_name(name: &str) -> bool {
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, InspectError> {
-    let mut entries = fs::read_dir(dir)
-        .map_err(|e| io_error(dir, &e))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| io_error(dir, &e))?;
+    let mut entries = fs::read_dir(dir).map_err(|e| io_error(dir, &e))?.collect::<Result<Vec<_>, _>>().map_err(|e| io_error(dir, &e))?;
     entries.sort_by_key(fs::DirEntry::file_name);
     Ok(entries)
 }
@@ -192,7 +189,13 @@ pub fn inspect(targets: &[Target], progress: &mut dyn Progress) -> Result<Report
     Ok(Report::new(files))
 }
 
-fn inspect_shard(dir: &Path, paths: &[PathBuf], progress: &mut dyn Progress, done: &mut u64, total: u64) -> Result<Vec<FileReport>, InspectError> {
+fn inspect_shard(
+    dir: &Path,
+    paths: &[PathBuf],
+    progress: &mut dyn Progress,
+    done: &mut u64,
+    total: u64,
+) -> Result<Vec<FileReport>, InspectError> {
     let mut inputs = Vec::with_capacity(paths.len());
     for p in paths {
         inputs.push(InputFile { path: p.display().to_string(), name: file_name(p), size: size_of(p)? });

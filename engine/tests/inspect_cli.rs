@@ -39,7 +39,8 @@ fn write_shard(dir: &Path) -> (Vec<u8>, Vec<u64>) {
     std::fs::write(dir.join("00000000000000000000.log"), &s0).unwrap();
     std::fs::write(dir.join("00000000000000000000.index"), build_index(0, p0.iter().enumerate().map(|(i, p)| (i as u64, *p)), 64)).unwrap();
     std::fs::write(dir.join("00000000000000000001.log"), &s1).unwrap();
-    std::fs::write(dir.join("00000000000000000001.index"), build_index(10, p1.iter().enumerate().map(|(i, p)| (10 + i as u64, *p)), 64)).unwrap();
+    std::fs::write(dir.join("00000000000000000001.index"), build_index(10, p1.iter().enumerate().map(|(i, p)| (10 + i as u64, *p)), 64))
+        .unwrap();
     let ep = epochs::encode(&[Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 12 }]).unwrap();
     std::fs::write(dir.join("epochs"), ep).unwrap();
     (s1, p1)

@@ -64,7 +64,20 @@ fn report_json_has_the_documented_shape() {
     let v = serde_json::to_value(&r).unwrap();
     assert_eq!(v["report_version"], 1);
     let file = &v["files"][0];
-    for key in ["path", "kind", "size", "sha256", "base_offset", "records", "first_offset", "last_offset", "entries", "findings", "notes", "status"] {
+    for key in [
+        "path",
+        "kind",
+        "size",
+        "sha256",
+        "base_offset",
+        "records",
+        "first_offset",
+        "last_offset",
+        "entries",
+        "findings",
+        "notes",
+        "status",
+    ] {
         assert!(file.get(key).is_some(), "missing {key}");
     }
     assert_eq!(file["kind"], "segment");

@@ -185,7 +185,13 @@ impl IndexCheck {
         let at = IndexEntry::file_position(n);
         let kind = CorruptionKind::IndexEntryMismatch { offset: entry.offset, position: entry.position };
         if self.mismatches.len() < super::MAX_FINDINGS_PER_FILE {
-            self.mismatches.push(Finding { kind, site: self.ctx.site(at), end: at + INDEX_ENTRY_LEN as u64, offset: Some(entry.offset), repair: Repair::Always });
+            self.mismatches.push(Finding {
+                kind,
+                site: self.ctx.site(at),
+                end: at + INDEX_ENTRY_LEN as u64,
+                offset: Some(entry.offset),
+                repair: Repair::Always,
+            });
         }
     }
 

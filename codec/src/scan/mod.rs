@@ -117,7 +117,15 @@ impl Findings {
     }
 
     /// Records a finding built from its parts.
-    pub fn add(&mut self, ctx: &ScanContext, kind: CorruptionKind, range: (u64, u64), offset: Option<u64>, repair: Repair, sink: &mut (impl Sink + ?Sized)) {
+    pub fn add(
+        &mut self,
+        ctx: &ScanContext,
+        kind: CorruptionKind,
+        range: (u64, u64),
+        offset: Option<u64>,
+        repair: Repair,
+        sink: &mut (impl Sink + ?Sized),
+    ) {
         let (start, end) = range;
         self.push(Finding { kind, site: ctx.site(start), end, offset, repair }, sink);
     }

@@ -208,7 +208,10 @@ impl SegmentScanner {
         match SegmentHeader::decode(&self.buf) {
             Ok((header, _)) => {
                 if header.reserved != 0 {
-                    self.findings.note(format!("segment header reserved bytes are {:#010x}, expected 0 (not covered by header_crc)", header.reserved));
+                    self.findings.note(format!(
+                        "segment header reserved bytes are {:#010x}, expected 0 (not covered by header_crc)",
+                        header.reserved
+                    ));
                 }
                 self.header = Some(header);
                 self.expected = Some(header.base_offset);

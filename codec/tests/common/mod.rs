@@ -2,7 +2,7 @@
 //! valid or damaged in one known way, built deterministically from the
 //! codec's own encoders. Native tests and the wasm tests run the same
 //! corpus and compare their verdicts with `tests/data/verdicts.txt`.
-#![allow(dead_code, clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
+#![allow(dead_code, clippy::type_complexity, clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
 use felix_codec::epochs::{self, Epoch};
 use felix_codec::index::build_index;
@@ -30,7 +30,7 @@ pub fn small() -> (Vec<u8>, Vec<u64>) {
 /// Every corpus case: a name, and the files `(path, bytes)` of one shard.
 pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
     let (clean, pos) = small();
-    let one = |name: &str, bytes: Vec<u8>| vec![(format!("{name}"), bytes)];
+    let one = |name: &str, bytes: Vec<u8>| vec![(name.to_string(), bytes)];
     let flip = |at: usize, mask: u8| {
         let mut b = clean.clone();
         b[at] ^= mask;
@@ -80,10 +80,7 @@ pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
     let mut older_torn = older.clone();
     older_torn.truncate(older.len() - 1);
     let (newer, _) = segment(1, &[b"n1"]);
-    cases.push((
-        "shard-older-torn",
-        dir(vec![("00000000000000000000.log", older_torn), ("00000000000000000001.log", newer)]),
-    ));
+    cases.push(("shard-older-torn", dir(vec![("00000000000000000000.log", older_torn), ("00000000000000000001.log", newer)])));
     cases
 }
 
@@ -98,7 +95,14 @@ pub fn verdicts(chunk: usize) -> String {
             let _ = writeln!(
                 out,
                 "{name} {} kind={} status={:?} records={} first={:?} last={:?} base={:?} entries={:?}",
-                f.path, f.kind.as_str(), f.status, f.records, f.first_offset, f.last_offset, f.base_offset, f.entries
+                f.path,
+                f.kind.as_str(),
+                f.status,
+                f.records,
+                f.first_offset,
+                f.last_offset,
+                f.base_offset,
+                f.entries
             );
             for x in &f.findings {
                 let _ = writeln!(out, "  {} {}..{} offset={:?} repair={}", x.kind, x.position, x.end, x.offset, x.repair);
