@@ -1,0 +1,77 @@
+//! Engine errors: every one names the file, and damage names its full site.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use felix_codec::Finding;
+
+/// What went wrong in the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineError {
+    /// An IO call failed. After a failed write or sync the shard is fail-stopped.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operation (`"write"`, `"sync_data"`, …).
+        op: &'static str,
+        /// The OS's message.
+        message: String,
+    },
+    /// Damage recovery may not repair (or, in reads, damage in acknowledged data).
+    Corrupt {
+        /// The damaged file.
+        path: PathBuf,
+        /// What and where.
+        finding: Box<Finding>,
+    },
+    /// An earlier write or sync failed; the shard refuses all appends.
+    FailStopped {
+        /// The first failure.
+        cause: String,
+    },
+    /// A read below the oldest retained record.
+    Trimmed {
+        /// The offset asked for.
+        requested: u64,
+        /// The oldest offset still stored.
+        first: u64,
+    },
+    /// A payload over `MAX_PAYLOAD_BYTES`.
+    TooLarge {
+        /// Its length.
+        len: usize,
+    },
+    /// A generation that does not follow the last one.
+    Generation {
+        /// The generation asked for.
+        requested: u64,
+        /// The latest generation recorded.
+        latest: u64,
+    },
+}
+
+impl EngineError {
+    pub(crate) fn io(path: &Path, op: &'static str, e: &io::Error) -> Self {
+        Self::Io { path: path.to_path_buf(), op, message: e.to_string() }
+    }
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, op, message } => write!(f, "{}: {op} failed: {message}", path.display()),
+            Self::Corrupt { path, finding } => write!(f, "{}: {finding}", path.display()),
+            Self::FailStopped { cause } => write!(f, "shard is stopped after an earlier IO failure ({cause}); reopen it to recover"),
+            Self::Trimmed { requested, first } => write!(f, "offset {requested} is trimmed: the oldest stored offset is {first}"),
+            Self::TooLarge { len } => {
+                write!(f, "payload of {len} bytes is over the limit of {} bytes", felix_codec::MAX_PAYLOAD_BYTES)
+            }
+            Self::Generation { requested, latest } => {
+                write!(f, "generation {requested} does not follow the latest recorded generation {latest}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}

@@ -1,0 +1,333 @@
+//! The engine's promises, through a simulated filesystem that fails the Nth
+//! IO call or freezes at any sync: nothing acknowledged is ever lost,
+//! nothing is acknowledged past a failure, and recovery cuts exactly what
+//! the spec allows.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use felix_engine::io::sim::SimIo;
+use felix_engine::shard::{truncation_point, Config, Shard};
+use felix_engine::{EngineError, Io};
+
+fn dir() -> PathBuf {
+    PathBuf::from("/sim/acme_default_orders_0-0d3aed4b998d2798")
+}
+
+fn small() -> Config {
+    Config { segment_size_bytes: 400, index_spacing_bytes: 64, ..Config::default() }
+}
+
+fn open(io: &Arc<SimIo>, config: Config) -> Result<Shard, EngineError> {
+    Shard::open_dir(Arc::clone(io) as Arc<dyn Io>, &dir(), config, false).map(|(s, _)| s)
+}
+
+fn payload(i: u64) -> Vec<u8> {
+    format!("record-{i}-{}", "x".repeat((i % 23) as usize)).into_bytes()
+}
+
+fn read_all(shard: &Shard) -> Vec<(u64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut at = shard.first_offset();
+    loop {
+        let batch = shard.read(at, 1 << 20).unwrap();
+        if batch.is_empty() {
+            return out;
+        }
+        at = batch.last().unwrap().offset + 1;
+        out.extend(batch.into_iter().map(|r| (r.offset, r.payload)));
+    }
+}
+
+/// Appends `n` records in batches of 1..=3 until done or an error; returns what was acknowledged.
+fn workload(shard: &Shard, n: u64) -> Vec<(u64, Vec<u8>)> {
+    let mut acked = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let batch: Vec<Vec<u8>> = (i..(i + 1 + i % 3).min(n)).map(payload).collect();
+        let refs: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+        match shard.append(&refs) {
+            Ok(range) => {
+                assert_eq!(range.end - range.start, batch.len() as u64);
+                i += refs.len() as u64;
+                drop(refs);
+                acked.extend(range.zip(batch));
+            }
+            Err(_) => {
+                // Fail-stop: every later append is refused too.
+                assert!(matches!(shard.append(&[b"after"]), Err(EngineError::FailStopped { .. }) | Err(EngineError::Io { .. })));
+                break;
+            }
+        }
+    }
+    acked
+}
+
+/// Recovery after a crash returns every acknowledged record, in order, and
+/// beyond them only records that were attempted (an unacknowledged suffix).
+fn check_recovered(io: &SimIo, acked: &[(u64, Vec<u8>)], attempted: u64, label: &str) {
+    let io = Arc::new(io.crash());
+    let shard = open(&io, small()).unwrap_or_else(|e| panic!("{label}: reopen failed: {e}"));
+    let got = read_all(&shard);
+    assert!(got.len() >= acked.len(), "{label}: lost acknowledged records ({} < {})", got.len(), acked.len());
+    assert_eq!(&got[..acked.len()], acked, "{label}");
+    for (offset, bytes) in &got[acked.len()..] {
+        assert!(*offset < attempted && *bytes == payload(*offset), "{label}: unexpected record {offset}");
+    }
+}
+
+#[test]
+fn appends_roll_over_and_read_back_from_any_offset() {
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, small()).unwrap();
+    let acked = workload(&shard, 200);
+    assert_eq!(acked.len(), 200);
+    let logs = io.list(&dir()).unwrap().into_iter().filter(|n| n.ends_with(".log")).count();
+    assert!(logs > 5, "rolled over into {logs} segments");
+    for from in [0, 1, 17, 63, 150, 199] {
+        let got = shard.read(from, 1).unwrap();
+        assert_eq!((got[0].offset, &got[0].payload), (from, &payload(from)), "read from {from}");
+    }
+    assert!(shard.read(200, 100).unwrap().is_empty(), "past the end reads nothing");
+    assert_eq!(read_all(&shard), acked);
+    let reopened = open(&Arc::new(io.crash()), small()).unwrap();
+    assert_eq!(read_all(&reopened), acked);
+}
+
+#[test]
+fn a_record_larger_than_a_segment_gets_a_segment_of_its_own() {
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, small()).unwrap();
+    shard.append(&[b"small"]).unwrap();
+    let big = vec![7u8; 1000];
+    let r = shard.append(&[&big]).unwrap();
+    shard.append(&[b"after"]).unwrap();
+    assert_eq!(shard.read(r.start, 10).unwrap()[0].payload, big);
+    let logs = io.list(&dir()).unwrap().into_iter().filter(|n| n.ends_with(".log")).count();
+    assert_eq!(logs, 3);
+}
+
+#[test]
+fn failing_the_nth_io_call_never_acknowledges_past_it_and_reopens_clean() {
+    let probe = Arc::new(SimIo::new());
+    workload(&open(&probe, small()).unwrap(), 40);
+    let total = probe.mutations();
+    for n in 1..=total + 1 {
+        let io = Arc::new(SimIo::new());
+        io.fail_at(n);
+        let acked = match open(&io, small()) {
+            Ok(shard) => workload(&shard, 40),
+            Err(_) => Vec::new(),
+        };
+        check_recovered(&io, &acked, 40, &format!("failure at IO call {n} of {total}"));
+    }
+}
+
+#[test]
+fn crashing_at_every_sync_keeps_every_acknowledged_record() {
+    let probe = Arc::new(SimIo::new());
+    workload(&open(&probe, small()).unwrap(), 40);
+    let total = probe.syncs();
+    assert!(total > 20);
+    for k in 1..=total {
+        let io = Arc::new(SimIo::new());
+        io.crash_after_sync(k);
+        let acked = match open(&io, small()) {
+            Ok(shard) => workload(&shard, 40),
+            Err(_) => Vec::new(),
+        };
+        check_recovered(&io, &acked, 40, &format!("crash after sync {k} of {total}"));
+    }
+}
+
+fn newest_log(io: &SimIo) -> PathBuf {
+    let mut logs: Vec<String> = io.list(&dir()).unwrap().into_iter().filter(|n| n.ends_with(".log")).collect();
+    logs.sort();
+    dir().join(logs.last().unwrap())
+}
+
+#[test]
+fn truncating_the_newest_segment_at_every_byte_keeps_exactly_the_complete_records() {
+    let io = Arc::new(SimIo::new());
+    let config = Config { segment_size_bytes: 1 << 20, ..small() };
+    let shard = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap().0;
+    let acked = workload(&shard, 12);
+    let log = newest_log(&io);
+    let full = io.contents(&log).unwrap();
+    let mut ends = vec![];
+    let mut pos = 32;
+    for (_, p) in &acked {
+        pos += 28 + p.len();
+        ends.push(pos);
+    }
+    for cut in 32..=full.len() {
+        let sim = Arc::new(io.crash());
+        sim.put(&log, &full[..cut]);
+        let (shard, report) = Shard::open_dir(Arc::clone(&sim) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap();
+        let complete = ends.iter().filter(|e| **e <= cut).count();
+        assert_eq!(read_all(&shard), acked[..complete], "cut at {cut}");
+        let boundary = cut == 32 || ends.contains(&cut);
+        assert_eq!(report.truncated.is_empty(), boundary, "cut at {cut}");
+        if let Some((_, finding, sidecar)) = report.truncated.first() {
+            assert_eq!(finding.kind.name(), "Truncated");
+            let kept = if complete == 0 { 32 } else { ends[complete - 1] };
+            assert_eq!(sim.contents(sidecar).unwrap(), full[kept..cut], "the sidecar holds exactly the cut bytes");
+            assert_eq!(sim.contents(&log).unwrap().len(), kept);
+        }
+    }
+}
+
+#[test]
+fn rot_in_the_middle_refuses_to_open_naming_shard_segment_and_byte() {
+    let io = Arc::new(SimIo::new());
+    let config = Config { segment_size_bytes: 1 << 20, ..small() };
+    let shard = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap().0;
+    workload(&shard, 10);
+    let log = newest_log(&io);
+    let mut bytes = io.contents(&log).unwrap();
+    bytes[32 + 28 + 2] ^= 1; // payload of offset 0
+    io.put(&log, &bytes);
+    let err = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap_err();
+    let EngineError::Corrupt { path, finding } = &err else { panic!("{err}") };
+    assert_eq!(path, &log);
+    assert_eq!((finding.kind.name(), finding.site.position, finding.offset), ("RecordChecksum", 32, Some(0)));
+    assert_eq!(finding.site.shard.as_deref(), Some("acme_default_orders_0-0d3aed4b998d2798"));
+    assert_eq!(finding.site.segment_id, Some(0));
+    assert!(err.to_string().contains("byte 32 (0x20)"), "{err}");
+}
+
+#[test]
+fn a_rotted_tail_is_cut_only_with_repair_checksum_tail() {
+    let io = Arc::new(SimIo::new());
+    let config = Config { segment_size_bytes: 1 << 20, ..small() };
+    let shard = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap().0;
+    let acked = workload(&shard, 5);
+    let log = newest_log(&io);
+    let mut bytes = io.contents(&log).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    io.put(&log, &bytes);
+    let err = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap_err();
+    assert!(matches!(&err, EngineError::Corrupt { finding, .. } if finding.kind.name() == "RecordChecksum"), "{err}");
+    let opt_in = Config { repair_checksum_tail: true, ..config };
+    let (shard, report) = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), opt_in, false).unwrap();
+    assert_eq!(report.truncated.len(), 1);
+    assert_eq!(read_all(&shard), acked[..4]);
+}
+
+#[test]
+fn indexes_deleted_short_garbage_or_stale_are_rebuilt_and_random_reads_match_a_scan() {
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, small()).unwrap();
+    let acked = workload(&shard, 300);
+    drop(shard);
+    let indexes: Vec<PathBuf> = {
+        let mut v: Vec<String> = io.list(&dir()).unwrap().into_iter().filter(|n| n.ends_with(".index")).collect();
+        v.sort();
+        v.into_iter().map(|n| dir().join(n)).collect()
+    };
+    io.remove(&indexes[0]).unwrap();
+    let short = io.contents(&indexes[1]).unwrap();
+    io.put(&indexes[1], &short[..30]);
+    io.put(&indexes[2], b"garbage garbage garbage garbage garbage");
+    let mut stale = io.contents(&indexes[3]).unwrap();
+    let n = stale.len();
+    stale[n - 1] ^= 0x08; // last entry's position points into the middle of a record
+    io.put(&indexes[3], &stale);
+    let (shard, report) = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), small(), false).unwrap();
+    let rebuilt: Vec<&Path> = report.rebuilt_indexes.iter().map(|(p, _)| p.as_path()).collect();
+    for p in &indexes[..4] {
+        assert!(rebuilt.contains(&p.as_path()), "{} not rebuilt: {:?}", p.display(), report.rebuilt_indexes);
+    }
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..10_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let from = seed % 300;
+        let got = shard.read(from, (seed >> 40) as usize % 200).unwrap();
+        let want: Vec<(u64, Vec<u8>)> = got.iter().map(|r| (r.offset, r.payload.clone())).collect();
+        assert_eq!(want[..], acked[from as usize..from as usize + got.len()], "read from {from}");
+    }
+}
+
+#[test]
+fn reads_below_the_start_are_trimmed_and_a_shard_may_begin_anywhere() {
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, Config { retention_bytes: Some(900), ..small() }).unwrap();
+    let acked = workload(&shard, 100);
+    let removed = shard.apply_retention(u64::MAX / 2).unwrap();
+    assert!(!removed.is_empty());
+    let first = shard.first_offset();
+    assert!(first > 0);
+    assert!(matches!(shard.read(first - 1, 10), Err(EngineError::Trimmed { requested, first: f }) if requested == first - 1 && f == first));
+    assert_eq!(read_all(&shard), acked[first as usize..]);
+    let reopened = open(&Arc::new(io.crash()), small()).unwrap();
+    assert_eq!(reopened.first_offset(), first, "the base offset comes from the header, not the name");
+    assert_eq!(read_all(&reopened), acked[first as usize..]);
+}
+
+#[test]
+fn epochs_are_recorded_bounded_and_fixed_by_divergence_truncation() {
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, small()).unwrap();
+    shard.begin_generation(1).unwrap();
+    workload(&shard, 10);
+    shard.begin_generation(3).unwrap();
+    workload(&shard, 5);
+    assert!(matches!(shard.begin_generation(2), Err(EngineError::Generation { requested: 2, latest: 3 })));
+    let epochs: Vec<(u64, u64)> = shard.epochs().iter().map(|e| (e.generation, e.start_offset)).collect();
+    assert_eq!(epochs, [(1, 0), (3, 10)]);
+    // The leader says generation 1 ended at offset 8 on its side.
+    let point = shard.divergence_point(1, 8);
+    assert_eq!(point, 8);
+    shard.truncate_after(point - 1).unwrap();
+    assert_eq!(shard.next_offset(), 8);
+    let epochs: Vec<(u64, u64)> = shard.epochs().iter().map(|e| (e.generation, e.start_offset)).collect();
+    assert_eq!(epochs, [(1, 0)]);
+    let reopened = open(&Arc::new(io.crash()), small()).unwrap();
+    assert_eq!(reopened.next_offset(), 8);
+    assert_eq!(reopened.epochs().len(), 1);
+    assert_eq!(read_all(&reopened).len(), 8);
+    let r = reopened.append(&[b"new"]).unwrap();
+    assert_eq!(r.start, 8);
+}
+
+#[test]
+fn truncation_point_follows_the_leader_epoch_rule() {
+    use felix_codec::epochs::Epoch;
+    let local = [Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 50 }, Epoch { generation: 4, start_offset: 80 }];
+    assert_eq!(truncation_point(&local, 100, 4, 120), 100, "leader is ahead: keep everything");
+    assert_eq!(truncation_point(&local, 100, 2, 70), 70, "leader's generation 2 ended at 70");
+    assert_eq!(truncation_point(&local, 100, 2, 90), 80, "our generation 2 ended at 80");
+    assert_eq!(truncation_point(&local, 100, 3, 95), 80, "we never saw generation 3: cut where our next began");
+}
+
+#[test]
+fn a_damaged_epochs_file_reads_as_empty_with_a_warning() {
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, small()).unwrap();
+    shard.begin_generation(5).unwrap();
+    drop(shard);
+    io.put(&dir().join("epochs"), b"FLEP\0\x01\0\x01junk");
+    let (shard, report) = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), small(), false).unwrap();
+    assert!(shard.epochs().is_empty());
+    assert!(report.warnings[0].contains("read as empty"), "{:?}", report.warnings);
+}
+
+#[test]
+fn concurrent_appends_get_unique_contiguous_offsets() {
+    let io = Arc::new(SimIo::new());
+    let shard = Arc::new(open(&io, small()).unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let shard = Arc::clone(&shard);
+            std::thread::spawn(move || (0..50).map(|i| shard.append(&[format!("t{t}-{i}").as_bytes()]).unwrap().start).collect::<Vec<u64>>())
+        })
+        .collect();
+    let mut offsets: Vec<u64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    offsets.sort_unstable();
+    assert_eq!(offsets, (0..200).collect::<Vec<u64>>());
+    assert_eq!(read_all(&shard).len(), 200);
+}
