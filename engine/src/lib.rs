@@ -9,6 +9,7 @@
 //! **Architecture invariant:** every on-disk byte is interpreted by
 //! `felix-codec`; this crate only moves bytes between the disk and the codec.
 
+pub mod demo;
 pub mod error;
 pub mod inspect;
 pub mod io;

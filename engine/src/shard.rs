@@ -318,8 +318,8 @@ impl Shard {
             len = cut;
         }
         let kept: Vec<(u64, u64, u64)> = records.into_iter().filter(|(_, p, _)| *p < len).collect();
-        let seg = self.segment_from_records(id, header.base_offset, len, &kept);
-        self.ensure_index(&seg, dry_run, report)?;
+        let mut seg = self.segment_from_records(id, header.base_offset, len, &kept);
+        self.ensure_index(&mut seg, &kept, dry_run, report)?;
         Ok(seg)
     }
 
@@ -367,20 +367,38 @@ impl Shard {
         }
     }
 
-    /// Rewrites the index file when it differs from what the records imply.
-    fn ensure_index(&self, seg: &Segment, dry_run: bool, report: &mut RecoveryReport) -> Result<(), EngineError> {
+    /// Keeps the index file when every entry lands on one of `records` (any
+    /// spacing is fine: entries are only starting points); otherwise rewrites
+    /// it from the records. Returns the entries in force.
+    fn ensure_index(&self, seg: &mut Segment, records: &[(u64, u64, u64)], dry_run: bool, report: &mut RecoveryReport) -> Result<(), EngineError> {
         let path = self.index_path(seg.id);
+        let why = match self.read_whole(&path) {
+            None => "missing",
+            Some(bytes) => match index_agrees(&bytes, seg.base, records) {
+                Ok(entries) => {
+                    let mut planner = IndexPlanner::new(self.config.index_spacing_bytes);
+                    if let Some(last) = entries.last() {
+                        let _ = planner.observe(last.offset, last.position);
+                    }
+                    // Records after the last entry may still be due one.
+                    let mut extra = Vec::new();
+                    for (o, p, _) in records.iter().filter(|(_, p, _)| entries.last().is_none_or(|l| *p > l.position)) {
+                        extra.extend(planner.observe(*o, *p));
+                    }
+                    if extra.is_empty() {
+                        seg.index = entries;
+                        seg.planner = planner;
+                        return Ok(());
+                    }
+                    "entries missing for the last records (a crash before they were written)"
+                }
+                Err(why) => why,
+            },
+        };
         let mut want = IndexHeader::new(seg.base).encode().to_vec();
         for e in &seg.index {
             want.extend_from_slice(&e.encode());
         }
-        let have = self.read_whole(&path);
-        let why = match &have {
-            None => "missing",
-            Some(b) if *b == want => return Ok(()),
-            Some(b) if b.starts_with(&want) => "entries past the last record (a crash before the segment's sync)",
-            Some(_) => "does not match its segment",
-        };
         if !dry_run {
             self.write_file_durably(&path, &want)?;
         }
@@ -408,8 +426,8 @@ impl Shard {
         if let Some(f) = summary.findings.findings.first() {
             return Err(EngineError::Corrupt { path, finding: Box::new(f.clone()) });
         }
-        let seg = self.segment_from_records(id, header.base_offset, len, &records);
-        self.ensure_index(&seg, dry_run, report)?;
+        let mut seg = self.segment_from_records(id, header.base_offset, len, &records);
+        self.ensure_index(&mut seg, &records, dry_run, report)?;
         Ok(seg)
     }
 
@@ -899,6 +917,38 @@ impl Shard {
         }
         Ok(())
     }
+}
+
+/// The index's entries when it is sound and every entry lands on a record
+/// (`(offset, position, _)`, ascending); otherwise why not.
+fn index_agrees(bytes: &[u8], base: u64, records: &[(u64, u64, u64)]) -> Result<Vec<IndexEntry>, &'static str> {
+    let mut scanner = IndexScanner::new(ScanContext::default());
+    scanner.feed(bytes, &mut ());
+    let summary = scanner.finish(&mut ());
+    match summary.header {
+        None => return Err("unreadable header"),
+        Some(h) if h.base_offset != base => return Err("base offset differs from its segment's"),
+        Some(_) => {}
+    }
+    if !summary.findings.findings.is_empty() {
+        return Err("entries out of order");
+    }
+    if !summary.findings.notes.is_empty() {
+        return Err("a torn final entry");
+    }
+    let entries: Vec<IndexEntry> = summary.kept.into_iter().map(|(_, e)| e).collect();
+    let mut at = 0;
+    for e in &entries {
+        at += records.get(at..).unwrap_or(&[]).partition_point(|(_, p, _)| *p < e.position);
+        match records.get(at) {
+            Some((o, p, _)) if *p == e.position && *o == e.offset => {}
+            _ => return Err("an entry does not land on its record (stale)"),
+        }
+    }
+    if entries.first().is_some_and(|e| e.position != SEGMENT_HEADER_LEN as u64) {
+        return Err("no entry for the first record");
+    }
+    Ok(entries)
 }
 
 /// Keeps the entries still relevant once records below `first_offset` are

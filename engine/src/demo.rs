@@ -1,0 +1,87 @@
+//! `felix-storage demo DIR`: a realistic sample root, written by the engine
+//! itself and then damaged the ways real shards get damaged. The README and
+//! the browser inspector's sample use it.
+//!
+//! | shard                       | what is in it |
+//! |-----------------------------|---------------|
+//! | `acme/default/orders/0`     | clean, many segments, an epochs file with three generations |
+//! | `acme/default/payments/0`   | a torn tail: the newest segment ends mid-record (repairable) |
+//! | `acme/default/audit/0`      | rot in the middle of an older segment (found by `inspect` and by reads) |
+//! | `acme/default/clicks/0`     | a stale index: an entry points into the middle of a record (rebuilt) |
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use felix_codec::shard_name::ShardKey;
+
+use crate::error::EngineError;
+use crate::io::OsIo;
+use crate::shard::{Config, Shard};
+
+fn io_err(path: &Path, op: &'static str, e: &std::io::Error) -> EngineError {
+    EngineError::io(path, op, e)
+}
+
+fn fill(root: &Path, stream: &str, records: u64, generations: &[(u64, u64)]) -> Result<PathBuf, EngineError> {
+    let key = ShardKey { tenant: "acme", namespace: "default", stream, shard: 0 };
+    let config = Config { segment_size_bytes: 4096, index_spacing_bytes: 512, ..Config::default() };
+    let (shard, _) = Shard::open(Arc::new(OsIo::new()), root, &key, config)?;
+    for i in 0..records {
+        if let Some((g, _)) = generations.iter().find(|(_, at)| *at == i) {
+            shard.begin_generation(*g)?;
+        }
+        let payload = format!(r#"{{"{stream}_id":{i},"customer":"c-{:04}","amount_cents":{}}}"#, (i * 7919) % 10_000, 100 + (i * 37) % 9_000);
+        shard.append(&[payload.as_bytes()])?;
+    }
+    Ok(shard.dir().to_path_buf())
+}
+
+fn segment_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>, EngineError> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| io_err(dir, "list", &e))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().and_then(|x| x.to_str()) == Some(ext))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+fn damage(path: &Path, f: impl FnOnce(&mut Vec<u8>)) -> Result<(), EngineError> {
+    let mut bytes = std::fs::read(path).map_err(|e| io_err(path, "read", &e))?;
+    f(&mut bytes);
+    std::fs::write(path, bytes).map_err(|e| io_err(path, "write", &e))
+}
+
+/// Writes the sample root under `root`; returns the shard directories.
+///
+/// # Errors
+/// IO failures.
+pub fn write_demo(root: &Path) -> Result<Vec<PathBuf>, EngineError> {
+    let orders = fill(root, "orders", 400, &[(1, 0), (2, 150), (5, 320)])?;
+    let payments = fill(root, "payments", 60, &[(1, 0)])?;
+    let audit = fill(root, "audit", 120, &[])?;
+    let clicks = fill(root, "clicks", 90, &[])?;
+    // A torn tail: the last record of the newest segment lost its final 9 bytes.
+    if let Some(newest) = segment_files(&payments, "log")?.last() {
+        damage(newest, |b| b.truncate(b.len().saturating_sub(9)))?;
+    }
+    // Rot: one payload byte in the middle of the oldest segment.
+    if let Some(oldest) = segment_files(&audit, "log")?.first() {
+        damage(oldest, |b| {
+            let at = b.len() / 2;
+            if let Some(x) = b.get_mut(at) {
+                *x ^= 0x20;
+            }
+        })?;
+    }
+    // A stale index: the last entry of the oldest index points 5 bytes too far.
+    if let Some(index) = segment_files(&clicks, "index")?.first() {
+        damage(index, |b| {
+            if let Some(x) = b.last_mut() {
+                *x = x.wrapping_add(5);
+            }
+        })?;
+    }
+    Ok(vec![orders, payments, audit, clicks])
+}
