@@ -1,0 +1,135 @@
+//! The shell tools as an operator uses them: demo, inspect, recover, produce,
+//! consume, dump — exit codes and output.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_felix-storage")).args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn produce(root: &str, shard: &str, input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_felix-storage"))
+        .args(["produce", root, "--shard", shard, "--batch", "2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn dir_named(root: &Path, prefix: &str) -> std::path::PathBuf {
+    std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix)).unwrap()
+}
+
+#[test]
+fn the_demo_shows_every_kind_of_damage_it_promises() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sample");
+    assert_eq!(run(&["demo", root.to_str().unwrap()]).status.code(), Some(0));
+    let o = run(&["inspect", "--json", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kinds: BTreeSet<(String, String)> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| {
+            let shard = f["shard"].as_str().unwrap().split('_').nth(2).unwrap().to_string();
+            f["findings"].as_array().unwrap().iter().map(move |x| (shard.clone(), x["kind"].as_str().unwrap().to_string()))
+        })
+        .collect();
+    let want: BTreeSet<(String, String)> = [
+        ("audit", "RecordChecksum"),
+        ("clicks", "IndexEntryMismatch"),
+        ("payments", "IndexEntryMismatch"),
+        ("payments", "Truncated"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(kinds, want);
+    let epochs = v["files"].as_array().unwrap().iter().find(|f| f["kind"] == "epochs" && f["shard"].as_str().unwrap().contains("orders")).unwrap();
+    assert_eq!(epochs["entries"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn recover_dry_run_changes_nothing_and_recover_keeps_the_cut_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sample");
+    run(&["demo", root.to_str().unwrap()]);
+    let payments = dir_named(&root, "acme_default_payments_0");
+    let log = payments.join("00000000000000000001.log");
+    let before = std::fs::read(&log).unwrap();
+    let o = run(&["recover", root.to_str().unwrap(), "--shard", "acme/default/payments/0", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("would cut at byte 1064"), "{}", stdout(&o));
+    assert_eq!(std::fs::read(&log).unwrap(), before, "a dry run changes nothing");
+    let o = run(&["recover", root.to_str().unwrap(), "--shard", "acme/default/payments/0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let after = std::fs::read(&log).unwrap();
+    assert_eq!(after.len(), 1064);
+    let sidecar = std::fs::read(payments.join("00000000000000000001.log.cut-1064")).unwrap();
+    assert_eq!([after, sidecar].concat(), before, "the cut bytes are kept, byte for byte");
+    let why: serde_json::Value = serde_json::from_slice(&std::fs::read(payments.join("00000000000000000001.log.cut-1064.json")).unwrap()).unwrap();
+    assert_eq!((why["kind"].as_str(), why["cut_at"].as_u64(), why["cut_bytes"].as_u64()), (Some("Truncated"), Some(1064), Some(77)));
+    let o = run(&["recover", root.to_str().unwrap(), "--shard", "acme/default/payments/0"]);
+    assert!(stdout(&o).contains("clean, nothing to do"), "{}", stdout(&o));
+    let o = run(&["inspect", payments.to_str().unwrap()]);
+    assert!(stdout(&o).contains("00000000000000000001.log: clean segment"), "{}", stdout(&o));
+}
+
+#[test]
+fn produce_then_consume_round_trips_text_and_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_str().unwrap();
+    let o = produce(root, "t/n/s/1", b"first\nsecond\n\xff\xfe\nlast");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(stdout(&o), "0\n1\n2\n3\n");
+    let o = run(&["consume", root, "--shard", "t/n/s/1", "--from", "1", "--max", "2", "--format", "json"]);
+    let lines: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!((lines[0]["offset"].as_u64(), lines[0]["payload"].as_str()), (Some(1), Some("second")));
+    assert_eq!(lines[1]["payload_base64"], "//4=");
+    assert!(lines[1].get("payload").is_none());
+    let o = run(&["consume", root, "--shard", "t/n/s/1", "--from", "3"]);
+    assert!(stdout(&o).starts_with("3\t") && stdout(&o).trim_end().ends_with("\tlast"), "{}", stdout(&o));
+}
+
+#[test]
+fn dump_starts_at_the_requested_offset_through_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sample");
+    run(&["demo", root.to_str().unwrap()]);
+    let log = dir_named(&root, "acme_default_orders_0").join("00000000000000000003.log");
+    let o = run(&["dump", log.to_str().unwrap(), "--from-offset", "180", "--max-bytes", "100"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    let records: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(records[0].starts_with("180\t"), "{}", stdout(&o));
+    assert_eq!(records.len(), 2, "bounded by --max-bytes: {}", stdout(&o));
+    let audit = dir_named(&root, "acme_default_audit_0").join("00000000000000000000.log");
+    let o = run(&["dump", audit.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("RecordChecksum at byte 1990"), "{}", stdout(&o));
+}
+
+#[test]
+fn bad_usage_exits_2_with_one_line() {
+    let o = run(&["consume", "/nonexistent-root", "--shard", "a/b/c/0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["produce", "/tmp", "--shard", "a/b/c"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1);
+    assert!(err.contains("expected TENANT/NAMESPACE/STREAM/N"), "{err}");
+}
