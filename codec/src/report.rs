@@ -194,10 +194,12 @@ impl Report {
                     }
                 }
                 FileKind::Index => {
-                    let _ = write!(out, ", {} entries", file.index_entries.unwrap_or(0));
+                    let n = file.index_entries.unwrap_or(0);
+                    let _ = write!(out, ", {n} entr{}", if n == 1 { "y" } else { "ies" });
                 }
                 FileKind::Epochs => {
-                    let _ = write!(out, ", {} generations", file.entries.as_ref().map_or(0, Vec::len));
+                    let n = file.entries.as_ref().map_or(0, Vec::len) as u64;
+                    let _ = write!(out, ", {n} generation{}", plural(n));
                 }
                 FileKind::Unknown => {}
             }

@@ -117,7 +117,8 @@ pub fn consume(shard: &Shard, from: u64, max: Option<u64>, json: bool) -> Outcom
 
 fn shard_dirs(root: &Path) -> Result<Vec<std::path::PathBuf>, (u8, String)> {
     let has_felix = |dir: &Path| {
-        std::fs::read_dir(dir).is_ok_and(|rd| rd.filter_map(Result::ok).any(|e| FileKind::from_name(&e.file_name().to_string_lossy()).is_some()))
+        std::fs::read_dir(dir)
+            .is_ok_and(|rd| rd.filter_map(Result::ok).any(|e| FileKind::from_name(&e.file_name().to_string_lossy()).is_some()))
     };
     if has_felix(root) {
         return Ok(vec![root.to_path_buf()]);
@@ -152,7 +153,16 @@ pub fn recover(root: &Path, key: Option<ShardKey<'_>>, dry_run: bool, repair_che
                 let mut any = false;
                 for (path, f, sidecar) in &report.truncated {
                     any = true;
-                    println!("{}: {} at byte {} ({:#x}): {}; the cut bytes {} in {}", path.display(), verb("cut", "would cut"), f.position(), f.position(), f.kind, verb("are kept", "would be kept"), sidecar.display());
+                    println!(
+                        "{}: {} at byte {} ({:#x}): {}; the cut bytes {} in {}",
+                        path.display(),
+                        verb("cut", "would cut"),
+                        f.position(),
+                        f.position(),
+                        f.kind,
+                        verb("are kept", "would be kept"),
+                        sidecar.display()
+                    );
                 }
                 for (path, why) in &report.rebuilt_indexes {
                     any = true;
@@ -196,11 +206,13 @@ pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
     println!("# {}: base_offset {}, created {}", file.display(), header.base_offset, format_micros(header.created_at_micros));
     // Start from the index entry at or below --from-offset, when the index is usable.
     let mut start = IndexEntry { offset: header.base_offset, position: SEGMENT_HEADER_LEN as u64 };
-    if let (Some(from), Some((id, FileKind::Segment))) = (from_offset, file.file_name().and_then(|n| parse_file_name(&n.to_string_lossy()))) {
+    if let (Some(from), Some((id, FileKind::Segment))) = (from_offset, file.file_name().and_then(|n| parse_file_name(&n.to_string_lossy())))
+    {
         let index_path = file.with_file_name(felix_codec::file_name::index_file_name(id));
         if let Ok(ix) = std::fs::read(&index_path) {
             if IndexHeader::decode(&ix).is_ok_and(|(h, _)| h.base_offset == header.base_offset) {
-                let entries: Vec<IndexEntry> = ix.get(INDEX_HEADER_LEN..).unwrap_or(&[]).chunks_exact(16).filter_map(IndexEntry::decode).collect();
+                let entries: Vec<IndexEntry> =
+                    ix.get(INDEX_HEADER_LEN..).unwrap_or(&[]).chunks_exact(16).filter_map(IndexEntry::decode).collect();
                 if let Some(e) = seek_position(&entries, from).filter(|e| e.position < len) {
                     start = e;
                 }
@@ -219,7 +231,14 @@ pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
 }
 
 /// Prints records from `start`; `Ok(None)` when `start` (an index entry) misled.
-fn dump_records(f: &mut std::fs::File, file: &Path, len: u64, start: IndexEntry, from: u64, max_bytes: u64) -> Result<Option<bool>, (u8, String)> {
+fn dump_records(
+    f: &mut std::fs::File,
+    file: &Path,
+    len: u64,
+    start: IndexEntry,
+    from: u64,
+    max_bytes: u64,
+) -> Result<Option<bool>, (u8, String)> {
     use std::io::{Read, Seek, SeekFrom};
     let bytes_err = |e: std::io::Error| (2, format!("{}: {e}", file.display()));
     let mut pos = start.position;
@@ -247,7 +266,13 @@ fn dump_records(f: &mut std::fs::File, file: &Path, len: u64, start: IndexEntry,
                     let cut = r.payload.get(..48).unwrap_or(r.payload);
                     let preview: String = String::from_utf8_lossy(cut).chars().map(|c| if c.is_control() { '.' } else { c }).collect();
                     let more = if r.payload.len() > 48 { "…" } else { "" };
-                    println!("{}\t{}\t{} bytes\tat byte {}\t{preview}{more}", r.header.offset, format_micros(r.header.timestamp_micros), r.payload.len(), p);
+                    println!(
+                        "{}\t{}\t{} bytes\tat byte {}\t{preview}{more}",
+                        r.header.offset,
+                        format_micros(r.header.timestamp_micros),
+                        r.payload.len(),
+                        p
+                    );
                     shown += r.payload.len() as u64;
                     if shown >= max_bytes {
                         break;

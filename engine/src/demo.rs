@@ -30,7 +30,8 @@ fn fill(root: &Path, stream: &str, records: u64, generations: &[(u64, u64)]) -> 
         if let Some((g, _)) = generations.iter().find(|(_, at)| *at == i) {
             shard.begin_generation(*g)?;
         }
-        let payload = format!(r#"{{"{stream}_id":{i},"customer":"c-{:04}","amount_cents":{}}}"#, (i * 7919) % 10_000, 100 + (i * 37) % 9_000);
+        let payload =
+            format!(r#"{{"{stream}_id":{i},"customer":"c-{:04}","amount_cents":{}}}"#, (i * 7919) % 10_000, 100 + (i * 37) % 9_000);
         shard.append(&[payload.as_bytes()])?;
     }
     Ok(shard.dir().to_path_buf())

@@ -186,7 +186,13 @@ fn open_with(root: &Path, shard: &str, dry_run: bool) -> Result<Shard, (u8, Stri
     }
     for (path, finding, sidecar) in &report.truncated {
         let verb = if dry_run { "would cut" } else { "cut" };
-        eprintln!("felix-storage: recovery {verb} {} at byte {} ({}); bytes kept in {}", path.display(), finding.position(), finding.kind.name(), sidecar.display());
+        eprintln!(
+            "felix-storage: recovery {verb} {} at byte {} ({}); bytes kept in {}",
+            path.display(),
+            finding.position(),
+            finding.kind.name(),
+            sidecar.display()
+        );
     }
     Ok(shard)
 }
@@ -220,7 +226,14 @@ fn main() -> ExitCode {
         }
         Command::Recover { root, shard, dry_run, repair_checksum_tail } => {
             let key = shard.as_deref().map(parse_shard).transpose();
-            key.and_then(|k| commands::recover(&root, k.as_ref().map(|(t, n, s, i)| ShardKey { tenant: t, namespace: n, stream: s, shard: *i }), dry_run, repair_checksum_tail))
+            key.and_then(|k| {
+                commands::recover(
+                    &root,
+                    k.as_ref().map(|(t, n, s, i)| ShardKey { tenant: t, namespace: n, stream: s, shard: *i }),
+                    dry_run,
+                    repair_checksum_tail,
+                )
+            })
         }
         Command::Dump { file, from_offset, max_bytes } => commands::dump(&file, from_offset, max_bytes),
         Command::Demo { dir } => commands::demo(&dir),

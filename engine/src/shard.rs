@@ -80,6 +80,9 @@ impl Default for Config {
     }
 }
 
+/// A record seen by a scan: `(offset, position, timestamp_micros)`.
+type RecordAt = (u64, u64, u64);
+
 /// A record read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredRecord {
@@ -235,7 +238,11 @@ impl Shard {
         let mut segments = Vec::with_capacity(ids.len());
         let newest = ids.last().copied();
         for id in ids {
-            let seg = if Some(id) == newest { self.recover_newest(id, dry_run, &mut report)? } else { self.load_sealed(id, dry_run, &mut report)? };
+            let seg = if Some(id) == newest {
+                self.recover_newest(id, dry_run, &mut report)?
+            } else {
+                self.load_sealed(id, dry_run, &mut report)?
+            };
             if let Some(prev) = segments.last() {
                 let prev: &Segment = prev;
                 if seg.base != prev.next {
@@ -261,14 +268,12 @@ impl Shard {
         let len = self.io.len(&path).map_err(|e| EngineError::io(&path, "len", &e))?;
         let n = usize::try_from(len).unwrap_or(usize::MAX).min(SEGMENT_HEADER_LEN);
         read_exact_at(&*self.io, &path, 0, &mut buf[..n]).map_err(|e| EngineError::io(&path, "read", &e))?;
-        SegmentHeader::decode(&buf[..n])
-            .map(|(h, _)| h)
-            .map_err(|d| corrupt(&path, d.kind, &self.name, Some(id), 0, d.end as u64, None))
+        SegmentHeader::decode(&buf[..n]).map(|(h, _)| h).map_err(|d| corrupt(&path, d.kind, &self.name, Some(id), 0, d.end as u64, None))
     }
 
     /// Scans a whole segment with the codec's scanner, collecting every
     /// record's `(offset, position, timestamp)`.
-    fn scan_segment(&self, id: u64, newest: bool) -> Result<(felix_codec::scan::SegmentSummary, Vec<(u64, u64, u64)>), EngineError> {
+    fn scan_segment(&self, id: u64, newest: bool) -> Result<(felix_codec::scan::SegmentSummary, Vec<RecordAt>), EngineError> {
         let path = self.log_path(id);
         let len = self.io.len(&path).map_err(|e| EngineError::io(&path, "len", &e))?;
         let ctx = ScanContext { shard: Some(self.name.clone()), segment_id: Some(id), newest_segment: newest };
@@ -370,7 +375,13 @@ impl Shard {
     /// Keeps the index file when every entry lands on one of `records` (any
     /// spacing is fine: entries are only starting points); otherwise rewrites
     /// it from the records. Returns the entries in force.
-    fn ensure_index(&self, seg: &mut Segment, records: &[(u64, u64, u64)], dry_run: bool, report: &mut RecoveryReport) -> Result<(), EngineError> {
+    fn ensure_index(
+        &self,
+        seg: &mut Segment,
+        records: &[(u64, u64, u64)],
+        dry_run: bool,
+        report: &mut RecoveryReport,
+    ) -> Result<(), EngineError> {
         let path = self.index_path(seg.id);
         let why = match self.read_whole(&path) {
             None => "missing",
@@ -764,7 +775,8 @@ impl Shard {
                         break;
                     }
                     Err(e) => {
-                        let site = felix_codec::CorruptionSite { shard: Some(self.name.clone()), segment_id: Some(id), position: e.position };
+                        let site =
+                            felix_codec::CorruptionSite { shard: Some(self.name.clone()), segment_id: Some(id), position: e.position };
                         let finding = Finding { kind: e.kind, site, end: e.end, offset: e.offset, repair: Repair::Never };
                         return Err(EngineError::Corrupt { path, finding: Box::new(finding) });
                     }

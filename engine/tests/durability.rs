@@ -297,7 +297,8 @@ fn epochs_are_recorded_bounded_and_fixed_by_divergence_truncation() {
 #[test]
 fn truncation_point_follows_the_leader_epoch_rule() {
     use felix_codec::epochs::Epoch;
-    let local = [Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 50 }, Epoch { generation: 4, start_offset: 80 }];
+    let local =
+        [Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 50 }, Epoch { generation: 4, start_offset: 80 }];
     assert_eq!(truncation_point(&local, 100, 4, 120), 100, "leader is ahead: keep everything");
     assert_eq!(truncation_point(&local, 100, 2, 70), 70, "leader's generation 2 ended at 70");
     assert_eq!(truncation_point(&local, 100, 2, 90), 80, "our generation 2 ended at 80");
@@ -323,7 +324,9 @@ fn concurrent_appends_get_unique_contiguous_offsets() {
     let handles: Vec<_> = (0..4)
         .map(|t| {
             let shard = Arc::clone(&shard);
-            std::thread::spawn(move || (0..50).map(|i| shard.append(&[format!("t{t}-{i}").as_bytes()]).unwrap().start).collect::<Vec<u64>>())
+            std::thread::spawn(move || {
+                (0..50).map(|i| shard.append(&[format!("t{t}-{i}").as_bytes()]).unwrap().start).collect::<Vec<u64>>()
+            })
         })
         .collect();
     let mut offsets: Vec<u64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();

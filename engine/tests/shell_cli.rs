@@ -28,7 +28,11 @@ fn produce(root: &str, shard: &str, input: &[u8]) -> Output {
 }
 
 fn dir_named(root: &Path, prefix: &str) -> std::path::PathBuf {
-    std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix)).unwrap()
+    std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
+        .unwrap()
 }
 
 #[test]
@@ -48,17 +52,14 @@ fn the_demo_shows_every_kind_of_damage_it_promises() {
             f["findings"].as_array().unwrap().iter().map(move |x| (shard.clone(), x["kind"].as_str().unwrap().to_string()))
         })
         .collect();
-    let want: BTreeSet<(String, String)> = [
-        ("audit", "RecordChecksum"),
-        ("clicks", "IndexEntryMismatch"),
-        ("payments", "IndexEntryMismatch"),
-        ("payments", "Truncated"),
-    ]
-    .into_iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
+    let want: BTreeSet<(String, String)> =
+        [("audit", "RecordChecksum"), ("clicks", "IndexEntryMismatch"), ("payments", "IndexEntryMismatch"), ("payments", "Truncated")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
     assert_eq!(kinds, want);
-    let epochs = v["files"].as_array().unwrap().iter().find(|f| f["kind"] == "epochs" && f["shard"].as_str().unwrap().contains("orders")).unwrap();
+    let epochs =
+        v["files"].as_array().unwrap().iter().find(|f| f["kind"] == "epochs" && f["shard"].as_str().unwrap().contains("orders")).unwrap();
     assert_eq!(epochs["entries"].as_array().unwrap().len(), 3);
 }
 
@@ -80,7 +81,8 @@ fn recover_dry_run_changes_nothing_and_recover_keeps_the_cut_bytes() {
     assert_eq!(after.len(), 1064);
     let sidecar = std::fs::read(payments.join("00000000000000000001.log.cut-1064")).unwrap();
     assert_eq!([after, sidecar].concat(), before, "the cut bytes are kept, byte for byte");
-    let why: serde_json::Value = serde_json::from_slice(&std::fs::read(payments.join("00000000000000000001.log.cut-1064.json")).unwrap()).unwrap();
+    let why: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(payments.join("00000000000000000001.log.cut-1064.json")).unwrap()).unwrap();
     assert_eq!((why["kind"].as_str(), why["cut_at"].as_u64(), why["cut_bytes"].as_u64()), (Some("Truncated"), Some(1064), Some(77)));
     let o = run(&["recover", root.to_str().unwrap(), "--shard", "acme/default/payments/0"]);
     assert!(stdout(&o).contains("clean, nothing to do"), "{}", stdout(&o));

@@ -222,7 +222,8 @@ impl Io for SimIo {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.sync(|s| {
             s.durable_names.retain(|p, _| p.parent() != Some(dir));
-            let live: Vec<(PathBuf, u64)> = s.live_names.iter().filter(|(p, _)| p.parent() == Some(dir)).map(|(p, i)| (p.clone(), *i)).collect();
+            let live: Vec<(PathBuf, u64)> =
+                s.live_names.iter().filter(|(p, _)| p.parent() == Some(dir)).map(|(p, i)| (p.clone(), *i)).collect();
             s.durable_names.extend(live);
         })
     }
