@@ -31,8 +31,10 @@ use crate::io::{read_exact_at, Io};
 
 /// Default segment size: 128 MiB.
 pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 128 << 20;
-/// Bytes read per step when scanning a segment.
+/// Bytes read per step when reading records.
 const READ_CHUNK_BYTES: usize = 256 << 10;
+/// Bytes read per step when recovery scans a whole segment.
+const SCAN_CHUNK_BYTES: usize = 1 << 20;
 
 /// When an append is acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,7 +281,7 @@ impl Shard {
         let ctx = ScanContext { shard: Some(self.name.clone()), segment_id: Some(id), newest_segment: newest };
         let mut scanner = SegmentScanner::new(ctx);
         let mut records = Vec::new();
-        let mut buf = vec![0u8; READ_CHUNK_BYTES];
+        let mut buf = vec![0u8; SCAN_CHUNK_BYTES];
         let mut pos = 0;
         let mut sink = |item: Item<'_>| {
             if let Item::Record(r) = item {
