@@ -56,7 +56,12 @@ fn felix(dir: &Path, size: usize, batch: usize, batches: usize) -> Run {
     let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir.join("felix"), config, false).unwrap();
     let payload = vec![0x5Au8; size];
     let refs: Vec<&[u8]> = (0..batch).map(|_| payload.as_slice()).collect();
-    summarize(measure(batches, || drop(black_box(shard.append(&refs).unwrap()))), batch)
+    summarize(
+        measure(batches, || {
+            black_box(shard.append(&refs).unwrap());
+        }),
+        batch,
+    )
 }
 
 fn raw(dir: &Path, size: usize, batch: usize, batches: usize) -> Run {
