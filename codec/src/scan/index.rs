@@ -198,6 +198,9 @@ impl IndexCheck {
     /// Takes one item from the segment scanner.
     pub fn item(&mut self, item: &Item<'_>) {
         let Item::Record(record) = item else { return };
+        if record.status == super::RecordStatus::Torn {
+            return; // not a whole record: recovery cuts it, so an entry there is stale
+        }
         while let Some(&(n, entry)) = self.entries.get(self.cursor) {
             if entry.position > record.position {
                 break;

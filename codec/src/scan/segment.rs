@@ -33,6 +33,9 @@ pub enum RecordStatus {
     OutOfOrder,
     /// The header verified but the payload checksum did not.
     ChecksumMismatch,
+    /// The header verified but the file ends inside the payload (emitted at
+    /// the end of the scan, so views can label the torn record's fields).
+    Torn,
 }
 
 /// A record whose header verified.
@@ -365,6 +368,7 @@ impl SegmentScanner {
                 let kind = CorruptionKind::Truncated { needed: header.record_len(), available: total - self.at };
                 let at = self.at;
                 self.finding(kind, at, total, Some(header.offset), sink);
+                sink.item(Item::Record(RecordItem { position: at, header, status: RecordStatus::Torn }));
             }
             State::Resync { start, kind, offset } => self.finding(kind, start, total, offset, sink),
             State::RecordHeader | State::Stopped => {}

@@ -1,0 +1,353 @@
+//! The application: state in a reducer, the scan driver, and the layout.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use felix_codec::report::{FileReport, Report};
+use web_sys::{Blob, File};
+use yew::prelude::*;
+
+use crate::components::{
+    drop_zone::DropZone, epochs_view::EpochsView, hex_view::HexView, index_view::IndexView, overview::Overview, problems::Problems,
+    record_table::RecordTable, share::ShareBar,
+};
+use crate::logic::group::{group, Dropped};
+use crate::logic::problems::{self, Filter, ProblemRef};
+use crate::logic::scan::{GroupScan, Scanned, CHUNK_BYTES};
+use crate::logic::{permalink, sample};
+use crate::web;
+
+/// An `Rc` compared by identity, so large scan results are cheap props.
+#[derive(Debug)]
+pub struct Shared<T>(pub Rc<T>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Self(Rc::clone(&self.0))
+    }
+}
+
+impl<T> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// One file in the page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    /// Path as dropped.
+    pub path: String,
+    /// Size.
+    pub size: u64,
+    /// Its bytes, read only by slices.
+    pub blob: Blob,
+    /// Bytes scanned so far.
+    pub done: u64,
+    /// The result, once scanned.
+    pub scanned: Option<Shared<Scanned>>,
+}
+
+/// The page's state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct State {
+    /// Files dropped, in order.
+    pub files: Vec<Loaded>,
+    /// A report opened from a permalink (no bytes).
+    pub shared: Option<Rc<Report>>,
+    /// The file shown in the detail views.
+    pub selected: Option<usize>,
+    /// The byte range selected (highlighted and scrolled to).
+    pub range: Option<(u64, u64)>,
+    /// The current problem.
+    pub problem: Option<ProblemRef>,
+    /// The problem filter.
+    pub filter: Filter,
+    /// A scan is running.
+    pub scanning: bool,
+    /// Milliseconds from drop to the first finding, and to the end.
+    pub timings: (Option<f64>, Option<f64>),
+    /// The last error, shown in a banner.
+    pub error: Option<String>,
+    /// The last permalink made.
+    pub permalink: Option<String>,
+}
+
+/// What can happen.
+#[derive(Debug)]
+pub enum Action {
+    /// New files: replaces what was loaded.
+    Load(Vec<Loaded>),
+    /// Scan progress of file `i`.
+    Progress(usize, u64),
+    /// Results of one group.
+    Scanned(Vec<Scanned>, f64),
+    /// The scan ended (or was cancelled).
+    Done(f64),
+    /// Select a file and optionally a byte range.
+    Select(usize, Option<(u64, u64)>),
+    /// Select a problem.
+    Problem(ProblemRef),
+    /// Step to the next (`true`) or previous problem.
+    Step(bool),
+    /// Change the filter.
+    Filter(Filter),
+    /// A report from a permalink.
+    Shared(Report),
+    /// An error to show.
+    Error(String),
+    /// A permalink was made.
+    Permalink(String),
+}
+
+impl State {
+    /// The reports shown: scanned files, or the shared report.
+    #[must_use]
+    pub fn reports(&self) -> Vec<FileReport> {
+        if let Some(shared) = &self.shared {
+            if self.files.is_empty() {
+                return shared.files.clone();
+            }
+        }
+        self.files.iter().filter_map(|f| f.scanned.as_ref().map(|s| s.0.report.clone())).collect()
+    }
+
+    /// Index into `files` of the n-th report.
+    fn file_of_report(&self, n: usize) -> Option<usize> {
+        if self.files.is_empty() {
+            return Some(n);
+        }
+        self.files.iter().enumerate().filter(|(_, f)| f.scanned.is_some()).nth(n).map(|(i, _)| i)
+    }
+
+    fn select_problem(&mut self, p: ProblemRef) {
+        let reports = self.reports();
+        let Some(f) = reports.get(p.file).and_then(|r| r.findings.get(p.finding)) else { return };
+        self.range = Some((f.position, f.end.max(f.position + 1)));
+        self.selected = self.file_of_report(p.file);
+        self.problem = Some(p);
+    }
+}
+
+impl Reducible for State {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut s = (*self).clone();
+        match action {
+            Action::Load(files) => {
+                s = State { files, scanning: true, shared: s.shared.clone(), ..State::default() };
+            }
+            Action::Progress(i, done) => {
+                if let Some(f) = s.files.get_mut(i) {
+                    f.done = done;
+                }
+            }
+            Action::Scanned(results, ms) => {
+                for r in results {
+                    let i = r.dropped;
+                    if s.timings.0.is_none() && !r.report.findings.is_empty() {
+                        s.timings.0 = Some(ms);
+                    }
+                    if let Some(f) = s.files.get_mut(i) {
+                        f.done = f.size;
+                        f.scanned = Some(Shared(Rc::new(r)));
+                    }
+                }
+                if s.selected.is_none() && s.problem.is_none() {
+                    let list = problems::list(&s.reports(), &s.filter);
+                    if let Some(first) = list.first() {
+                        s.select_problem(*first);
+                    } else {
+                        s.selected = s.files.iter().position(|f| f.scanned.is_some());
+                    }
+                }
+            }
+            Action::Done(ms) => {
+                s.scanning = false;
+                s.timings.1 = Some(ms);
+            }
+            Action::Select(i, range) => {
+                s.selected = Some(i);
+                s.range = range;
+            }
+            Action::Problem(p) => s.select_problem(p),
+            Action::Step(forward) => {
+                let list = problems::list(&s.reports(), &s.filter);
+                if let Some(p) = problems::step(&list, s.problem, forward) {
+                    s.select_problem(p);
+                }
+            }
+            Action::Filter(f) => s.filter = f,
+            Action::Shared(report) => {
+                s = State { shared: Some(Rc::new(report)), ..State::default() };
+                let list = problems::list(&s.reports(), &s.filter);
+                if let Some(first) = list.first() {
+                    s.problem = Some(*first);
+                }
+            }
+            Action::Error(e) => {
+                s.error = Some(e);
+                s.scanning = false;
+            }
+            Action::Permalink(p) => s.permalink = Some(p),
+        }
+        Rc::new(s)
+    }
+}
+
+/// Scans every group in order, chunk by chunk, dispatching progress.
+async fn scan(files: Vec<Loaded>, state: UseReducerDispatcher<State>, cancel: Rc<Cell<bool>>, started: f64) {
+    let dropped: Vec<Dropped> = files.iter().map(|f| Dropped { path: f.path.clone(), size: f.size }).collect();
+    for g in group(&dropped) {
+        let mut job_set = GroupScan::new(&g, &dropped);
+        for i in job_set.order() {
+            let Some(&d) = g.files.get(i) else { continue };
+            let Some(file) = files.get(d) else { continue };
+            let mut job = job_set.begin(i);
+            let mut at = 0;
+            while at < file.size {
+                if cancel.get() {
+                    state.dispatch(Action::Error("scan cancelled".into()));
+                    return;
+                }
+                let end = (at + CHUNK_BYTES).min(file.size);
+                match web::read_slice(&file.blob, at, end).await {
+                    Ok(bytes) => job.feed(&bytes),
+                    Err(e) => {
+                        state.dispatch(Action::Error(format!("{}: reading bytes {at}..{end}: {e}", file.path)));
+                        return;
+                    }
+                }
+                at = end;
+                state.dispatch(Action::Progress(d, at));
+            }
+            job_set.end(i, job);
+        }
+        state.dispatch(Action::Scanned(job_set.finish(&g), web::now_ms() - started));
+    }
+    state.dispatch(Action::Done(web::now_ms() - started));
+}
+
+/// Starts scanning `files` (path, file).
+fn start(files: Vec<(String, File)>, state: &UseReducerHandle<State>, cancel: &Rc<Cell<bool>>) {
+    let loaded: Vec<Loaded> =
+        files.into_iter().map(|(path, f)| Loaded { path, size: f.size() as u64, blob: f.into(), done: 0, scanned: None }).collect();
+    if loaded.is_empty() {
+        return;
+    }
+    cancel.set(false);
+    state.dispatch(Action::Load(loaded.clone()));
+    wasm_bindgen_futures::spawn_local(scan(loaded, state.dispatcher(), Rc::clone(cancel), web::now_ms()));
+}
+
+/// The inspector page.
+#[function_component(App)]
+pub fn app() -> Html {
+    let state = use_reducer(State::default);
+    let cancel = use_memo((), |()| Rc::new(Cell::new(false)));
+    {
+        let state = state.clone();
+        use_effect_with((), move |()| {
+            let hash = web::hash();
+            if hash.starts_with(permalink::PREFIX) {
+                match permalink::decode(&hash) {
+                    Ok(report) => state.dispatch(Action::Shared(report)),
+                    Err(e) => state.dispatch(Action::Error(e)),
+                }
+            }
+            || ()
+        });
+    }
+    let on_files = {
+        let (state, cancel) = (state.clone(), Rc::clone(&cancel));
+        Callback::from(move |files: Vec<(String, File)>| start(files, &state, &cancel))
+    };
+    let on_sample = {
+        let (state, cancel) = (state.clone(), Rc::clone(&cancel));
+        Callback::from(move |_: MouseEvent| {
+            let files: Result<Vec<(String, File)>, String> = sample::files()
+                .into_iter()
+                .map(|(p, b)| web::file_from_bytes(crate::logic::group::file_name(&p), &b).map(|f| (p, f)))
+                .collect();
+            match files {
+                Ok(files) => start(files, &state, &cancel),
+                Err(e) => state.dispatch(Action::Error(e)),
+            }
+        })
+    };
+    let on_cancel = {
+        let cancel = Rc::clone(&cancel);
+        Callback::from(move |_: MouseEvent| cancel.set(true))
+    };
+    let on_key = {
+        let state = state.clone();
+        Callback::from(move |e: KeyboardEvent| match e.key().as_str() {
+            "n" | "j" | "F8" => state.dispatch(Action::Step(true)),
+            "p" | "k" => state.dispatch(Action::Step(false)),
+            _ => {}
+        })
+    };
+    let reports = state.reports();
+    let selected = state.selected.and_then(|i| state.files.get(i).cloned());
+    let dispatch = state.dispatcher();
+    html! {
+        <div class="app" tabindex="0" onkeydown={on_key}>
+            <header>
+                <h1>{ "Felix storage inspector" }</h1>
+                <p class="lede">{ "Drop .log, .index and epochs files, or a whole shard folder. Everything runs in this page: nothing is uploaded." }</p>
+                <div class="actions">
+                    <DropZone on_files={on_files} />
+                    <button id="sample" onclick={on_sample}>{ "Open the sample shard" }</button>
+                    if state.scanning { <button id="cancel" onclick={on_cancel}>{ "Cancel" }</button> }
+                </div>
+            </header>
+            if let Some(e) = &state.error { <div class="banner error" role="alert">{ e }</div> }
+            if state.shared.is_some() && state.files.is_empty() {
+                <div class="banner info" id="shared-banner">{ "This report came from a link: it carries findings, not bytes. Load the same files to see bytes (compare the SHA-256 in the overview)." }</div>
+            }
+            <Progress files={state.files.clone()} />
+            if let (Some(first), Some(all)) = state.timings {
+                <p class="timing" id="timing">{ format!("first finding after {first:.0} ms, all verified after {all:.0} ms") }</p>
+            } else if let (None, Some(all)) = state.timings {
+                <p class="timing" id="timing">{ format!("all verified after {all:.0} ms, nothing damaged") }</p>
+            }
+            if !reports.is_empty() {
+                <Overview reports={reports.clone()} selected={state.selected} on_select={dispatch.clone()} />
+                <Problems reports={reports.clone()} filter={state.filter.clone()} current={state.problem} on_action={dispatch.clone()} />
+                <ShareBar reports={reports.clone()} permalink={state.permalink.clone()} on_action={dispatch.clone()} />
+            }
+            if let Some(file) = selected {
+                if let Some(scanned) = file.scanned.clone() {
+                    <section class="detail">
+                        <h2>{ format!("{} — {}", file.path, scanned.0.report.kind.as_str()) }</h2>
+                        <HexView blob={file.blob.clone()} scanned={scanned.clone()} range={state.range} />
+                        <RecordTable scanned={scanned.clone()} range={state.range} file={state.selected.unwrap_or(0)} on_action={dispatch.clone()} />
+                        <IndexView scanned={scanned.clone()} />
+                        <EpochsView scanned={scanned} />
+                    </section>
+                }
+            }
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct ProgressProps {
+    files: Vec<Loaded>,
+}
+
+#[function_component(Progress)]
+fn progress(props: &ProgressProps) -> Html {
+    let busy: Vec<&Loaded> = props.files.iter().filter(|f| f.scanned.is_none()).collect();
+    if busy.is_empty() {
+        return html! {};
+    }
+    html! {
+        <div class="progress">
+            { for busy.iter().map(|f| html! {
+                <div class="bar"><span>{ &f.path }</span><progress max={f.size.max(1).to_string()} value={f.done.to_string()} /></div>
+            }) }
+        </div>
+    }
+}

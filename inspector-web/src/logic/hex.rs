@@ -1,0 +1,229 @@
+//! The hex view's layout and colouring: 16 bytes a row; every byte labelled
+//! with the field it belongs to (from the codec's field tables and the
+//! scanned record rows) and marked when a finding covers it; hover text with
+//! the field's decoded value.
+
+use felix_codec::file_name::FileKind;
+use felix_codec::report::FindingReport;
+use felix_codec::scan::fields::{
+    Field, FieldClass, EPOCHS_HEADER_FIELDS, EPOCH_ENTRY_FIELDS, INDEX_ENTRY_FIELDS, INDEX_HEADER_FIELDS, RECORD_HEADER_FIELDS,
+    SEGMENT_HEADER_FIELDS,
+};
+
+use super::scan::RecordRow;
+
+/// Bytes per row.
+pub const BYTES_PER_ROW: u64 = 16;
+
+/// Rows needed for `size` bytes.
+#[must_use]
+pub fn row_count(size: u64) -> u64 {
+    size.div_ceil(BYTES_PER_ROW)
+}
+
+/// The row holding byte `pos`.
+#[must_use]
+pub fn row_of(pos: u64) -> u64 {
+    pos / BYTES_PER_ROW
+}
+
+/// A field located in the file: absolute `start..end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The field.
+    pub field: Field,
+    /// Absolute first byte.
+    pub start: u64,
+    /// Absolute end.
+    pub end: u64,
+    /// What holds it ("segment header", "record 42", "index entry 3", …).
+    pub owner: Owner,
+}
+
+/// The structure a field belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// A file header.
+    Header,
+    /// The record with this offset.
+    Record(u64),
+    /// Index or epochs entry number.
+    Entry(u64),
+}
+
+fn locate(table: &[Field], base: u64, pos: u64, owner: Owner) -> Option<Located> {
+    table.iter().find(|f| pos >= base + f.start && pos < base + f.end).map(|f| Located {
+        field: *f,
+        start: base + f.start,
+        end: base + f.end,
+        owner,
+    })
+}
+
+const PAYLOAD: Field = Field { name: "payload", start: 28, end: 28, class: FieldClass::Payload };
+
+/// The field byte `pos` belongs to, if any structure was recognised there.
+#[must_use]
+pub fn field_at(kind: FileKind, records: &[RecordRow], size: u64, pos: u64) -> Option<Located> {
+    if pos >= size {
+        return None;
+    }
+    match kind {
+        FileKind::Segment => {
+            if pos < 32 {
+                return locate(&SEGMENT_HEADER_FIELDS, 0, pos, Owner::Header);
+            }
+            let i = records.partition_point(|r| r.position <= pos).checked_sub(1)?;
+            let r = records.get(i)?;
+            if pos >= r.end() {
+                return None;
+            }
+            locate(&RECORD_HEADER_FIELDS, r.position, pos, Owner::Record(r.offset)).or(Some(Located {
+                field: PAYLOAD,
+                start: r.position + 28,
+                end: r.end(),
+                owner: Owner::Record(r.offset),
+            }))
+        }
+        FileKind::Index => {
+            if pos < 24 {
+                return locate(&INDEX_HEADER_FIELDS, 0, pos, Owner::Header);
+            }
+            let n = (pos - 24) / 16;
+            if 24 + (n + 1) * 16 > size {
+                return None; // a torn final entry
+            }
+            locate(&INDEX_ENTRY_FIELDS, 24 + n * 16, pos, Owner::Entry(n))
+        }
+        FileKind::Epochs => {
+            if pos < 12 {
+                return locate(&EPOCHS_HEADER_FIELDS, 0, pos, Owner::Header);
+            }
+            let n = (pos - 12) / 16;
+            if 12 + (n + 1) * 16 > size {
+                return None;
+            }
+            locate(&EPOCH_ENTRY_FIELDS, 12 + n * 16, pos, Owner::Entry(n))
+        }
+        FileKind::Unknown => None,
+    }
+}
+
+/// The CSS class of a field class.
+#[must_use]
+pub fn class_name(class: FieldClass) -> &'static str {
+    match class {
+        FieldClass::Magic => "f-magic",
+        FieldClass::Version | FieldClass::Flags | FieldClass::Reserved => "f-meta",
+        FieldClass::Offset => "f-offset",
+        FieldClass::Length => "f-length",
+        FieldClass::Timestamp => "f-time",
+        FieldClass::Crc => "f-crc",
+        FieldClass::Payload => "f-payload",
+        FieldClass::Count => "f-count",
+    }
+}
+
+/// Index of the finding whose range covers `pos`, if any (`findings` ordered by position).
+#[must_use]
+pub fn finding_at(findings: &[FindingReport], pos: u64) -> Option<usize> {
+    findings.iter().position(|f| pos >= f.position && pos < f.end.max(f.position + 1))
+}
+
+/// Classes for one byte: its field, and `dmg` when a finding covers it.
+#[must_use]
+pub fn byte_classes(kind: FileKind, records: &[RecordRow], findings: &[FindingReport], size: u64, pos: u64) -> String {
+    let field = field_at(kind, records, size, pos).map_or("f-none", |l| class_name(l.field.class));
+    match finding_at(findings, pos) {
+        Some(_) => format!("{field} dmg"),
+        None => field.to_string(),
+    }
+}
+
+/// Bytes fetched for the visible rows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    /// Absolute position of `bytes[0]`.
+    pub start: u64,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Window {
+    /// The bytes `start..end`, when all are in the window.
+    #[must_use]
+    pub fn slice(&self, start: u64, end: u64) -> Option<&[u8]> {
+        let a = usize::try_from(start.checked_sub(self.start)?).ok()?;
+        let b = usize::try_from(end.checked_sub(self.start)?).ok()?;
+        self.bytes.get(a..b)
+    }
+}
+
+fn crc(bytes: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(bytes);
+    h.finalize()
+}
+
+/// Hover text: the field, its owner and its decoded value when its bytes are in the window.
+#[must_use]
+pub fn describe(l: &Located, window: &Window) -> String {
+    let owner = match l.owner {
+        Owner::Header => "header".to_string(),
+        Owner::Record(o) => format!("record {o}"),
+        Owner::Entry(n) => format!("entry {n}"),
+    };
+    let at = format!("{owner}, bytes {}..{}", l.start, l.end);
+    let Some(raw) = window.slice(l.start, l.end) else { return format!("{} ({at})", l.field.name) };
+    let num = |b: &[u8]| b.iter().fold(0u64, |acc, x| (acc << 8) | u64::from(*x));
+    let value = match (l.field.name, l.field.class) {
+        (_, FieldClass::Payload) => format!("{} bytes", l.end - l.start),
+        (_, FieldClass::Magic) => format!("{:02X?} \"{}\"", raw, String::from_utf8_lossy(raw)),
+        ("header_crc", _) if matches!(l.owner, Owner::Record(_)) => {
+            let computed = window.slice(l.start - 20, l.start).map(crc);
+            format!("stored {:08X}, computed {}", num(raw), computed.map_or("(needs bytes above)".into(), |c| format!("{c:08X}")))
+        }
+        ("header_crc", _) => {
+            let computed = window.slice(l.start - 24, l.start).map(crc);
+            format!("stored {:08X}, computed {}", num(raw), computed.map_or("(needs bytes above)".into(), |c| format!("{c:08X}")))
+        }
+        (_, FieldClass::Crc) => format!("stored {:08X}", num(raw)),
+        _ => num(raw).to_string(),
+    };
+    format!("{} = {value} ({at})", l.field.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::scan::scan_all;
+
+    #[test]
+    fn every_byte_of_the_golden_record_is_labelled_and_described() {
+        let mut seg = felix_codec::golden::SEGMENT_HEADER.to_vec();
+        seg.extend_from_slice(&felix_codec::golden::RECORD);
+        let s = &scan_all(&[("a.log".into(), seg.clone())])[0];
+        let size = seg.len() as u64;
+        let names: Vec<&str> =
+            (0..size).map(|p| field_at(FileKind::Segment, &s.detail.records, size, p).map_or("-", |l| l.field.name)).collect();
+        assert_eq!(&names[..4], ["magic"; 4]);
+        assert_eq!(&names[32..36], ["payload_len"; 4]);
+        assert_eq!(&names[60..62], ["payload"; 2]);
+        let w = Window { start: 0, bytes: seg };
+        let l = field_at(FileKind::Segment, &s.detail.records, size, 33).unwrap();
+        assert_eq!(describe(&l, &w), "payload_len = 2 (record 7, bytes 32..36)");
+        let l = field_at(FileKind::Segment, &s.detail.records, size, 52).unwrap();
+        assert_eq!(describe(&l, &w), "header_crc = stored C654DE27, computed C654DE27 (record 7, bytes 52..56)");
+    }
+
+    #[test]
+    fn damaged_bytes_are_marked() {
+        let mut seg = felix_codec::segment_header::SegmentHeader::new(7, 2).encode().to_vec();
+        seg.extend_from_slice(&felix_codec::golden::RECORD_PAYLOAD_DAMAGED);
+        let s = &scan_all(&[("a.log".into(), seg.clone())])[0];
+        let size = seg.len() as u64;
+        assert_eq!(byte_classes(FileKind::Segment, &s.detail.records, &s.report.findings, size, 61), "f-payload dmg");
+        assert_eq!(byte_classes(FileKind::Segment, &s.detail.records, &s.report.findings, size, 31), "f-meta");
+        assert_eq!((row_count(62), row_of(61)), (4, 3));
+    }
+}

@@ -1,0 +1,120 @@
+//! The problems panel (after Wireshark's Expert Info): every finding of every
+//! file with a severity, filterable, with next/previous navigation.
+
+use felix_codec::report::{FileReport, FindingReport};
+use felix_codec::Repair;
+
+/// How bad a finding is for an operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Recovery repairs it by itself (a torn tail, a stale index).
+    Note,
+    /// Repairable only with `repair_checksum_tail`.
+    Warning,
+    /// Recovery refuses: an operator decides.
+    Error,
+}
+
+impl Severity {
+    /// Of a finding, from its repair verdict.
+    #[must_use]
+    pub fn of(f: &FindingReport) -> Self {
+        match f.repair {
+            Repair::Always => Self::Note,
+            Repair::OptIn => Self::Warning,
+            Repair::Never => Self::Error,
+        }
+    }
+
+    /// `"note"`, `"warning"` or `"error"`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Note => "note",
+            Self::Warning => "warning",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// Which problems to show.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Only this severity and worse.
+    pub min_severity: Option<Severity>,
+    /// Only this kind.
+    pub kind: Option<String>,
+}
+
+/// A problem: file index and finding index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProblemRef {
+    /// Index of the file in the report list.
+    pub file: usize,
+    /// Index of the finding in that file.
+    pub finding: usize,
+}
+
+/// Every problem passing `filter`, files in order, findings by position.
+#[must_use]
+pub fn list(files: &[FileReport], filter: &Filter) -> Vec<ProblemRef> {
+    let mut out = Vec::new();
+    for (fi, f) in files.iter().enumerate() {
+        for (i, x) in f.findings.iter().enumerate() {
+            let severe = filter.min_severity.is_none_or(|s| Severity::of(x) >= s);
+            let kind = filter.kind.as_ref().is_none_or(|k| *k == x.kind);
+            if severe && kind {
+                out.push(ProblemRef { file: fi, finding: i });
+            }
+        }
+    }
+    out
+}
+
+/// The kinds present, for the filter menu.
+#[must_use]
+pub fn kinds(files: &[FileReport]) -> Vec<String> {
+    let mut k: Vec<String> = files.iter().flat_map(|f| f.findings.iter().map(|x| x.kind.clone())).collect();
+    k.sort();
+    k.dedup();
+    k
+}
+
+/// The next (or previous) problem after `current`, wrapping around.
+#[must_use]
+pub fn step(list: &[ProblemRef], current: Option<ProblemRef>, forward: bool) -> Option<ProblemRef> {
+    if list.is_empty() {
+        return None;
+    }
+    let at = current.and_then(|c| list.iter().position(|p| *p == c));
+    let n = list.len();
+    let i = match (at, forward) {
+        (None, true) => 0,
+        (None, false) => n - 1,
+        (Some(i), true) => (i + 1) % n,
+        (Some(i), false) => (i + n - 1) % n,
+    };
+    list.get(i).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::{sample, scan::scan_all};
+
+    #[test]
+    fn filters_and_wrapping_navigation() {
+        let files: Vec<FileReport> = scan_all(&sample::files()).into_iter().map(|s| s.report).collect();
+        let all = list(&files, &Filter::default());
+        assert!(all.len() >= 3);
+        let errors = list(&files, &Filter { min_severity: Some(Severity::Error), kind: None });
+        assert!(errors.iter().all(|p| files[p.file].findings[p.finding].repair == Repair::Never));
+        assert!(!errors.is_empty() && errors.len() < all.len());
+        let only = list(&files, &Filter { min_severity: None, kind: Some("Truncated".into()) });
+        assert_eq!(only.len(), 1);
+        assert_eq!(step(&all, None, true), Some(all[0]));
+        assert_eq!(step(&all, Some(all[0]), false), Some(*all.last().unwrap()));
+        assert_eq!(step(&all, Some(*all.last().unwrap()), true), Some(all[0]));
+        assert!(kinds(&files).contains(&"RecordChecksum".to_string()));
+    }
+}

@@ -1,0 +1,253 @@
+//! Driving the codec over one group of files, chunk by chunk, and keeping
+//! what the views need: the report (exactly the CLI's model, SHA-256
+//! included), record rows for the table and the hex labels, index entries
+//! and epochs. The page feeds it `Blob.slice` chunks; tests feed it slices.
+
+use felix_codec::epochs::Epoch;
+use felix_codec::index::IndexEntry;
+use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
+use felix_codec::report::FileReport;
+use felix_codec::scan::{Item, RecordStatus};
+use sha2::{Digest, Sha256};
+
+use super::group::{file_name, Dropped, Group};
+
+/// Record rows kept per file for the table and hex labels (32 bytes each).
+pub const MAX_RECORD_ROWS: usize = 1_000_000;
+/// Index entries kept per file for the index view.
+pub const MAX_INDEX_ROWS: usize = 1_000_000;
+/// Bytes read per chunk.
+pub const CHUNK_BYTES: u64 = 1 << 20;
+
+/// A record as the table and the hex view show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordRow {
+    /// First byte.
+    pub position: u64,
+    /// Offset.
+    pub offset: u64,
+    /// Payload length.
+    pub payload_len: u32,
+    /// Publish time.
+    pub timestamp_micros: u64,
+    /// Whether it verified.
+    pub status: RecordStatus,
+}
+
+impl RecordRow {
+    /// Exclusive end.
+    #[must_use]
+    pub fn end(&self) -> u64 {
+        self.position + 28 + u64::from(self.payload_len)
+    }
+}
+
+/// What the views need beyond the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Detail {
+    /// Records whose header verified, in file order (capped).
+    pub records: Vec<RecordRow>,
+    /// Whether the cap cut the list.
+    pub records_capped: bool,
+    /// Index entries (capped).
+    pub index_entries: Vec<IndexEntry>,
+    /// Epochs entries.
+    pub epochs: Vec<Epoch>,
+}
+
+impl Detail {
+    fn take(&mut self, item: &Item<'_>) {
+        match item {
+            Item::Record(r) => {
+                if self.records.len() < MAX_RECORD_ROWS {
+                    self.records.push(RecordRow {
+                        position: r.position,
+                        offset: r.header.offset,
+                        payload_len: r.header.payload_len,
+                        timestamp_micros: r.header.timestamp_micros,
+                        status: r.status,
+                    });
+                } else {
+                    self.records_capped = true;
+                }
+            }
+            Item::IndexEntry { entry, .. } if self.index_entries.len() < MAX_INDEX_ROWS => self.index_entries.push(*entry),
+            Item::Epoch { epoch, .. } => self.epochs.push(*epoch),
+            _ => {}
+        }
+    }
+}
+
+/// One file being scanned.
+#[derive(Debug)]
+pub struct FileJob {
+    scan: FileScan,
+    detail: Detail,
+    sha: Sha256,
+    done: u64,
+}
+
+impl FileJob {
+    /// Feeds the next chunk.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        self.sha.update(chunk);
+        let detail = &mut self.detail;
+        self.scan.feed(chunk, &mut |item: Item<'_>| detail.take(&item));
+        self.done += chunk.len() as u64;
+    }
+
+    /// Bytes fed so far.
+    #[must_use]
+    pub fn bytes_done(&self) -> u64 {
+        self.done
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The scan of one group: a shard, or one loose file.
+#[derive(Debug)]
+pub struct GroupScan {
+    inspection: Option<ShardInspection>,
+    paths: Vec<String>,
+    results: Vec<Option<(Option<FileReport>, Detail, String)>>,
+}
+
+/// A scanned file: its report and the views' detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scanned {
+    /// Index in the dropped list.
+    pub dropped: usize,
+    /// The report (the CLI's model).
+    pub report: FileReport,
+    /// Rows for the views.
+    pub detail: Detail,
+}
+
+impl GroupScan {
+    /// Prepares the scan of `group` of `dropped`.
+    #[must_use]
+    pub fn new(group: &Group, dropped: &[Dropped]) -> Self {
+        let files: Vec<&Dropped> = group.files.iter().filter_map(|i| dropped.get(*i)).collect();
+        let paths = files.iter().map(|f| f.path.clone()).collect();
+        let inspection = group.shard.as_ref().map(|shard| {
+            let inputs = files.iter().map(|f| InputFile { path: f.path.clone(), name: file_name(&f.path).into(), size: f.size }).collect();
+            ShardInspection::new(Some(shard.clone()), inputs)
+        });
+        Self { inspection, results: files.iter().map(|_| None).collect(), paths }
+    }
+
+    /// The order to scan the group's files in (indexes within the group).
+    #[must_use]
+    pub fn order(&self) -> Vec<usize> {
+        match &self.inspection {
+            Some(s) => s.order(),
+            None => (0..self.paths.len()).collect(),
+        }
+    }
+
+    /// Starts file `i` of the group.
+    #[must_use]
+    pub fn begin(&mut self, i: usize) -> FileJob {
+        let scan = match &mut self.inspection {
+            Some(s) => s.begin(i),
+            None => FileScan::standalone(file_name(self.paths.get(i).map_or("", String::as_str))),
+        };
+        FileJob { scan, detail: Detail::default(), sha: Sha256::new(), done: 0 }
+    }
+
+    /// Ends file `i`.
+    pub fn end(&mut self, i: usize, job: FileJob) {
+        let FileJob { scan, mut detail, sha, .. } = job;
+        let sha = hex(&sha.finalize());
+        let mut sink = |item: Item<'_>| detail.take(&item);
+        let report = match &mut self.inspection {
+            Some(s) => {
+                s.end(i, scan, &mut sink);
+                None
+            }
+            None => Some(scan.into_report(self.paths.get(i).cloned().unwrap_or_default(), &mut sink)),
+        };
+        if let Some(slot) = self.results.get_mut(i) {
+            *slot = Some((report, detail, sha));
+        }
+    }
+
+    /// The reports, in the group's file order, with cross-file checks applied.
+    #[must_use]
+    pub fn finish(self, group: &Group) -> Vec<Scanned> {
+        let shard_reports = self.inspection.map(ShardInspection::finish);
+        let mut out = Vec::new();
+        for (i, result) in self.results.into_iter().enumerate() {
+            let Some((report, detail, sha)) = result else { continue };
+            let mut report = match (report, &shard_reports) {
+                (Some(r), _) => r,
+                (None, Some(all)) => match all.get(i) {
+                    Some(r) => r.clone(),
+                    None => continue,
+                },
+                (None, None) => continue,
+            };
+            report.sha256 = Some(sha);
+            out.push(Scanned { dropped: group.files.get(i).copied().unwrap_or(i), report, detail });
+        }
+        out
+    }
+}
+
+/// Scans in-memory files completely (tests, and the built-in sample).
+#[must_use]
+pub fn scan_all(files: &[(String, Vec<u8>)]) -> Vec<Scanned> {
+    let dropped: Vec<Dropped> = files.iter().map(|(p, b)| Dropped { path: p.clone(), size: b.len() as u64 }).collect();
+    let mut out = Vec::new();
+    for g in super::group::group(&dropped) {
+        let mut scan = GroupScan::new(&g, &dropped);
+        for i in scan.order() {
+            let mut job = scan.begin(i);
+            let bytes = g.files.get(i).and_then(|d| files.get(*d)).map_or(&[][..], |(_, b)| b.as_slice());
+            for chunk in bytes.chunks(usize::try_from(CHUNK_BYTES).unwrap_or(usize::MAX)) {
+                job.feed(chunk);
+            }
+            scan.end(i, job);
+        }
+        out.extend(scan.finish(&g));
+    }
+    out.sort_by_key(|s| s.dropped);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::sample;
+
+    #[test]
+    fn the_sample_scans_to_every_kind_it_promises() {
+        let files = sample::files();
+        let scanned = scan_all(&files);
+        assert_eq!(scanned.len(), files.len());
+        let kinds: Vec<&str> = scanned.iter().flat_map(|s| s.report.findings.iter().map(|f| f.kind.as_str())).collect();
+        for k in ["Truncated", "RecordChecksum", "IndexEntryMismatch"] {
+            assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
+        }
+        let epochs = scanned.iter().find(|s| s.report.kind == felix_codec::file_name::FileKind::Epochs).unwrap();
+        assert_eq!(epochs.detail.epochs.len(), 3);
+        let seg = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000000.log")).unwrap();
+        assert_eq!(seg.detail.records.len() as u64, seg.report.records);
+        assert_eq!(seg.report.sha256.as_deref().map(str::len), Some(64));
+    }
+
+    #[test]
+    fn a_loose_file_gets_the_same_report_as_the_cli_model() {
+        let files = sample::files();
+        let (path, bytes) = files.iter().find(|(p, _)| p.ends_with("00000000000000000002.log")).unwrap();
+        let name = file_name(path).to_string();
+        let ours = scan_all(&[(name.clone(), bytes.clone())]);
+        let cli = felix_codec::inspect::inspect_in_memory(None, &[(name, bytes.as_slice())], 4096);
+        let mut want = cli.files[0].clone();
+        want.sha256 = ours[0].report.sha256.clone();
+        assert_eq!(ours[0].report, want);
+    }
+}

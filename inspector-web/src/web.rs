@@ -1,0 +1,153 @@
+//! The few browser calls the app needs, each a thin wrapper: read a slice of
+//! a file, make a file from bytes, download text, read the URL fragment,
+//! and walk a dropped folder (the directory entry API).
+
+use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Blob, BlobPropertyBag, File, HtmlAnchorElement, Url};
+
+fn js_err(e: &JsValue) -> String {
+    e.as_string().or_else(|| Reflect::get(e, &"message".into()).ok().and_then(|m| m.as_string())).unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// Bytes `start..end` of a blob (`Blob.slice`, then `arrayBuffer()`): never the whole file.
+///
+/// # Errors
+/// The browser's message.
+pub async fn read_slice(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, String> {
+    #[allow(clippy::cast_precision_loss)]
+    let part = blob.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| js_err(&e))?;
+    let buf = JsFuture::from(part.array_buffer()).await.map_err(|e| js_err(&e))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// A `File` holding `bytes` (the built-in sample goes through the same path as dropped files).
+///
+/// # Errors
+/// The browser's message.
+pub fn file_from_bytes(name: &str, bytes: &[u8]) -> Result<File, String> {
+    let parts = Array::of1(&Uint8Array::from(bytes));
+    File::new_with_u8_array_sequence(&parts, name).map_err(|e| js_err(&e))
+}
+
+/// The path a file was picked or dropped with (`webkitRelativePath`), or its name.
+#[must_use]
+pub fn relative_path(file: &File) -> String {
+    Reflect::get(file, &"webkitRelativePath".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| file.name())
+}
+
+/// Offers `text` as a download named `name`.
+///
+/// # Errors
+/// The browser's message.
+pub fn download(name: &str, mime: &str, text: &str) -> Result<(), String> {
+    let options = BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = Blob::new_with_str_sequence_and_options(&Array::of1(&JsValue::from_str(text)), &options).map_err(|e| js_err(&e))?;
+    let url = Url::create_object_url_with_blob(&blob).map_err(|e| js_err(&e))?;
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let a: HtmlAnchorElement = document.create_element("a").map_err(|e| js_err(&e))?.dyn_into().map_err(|_| "not an anchor")?;
+    a.set_href(&url);
+    a.set_download(name);
+    a.click();
+    Url::revoke_object_url(&url).map_err(|e| js_err(&e))
+}
+
+/// The URL fragment, `#…` included.
+#[must_use]
+pub fn hash() -> String {
+    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
+}
+
+/// The page URL with `fragment` in place of the current one.
+#[must_use]
+pub fn url_with_fragment(fragment: &str) -> String {
+    let Some(loc) = web_sys::window().map(|w| w.location()) else { return fragment.to_string() };
+    let base = format!("{}{}", loc.origin().unwrap_or_default(), loc.pathname().unwrap_or_default());
+    format!("{base}{fragment}")
+}
+
+/// Copies `text` to the clipboard when the browser allows it.
+pub fn copy_to_clipboard(text: &str) {
+    let Some(window) = web_sys::window() else { return };
+    let clipboard = Reflect::get(&window.navigator(), &"clipboard".into()).ok();
+    if let Some(cb) = clipboard.filter(|c| !c.is_undefined()) {
+        if let Ok(f) = Reflect::get(&cb, &"writeText".into()).and_then(JsCast::dyn_into::<Function>) {
+            let _ = f.call1(&cb, &JsValue::from_str(text));
+        }
+    }
+}
+
+/// Milliseconds since the page started (for the drop-to-first-finding timer).
+#[must_use]
+pub fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+}
+
+fn call_with_callback(target: &JsValue, method: &str) -> Promise {
+    let target = target.clone();
+    let method = method.to_string();
+    Promise::new(&mut move |resolve, reject| {
+        let f = Reflect::get(&target, &method.as_str().into()).and_then(JsCast::dyn_into::<Function>);
+        match f {
+            Ok(f) => {
+                if let Err(e) = f.call2(&target, &resolve, &reject) {
+                    let _ = reject.call1(&JsValue::NULL, &e);
+                }
+            }
+            Err(e) => {
+                let _ = reject.call1(&JsValue::NULL, &e);
+            }
+        }
+    })
+}
+
+/// Walks dropped items (files and folders) with the directory entry API and
+/// returns every file with its relative path (`folder/sub/name`).
+///
+/// # Errors
+/// The browser's message.
+pub async fn files_from_drop(items: &JsValue) -> Result<Vec<(String, File)>, String> {
+    let mut stack: Vec<JsValue> = Vec::new();
+    let len = Reflect::get(items, &"length".into()).ok().and_then(|l| l.as_f64()).unwrap_or(0.0) as u32;
+    for i in 0..len {
+        let item = Reflect::get(items, &i.into()).map_err(|e| js_err(&e))?;
+        let get = Reflect::get(&item, &"webkitGetAsEntry".into()).and_then(JsCast::dyn_into::<Function>);
+        if let Ok(get) = get {
+            let entry = get.call0(&item).map_err(|e| js_err(&e))?;
+            if !entry.is_null() {
+                stack.push(entry);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    while let Some(entry) = stack.pop() {
+        let is_dir = Reflect::get(&entry, &"isDirectory".into()).ok().and_then(|v| v.as_bool()).unwrap_or(false);
+        let full = Reflect::get(&entry, &"fullPath".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+        if is_dir {
+            let reader = Reflect::get(&entry, &"createReader".into())
+                .and_then(JsCast::dyn_into::<Function>)
+                .and_then(|f| f.call0(&entry))
+                .map_err(|e| js_err(&e))?;
+            loop {
+                let batch = JsFuture::from(call_with_callback(&reader, "readEntries")).await.map_err(|e| js_err(&e))?;
+                let batch: Array = batch.dyn_into().map_err(|_| "readEntries gave no list")?;
+                if batch.length() == 0 {
+                    break;
+                }
+                stack.extend(batch.iter());
+            }
+        } else {
+            let file: File =
+                JsFuture::from(call_with_callback(&entry, "file")).await.map_err(|e| js_err(&e))?.dyn_into().map_err(|_| "not a file")?;
+            out.push((full.trim_start_matches('/').to_string(), file));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
