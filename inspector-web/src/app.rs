@@ -3,7 +3,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use felix_codec::report::{FileReport, Report};
+use felix_codec::report::{FileReport, FindingReport, Report};
 use web_sys::{Blob, File};
 use yew::prelude::*;
 
@@ -13,7 +13,7 @@ use crate::components::{
 };
 use crate::logic::group::{group, Dropped};
 use crate::logic::problems::{self, Filter, ProblemRef};
-use crate::logic::scan::{GroupScan, Scanned, CHUNK_BYTES};
+use crate::logic::scan::{GroupScan, Scanned, CHUNK_BYTES, FIRST_CHUNK_BYTES};
 use crate::logic::{permalink, sample};
 use crate::web;
 
@@ -71,6 +71,8 @@ pub struct State {
     pub error: Option<String>,
     /// The last permalink made.
     pub permalink: Option<String>,
+    /// Findings met while scanning, before the reports are final: (file, finding).
+    pub live: Vec<(usize, FindingReport)>,
 }
 
 /// What can happen.
@@ -80,6 +82,8 @@ pub enum Action {
     Load(Vec<Loaded>),
     /// Scan progress of file `i`.
     Progress(usize, u64),
+    /// Findings met so far in file `i` (provisional), at `ms` after the drop.
+    Live(usize, Vec<FindingReport>, f64),
     /// Results of one group.
     Scanned(Vec<Scanned>, f64),
     /// The scan ended (or was cancelled).
@@ -142,6 +146,12 @@ impl Reducible for State {
                 if let Some(f) = s.files.get_mut(i) {
                     f.done = done;
                 }
+            }
+            Action::Live(i, found, ms) => {
+                if s.timings.0.is_none() && !found.is_empty() {
+                    s.timings.0 = Some(ms);
+                }
+                s.live.extend(found.into_iter().map(|f| (i, f)));
             }
             Action::Scanned(results, ms) => {
                 for r in results {
@@ -206,21 +216,35 @@ async fn scan(files: Vec<Loaded>, state: UseReducerDispatcher<State>, cancel: Rc
             let Some(file) = files.get(d) else { continue };
             let mut job = job_set.begin(i);
             let mut at = 0;
+            // Small first reads so damage near the start shows at once, then
+            // larger ones for throughput; progress is repainted at most every 100 ms.
+            let mut chunk = FIRST_CHUNK_BYTES;
+            let mut painted = web::now_ms();
             while at < file.size {
                 if cancel.get() {
                     state.dispatch(Action::Error("scan cancelled".into()));
                     return;
                 }
-                let end = (at + CHUNK_BYTES).min(file.size);
+                let end = (at + chunk).min(file.size);
+                chunk = (chunk * 2).min(CHUNK_BYTES);
                 match web::read_slice(&file.blob, at, end).await {
-                    Ok(bytes) => job.feed(&bytes),
+                    Ok(bytes) => {
+                        job.feed(&bytes);
+                        let live = job.take_live();
+                        if !live.is_empty() {
+                            state.dispatch(Action::Live(d, live, web::now_ms() - started));
+                        }
+                    }
                     Err(e) => {
                         state.dispatch(Action::Error(format!("{}: reading bytes {at}..{end}: {e}", file.path)));
                         return;
                     }
                 }
                 at = end;
-                state.dispatch(Action::Progress(d, at));
+                if web::now_ms() - painted > 100.0 || at == file.size {
+                    painted = web::now_ms();
+                    state.dispatch(Action::Progress(d, at));
+                }
             }
             job_set.end(i, job);
         }
@@ -306,7 +330,7 @@ pub fn app() -> Html {
             if state.shared.is_some() && state.files.is_empty() {
                 <div class="banner info" id="shared-banner">{ "This report came from a link: it carries findings, not bytes. Load the same files to see bytes (compare the SHA-256 in the overview)." }</div>
             }
-            <Progress files={state.files.clone()} />
+            <Progress files={state.files.clone()} live={state.live.clone()} />
             if let (Some(first), Some(all)) = state.timings {
                 <p class="timing" id="timing">{ format!("first finding after {first:.0} ms, all verified after {all:.0} ms") }</p>
             } else if let (None, Some(all)) = state.timings {
@@ -335,6 +359,7 @@ pub fn app() -> Html {
 #[derive(Properties, PartialEq)]
 struct ProgressProps {
     files: Vec<Loaded>,
+    live: Vec<(usize, FindingReport)>,
 }
 
 #[function_component(Progress)]
@@ -348,6 +373,13 @@ fn progress(props: &ProgressProps) -> Html {
             { for busy.iter().map(|f| html! {
                 <div class="bar"><span>{ &f.path }</span><progress max={f.size.max(1).to_string()} value={f.done.to_string()} /></div>
             }) }
+            if !props.live.is_empty() {
+                <ul id="live-findings" class="live">
+                    { for props.live.iter().take(20).filter_map(|(i, f)| props.files.get(*i).map(|file| html! {
+                        <li data-kind={f.kind.clone()} data-position={f.position.to_string()}>{ format!("{}: {} at byte {} — still scanning, verdict provisional", file.path, f.kind, f.position) }</li>
+                    })) }
+                </ul>
+            }
         </div>
     }
 }

@@ -83,6 +83,18 @@ pub fn copy_to_clipboard(text: &str) {
     }
 }
 
+/// Bytes of linear memory the module holds (for the memory benchmark:
+/// `window.wasmBindings.wasm_memory_bytes()`).
+#[wasm_bindgen::prelude::wasm_bindgen]
+#[must_use]
+pub fn wasm_memory_bytes() -> f64 {
+    Reflect::get(&wasm_bindgen::memory(), &"buffer".into())
+        .and_then(|b| Reflect::get(&b, &"byteLength".into()))
+        .ok()
+        .and_then(|n| n.as_f64())
+        .unwrap_or(0.0)
+}
+
 /// Milliseconds since the page started (for the drop-to-first-finding timer).
 #[must_use]
 pub fn now_ms() -> f64 {

@@ -6,7 +6,7 @@
 use felix_codec::epochs::Epoch;
 use felix_codec::index::IndexEntry;
 use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
-use felix_codec::report::FileReport;
+use felix_codec::report::{FileReport, FindingReport};
 use felix_codec::scan::{Item, RecordStatus};
 use sha2::{Digest, Sha256};
 
@@ -16,8 +16,12 @@ use super::group::{file_name, Dropped, Group};
 pub const MAX_RECORD_ROWS: usize = 1_000_000;
 /// Index entries kept per file for the index view.
 pub const MAX_INDEX_ROWS: usize = 1_000_000;
-/// Bytes read per chunk.
-pub const CHUNK_BYTES: u64 = 1 << 20;
+/// Findings shown live per chunk, at most.
+pub const MAX_LIVE_FINDINGS: usize = 100;
+/// Largest read per chunk.
+pub const CHUNK_BYTES: u64 = 4 << 20;
+/// The first read of a file (reads double from here up to [`CHUNK_BYTES`]).
+pub const FIRST_CHUNK_BYTES: u64 = 64 << 10;
 
 /// A record as the table and the hex view show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +57,8 @@ pub struct Detail {
     pub index_entries: Vec<IndexEntry>,
     /// Epochs entries.
     pub epochs: Vec<Epoch>,
+    /// Findings as the scan met them (provisional verdicts), not yet handed out.
+    pub live: Vec<FindingReport>,
 }
 
 impl Detail {
@@ -73,6 +79,7 @@ impl Detail {
             }
             Item::IndexEntry { entry, .. } if self.index_entries.len() < MAX_INDEX_ROWS => self.index_entries.push(*entry),
             Item::Epoch { epoch, .. } => self.epochs.push(*epoch),
+            Item::Finding(f) if self.live.len() < MAX_LIVE_FINDINGS => self.live.push(FindingReport::from(*f)),
             _ => {}
         }
     }
@@ -100,6 +107,13 @@ impl FileJob {
     #[must_use]
     pub fn bytes_done(&self) -> u64 {
         self.done
+    }
+
+    /// Findings met since the last call, with provisional repair verdicts
+    /// (the final ones come with the report), so the page can show damage
+    /// while the rest of a large file is still being read.
+    pub fn take_live(&mut self) -> Vec<FindingReport> {
+        std::mem::take(&mut self.detail.live)
     }
 }
 
@@ -161,6 +175,7 @@ impl GroupScan {
     /// Ends file `i`.
     pub fn end(&mut self, i: usize, job: FileJob) {
         let FileJob { scan, mut detail, sha, .. } = job;
+        detail.live.clear();
         let sha = hex(&sha.finalize());
         let mut sink = |item: Item<'_>| detail.take(&item);
         let report = match &mut self.inspection {
@@ -237,6 +252,23 @@ mod tests {
         let seg = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000000.log")).unwrap();
         assert_eq!(seg.detail.records.len() as u64, seg.report.records);
         assert_eq!(seg.report.sha256.as_deref().map(str::len), Some(64));
+    }
+
+    #[test]
+    fn findings_are_handed_out_as_the_scan_meets_them() {
+        let files = sample::files();
+        let (path, bytes) = files.iter().find(|(p, _)| p.ends_with("00000000000000000001.log")).unwrap();
+        let dropped = [Dropped { path: file_name(path).into(), size: bytes.len() as u64 }];
+        let g = Group { shard: None, files: vec![0] };
+        let mut scan = GroupScan::new(&g, &dropped);
+        let mut job = scan.begin(0);
+        let rot_at = 1692;
+        job.feed(&bytes[..rot_at + 200]);
+        let live = job.take_live();
+        assert_eq!(live.len(), 1, "the rot is reported before the file ends");
+        assert_eq!((live[0].kind.as_str(), live[0].position), ("RecordChecksum", rot_at as u64));
+        job.feed(&bytes[rot_at + 200..]);
+        assert!(job.take_live().is_empty());
     }
 
     #[test]
