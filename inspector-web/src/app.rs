@@ -1,7 +1,12 @@
 //! The application: state in a reducer, the scan driver, and the layout.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{MessageEvent, Worker};
 
 use felix_codec::report::{FileReport, FindingReport, Report};
 use web_sys::{Blob, File};
@@ -11,10 +16,10 @@ use crate::components::{
     drop_zone::DropZone, epochs_view::EpochsView, hex_view::HexView, index_view::IndexView, overview::Overview, problems::Problems,
     record_table::RecordTable, share::ShareBar,
 };
-use crate::logic::group::{group, Dropped};
+use crate::driver::{self, Events};
 use crate::logic::problems::{self, Filter, ProblemRef};
-use crate::logic::scan::{GroupScan, Scanned, CHUNK_BYTES, FIRST_CHUNK_BYTES};
-use crate::logic::{permalink, sample};
+use crate::logic::scan::Scanned;
+use crate::logic::{permalink, sample, wire};
 use crate::web;
 
 /// An `Rc` compared by identity, so large scan results are cheap props.
@@ -206,70 +211,196 @@ impl Reducible for State {
     }
 }
 
-/// Scans every group in order, chunk by chunk, dispatching progress.
-async fn scan(files: Vec<Loaded>, state: UseReducerDispatcher<State>, cancel: Rc<Cell<bool>>, started: f64) {
-    let dropped: Vec<Dropped> = files.iter().map(|f| Dropped { path: f.path.clone(), size: f.size }).collect();
-    for g in group(&dropped) {
-        let mut job_set = GroupScan::new(&g, &dropped);
-        for i in job_set.order() {
-            let Some(&d) = g.files.get(i) else { continue };
-            let Some(file) = files.get(d) else { continue };
-            let mut job = job_set.begin(i);
-            let mut at = 0;
-            // Small first reads so damage near the start shows at once, then
-            // larger ones for throughput; progress is repainted at most every 100 ms.
-            let mut chunk = FIRST_CHUNK_BYTES;
-            let mut painted = web::now_ms();
-            while at < file.size {
-                if cancel.get() {
-                    state.dispatch(Action::Error("scan cancelled".into()));
-                    return;
-                }
-                let end = (at + chunk).min(file.size);
-                chunk = (chunk * 2).min(CHUNK_BYTES);
-                match web::read_slice(&file.blob, at, end).await {
-                    Ok(bytes) => {
-                        job.feed(&bytes);
-                        let live = job.take_live();
-                        if !live.is_empty() {
-                            state.dispatch(Action::Live(d, live, web::now_ms() - started));
-                        }
-                    }
-                    Err(e) => {
-                        state.dispatch(Action::Error(format!("{}: reading bytes {at}..{end}: {e}", file.path)));
-                        return;
-                    }
-                }
-                at = end;
-                if web::now_ms() - painted > 100.0 || at == file.size {
-                    painted = web::now_ms();
-                    state.dispatch(Action::Progress(d, at));
-                }
-            }
-            job_set.end(i, job);
-        }
-        state.dispatch(Action::Scanned(job_set.finish(&g), web::now_ms() - started));
+/// The page's side of the scan: actions for the reducer.
+struct Dispatch(UseReducerDispatcher<State>);
+
+impl Events for Dispatch {
+    fn progress(&self, file: usize, done: u64) {
+        self.0.dispatch(Action::Progress(file, done));
     }
-    state.dispatch(Action::Done(web::now_ms() - started));
+    fn live(&self, file: usize, found: Vec<FindingReport>, ms: f64) {
+        self.0.dispatch(Action::Live(file, found, ms));
+    }
+    fn scanned(&self, results: Vec<Scanned>, ms: f64) {
+        self.0.dispatch(Action::Scanned(results, ms));
+    }
+    fn done(&self, ms: f64) {
+        self.0.dispatch(Action::Done(ms));
+    }
+    fn error(&self, message: String) {
+        self.0.dispatch(Action::Error(message));
+    }
 }
 
-/// Starts scanning `files` (path, file).
-fn start(files: Vec<(String, File)>, state: &UseReducerHandle<State>, cancel: &Rc<Cell<bool>>) {
+/// The scan worker's script (trunk's loader shim; `filehash` is off so the name is stable).
+pub const WORKER_SCRIPT: &str = "./felix-scan-worker_loader.js";
+
+fn field(data: &JsValue, k: &str) -> JsValue {
+    Reflect::get(data, &k.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// Turns one worker message into the page's events.
+fn on_worker_message(data: &JsValue, events: &Dispatch) {
+    let num = |k: &str| field(data, k).as_f64().unwrap_or(0.0);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let index = |v: f64| v as usize;
+    match field(data, "type").as_string().as_deref() {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Some("progress") => events.progress(index(num("file")), num("done") as u64),
+        Some("live") => {
+            let found = serde_json::from_str(&field(data, "findings").as_string().unwrap_or_default()).unwrap_or_default();
+            events.live(index(num("file")), found, num("ms"));
+        }
+        Some("group") => {
+            let items: Array = field(data, "items").unchecked_into();
+            let mut results = Vec::new();
+            for item in items.iter() {
+                let report = serde_json::from_str(&field(&item, "report").as_string().unwrap_or_default());
+                let detail = wire::unpack(&Uint8Array::new(&field(&item, "detail")).to_vec());
+                match (report, detail) {
+                    (Ok(report), Ok(detail)) => {
+                        results.push(Scanned { dropped: index(field(&item, "dropped").as_f64().unwrap_or(0.0)), report, detail });
+                    }
+                    (Err(e), _) => return events.error(format!("the scan worker sent an unreadable report: {e}")),
+                    (_, Err(e)) => return events.error(format!("the scan worker sent unreadable records: {e}")),
+                }
+            }
+            events.scanned(results, num("ms"));
+        }
+        Some("done") => events.done(num("ms")),
+        Some("error") => events.error(field(data, "message").as_string().unwrap_or_default()),
+        _ => {}
+    }
+}
+
+/// Spawns the scan worker ahead of time, so a drop does not wait for its
+/// module to load. It says "ready" once running; a job sent earlier waits.
+fn spawn_worker(runner: &Rc<RefCell<Runner>>, dispatch: &UseReducerDispatcher<State>) {
+    let Ok(worker) = Worker::new(WORKER_SCRIPT) else { return };
+    let events = Dispatch(dispatch.clone());
+    let weak = Rc::downgrade(runner);
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+        let data = e.data();
+        let kind = field(&data, "type").as_string();
+        let Some(runner) = weak.upgrade() else { return };
+        match kind.as_deref() {
+            Some("ready") => {
+                let mut r = runner.borrow_mut();
+                r.ready = true;
+                if let (Some(job), Some(w)) = (r.pending.take(), r.worker.as_ref()) {
+                    if w.post_message(&job).is_err() {
+                        drop(r);
+                        events.error("could not hand the files to the scan worker".into());
+                    }
+                }
+                return;
+            }
+            Some("done" | "error") => runner.borrow_mut().busy = false,
+            _ => {}
+        }
+        on_worker_message(&data, &events);
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    let err_dispatch = dispatch.clone();
+    let on_error =
+        Closure::<dyn FnMut(web_sys::Event)>::new(move |_| err_dispatch.dispatch(Action::Error("the scan worker failed to run".into())));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
+    let mut r = runner.borrow_mut();
+    r.worker = Some(worker);
+    r.ready = false;
+}
+
+/// The job message for the worker.
+fn job(files: &[Loaded], started: f64) -> Object {
+    let msg = Object::new();
+    let paths = Array::new();
+    let blobs = Array::new();
+    for f in files {
+        paths.push(&JsValue::from_str(&f.path));
+        blobs.push(&f.blob);
+    }
+    let _ = Reflect::set(&msg, &"paths".into(), &paths);
+    let _ = Reflect::set(&msg, &"files".into(), &blobs);
+    let _ = Reflect::set(&msg, &"started".into(), &started.into());
+    msg
+}
+
+/// Starts scanning `files` (path, file): in the worker, or on the page if none runs.
+fn start(files: Vec<(String, File)>, state: &UseReducerHandle<State>, runner: &Rc<RefCell<Runner>>) {
     let loaded: Vec<Loaded> =
         files.into_iter().map(|(path, f)| Loaded { path, size: f.size() as u64, blob: f.into(), done: 0, scanned: None }).collect();
     if loaded.is_empty() {
         return;
     }
-    cancel.set(false);
+    let started = driver::wall_ms();
+    let busy = runner.borrow().busy;
+    if busy {
+        // A scan is running: stop it and start from a fresh worker.
+        runner.borrow_mut().stop();
+        spawn_worker(runner, &state.dispatcher());
+    }
     state.dispatch(Action::Load(loaded.clone()));
-    wasm_bindgen_futures::spawn_local(scan(loaded, state.dispatcher(), Rc::clone(cancel), web::now_ms()));
+    let msg = job(&loaded, started);
+    {
+        let mut r = runner.borrow_mut();
+        if r.worker.is_some() {
+            r.busy = true;
+            if !r.ready {
+                r.pending = Some(msg);
+                return;
+            }
+            if r.worker.as_ref().is_some_and(|w| w.post_message(&msg).is_ok()) {
+                return;
+            }
+        }
+    }
+    // No worker: scan on the page, in awaited chunks.
+    let cancel = Rc::new(Cell::new(false));
+    runner.borrow_mut().cancel = Some(Rc::clone(&cancel));
+    let events = Dispatch(state.dispatcher());
+    let list: Vec<(String, u64, Blob)> = loaded.into_iter().map(|f| (f.path, f.size, f.blob)).collect();
+    wasm_bindgen_futures::spawn_local(async move { driver::run(list, &events, move || cancel.get(), started).await });
+}
+
+/// The scan machinery: the worker (warm, or running a job), or a cancel flag
+/// for the page's own loop.
+#[derive(Debug, Default)]
+struct Runner {
+    worker: Option<Worker>,
+    ready: bool,
+    busy: bool,
+    pending: Option<Object>,
+    cancel: Option<Rc<Cell<bool>>>,
+}
+
+impl Runner {
+    fn stop(&mut self) {
+        if let Some(w) = self.worker.take() {
+            w.terminate();
+        }
+        if let Some(c) = self.cancel.take() {
+            c.set(true);
+        }
+        self.ready = false;
+        self.busy = false;
+        self.pending = None;
+    }
 }
 
 /// The inspector page.
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(State::default);
-    let cancel = use_memo((), |()| Rc::new(Cell::new(false)));
+    let runner = use_memo((), |()| Rc::new(RefCell::new(Runner::default())));
+    {
+        let (runner, dispatch) = (Rc::clone(&runner), state.dispatcher());
+        use_effect_with((), move |()| {
+            spawn_worker(&runner, &dispatch);
+            || ()
+        });
+    }
     {
         let state = state.clone();
         use_effect_with((), move |()| {
@@ -284,25 +415,29 @@ pub fn app() -> Html {
         });
     }
     let on_files = {
-        let (state, cancel) = (state.clone(), Rc::clone(&cancel));
-        Callback::from(move |files: Vec<(String, File)>| start(files, &state, &cancel))
+        let (state, runner) = (state.clone(), Rc::clone(&runner));
+        Callback::from(move |files: Vec<(String, File)>| start(files, &state, &runner))
     };
     let on_sample = {
-        let (state, cancel) = (state.clone(), Rc::clone(&cancel));
+        let (state, runner) = (state.clone(), Rc::clone(&runner));
         Callback::from(move |_: MouseEvent| {
             let files: Result<Vec<(String, File)>, String> = sample::files()
                 .into_iter()
                 .map(|(p, b)| web::file_from_bytes(crate::logic::group::file_name(&p), &b).map(|f| (p, f)))
                 .collect();
             match files {
-                Ok(files) => start(files, &state, &cancel),
+                Ok(files) => start(files, &state, &runner),
                 Err(e) => state.dispatch(Action::Error(e)),
             }
         })
     };
     let on_cancel = {
-        let cancel = Rc::clone(&cancel);
-        Callback::from(move |_: MouseEvent| cancel.set(true))
+        let (runner, state) = (Rc::clone(&runner), state.clone());
+        Callback::from(move |_: MouseEvent| {
+            runner.borrow_mut().stop();
+            spawn_worker(&runner, &state.dispatcher());
+            state.dispatch(Action::Error("scan cancelled".into()));
+        })
     };
     let on_key = {
         let state = state.clone();

@@ -10,5 +10,6 @@
 
 pub mod app;
 pub mod components;
+pub mod driver;
 pub mod logic;
 pub mod web;

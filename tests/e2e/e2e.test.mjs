@@ -63,6 +63,8 @@ async function page() {
   p.on('request', (r) => p.requests.push(r.url()));
   p.errors = [];
   p.on('pageerror', (e) => p.errors.push(e.message));
+  p.workers = [];
+  p.on('worker', (w) => p.workers.push(w.url()));
   return p;
 }
 
@@ -106,6 +108,7 @@ test('a torn .log shows its finding, highlighted bytes, and the same report as t
     assert.ok(url.startsWith(base) || url.startsWith('blob:') || url.startsWith('data:'), `request left the page: ${url}`);
   }
   assert.deepEqual(p.errors, []);
+  assert.ok(p.workers.some((u) => u.endsWith('/felix-scan-worker_loader.js')), `the scan ran in a Web Worker: ${p.workers}`);
   await p.screenshot({ path: join(ARTIFACTS, 'inspector-torn-tail.png'), fullPage: true });
 });
 

@@ -10,3 +10,4 @@ pub mod permalink;
 pub mod problems;
 pub mod sample;
 pub mod scan;
+pub mod wire;

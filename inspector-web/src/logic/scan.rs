@@ -175,7 +175,6 @@ impl GroupScan {
     /// Ends file `i`.
     pub fn end(&mut self, i: usize, job: FileJob) {
         let FileJob { scan, mut detail, sha, .. } = job;
-        detail.live.clear();
         let sha = hex(&sha.finalize());
         let mut sink = |item: Item<'_>| detail.take(&item);
         let report = match &mut self.inspection {
@@ -185,6 +184,8 @@ impl GroupScan {
             }
             None => Some(scan.into_report(self.paths.get(i).cloned().unwrap_or_default(), &mut sink)),
         };
+        // Live findings were for the page while scanning; the report is final.
+        detail.live.clear();
         if let Some(slot) = self.results.get_mut(i) {
             *slot = Some((report, detail, sha));
         }
