@@ -480,7 +480,7 @@ pub fn app() -> Html {
                 if let Some(scanned) = file.scanned.clone() {
                     <section class="detail">
                         <h2>{ format!("{} — {}", file.path, scanned.0.report.kind.as_str()) }</h2>
-                        <HexView blob={file.blob.clone()} scanned={scanned.clone()} range={state.range} />
+                        <HexView blob={file.blob.clone()} scanned={scanned.clone()} range={state.range} file={state.selected.unwrap_or(0)} on_action={dispatch.clone()} />
                         <RecordTable scanned={scanned.clone()} range={state.range} file={state.selected.unwrap_or(0)} on_action={dispatch.clone()} />
                         <IndexView scanned={scanned.clone()} />
                         <EpochsView scanned={scanned} />

@@ -129,6 +129,18 @@ test('the built-in sample shows every kind of damage, and n/p walk the problems'
   assert.equal(await current.getAttribute('data-kind'), 'RecordChecksum');
   const pos = await current.getAttribute('data-position');
   await p.locator(`#hex span[data-pos="${pos}"].dmg`).waitFor();
+  // Jump by record offset: the record's bytes are selected and its table row follows.
+  await p.fill('#jump', '@55');
+  await p.press('#jump', 'Enter');
+  const selectedRow = p.locator('#records .rec.selected');
+  await selectedRow.waitFor();
+  assert.match(await selectedRow.locator('span').first().textContent(), /^55$/);
+  // Jump by byte position, then click a byte: its record is selected.
+  await p.fill('#jump', '0x40');
+  await p.press('#jump', 'Enter');
+  await p.locator('#hex span[data-pos="64"].sel').waitFor();
+  await p.locator('#hex span[data-pos="64"]').click();
+  await p.locator('#records .rec.selected').waitFor();
   await p.screenshot({ path: join(ARTIFACTS, 'inspector-sample.png'), fullPage: true });
 });
 

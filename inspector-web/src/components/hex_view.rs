@@ -4,8 +4,10 @@
 use web_sys::{Blob, Element};
 use yew::prelude::*;
 
-use crate::app::Shared;
-use crate::logic::hex::{byte_classes, describe, field_at, row_count, row_of, Window, BYTES_PER_ROW};
+use web_sys::HtmlInputElement;
+
+use crate::app::{Action, Shared, State};
+use crate::logic::hex::{byte_classes, click_selection, describe, field_at, parse_jump, row_count, row_of, Window, BYTES_PER_ROW};
 use crate::logic::scan::Scanned;
 use crate::web;
 
@@ -23,6 +25,10 @@ pub struct Props {
     pub scanned: Shared<Scanned>,
     /// The selected byte range, scrolled to and outlined.
     pub range: Option<(u64, u64)>,
+    /// The file's index in the page.
+    pub file: usize,
+    /// Where selections go.
+    pub on_action: UseReducerDispatcher<State>,
 }
 
 /// The hex view.
@@ -73,6 +79,23 @@ pub fn hex_view(props: &Props) -> Html {
             }
         })
     };
+    let jump_error = use_state(String::new);
+    let on_jump = {
+        let (d, file, scanned, jump_error) = (props.on_action.clone(), props.file, props.scanned.clone(), jump_error.clone());
+        Callback::from(move |e: KeyboardEvent| {
+            if e.key() != "Enter" {
+                return;
+            }
+            let input: HtmlInputElement = e.target_unchecked_into();
+            match parse_jump(&input.value(), &scanned.0.detail.records, scanned.0.report.size) {
+                Ok(range) => {
+                    jump_error.set(String::new());
+                    d.dispatch(Action::Select(file, Some(range)));
+                }
+                Err(msg) => jump_error.set(msg),
+            }
+        })
+    };
     let s = &props.scanned.0;
     let kind = s.report.kind;
     let top = *first;
@@ -100,7 +123,14 @@ pub fn hex_view(props: &Props) -> Html {
                     hover.set(text);
                 })
             };
-            html! { <span class={class} data-pos={pos.to_string()} onmouseenter={on_enter}>{ text }</span> }
+            let on_click = {
+                let (d, file, scanned) = (props.on_action.clone(), props.file, props.scanned.clone());
+                Callback::from(move |_: MouseEvent| {
+                    let r = &scanned.0;
+                    d.dispatch(Action::Select(file, Some(click_selection(r.report.kind, &r.detail.records, r.report.size, pos))));
+                })
+            };
+            html! { <span class={class} data-pos={pos.to_string()} onmouseenter={on_enter} onclick={on_click}>{ text }</span> }
         });
         let ascii: String = (0..BYTES_PER_ROW)
             .map(|i| row * BYTES_PER_ROW + i)
@@ -123,6 +153,10 @@ pub fn hex_view(props: &Props) -> Html {
     html! {
         <div class="hexwrap">
             <h3>{ "Bytes" }</h3>
+            <label class="jump">{ "jump to " }
+                <input id="jump" type="text" placeholder="byte 1234 / 0x4d2, or @offset" onkeydown={on_jump} aria-label="jump to a byte position or record offset" />
+            </label>
+            if !jump_error.is_empty() { <span class="jump-error" role="alert">{ (*jump_error).clone() }</span> }
             <p class="hover" id="hex-hover">{ if hover.is_empty() { "hover a byte to name its field" } else { hover.as_str() } }</p>
             <div id="hex" class="hex" ref={container} onscroll={on_scroll} style={format!("height:{}px", rows.clamp(1, VISIBLE_ROWS) * ROW_PX + 2)}>
                 <div class="spacer" style={format!("height:{}px", rows * ROW_PX)}>

@@ -193,6 +193,42 @@ pub fn describe(l: &Located, window: &Window) -> String {
     format!("{} = {value} ({at})", l.field.name)
 }
 
+/// What a jump box entry means: `1234` or `0x4d2` is a byte position;
+/// `@42` (or `offset 42`) is the record with that offset. Returns the range
+/// to select.
+///
+/// # Errors
+/// A message saying what was not understood or not found.
+pub fn parse_jump(text: &str, records: &[RecordRow], size: u64) -> Result<(u64, u64), String> {
+    let t = text.trim();
+    let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
+    if let Some(o) = record {
+        let offset: u64 = o.parse().map_err(|_| format!("{o:?} is not a record offset"))?;
+        let r = records.iter().find(|r| r.offset == offset).ok_or_else(|| format!("no record with offset {offset} was found"))?;
+        return Ok((r.position, r.end().min(size.max(r.position + 1))));
+    }
+    let pos = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).map_err(|_| format!("{t:?} is not a hex byte position"))?,
+        None => t.parse().map_err(|_| format!("{t:?} is not a byte position (try 1234, 0x4d2 or @offset)"))?,
+    };
+    if pos >= size {
+        return Err(format!("byte {pos} is past the end of the file ({size} bytes)"));
+    }
+    Ok((pos, pos + 1))
+}
+
+/// What a click on byte `pos` selects: its record, its field, or the byte.
+#[must_use]
+pub fn click_selection(kind: FileKind, records: &[RecordRow], size: u64, pos: u64) -> (u64, u64) {
+    if kind == FileKind::Segment && pos >= 32 {
+        let i = records.partition_point(|r| r.position <= pos).checked_sub(1);
+        if let Some(r) = i.and_then(|i| records.get(i)).filter(|r| pos < r.end()) {
+            return (r.position, r.end().min(size));
+        }
+    }
+    field_at(kind, records, size, pos).map_or((pos, pos + 1), |l| (l.start, l.end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +250,23 @@ mod tests {
         assert_eq!(describe(&l, &w), "payload_len = 2 (record 7, bytes 32..36)");
         let l = field_at(FileKind::Segment, &s.detail.records, size, 52).unwrap();
         assert_eq!(describe(&l, &w), "header_crc = stored C654DE27, computed C654DE27 (record 7, bytes 52..56)");
+    }
+
+    #[test]
+    fn jumps_by_byte_or_offset_and_clicks_select_the_record() {
+        let files = crate::logic::sample::files();
+        let s = &scan_all(&files)[0];
+        let (recs, size) = (&s.detail.records, s.report.size);
+        assert_eq!(parse_jump("0x20", recs, size), Ok((32, 33)));
+        assert_eq!(parse_jump("100", recs, size), Ok((100, 101)));
+        let r = recs[3];
+        assert_eq!(parse_jump("@3", recs, size), Ok((r.position, r.end())));
+        assert_eq!(parse_jump("offset 3", recs, size), Ok((r.position, r.end())));
+        assert!(parse_jump("@999", recs, size).unwrap_err().contains("no record with offset 999"));
+        assert!(parse_jump("zz", recs, size).unwrap_err().contains("not a byte position"));
+        assert!(parse_jump("99999999", recs, size).unwrap_err().contains("past the end"));
+        assert_eq!(click_selection(FileKind::Segment, recs, size, r.position + 30), (r.position, r.end()));
+        assert_eq!(click_selection(FileKind::Segment, recs, size, 9), (8, 16), "a header byte selects its field");
     }
 
     #[test]
