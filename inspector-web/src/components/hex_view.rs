@@ -1,6 +1,7 @@
 //! The hex view, virtualised: only the visible rows exist in the DOM, and
 //! only their bytes are read (`Blob.slice`), so a 2 GiB file scrolls.
 
+use wasm_bindgen::JsCast;
 use web_sys::{Blob, Element};
 use yew::prelude::*;
 
@@ -96,6 +97,31 @@ pub fn hex_view(props: &Props) -> Html {
             }
         })
     };
+    // One listener each on the container (not one per byte): the byte is read from `data-pos`.
+    let byte_of = |e: &MouseEvent| -> Option<u64> {
+        let el: Element = e.target()?.dyn_into().ok()?;
+        el.get_attribute("data-pos")?.parse().ok()
+    };
+    let on_over = {
+        let (hover, window, scanned) = (hover.clone(), window.clone(), props.scanned.clone());
+        Callback::from(move |e: MouseEvent| {
+            let Some(pos) = byte_of(&e) else { return };
+            let r = &scanned.0;
+            let text = field_at(r.report.kind, &r.detail.records, r.report.size, pos).map_or_else(
+                || format!("byte {pos}: not part of a recognised structure"),
+                |l| format!("byte {pos}: {}", describe(&l, &window)),
+            );
+            hover.set(text);
+        })
+    };
+    let on_click = {
+        let (d, file, scanned) = (props.on_action.clone(), props.file, props.scanned.clone());
+        Callback::from(move |e: MouseEvent| {
+            let Some(pos) = byte_of(&e) else { return };
+            let r = &scanned.0;
+            d.dispatch(Action::Select(file, Some(click_selection(r.report.kind, &r.detail.records, r.report.size, pos))));
+        })
+    };
     let s = &props.scanned.0;
     let kind = s.report.kind;
     let top = *first;
@@ -111,26 +137,7 @@ pub fn hex_view(props: &Props) -> Html {
                 class.push_str(" sel");
             }
             let text = byte.map_or_else(|| "··".to_string(), |b| format!("{b:02X}"));
-            let on_enter = {
-                let (hover, window) = (hover.clone(), (*window).clone());
-                let records = props.scanned.clone();
-                Callback::from(move |_: MouseEvent| {
-                    let r = &records.0;
-                    let text = field_at(r.report.kind, &r.detail.records, r.report.size, pos).map_or_else(
-                        || format!("byte {pos}: not part of a recognised structure"),
-                        |l| format!("byte {pos}: {}", describe(&l, &window)),
-                    );
-                    hover.set(text);
-                })
-            };
-            let on_click = {
-                let (d, file, scanned) = (props.on_action.clone(), props.file, props.scanned.clone());
-                Callback::from(move |_: MouseEvent| {
-                    let r = &scanned.0;
-                    d.dispatch(Action::Select(file, Some(click_selection(r.report.kind, &r.detail.records, r.report.size, pos))));
-                })
-            };
-            html! { <span class={class} data-pos={pos.to_string()} onmouseenter={on_enter} onclick={on_click}>{ text }</span> }
+            html! { <span class={class} data-pos={pos.to_string()}>{ text }</span> }
         });
         let ascii: String = (0..BYTES_PER_ROW)
             .map(|i| row * BYTES_PER_ROW + i)
@@ -158,7 +165,7 @@ pub fn hex_view(props: &Props) -> Html {
             </label>
             if !jump_error.is_empty() { <span class="jump-error" role="alert">{ (*jump_error).clone() }</span> }
             <p class="hover" id="hex-hover">{ if hover.is_empty() { "hover a byte to name its field" } else { hover.as_str() } }</p>
-            <div id="hex" class="hex" ref={container} onscroll={on_scroll} style={format!("height:{}px", rows.clamp(1, VISIBLE_ROWS) * ROW_PX + 2)}>
+            <div id="hex" class="hex" ref={container} onscroll={on_scroll} onmouseover={on_over} onclick={on_click} style={format!("height:{}px", rows.clamp(1, VISIBLE_ROWS) * ROW_PX + 2)}>
                 <div class="spacer" style={format!("height:{}px", rows * ROW_PX)}>
                     <div class="rows" style={format!("top:{}px", top * ROW_PX)}>{ for body }</div>
                 </div>
