@@ -36,6 +36,7 @@ pub mod report;
 pub mod scan;
 pub mod segment_header;
 pub mod shard_name;
+pub mod time;
 
 pub use corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
 pub use repair::{is_repairable_tail, repair_verdict, Place, RepairOptions};

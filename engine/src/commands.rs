@@ -14,6 +14,7 @@ use felix_engine::shard::{Config, Shard};
 use felix_engine::OsIo;
 
 use crate::fail;
+use felix_codec::time::format_micros;
 
 type Outcome = Result<bool, (u8, String)>;
 
@@ -67,23 +68,6 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     s
-}
-
-/// `2026-11-29T14:21:27.123456Z` from microseconds since the Unix epoch.
-pub fn format_micros(micros: u64) -> String {
-    let secs = micros / 1_000_000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}Z", rem / 3600, rem % 3600 / 60, rem % 60, micros % 1_000_000)
 }
 
 pub fn consume(shard: &Shard, from: u64, max: Option<u64>, json: bool) -> Outcome {

@@ -334,3 +334,24 @@ fn concurrent_appends_get_unique_contiguous_offsets() {
     assert_eq!(offsets, (0..200).collect::<Vec<u64>>());
     assert_eq!(read_all(&shard).len(), 200);
 }
+
+#[test]
+fn readers_see_a_growing_prefix_while_a_writer_appends() {
+    let io = Arc::new(SimIo::new());
+    let shard = Arc::new(open(&io, small()).unwrap());
+    let writer = {
+        let shard = Arc::clone(&shard);
+        std::thread::spawn(move || workload(&shard, 300))
+    };
+    let mut seen = 0;
+    while seen < 300 {
+        let got = read_all(&shard);
+        assert!(got.len() >= seen, "a reader never sees acknowledged records disappear");
+        for (offset, bytes) in &got {
+            assert_eq!(*bytes, payload(*offset), "offset {offset} read while appending");
+        }
+        assert_eq!(got.iter().map(|(o, _)| *o).collect::<Vec<_>>(), (0..got.len() as u64).collect::<Vec<_>>());
+        seen = got.len();
+    }
+    assert_eq!(writer.join().unwrap().len(), 300);
+}

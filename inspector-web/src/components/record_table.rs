@@ -5,6 +5,7 @@ use yew::prelude::*;
 
 use crate::app::{Action, Shared, State};
 use crate::logic::scan::Scanned;
+use felix_codec::time::format_micros;
 
 const ROWS: usize = 14;
 const ROW_PX: usize = 22;
@@ -20,23 +21,6 @@ pub struct Props {
     pub file: usize,
     /// Where selections go.
     pub on_action: UseReducerDispatcher<State>,
-}
-
-/// `2026-11-29 14:21:27.123456 UTC`.
-#[must_use]
-pub fn format_micros(micros: u64) -> String {
-    let secs = micros / 1_000_000;
-    let (days, rem) = (i64::try_from(secs / 86_400).unwrap_or(0), secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:06} UTC", rem / 3600, rem % 3600 / 60, rem % 60, micros % 1_000_000)
 }
 
 /// The record table.
@@ -99,14 +83,5 @@ pub fn record_table(props: &Props) -> Html {
                 </div>
             </div>
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn timestamps_read_as_dates() {
-        assert_eq!(super::format_micros(1_793_523_600_250_000), "2026-11-01 09:00:00.250000 UTC");
-        assert_eq!(super::format_micros(0), "1970-01-01 00:00:00.000000 UTC");
     }
 }
