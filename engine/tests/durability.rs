@@ -355,3 +355,29 @@ fn readers_see_a_growing_prefix_while_a_writer_appends() {
     }
     assert_eq!(writer.join().unwrap().len(), 300);
 }
+
+#[test]
+fn appends_arriving_during_a_sync_share_the_next_one() {
+    let io = Arc::new(SimIo::new());
+    let shard = Arc::new(open(&io, Config { segment_size_bytes: 1 << 20, ..small() }).unwrap());
+    shard.append(&[b"first segment exists"]).unwrap();
+    let before = io.syncs();
+    io.hold_syncs();
+    let spawn = |n: u64| {
+        let shard = Arc::clone(&shard);
+        std::thread::spawn(move || shard.append(&[format!("t{n}").as_bytes()]).unwrap())
+    };
+    let leader = spawn(0);
+    io.wait_for_held_sync(); // the leader's sync is in flight
+    let followers: Vec<_> = (1..=5).map(spawn).collect();
+    while shard.next_offset() < 7 {
+        std::thread::yield_now(); // every follower has written and waits for a sync
+    }
+    io.release_syncs();
+    leader.join().unwrap();
+    for f in followers {
+        f.join().unwrap();
+    }
+    assert_eq!(io.syncs() - before, 2, "one sync for the leader, one shared by the five that came during it");
+    assert_eq!(read_all(&shard).len(), 7);
+}

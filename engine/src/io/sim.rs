@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 use super::Io;
 
@@ -38,6 +38,16 @@ struct State {
 #[derive(Debug, Default)]
 pub struct SimIo {
     state: Mutex<State>,
+    gate: Mutex<Gate>,
+    gate_changed: Condvar,
+}
+
+/// Holds `sync_data` calls at the door, so a test can make appends pile up
+/// behind a sync in flight (group commit) without sleeping.
+#[derive(Debug, Default)]
+struct Gate {
+    held: bool,
+    waiting: u64,
 }
 
 fn dead() -> io::Error {
@@ -77,6 +87,35 @@ impl SimIo {
         self.lock().syncs
     }
 
+    /// From now on, `sync_data` waits at the door until [`SimIo::release_syncs`].
+    pub fn hold_syncs(&self) {
+        self.gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner).held = true;
+    }
+
+    /// Lets held and later syncs through.
+    pub fn release_syncs(&self) {
+        self.gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner).held = false;
+        self.gate_changed.notify_all();
+    }
+
+    /// Blocks until a sync is waiting at the door.
+    pub fn wait_for_held_sync(&self) {
+        let mut g = self.gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while g.waiting == 0 {
+            g = self.gate_changed.wait(g).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn pass_gate(&self) {
+        let mut g = self.gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        g.waiting += 1;
+        self.gate_changed.notify_all();
+        while g.held {
+            g = self.gate_changed.wait(g).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        g.waiting -= 1;
+    }
+
     /// The filesystem as a reboot would find it: only durable names and bytes.
     #[must_use]
     pub fn crash(&self) -> SimIo {
@@ -88,7 +127,7 @@ impl SimIo {
             next.live_names.insert(path.clone(), *id);
             next.durable_names.insert(path.clone(), *id);
         }
-        SimIo { state: Mutex::new(next) }
+        SimIo { state: Mutex::new(next), ..SimIo::default() }
     }
 
     /// Current (live) bytes of a file.
@@ -208,6 +247,7 @@ impl Io for SimIo {
         })
     }
     fn sync_data(&self, path: &Path) -> io::Result<()> {
+        self.pass_gate();
         let path = path.to_path_buf();
         let mut missing = false;
         self.sync(|s| match file(s, &path) {
