@@ -9,7 +9,8 @@
 //! - random-read latency.
 //!
 //! `cargo bench -p felix-engine --bench engine` (criterion's estimates for
-//! the batch-1 case, then the full table). `FELIX_BENCH_QUICK=1` shrinks it.
+//! the batch-1 case, then the full table). `FELIX_BENCH_QUICK=1` shrinks it;
+//! `FELIX_BENCH_ONLY=recovery` runs only the recovery table.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
 use std::fs::OpenOptions;
@@ -192,6 +193,10 @@ fn read_table() {
 
 fn main() {
     let quick = std::env::var_os("FELIX_BENCH_QUICK").is_some();
+    if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("recovery") {
+        recovery_table(quick);
+        return;
+    }
     let mut c = Criterion::default().configure_from_args().sample_size(20).measurement_time(Duration::from_secs(3));
     let tmp = tempfile::tempdir_in(".").unwrap();
     let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &tmp.path().join("c"), Config::default(), false).unwrap();

@@ -35,6 +35,8 @@ pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 128 << 20;
 const READ_CHUNK_BYTES: usize = 256 << 10;
 /// Bytes read per step when recovery scans a whole segment.
 const SCAN_CHUNK_BYTES: usize = 1 << 20;
+/// Segments up to this size are read in one go (a reader thread costs more than it saves).
+const SMALL_SEGMENT_BYTES: u64 = 32 << 20;
 
 /// When an append is acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,19 +283,54 @@ impl Shard {
         let ctx = ScanContext { shard: Some(self.name.clone()), segment_id: Some(id), newest_segment: newest };
         let mut scanner = SegmentScanner::new(ctx);
         let mut records = Vec::new();
-        let mut buf = vec![0u8; SCAN_CHUNK_BYTES];
-        let mut pos = 0;
         let mut sink = |item: Item<'_>| {
             if let Item::Record(r) = item {
                 records.push((r.header.offset, r.position, r.header.timestamp_micros));
             }
         };
-        while pos < len {
-            let want = usize::try_from(len - pos).unwrap_or(usize::MAX).min(buf.len());
-            read_exact_at(&*self.io, &path, pos, &mut buf[..want]).map_err(|e| EngineError::io(&path, "read", &e))?;
-            scanner.feed(&buf[..want], &mut sink);
-            pos += want as u64;
+        let io = &*self.io;
+        if len <= SMALL_SEGMENT_BYTES {
+            let mut buf = vec![0u8; SCAN_CHUNK_BYTES];
+            let mut pos = 0;
+            while pos < len {
+                let want = usize::try_from(len - pos).unwrap_or(usize::MAX).min(buf.len());
+                read_exact_at(io, &path, pos, &mut buf[..want]).map_err(|e| EngineError::io(&path, "read", &e))?;
+                scanner.feed(&buf[..want], &mut sink);
+                pos += want as u64;
+            }
+            let summary = scanner.finish(&mut sink);
+            return Ok((summary, records));
         }
+        // Read the next chunk on another thread while this one is scanned
+        // (two buffers in flight), so recovery costs about max(read, scan).
+        std::thread::scope(|scope| -> Result<(), EngineError> {
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>, EngineError>>(1);
+            let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+            for _ in 0..2 {
+                let _ = empty_tx.send(vec![0u8; SCAN_CHUNK_BYTES]);
+            }
+            let path = &path;
+            scope.spawn(move || {
+                let mut pos = 0;
+                while pos < len {
+                    let Ok(mut buf) = empty_rx.recv() else { return };
+                    let want = usize::try_from(len - pos).unwrap_or(usize::MAX).min(SCAN_CHUNK_BYTES);
+                    buf.resize(want, 0);
+                    let read = read_exact_at(io, path, pos, &mut buf).map(|()| buf).map_err(|e| EngineError::io(path, "read", &e));
+                    let failed = read.is_err();
+                    if full_tx.send(read).is_err() || failed {
+                        return;
+                    }
+                    pos += want as u64;
+                }
+            });
+            for chunk in full_rx {
+                let chunk = chunk?;
+                scanner.feed(&chunk, &mut sink);
+                let _ = empty_tx.send(chunk);
+            }
+            Ok(())
+        })?;
         let summary = scanner.finish(&mut sink);
         Ok((summary, records))
     }

@@ -381,3 +381,26 @@ fn appends_arriving_during_a_sync_share_the_next_one() {
     assert_eq!(io.syncs() - before, 2, "one sync for the leader, one shared by the five that came during it");
     assert_eq!(read_all(&shard).len(), 7);
 }
+
+#[test]
+fn a_large_newest_segment_is_recovered_through_the_read_ahead_path() {
+    // Over 32 MiB, recovery reads ahead on a second thread; the verdict must not change.
+    let io = Arc::new(SimIo::new());
+    let config = Config { segment_size_bytes: 1 << 30, ..small() };
+    let shard = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap().0;
+    let big: Vec<Vec<u8>> = (0..40u8).map(|i| vec![i; 1 << 20]).collect();
+    for b in &big {
+        shard.append(&[b]).unwrap();
+    }
+    drop(shard);
+    let log = newest_log(&io);
+    let full = io.contents(&log).unwrap();
+    let sim = Arc::new(io.crash());
+    sim.put(&log, &full[..full.len() - 1000]);
+    let (shard, report) = Shard::open_dir(Arc::clone(&sim) as Arc<dyn Io>, &dir(), config, false).unwrap();
+    assert_eq!(report.truncated.len(), 1);
+    assert_eq!(report.truncated[0].1.kind.name(), "Truncated");
+    let got = read_all(&shard);
+    assert_eq!(got.len(), 39);
+    assert!(got.iter().zip(&big).all(|((_, a), b)| a == b));
+}
