@@ -41,20 +41,28 @@ pub async fn run(files: Vec<(String, u64, Blob)>, events: &impl Events, cancelle
             let Some((path, size, blob)) = files.get(d) else { continue };
             let mut job = scans.begin(i);
             let (mut at, mut chunk, mut painted) = (0, FIRST_CHUNK_BYTES, wall_ms());
-            while at < *size {
+            let mut bytes = Vec::new();
+            // One read ahead: the browser fetches the next chunk while this one is scanned.
+            let mut next = if *size > 0 { Some((at, chunk.min(*size), web::start_read(blob, 0, chunk.min(*size)))) } else { None };
+            while let Some((start, end, read)) = next.take() {
                 if cancelled() {
                     events.error("scan cancelled".into());
                     return;
                 }
-                let end = (at + chunk).min(*size);
-                chunk = (chunk * 2).min(CHUNK_BYTES);
-                match web::read_slice(blob, at, end).await {
-                    Ok(bytes) => job.feed(&bytes),
-                    Err(e) => {
-                        events.error(format!("{path}: reading bytes {at}..{end}: {e}"));
-                        return;
-                    }
+                let got = match read {
+                    Ok(read) => web::finish_read(read, &mut bytes).await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = got {
+                    events.error(format!("{path}: reading bytes {start}..{end}: {e}"));
+                    return;
                 }
+                chunk = (chunk * 2).min(CHUNK_BYTES);
+                if end < *size {
+                    let next_end = (end + chunk).min(*size);
+                    next = Some((end, next_end, web::start_read(blob, end, next_end)));
+                }
+                job.feed(&bytes);
                 let live = job.take_live();
                 if !live.is_empty() {
                     events.live(d, live, wall_ms() - started_ms);

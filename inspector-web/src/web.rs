@@ -16,10 +16,46 @@ fn js_err(e: &JsValue) -> String {
 /// # Errors
 /// The browser's message.
 pub async fn read_slice(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    read_slice_into(blob, start, end, &mut out).await?;
+    Ok(out)
+}
+
+/// Starts reading bytes `start..end` of a blob; the browser reads while the
+/// caller works, and [`finish_read`] collects them.
+///
+/// # Errors
+/// The browser's message.
+pub fn start_read(blob: &Blob, start: u64, end: u64) -> Result<JsFuture, String> {
+    #[allow(clippy::cast_precision_loss)]
+    let part = blob.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| js_err(&e))?;
+    Ok(JsFuture::from(part.array_buffer()))
+}
+
+/// Waits for a read from [`start_read`] and copies its bytes into `out`.
+///
+/// # Errors
+/// The browser's message.
+pub async fn finish_read(read: JsFuture, out: &mut Vec<u8>) -> Result<(), String> {
+    let buf = read.await.map_err(|e| js_err(&e))?;
+    let view = Uint8Array::new(&buf);
+    out.resize(view.length() as usize, 0);
+    view.copy_to(out);
+    Ok(())
+}
+
+/// Like [`read_slice`], into a reused buffer (no allocation per chunk).
+///
+/// # Errors
+/// The browser's message.
+pub async fn read_slice_into(blob: &Blob, start: u64, end: u64, out: &mut Vec<u8>) -> Result<(), String> {
     #[allow(clippy::cast_precision_loss)]
     let part = blob.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| js_err(&e))?;
     let buf = JsFuture::from(part.array_buffer()).await.map_err(|e| js_err(&e))?;
-    Ok(Uint8Array::new(&buf).to_vec())
+    let view = Uint8Array::new(&buf);
+    out.resize(view.length() as usize, 0);
+    view.copy_to(out);
+    Ok(())
 }
 
 /// A `File` holding `bytes` (the built-in sample goes through the same path as dropped files).
