@@ -17,7 +17,7 @@ fn js_err(e: &JsValue) -> String {
 /// The browser's message.
 pub async fn read_slice(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
-    read_slice_into(blob, start, end, &mut out).await?;
+    finish_read(start_read(blob, start, end)?, &mut out).await?;
     Ok(out)
 }
 
@@ -38,20 +38,6 @@ pub fn start_read(blob: &Blob, start: u64, end: u64) -> Result<JsFuture, String>
 /// The browser's message.
 pub async fn finish_read(read: JsFuture, out: &mut Vec<u8>) -> Result<(), String> {
     let buf = read.await.map_err(|e| js_err(&e))?;
-    let view = Uint8Array::new(&buf);
-    out.resize(view.length() as usize, 0);
-    view.copy_to(out);
-    Ok(())
-}
-
-/// Like [`read_slice`], into a reused buffer (no allocation per chunk).
-///
-/// # Errors
-/// The browser's message.
-pub async fn read_slice_into(blob: &Blob, start: u64, end: u64, out: &mut Vec<u8>) -> Result<(), String> {
-    #[allow(clippy::cast_precision_loss)]
-    let part = blob.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| js_err(&e))?;
-    let buf = JsFuture::from(part.array_buffer()).await.map_err(|e| js_err(&e))?;
     let view = Uint8Array::new(&buf);
     out.resize(view.length() as usize, 0);
     view.copy_to(out);
@@ -129,12 +115,6 @@ pub fn wasm_memory_bytes() -> f64 {
         .ok()
         .and_then(|n| n.as_f64())
         .unwrap_or(0.0)
-}
-
-/// Milliseconds since the page started (for the drop-to-first-finding timer).
-#[must_use]
-pub fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
 }
 
 fn call_with_callback(target: &JsValue, method: &str) -> Promise {
