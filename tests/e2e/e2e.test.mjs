@@ -85,6 +85,11 @@ test('a torn .log shows its finding, highlighted bytes, and the same report as t
   assert.ok(await damaged.isVisible(), 'the damaged byte is in view');
   await damaged.hover();
   assert.match(await p.locator('#hex-hover').textContent(), /byte 1064: payload_len = 58 \(record 59, bytes 1064\.\.1068\)/);
+  // The record table shows every record of this small file, the torn one selected.
+  assert.equal(await p.locator('#records .rec span:first-child').first().textContent(), '47');
+  const torn = p.locator('#records .rec.selected');
+  assert.equal(await torn.locator('span').first().textContent(), '59');
+  assert.ok(await torn.isVisible());
   // Download the JSON report and compare it with the CLI on the same file.
   const [download] = await Promise.all([p.waitForEvent('download'), p.click('#download-json')]);
   const ours = JSON.parse(await readFile(await download.path(), 'utf8'));

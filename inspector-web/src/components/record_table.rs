@@ -35,7 +35,7 @@ pub fn record_table(props: &Props) -> Html {
         use_effect_with(props.range, move |range| {
             if let Some((start, _)) = range {
                 let recs = &scanned.0.detail.records;
-                let i = recs.partition_point(|r| r.position <= *start).saturating_sub(1);
+                let i = recs.partition_point(|r| r.position <= *start).saturating_sub(1).min(recs.len().saturating_sub(ROWS - 2));
                 if let Some(el) = container.cast::<Element>() {
                     #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
                     el.set_scroll_top((i.saturating_sub(2) * ROW_PX) as i32);
@@ -77,7 +77,7 @@ pub fn record_table(props: &Props) -> Html {
         <div class="records">
             <h3>{ format!("Records ({}{})", records.len(), if props.scanned.0.detail.records_capped { ", list capped" } else { "" }) }</h3>
             <div class="rec head"><span>{"offset"}</span><span>{"timestamp"}</span><span>{"length"}</span><span>{"byte"}</span><span>{"status"}</span></div>
-            <div id="records" class="reclist" ref={container} onscroll={on_scroll} style={format!("height:{}px", ROWS * ROW_PX)}>
+            <div id="records" class="reclist" ref={container} onscroll={on_scroll} style={format!("height:{}px", records.len().clamp(1, ROWS) * ROW_PX + 2)}>
                 <div class="spacer" style={format!("height:{}px", records.len() * ROW_PX)}>
                     <div class="rows" style={format!("top:{}px", top * ROW_PX)}>{ for rows }</div>
                 </div>
