@@ -268,11 +268,13 @@ impl ShardInspection {
 
     /// Ends the scan of file `i`.
     pub fn end(&mut self, i: usize, scan: FileScan, sink: &mut impl Sink) {
-        let (done, index_findings) = scan.finish(sink);
-        if let Done::Index(summary) = &done {
+        let (mut done, index_findings) = scan.finish(sink);
+        if let Done::Index(summary) = &mut done {
             let id = self.files.get(i).and_then(|f| parse_file_name(&f.name)).map(|(id, _)| id);
             if let (Some(segment_id), Some(_)) = (id, summary.header) {
-                self.pending_index.push(PendingIndex { segment_id, index_file: i, entries: summary.kept.clone() });
+                // The report needs only the count; the entries move to the segment's check.
+                let entries = core::mem::take(&mut summary.kept);
+                self.pending_index.push(PendingIndex { segment_id, index_file: i, entries });
             }
         }
         if let Some(findings) = index_findings {

@@ -99,22 +99,16 @@ pub fn consume(shard: &Shard, from: u64, max: Option<u64>, json: bool) -> Outcom
     Ok(false)
 }
 
+/// The shard directories under `root`, found the way `inspect` finds them.
 fn shard_dirs(root: &Path) -> Result<Vec<std::path::PathBuf>, (u8, String)> {
-    let has_felix = |dir: &Path| {
-        std::fs::read_dir(dir)
-            .is_ok_and(|rd| rd.filter_map(Result::ok).any(|e| FileKind::from_name(&e.file_name().to_string_lossy()).is_some()))
-    };
-    if has_felix(root) {
-        return Ok(vec![root.to_path_buf()]);
-    }
-    let mut dirs: Vec<_> = std::fs::read_dir(root)
-        .map_err(|e| (2, format!("{}: {e}", root.display())))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_dir() && has_felix(p))
-        .collect();
-    dirs.sort();
-    Ok(dirs)
+    let targets = felix_engine::inspect::resolve(&[root.to_path_buf()]).map_err(|e| (2, e.to_string()))?;
+    targets
+        .into_iter()
+        .map(|t| match t {
+            felix_engine::inspect::Target::Shard(dir, _) => Ok(dir),
+            felix_engine::inspect::Target::File(p) => Err((2, format!("{}: a file, not a shard directory", p.display()))),
+        })
+        .collect()
 }
 
 pub fn recover(root: &Path, key: Option<ShardKey<'_>>, dry_run: bool, repair_checksum_tail: bool) -> Outcome {
