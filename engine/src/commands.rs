@@ -18,7 +18,28 @@ use felix_codec::time::format_micros;
 
 type Outcome = Result<bool, (u8, String)>;
 
+/// Prints one line to stdout. A reader that went away (`| head`) ends the
+/// program quietly, as Unix tools do; any other write failure is exit 2.
+fn say_line(line: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(line).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("felix-storage: <stdout>: {e}");
+        std::process::exit(2);
+    }
+}
+
+macro_rules! say {
+    ($($t:tt)*) => { say_line(format_args!($($t)*)) };
+}
+
+/// A stdout write failure: a reader that went away ends the program quietly.
 fn out_err(e: &std::io::Error) -> (u8, String) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
     (2, format!("<stdout>: {e}"))
 }
 
@@ -131,7 +152,7 @@ pub fn recover(root: &Path, key: Option<ShardKey<'_>>, dry_run: bool, repair_che
                 let mut any = false;
                 for (path, f, sidecar) in &report.truncated {
                     any = true;
-                    println!(
+                    say!(
                         "{}: {} at byte {} ({:#x}): {}; the cut bytes {} in {}",
                         path.display(),
                         verb("cut", "would cut"),
@@ -144,22 +165,22 @@ pub fn recover(root: &Path, key: Option<ShardKey<'_>>, dry_run: bool, repair_che
                 }
                 for (path, why) in &report.rebuilt_indexes {
                     any = true;
-                    println!("{}: {} ({why})", path.display(), verb("rebuilt", "would rebuild"));
+                    say!("{}: {} ({why})", path.display(), verb("rebuilt", "would rebuild"));
                 }
                 for path in &report.removed_temporaries {
                     any = true;
-                    println!("{}: {} (an unfinished temporary file)", path.display(), verb("removed", "would remove"));
+                    say!("{}: {} (an unfinished temporary file)", path.display(), verb("removed", "would remove"));
                 }
                 for w in &report.warnings {
-                    println!("{}: warning: {w}", dir.display());
+                    say!("{}: warning: {w}", dir.display());
                 }
                 if !any {
-                    println!("{}: clean, nothing to do", dir.display());
+                    say!("{}: clean, nothing to do", dir.display());
                 }
             }
             Err(e @ felix_engine::EngineError::Corrupt { .. }) => {
                 refused = true;
-                println!("{}: REFUSED: {e}", dir.display());
+                say!("{}: REFUSED: {e}", dir.display());
             }
             Err(e) => return Err(fail(&e)),
         }
@@ -177,11 +198,11 @@ pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
     let header = match SegmentHeader::decode(&head[..n]) {
         Ok((h, _)) => h,
         Err(d) => {
-            println!("{}: {} at byte 0: {}", file.display(), d.kind.name(), d.kind);
+            say!("{}: {} at byte 0: {}", file.display(), d.kind.name(), d.kind);
             return Ok(true);
         }
     };
-    println!("# {}: base_offset {}, created {}", file.display(), header.base_offset, format_micros(header.created_at_micros));
+    say!("# {}: base_offset {}, created {}", file.display(), header.base_offset, format_micros(header.created_at_micros));
     // Start from the index entry at or below --from-offset, when the index is usable.
     let mut start = IndexEntry { offset: header.base_offset, position: SEGMENT_HEADER_LEN as u64 };
     if let (Some(from), Some((id, FileKind::Segment))) = (from_offset, file.file_name().and_then(|n| parse_file_name(&n.to_string_lossy())))
@@ -202,7 +223,7 @@ pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
     match dump_records(&mut f, file, len, start, from, max_bytes)? {
         Some(damaged) => Ok(damaged),
         None => {
-            println!("# the index entry for offset {} does not land on it; reading from the segment's start", start.offset);
+            say!("# the index entry for offset {} does not land on it; reading from the segment's start", start.offset);
             dump_records(&mut f, file, len, first, from, max_bytes).map(|d| d.unwrap_or(true))
         }
     }
@@ -244,7 +265,7 @@ fn dump_records(
                     let cut = r.payload.get(..48).unwrap_or(r.payload);
                     let preview: String = String::from_utf8_lossy(cut).chars().map(|c| if c.is_control() { '.' } else { c }).collect();
                     let more = if r.payload.len() > 48 { "…" } else { "" };
-                    println!(
+                    say!(
                         "{}\t{}\t{} bytes\tat byte {}\t{preview}{more}",
                         r.header.offset,
                         format_micros(r.header.timestamp_micros),
@@ -264,7 +285,7 @@ fn dump_records(
                     if first && start.position != SEGMENT_HEADER_LEN as u64 {
                         return Ok(None);
                     }
-                    println!("{}: {} at byte {} ({:#x}): {}", file.display(), e.kind.name(), e.position, e.position, e.kind);
+                    say!("{}: {} at byte {} ({:#x}): {}", file.display(), e.kind.name(), e.position, e.position, e.kind);
                     return Ok(Some(true));
                 }
             }
@@ -280,7 +301,7 @@ fn dump_records(
             f.seek(SeekFrom::Start(pos)).map_err(bytes_err)?;
             f.read_exact(&mut big).map_err(bytes_err)?;
             if let Some(Ok((p, r))) = SegmentReader::at_position(&big, pos, None).next() {
-                println!("{}\t{}\t{} bytes\tat byte {p}", r.header.offset, format_micros(r.header.timestamp_micros), r.payload.len());
+                say!("{}\t{}\t{} bytes\tat byte {p}", r.header.offset, format_micros(r.header.timestamp_micros), r.payload.len());
                 shown += r.payload.len() as u64;
                 pos += r.header.record_len();
                 first = false;
@@ -298,10 +319,10 @@ fn dump_records(
 
 pub fn demo(dir: &Path) -> Outcome {
     let shards = felix_engine::demo::write_demo(dir).map_err(|e| fail(&e))?;
-    println!("wrote a sample root at {}:", dir.display());
+    say!("wrote a sample root at {}:", dir.display());
     for s in shards {
-        println!("  {}", s.display());
+        say!("  {}", s.display());
     }
-    println!("try: felix-storage inspect {}", dir.display());
+    say!("try: felix-storage inspect {}", dir.display());
     Ok(false)
 }
