@@ -79,8 +79,9 @@ pub enum CorruptionKind {
     },
     /// A record's offset is not one more than the previous record's.
     OffsetOutOfOrder {
-        /// The offset that should have been there.
-        expected: u64,
+        /// The offset that should have been there; `None` when the previous
+        /// record had offset `u64::MAX`, after which no offset exists.
+        expected: Option<u64>,
         /// The offset found.
         found: u64,
     },
@@ -281,7 +282,10 @@ impl fmt::Display for CorruptionKind {
             }
             Self::RecordChecksum { stored, computed } => write!(f, "record checksum stored {stored:08X}, computed {computed:08X}"),
             Self::RecordTooLarge { payload_len, limit } => write!(f, "payload_len {payload_len} is over the limit of {limit} bytes"),
-            Self::OffsetOutOfOrder { expected, found } => write!(f, "offset {found} where {expected} was expected"),
+            Self::OffsetOutOfOrder { expected: Some(expected), found } => write!(f, "offset {found} where {expected} was expected"),
+            Self::OffsetOutOfOrder { expected: None, found } => {
+                write!(f, "offset {found} follows offset {}, after which no offset exists", u64::MAX)
+            }
             Self::IndexBaseOffset { index, segment } => {
                 write!(f, "index base_offset {index}, but its segment's base_offset is {segment}")
             }

@@ -108,16 +108,20 @@ pub fn first_out_of_order(entries: &[Epoch]) -> Option<u16> {
 pub fn decode(bytes: &[u8]) -> Result<Vec<Epoch>, EpochsDefect> {
     let len = bytes.len() as u64;
     let defect = |kind, start: usize, end: u64| Err(EpochsDefect { kind, start: start as u64, end });
+    if bytes.len() >= VERSION_AT {
+        let found: [u8; 4] = be::array(bytes, MAGIC_AT);
+        if found != EPOCHS_MAGIC {
+            return defect(CorruptionKind::EpochsMagic { found }, 0, VERSION_AT as u64);
+        }
+    }
+    if bytes.len() >= COUNT_AT {
+        let version = be::u16_at(bytes, VERSION_AT);
+        if version != EPOCHS_VERSION {
+            return defect(CorruptionKind::EpochsVersion { found: version }, 0, COUNT_AT as u64);
+        }
+    }
     if bytes.len() < EPOCHS_HEADER_LEN {
         return defect(CorruptionKind::Truncated { needed: EPOCHS_HEADER_LEN as u64, available: len }, 0, len);
-    }
-    let found: [u8; 4] = be::array(bytes, MAGIC_AT);
-    if found != EPOCHS_MAGIC {
-        return defect(CorruptionKind::EpochsMagic { found }, 0, VERSION_AT as u64);
-    }
-    let version = be::u16_at(bytes, VERSION_AT);
-    if version != EPOCHS_VERSION {
-        return defect(CorruptionKind::EpochsVersion { found: version }, 0, COUNT_AT as u64);
     }
     let count = be::u16_at(bytes, COUNT_AT);
     if count > MAX_EPOCHS {
@@ -153,6 +157,38 @@ pub fn read_or_empty(bytes: &[u8]) -> (Vec<Epoch>, Option<EpochsDefect>) {
         Ok(entries) => (entries, None),
         Err(defect) => (Vec::new(), Some(defect)),
     }
+}
+
+/// Keeps the entries still relevant once records below `first_offset` are
+/// gone: the last one starting at or below it, and all later ones.
+#[must_use]
+pub fn bound_epochs(entries: &[Epoch], first_offset: u64) -> Vec<Epoch> {
+    let keep_from = entries.iter().rposition(|e| e.start_offset <= first_offset).unwrap_or(0);
+    entries.get(keep_from..).unwrap_or(&[]).to_vec()
+}
+
+/// Kafka's leader-epoch truncation rule. A follower whose latest generation
+/// is `gf` asks the leader where `gf` ends; the leader answers with the
+/// largest generation `gl <= gf` it knows and `leader_end`, the offset after
+/// that generation's last record on the leader. The follower keeps offsets
+/// below `min(leader_end, local end of gl)`, where the local end of `gl` is
+/// the start of the follower's first generation after `gl`, or its log end.
+#[must_use]
+pub fn truncation_point(local: &[Epoch], local_next_offset: u64, leader_generation: u64, leader_end: u64) -> u64 {
+    let local_end = local.iter().find(|e| e.generation > leader_generation).map_or(local_next_offset, |e| e.start_offset);
+    leader_end.min(local_end).min(local_next_offset)
+}
+
+/// Where generation `generation` ends in a log whose history is `entries`
+/// and whose next offset is `next_offset`: the answer a leader gives a
+/// follower, as `(the largest generation <= generation it knows, the offset
+/// after that generation's last record)`. `None` when it knows no such generation.
+#[must_use]
+pub fn end_of_generation(entries: &[Epoch], next_offset: u64, generation: u64) -> Option<(u64, u64)> {
+    let at = entries.iter().rposition(|e| e.generation <= generation)?;
+    let known = entries.get(at)?.generation;
+    let end = entries.get(at + 1).map_or(next_offset, |e| e.start_offset);
+    Some((known, end))
 }
 
 #[cfg(test)]
@@ -191,6 +227,23 @@ mod tests {
         let defect = defect.unwrap();
         assert_eq!(defect.kind.name(), "EpochsChecksum");
         assert_eq!((defect.start, defect.end), (0, 44));
+    }
+
+    #[test]
+    fn truncation_point_follows_the_leader_epoch_rule() {
+        let local = [
+            Epoch { generation: 1, start_offset: 0 },
+            Epoch { generation: 2, start_offset: 50 },
+            Epoch { generation: 4, start_offset: 80 },
+        ];
+        assert_eq!(truncation_point(&local, 100, 4, 120), 100, "leader is ahead: keep everything");
+        assert_eq!(truncation_point(&local, 100, 2, 70), 70, "leader's generation 2 ended at 70");
+        assert_eq!(truncation_point(&local, 100, 2, 90), 80, "our generation 2 ended at 80");
+        assert_eq!(truncation_point(&local, 100, 3, 95), 80, "we never saw generation 3: cut where our next began");
+        assert_eq!(end_of_generation(&local, 100, 3), Some((2, 80)));
+        assert_eq!(end_of_generation(&local, 100, 4), Some((4, 100)));
+        assert_eq!(end_of_generation(&local, 100, 0), None);
+        assert_eq!(bound_epochs(&local, 60), local[1..]);
     }
 
     #[test]

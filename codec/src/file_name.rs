@@ -4,11 +4,22 @@
 //! 00000000000000000042.log     segment 42 (20 zero-padded decimal digits)
 //! 00000000000000000042.index   its sparse index
 //! epochs                       the generation history
+//!
+//! the engine's own, beside them:
+//! writer.lock                               the single writer's lock (flock), holding its pid
+//! <any name above>.tmp                      a file being written (temp → fsync → rename)
+//! 00000000000000000042.log.cut-1064         evidence: the bytes recovery cut at byte 1064
+//! 00000000000000000042.log.cut-1064.json    why they were cut
+//! 00000000000000000042.log.cut-1064-2       a second cut at the same byte (never replaced)
 //! ```
 //!
 //! A file name is a segment *id*, not an offset: the base offset is read from
 //! the segment's header. Names are zero-padded so lexicographic and numeric
 //! order agree, but readers parse the number and sort on it.
+//!
+//! [`classify`] is the one decision about a directory entry's name: the
+//! engine touches only names it classifies as its own, and everything else
+//! is "not a Felix file", never read by the engine and never changed.
 
 use alloc::format;
 use alloc::string::String;
@@ -21,6 +32,14 @@ pub const SEGMENT_EXT: &str = "log";
 pub const INDEX_EXT: &str = "index";
 /// Name of the epochs file.
 pub const EPOCHS_FILE_NAME: &str = "epochs";
+/// Name of the writer's lock file in a shard directory.
+pub const LOCK_FILE_NAME: &str = "writer.lock";
+/// Suffix of the engine's temporary files (`<final name>.tmp`).
+pub const TEMPORARY_SUFFIX: &str = ".tmp";
+/// Marker between a segment's name and the cut position in an evidence file.
+pub const EVIDENCE_MARKER: &str = ".cut-";
+/// Suffix of an evidence file's note.
+pub const EVIDENCE_NOTE_SUFFIX: &str = ".json";
 
 /// The kind of a file in a shard directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -125,6 +144,101 @@ pub fn parse_file_name(name: &str) -> Option<(u64, FileKind)> {
     stem.parse::<u64>().ok().map(|id| (id, kind))
 }
 
+/// What a directory entry's name makes it, as far as the engine is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryName {
+    /// `NNN.log`.
+    Segment(u64),
+    /// `NNN.index`.
+    Index(u64),
+    /// `epochs`.
+    Epochs,
+    /// `writer.lock`.
+    Lock,
+    /// A temporary the engine writes (`<one of its names>.tmp`); recovery removes it.
+    Temporary,
+    /// Evidence recovery keeps: the bytes it cut (`NNN.log.cut-P[-K]`) or their note (`….json`).
+    Evidence {
+        /// The segment the bytes were cut from.
+        segment_id: u64,
+        /// The byte position they were cut at.
+        position: u64,
+    },
+    /// Any other name: not a Felix file. The engine never reads, changes or removes it.
+    Foreign,
+}
+
+/// Classifies a directory entry's name. Only the canonical forms count.
+#[must_use]
+pub fn classify(name: &str) -> EntryName {
+    if name == EPOCHS_FILE_NAME {
+        return EntryName::Epochs;
+    }
+    if name == LOCK_FILE_NAME {
+        return EntryName::Lock;
+    }
+    if let Some((id, kind)) = parse_file_name(name) {
+        return match kind {
+            FileKind::Index => EntryName::Index(id),
+            _ => EntryName::Segment(id),
+        };
+    }
+    if let Some((segment_id, position)) = parse_evidence_name(name) {
+        return EntryName::Evidence { segment_id, position };
+    }
+    if let Some(target) = name.strip_suffix(TEMPORARY_SUFFIX) {
+        let ours = matches!(classify(target), EntryName::Segment(_) | EntryName::Index(_) | EntryName::Epochs | EntryName::Evidence { .. });
+        if ours && !target.ends_with(TEMPORARY_SUFFIX) {
+            return EntryName::Temporary;
+        }
+    }
+    EntryName::Foreign
+}
+
+/// The temporary a file is written through: `<name>.tmp`.
+#[must_use]
+pub fn temporary_name(name: &str) -> String {
+    format!("{name}{TEMPORARY_SUFFIX}")
+}
+
+/// The evidence file for bytes cut from segment `id` at `position`;
+/// `attempt` 1 is the plain name, later attempts (when that name is taken:
+/// evidence is never replaced) add `-attempt`.
+#[must_use]
+pub fn evidence_name(id: u64, position: u64, attempt: u32) -> String {
+    if attempt <= 1 {
+        format!("{}{EVIDENCE_MARKER}{position}", segment_file_name(id))
+    } else {
+        format!("{}{EVIDENCE_MARKER}{position}-{attempt}", segment_file_name(id))
+    }
+}
+
+/// The note beside an evidence file: `<evidence>.json`.
+#[must_use]
+pub fn evidence_note_name(evidence: &str) -> String {
+    format!("{evidence}{EVIDENCE_NOTE_SUFFIX}")
+}
+
+/// Parses an evidence file's (or its note's) name back to the segment id and position.
+#[must_use]
+pub fn parse_evidence_name(name: &str) -> Option<(u64, u64)> {
+    let name = name.strip_suffix(EVIDENCE_NOTE_SUFFIX).unwrap_or(name);
+    let (segment, rest) = name.split_once(EVIDENCE_MARKER)?;
+    let (id, kind) = parse_file_name(segment)?;
+    if kind != FileKind::Segment {
+        return None;
+    }
+    let (position, attempt) = match rest.split_once('-') {
+        Some((p, a)) => (p, Some(a)),
+        None => (rest, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(position) || attempt.is_some_and(|a| !digits(a)) {
+        return None;
+    }
+    Some((id, position.parse().ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +256,36 @@ mod tests {
         for name in ["42.log", "0000000000000000004a.log", "99999999999999999999.log", "x.index", "epochs", "+0000000000000000042.log"] {
             assert_eq!(parse_file_name(name), None, "{name}");
         }
+    }
+
+    #[test]
+    fn only_the_engines_own_names_are_its_own() {
+        use EntryName as E;
+        let cases: [(&str, EntryName); 16] = [
+            ("00000000000000000007.log", E::Segment(7)),
+            ("00000000000000000007.index", E::Index(7)),
+            ("epochs", E::Epochs),
+            ("writer.lock", E::Lock),
+            ("00000000000000000007.log.tmp", E::Temporary),
+            ("00000000000000000007.index.tmp", E::Temporary),
+            ("epochs.tmp", E::Temporary),
+            ("00000000000000000007.log.cut-94", E::Evidence { segment_id: 7, position: 94 }),
+            ("00000000000000000007.log.cut-94.json", E::Evidence { segment_id: 7, position: 94 }),
+            ("00000000000000000007.log.cut-94-3", E::Evidence { segment_id: 7, position: 94 }),
+            ("00000000000000000007.log.cut-94.tmp", E::Temporary),
+            ("notes.tmp", E::Foreign),
+            ("server.log", E::Foreign),
+            ("00000000000000000007.log.tmp.tmp", E::Foreign),
+            ("00000000000000000007.log.cut-x", E::Foreign),
+            ("7.log.cut-94", E::Foreign),
+        ];
+        for (name, want) in cases {
+            assert_eq!(classify(name), want, "{name}");
+        }
+        assert_eq!(evidence_name(7, 94, 1), "00000000000000000007.log.cut-94");
+        assert_eq!(evidence_name(7, 94, 2), "00000000000000000007.log.cut-94-2");
+        assert_eq!(evidence_note_name("a"), "a.json");
+        assert_eq!(temporary_name("epochs"), "epochs.tmp");
     }
 
     #[test]

@@ -87,21 +87,29 @@ impl IndexHeader {
     /// `Truncated`, `IndexMagic`, `IndexVersion` or `IndexFlags`, with the
     /// exclusive end of the range (from byte 0) to highlight.
     pub fn decode(bytes: &[u8]) -> Result<(Self, usize), (CorruptionKind, usize)> {
+        // Table order, each check as soon as its bytes are present (as for
+        // the segment header): a short file with a foreign magic is `IndexMagic`.
+        if bytes.len() >= VERSION_AT {
+            let found: [u8; 4] = be::array(bytes, MAGIC_AT);
+            if found != INDEX_MAGIC {
+                return Err((CorruptionKind::IndexMagic { found }, VERSION_AT));
+            }
+        }
+        if bytes.len() >= FLAGS_AT {
+            let version = be::u16_at(bytes, VERSION_AT);
+            if version != FORMAT_VERSION {
+                return Err((CorruptionKind::IndexVersion { found: version }, FLAGS_AT));
+            }
+        }
+        if bytes.len() >= BASE_OFFSET_AT {
+            let flags = be::u16_at(bytes, FLAGS_AT);
+            if flags != 0 {
+                return Err((CorruptionKind::IndexFlags { found: flags }, BASE_OFFSET_AT));
+            }
+        }
         if bytes.len() < INDEX_HEADER_LEN {
             let kind = CorruptionKind::Truncated { needed: INDEX_HEADER_LEN as u64, available: bytes.len() as u64 };
             return Err((kind, bytes.len()));
-        }
-        let found: [u8; 4] = be::array(bytes, MAGIC_AT);
-        if found != INDEX_MAGIC {
-            return Err((CorruptionKind::IndexMagic { found }, VERSION_AT));
-        }
-        let version = be::u16_at(bytes, VERSION_AT);
-        if version != FORMAT_VERSION {
-            return Err((CorruptionKind::IndexVersion { found: version }, FLAGS_AT));
-        }
-        let flags = be::u16_at(bytes, FLAGS_AT);
-        if flags != 0 {
-            return Err((CorruptionKind::IndexFlags { found: flags }, BASE_OFFSET_AT));
         }
         Ok((Self { base_offset: be::u64_at(bytes, BASE_OFFSET_AT) }, INDEX_HEADER_LEN))
     }

@@ -23,8 +23,9 @@ use alloc::vec::Vec;
 
 use crate::corruption::{CorruptionKind, Finding, Repair};
 use crate::epochs::EPOCH_ENTRY_LEN;
-use crate::file_name::{describe_magic, parse_file_name, FileKind};
+use crate::file_name::{classify, describe_magic, parse_file_name, EntryName, FileKind};
 use crate::index::BASE_OFFSET_AT as INDEX_BASE_OFFSET_AT;
+use crate::recovery::{IndexFacts, IndexProblem, SegmentFacts, ShardFacts};
 use crate::report::{FileReport, Report};
 use crate::scan::epochs::entry_position;
 use crate::scan::{EpochsScanner, IndexCheck, IndexScanner, IndexSummary, Item, ScanContext, SegmentScanner, Sink};
@@ -70,6 +71,7 @@ pub struct ShardInspection {
     /// (segment file, index file) pairs whose check is under way.
     checking: Vec<(usize, usize)>,
     extra: Vec<Vec<Finding>>,
+    writer_live: bool,
 }
 
 /// The streaming scan of one file. Its kind is fixed by the name, or by the
@@ -96,12 +98,18 @@ impl FileScan {
     /// A scan of one file, outside any shard (verdicts as if it were a newest segment).
     #[must_use]
     pub fn standalone(name: &str) -> Self {
-        let ctx = ScanContext { shard: None, segment_id: parse_file_name(name).map(|(id, _)| id), newest_segment: true };
+        let ctx = ScanContext { segment_id: parse_file_name(name).map(|(id, _)| id), newest_segment: true, ..ScanContext::default() };
         Self::new(name.into(), ctx, None)
     }
 
     fn new(name: String, ctx: ScanContext, check: Option<IndexCheck>) -> Self {
-        let mut scan = Self { kind: FileKind::from_name(&name), name, ctx, first: Vec::new(), state: ScanState::Undecided };
+        // The engine's own side files are never read as structures: a leftover
+        // temporary or a piece of evidence is not damage.
+        let kind = match classify(&name) {
+            EntryName::Lock | EntryName::Temporary | EntryName::Evidence { .. } => Some(FileKind::Unknown),
+            _ => FileKind::from_name(&name),
+        };
+        let mut scan = Self { kind, name, ctx, first: Vec::new(), state: ScanState::Undecided };
         if scan.kind.is_some() {
             scan.start(check);
         }
@@ -216,7 +224,17 @@ impl ShardInspection {
             pending_index: Vec::new(),
             checking: Vec::new(),
             extra: (0..n).map(|_| Vec::new()).collect(),
+            writer_live: false,
         }
+    }
+
+    /// Says that a writer holds the shard open right now (the CLI knows it
+    /// from the writer's lock): a file ending inside the newest segment's
+    /// last record is then a record in flight, reported as a note.
+    #[must_use]
+    pub fn with_writer_live(mut self, live: bool) -> Self {
+        self.writer_live = live;
+        self
     }
 
     /// The files, as given.
@@ -247,7 +265,7 @@ impl ShardInspection {
         let name = self.files.get(i).map_or("", |f| f.name.as_str());
         let segment_id = parse_file_name(name).map(|(id, _)| id);
         let newest_segment = segment_id.is_some() && segment_id == self.newest_segment_id;
-        ScanContext { shard: self.shard.clone(), segment_id, newest_segment }
+        ScanContext { shard: self.shard.clone(), segment_id, newest_segment, writer_live: self.writer_live }
     }
 
     /// Starts the scan of file `i`.
@@ -292,8 +310,16 @@ impl ShardInspection {
     /// The reports, in the order the files were given, with the cross-file
     /// checks applied.
     #[must_use]
-    pub fn finish(mut self) -> Vec<FileReport> {
+    pub fn finish(self) -> Vec<FileReport> {
+        self.finish_with_facts(String::new()).0
+    }
+
+    /// The reports, and the facts recovery plans from
+    /// ([`crate::recovery::plan_shard`]); `path` names the shard directory.
+    #[must_use]
+    pub fn finish_with_facts(mut self, path: String) -> (Vec<FileReport>, ShardFacts) {
         self.cross_check();
+        let facts = self.facts(path);
         let mut reports = Vec::with_capacity(self.files.len());
         let done_all: Vec<Option<Done>> = self.done.drain(..).collect();
         for (i, (file, done)) in self.files.iter().zip(done_all).enumerate() {
@@ -307,7 +333,61 @@ impl ShardInspection {
             reports.push(report);
         }
         self.note_missing_companions(&mut reports);
-        reports
+        (reports, facts)
+    }
+
+    /// What recovery needs to know, from the scans and the cross checks.
+    fn facts(&self, path: String) -> ShardFacts {
+        let mut facts = ShardFacts { path, ..ShardFacts::default() };
+        let extra = |i: usize| self.extra.get(i).map_or(&[][..], Vec::as_slice);
+        for (id, i) in self.segments_by_id() {
+            let (Some(s), Some(f)) = (self.segment(i), self.files.get(i)) else { continue };
+            let mut findings: Vec<Finding> = s.findings.findings.clone();
+            findings.extend(extra(i).iter().cloned());
+            findings.sort_by_key(Finding::position);
+            facts.segments.push(SegmentFacts {
+                file: f.name.clone(),
+                id,
+                size: s.size,
+                newest: Some(id) == self.newest_segment_id,
+                findings,
+                clean_prefix_end: s.clean_prefix_end,
+                unfinished: s.unfinished,
+            });
+        }
+        let index_of = |id: u64| self.files.iter().position(|f| parse_file_name(&f.name) == Some((id, FileKind::Index)));
+        for seg in &facts.segments {
+            let problem = match index_of(seg.id) {
+                None => Some(IndexProblem::Missing),
+                Some(i) => match self.done.get(i) {
+                    Some(Some(Done::Index(ix))) => {
+                        let mut all: Vec<&Finding> = ix.findings.findings.iter().chain(extra(i)).collect();
+                        all.sort_by_key(|f| f.position());
+                        match all.first() {
+                            Some(f) => Some(IndexProblem::Finding((*f).clone())),
+                            None if ix.torn_entry_bytes > 0 => Some(IndexProblem::TornEntry),
+                            None => None,
+                        }
+                    }
+                    _ => Some(IndexProblem::Unusable("the index was not scanned".into())),
+                },
+            };
+            facts.indexes.push(IndexFacts { segment_id: seg.id, problem });
+        }
+        for (i, f) in self.files.iter().enumerate() {
+            match classify(&f.name) {
+                EntryName::Temporary => facts.temporaries.push(f.name.clone()),
+                EntryName::Epochs => {
+                    if let Some(Some(Done::Epochs(ep))) = self.done.get(i) {
+                        for x in ep.findings.findings.iter().chain(extra(i)) {
+                            facts.other_findings.push((f.name.clone(), x.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        facts
     }
 
     fn segments_by_id(&self) -> Vec<(u64, usize)> {
@@ -440,9 +520,14 @@ fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileR
             r.add_findings(&s.findings.findings);
             r.notes = s.findings.notes;
         }
-        Done::Unknown { first, .. } => {
-            r.notes.push(format!("not a Felix storage file: its first bytes look like {}", describe_magic(&first)));
-        }
+        Done::Unknown { first, .. } => r.notes.push(match classify(name) {
+            EntryName::Lock => "the writer's lock file: a writer holds it (flock) while the shard is open for writing".into(),
+            EntryName::Temporary => "a temporary file of the engine's, never finished: recovery removes it".into(),
+            EntryName::Evidence { position, .. } => {
+                format!("evidence: bytes recovery cut from this segment at byte {position} (or why), kept and never replaced")
+            }
+            _ => format!("not a Felix storage file: its first bytes look like {}", describe_magic(&first)),
+        }),
     }
     r
 }

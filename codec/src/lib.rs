@@ -31,6 +31,7 @@ pub mod index;
 pub mod inspect;
 pub mod reader;
 pub mod record;
+pub mod recovery;
 pub mod repair;
 pub mod report;
 pub mod scan;

@@ -103,6 +103,50 @@ pub fn header_verifies(bytes: &[u8]) -> Option<RecordHeader> {
     decode_record_header(bytes).ok()
 }
 
+/// Which offset the next record must carry.
+///
+/// Offsets ascend by exactly 1 within a segment, so after a record at
+/// `u64::MAX` no record can follow at all: that is [`ExpectedOffset::NoneLeft`],
+/// not "anything goes".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExpectedOffset {
+    /// Not known yet (a read that starts at a position without knowing its
+    /// offset): the first record's offset is believed.
+    Any,
+    /// Exactly this offset.
+    Exactly(u64),
+    /// The previous record had offset `u64::MAX`: no offset can follow it.
+    NoneLeft,
+}
+
+impl ExpectedOffset {
+    /// What must follow a record at `offset`.
+    #[must_use]
+    pub fn after(offset: u64) -> Self {
+        offset.checked_add(1).map_or(Self::NoneLeft, Self::Exactly)
+    }
+
+    /// `Exactly(offset)` when given, `Any` otherwise.
+    #[must_use]
+    pub fn from_option(offset: Option<u64>) -> Self {
+        offset.map_or(Self::Any, Self::Exactly)
+    }
+
+    /// The verdict on a record carrying `found`.
+    ///
+    /// # Errors
+    /// `OffsetOutOfOrder` when `found` is not the expected offset, or when
+    /// no offset can follow the previous record.
+    pub fn check(self, found: u64) -> Result<(), CorruptionKind> {
+        match self {
+            Self::Any => Ok(()),
+            Self::Exactly(e) if e == found => Ok(()),
+            Self::Exactly(e) => Err(CorruptionKind::OffsetOutOfOrder { expected: Some(e), found }),
+            Self::NoneLeft => Err(CorruptionKind::OffsetOutOfOrder { expected: None, found }),
+        }
+    }
+}
+
 /// A record decoded from a slice, borrowing its payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Record<'a> {
@@ -125,12 +169,12 @@ pub struct RecordDefect {
 }
 
 /// Decodes one whole record at the start of `bytes`, verifying both
-/// checksums and (when `expected_offset` is given) the offset.
+/// checksums and the offset against `expected`.
 ///
 /// # Errors
 /// The first defect, in the order: truncated header, header checksum, too
 /// large, truncated payload, record checksum, offset out of order.
-pub fn decode_record(bytes: &[u8], expected_offset: Option<u64>) -> Result<(Record<'_>, usize), RecordDefect> {
+pub fn decode_record(bytes: &[u8], expected: ExpectedOffset) -> Result<(Record<'_>, usize), RecordDefect> {
     let available = bytes.len() as u64;
     let header = match decode_record_header(bytes) {
         Ok(h) => h,
@@ -155,11 +199,8 @@ pub fn decode_record(bytes: &[u8], expected_offset: Option<u64>) -> Result<(Reco
         let kind = CorruptionKind::RecordChecksum { stored: header.checksum, computed };
         return Err(RecordDefect { kind, end: needed, header: Some(header) });
     }
-    if let Some(expected) = expected_offset {
-        if header.offset != expected {
-            let kind = CorruptionKind::OffsetOutOfOrder { expected, found: header.offset };
-            return Err(RecordDefect { kind, end: needed, header: Some(header) });
-        }
+    if let Err(kind) = expected.check(header.offset) {
+        return Err(RecordDefect { kind, end: needed, header: Some(header) });
     }
     Ok((Record { header, payload }, len))
 }
@@ -203,7 +244,7 @@ mod tests {
 
     #[test]
     fn decodes_the_spec_golden_vector() {
-        let (r, used) = decode_record(&golden::RECORD, Some(7)).unwrap();
+        let (r, used) = decode_record(&golden::RECORD, ExpectedOffset::Exactly(7)).unwrap();
         assert_eq!(used, 30);
         assert_eq!(r.payload, b"hi");
         assert_eq!((r.header.offset, r.header.timestamp_micros, r.header.payload_len), (7, 9, 2));
@@ -211,28 +252,37 @@ mod tests {
 
     #[test]
     fn payload_rot_is_a_record_checksum_over_the_whole_record() {
-        let err = decode_record(&golden::RECORD_PAYLOAD_DAMAGED, Some(7)).unwrap_err();
+        let err = decode_record(&golden::RECORD_PAYLOAD_DAMAGED, ExpectedOffset::Exactly(7)).unwrap_err();
         assert_eq!(err.kind, CorruptionKind::RecordChecksum { stored: 0x2402_152C, computed: golden::RECORD_PAYLOAD_DAMAGED_CRC });
         assert_eq!(err.end, 30);
     }
 
     #[test]
     fn length_rot_is_a_header_checksum_and_the_length_is_not_used() {
-        let err = decode_record(&golden::RECORD_LENGTH_DAMAGED, Some(7)).unwrap_err();
+        let err = decode_record(&golden::RECORD_LENGTH_DAMAGED, ExpectedOffset::Exactly(7)).unwrap_err();
         assert_eq!(err.kind, CorruptionKind::RecordHeaderChecksum { stored: 0xC654_DE27, computed: golden::RECORD_LENGTH_DAMAGED_CRC });
         assert_eq!((err.end, err.header), (28, None));
     }
 
     #[test]
     fn a_short_payload_is_truncated_with_the_trusted_length() {
-        let err = decode_record(&golden::RECORD[..29], Some(7)).unwrap_err();
+        let err = decode_record(&golden::RECORD[..29], ExpectedOffset::Exactly(7)).unwrap_err();
         assert_eq!(err.kind, CorruptionKind::Truncated { needed: 30, available: 29 });
     }
 
     #[test]
     fn a_gap_is_offset_out_of_order() {
-        let err = decode_record(&golden::RECORD, Some(6)).unwrap_err();
-        assert_eq!(err.kind, CorruptionKind::OffsetOutOfOrder { expected: 6, found: 7 });
+        let err = decode_record(&golden::RECORD, ExpectedOffset::Exactly(6)).unwrap_err();
+        assert_eq!(err.kind, CorruptionKind::OffsetOutOfOrder { expected: Some(6), found: 7 });
+    }
+
+    #[test]
+    fn nothing_follows_offset_u64_max() {
+        assert_eq!(ExpectedOffset::after(u64::MAX), ExpectedOffset::NoneLeft);
+        let mut out = Vec::new();
+        encode_record(0, 0, b"", &mut out).unwrap();
+        let err = decode_record(&out, ExpectedOffset::NoneLeft).unwrap_err();
+        assert_eq!(err.kind, CorruptionKind::OffsetOutOfOrder { expected: None, found: 0 });
     }
 
     #[test]
@@ -241,7 +291,7 @@ mod tests {
         h[..4].copy_from_slice(&(MAX_PAYLOAD_BYTES + 1).to_be_bytes());
         let crc = be::crc32(&h[..20]);
         h[20..24].copy_from_slice(&crc.to_be_bytes());
-        let err = decode_record(&h, None).unwrap_err();
+        let err = decode_record(&h, ExpectedOffset::Any).unwrap_err();
         assert_eq!(err.kind, CorruptionKind::RecordTooLarge { payload_len: MAX_PAYLOAD_BYTES + 1, limit: MAX_PAYLOAD_BYTES });
         let mut out = Vec::new();
         let big = vec![0u8; MAX_PAYLOAD_BYTES as usize + 1];

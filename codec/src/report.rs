@@ -21,6 +21,10 @@ pub struct Report {
     pub report_version: u32,
     /// One entry per file.
     pub files: Vec<FileReport>,
+    /// Notes about the inspection as a whole (a shard open for writing,
+    /// directories not searched, …). Absent from the JSON when empty.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub notes: Vec<String>,
 }
 
 /// A file's overall verdict, for a badge.
@@ -138,7 +142,10 @@ impl FileReport {
     }
 }
 
-fn status_of(findings: &[FindingReport]) -> Status {
+/// The verdict a file's findings give: what [`FileReport::status`] must say.
+/// A report from elsewhere is checked against it.
+#[must_use]
+pub fn status_of(findings: &[FindingReport]) -> Status {
     if findings.is_empty() {
         Status::Clean
     } else if findings.iter().all(|f| f.repair == Repair::Always) {
@@ -148,11 +155,45 @@ fn status_of(findings: &[FindingReport]) -> Status {
     }
 }
 
+/// Every name a finding's `kind` may carry ([`crate::CorruptionKind::name`]),
+/// so a report that came from elsewhere can be checked for unknown kinds.
+pub const FINDING_KIND_NAMES: [&str; 23] = [
+    "SegmentMagic",
+    "IndexMagic",
+    "SegmentVersion",
+    "IndexVersion",
+    "SegmentFlags",
+    "IndexFlags",
+    "SegmentHeaderChecksum",
+    "Truncated",
+    "RecordHeaderChecksum",
+    "RecordChecksum",
+    "RecordTooLarge",
+    "OffsetOutOfOrder",
+    "IndexBaseOffset",
+    "IndexOutOfOrder",
+    "IndexEntryMismatch",
+    "EpochsMagic",
+    "EpochsVersion",
+    "EpochsChecksum",
+    "EpochsLength",
+    "EpochsTooMany",
+    "EpochsOrder",
+    "EpochsBeyondLog",
+    "SegmentDiscontinuity",
+];
+
+/// Whether `name` is a kind this build reports.
+#[must_use]
+pub fn is_finding_kind(name: &str) -> bool {
+    FINDING_KIND_NAMES.contains(&name)
+}
+
 impl Report {
     /// A report over `files`.
     #[must_use]
     pub fn new(files: Vec<FileReport>) -> Self {
-        Self { report_version: REPORT_VERSION, files }
+        Self { report_version: REPORT_VERSION, files, notes: Vec::new() }
     }
 
     /// Whether any file has a finding.
@@ -208,6 +249,9 @@ impl Report {
                 let _ = writeln!(out, "{}: note: {note}", file.path);
             }
         }
+        for note in &self.notes {
+            let _ = writeln!(out, "note: {note}");
+        }
         let files = self.files.len();
         let _ = writeln!(out, "{} file{}, {} finding{}", files, plural(files as u64), self.finding_count(), plural(self.finding_count()));
         out
@@ -229,5 +273,77 @@ fn plural(n: u64) -> &'static str {
         ""
     } else {
         "s"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CorruptionKind as K;
+
+    /// One value of every kind: the `match` fails to compile when a kind is added,
+    /// so [`FINDING_KIND_NAMES`] cannot fall behind.
+    fn one_of_each() -> Vec<K> {
+        let all = [
+            K::SegmentMagic { found: [0; 4] },
+            K::IndexMagic { found: [0; 4] },
+            K::SegmentVersion { found: 1 },
+            K::IndexVersion { found: 1 },
+            K::SegmentFlags { found: 1 },
+            K::IndexFlags { found: 1 },
+            K::SegmentHeaderChecksum { stored: 0, computed: 1 },
+            K::Truncated { needed: 2, available: 1 },
+            K::RecordHeaderChecksum { stored: 0, computed: 1 },
+            K::RecordChecksum { stored: 0, computed: 1 },
+            K::RecordTooLarge { payload_len: 2, limit: 1 },
+            K::OffsetOutOfOrder { expected: Some(1), found: 2 },
+            K::IndexBaseOffset { index: 1, segment: 2 },
+            K::IndexOutOfOrder { previous_offset: 2, offset: 1, previous_position: 2, position: 1 },
+            K::IndexEntryMismatch { offset: 1, position: 2 },
+            K::EpochsMagic { found: [0; 4] },
+            K::EpochsVersion { found: 2 },
+            K::EpochsChecksum { stored: 0, computed: 1 },
+            K::EpochsLength { expected: 1, actual: 2 },
+            K::EpochsTooMany { count: 2, limit: 1 },
+            K::EpochsOrder { entry: 1 },
+            K::EpochsBeyondLog { generation: 1, start_offset: 2, log_end: 1 },
+            K::SegmentDiscontinuity { expected: 1, found: 2 },
+        ];
+        for k in &all {
+            match k {
+                K::SegmentMagic { .. }
+                | K::IndexMagic { .. }
+                | K::SegmentVersion { .. }
+                | K::IndexVersion { .. }
+                | K::SegmentFlags { .. }
+                | K::IndexFlags { .. }
+                | K::SegmentHeaderChecksum { .. }
+                | K::Truncated { .. }
+                | K::RecordHeaderChecksum { .. }
+                | K::RecordChecksum { .. }
+                | K::RecordTooLarge { .. }
+                | K::OffsetOutOfOrder { .. }
+                | K::IndexBaseOffset { .. }
+                | K::IndexOutOfOrder { .. }
+                | K::IndexEntryMismatch { .. }
+                | K::EpochsMagic { .. }
+                | K::EpochsVersion { .. }
+                | K::EpochsChecksum { .. }
+                | K::EpochsLength { .. }
+                | K::EpochsTooMany { .. }
+                | K::EpochsOrder { .. }
+                | K::EpochsBeyondLog { .. }
+                | K::SegmentDiscontinuity { .. } => {}
+            }
+        }
+        all.to_vec()
+    }
+
+    #[test]
+    fn every_kind_name_is_listed_once() {
+        let names: Vec<&str> = one_of_each().iter().map(K::name).collect();
+        assert_eq!(names, FINDING_KIND_NAMES);
+        assert!(is_finding_kind("Truncated"));
+        assert!(!is_finding_kind("truncated") && !is_finding_kind("<img>"));
     }
 }

@@ -84,14 +84,34 @@ impl SegmentHeader {
 
     /// Decodes the header at the start of `bytes`, returning it and the bytes consumed (32).
     ///
-    /// Order of checks: length, magic, then `header_crc` before any other field
-    /// is believed. When the CRC fails and the version is not ours, the verdict
-    /// is `SegmentVersion` (an older layout cannot be judged by our CRC rule);
-    /// otherwise `SegmentHeaderChecksum`. With the CRC verified: version, flags.
+    /// Checks run in the spec's table order — magic, version, flags, then
+    /// `header_crc` — each as soon as its bytes are present, so a short file
+    /// whose first four bytes are not `FLSG` is `SegmentMagic` (rejected on
+    /// its first four bytes), not `Truncated`; and a header with unknown flag
+    /// bits is `SegmentFlags` whatever its CRC says, since those bits may
+    /// change the layout behind them.
     ///
     /// # Errors
     /// The first defect found, with the range to highlight.
     pub fn decode(bytes: &[u8]) -> Result<(Self, usize), HeaderDefect> {
+        if bytes.len() >= VERSION_AT {
+            let found: [u8; 4] = be::array(bytes, MAGIC_AT);
+            if found != SEGMENT_MAGIC {
+                return Err(HeaderDefect { kind: CorruptionKind::SegmentMagic { found }, end: VERSION_AT });
+            }
+        }
+        if bytes.len() >= FLAGS_AT {
+            let version = be::u16_at(bytes, VERSION_AT);
+            if version != FORMAT_VERSION {
+                return Err(HeaderDefect { kind: CorruptionKind::SegmentVersion { found: version }, end: FLAGS_AT });
+            }
+        }
+        if bytes.len() >= BASE_OFFSET_AT {
+            let flags = be::u16_at(bytes, FLAGS_AT);
+            if flags != 0 {
+                return Err(HeaderDefect { kind: CorruptionKind::SegmentFlags { found: flags }, end: BASE_OFFSET_AT });
+            }
+        }
         if bytes.len() < SEGMENT_HEADER_LEN {
             let available = bytes.len() as u64;
             return Err(HeaderDefect {
@@ -99,25 +119,10 @@ impl SegmentHeader {
                 end: bytes.len(),
             });
         }
-        let found: [u8; 4] = be::array(bytes, MAGIC_AT);
-        if found != SEGMENT_MAGIC {
-            return Err(HeaderDefect { kind: CorruptionKind::SegmentMagic { found }, end: VERSION_AT });
-        }
-        let version = be::u16_at(bytes, VERSION_AT);
         let stored = be::u32_at(bytes, HEADER_CRC_AT);
         let computed = be::crc32(be::slice(bytes, 0, HEADER_CRC_AT));
         if stored != computed {
-            if version != FORMAT_VERSION {
-                return Err(HeaderDefect { kind: CorruptionKind::SegmentVersion { found: version }, end: FLAGS_AT });
-            }
             return Err(HeaderDefect { kind: CorruptionKind::SegmentHeaderChecksum { stored, computed }, end: RESERVED_AT });
-        }
-        if version != FORMAT_VERSION {
-            return Err(HeaderDefect { kind: CorruptionKind::SegmentVersion { found: version }, end: FLAGS_AT });
-        }
-        let flags = be::u16_at(bytes, FLAGS_AT);
-        if flags != 0 {
-            return Err(HeaderDefect { kind: CorruptionKind::SegmentFlags { found: flags }, end: BASE_OFFSET_AT });
         }
         let header = Self {
             base_offset: be::u64_at(bytes, BASE_OFFSET_AT),
@@ -126,6 +131,23 @@ impl SegmentHeader {
         };
         Ok((header, SEGMENT_HEADER_LEN))
     }
+}
+
+/// Whether `bytes` — a whole file shorter than a segment header — can be a
+/// header this format's writers never finished: every byte present agrees
+/// with the constant prefix (`FLSG`, version 2, flags 0) and no more than 31
+/// bytes are there. A 0-byte file qualifies.
+///
+/// A writer fsyncs a segment's header before any record may claim to live in
+/// it, so such a file, when it is the newest segment of its shard, never held
+/// an acknowledged record: it is an unfinished creation (upstream's writer
+/// leaves one when killed during a roll), not damage.
+#[must_use]
+pub fn is_unfinished_header(bytes: &[u8]) -> bool {
+    let mut prefix = [0u8; BASE_OFFSET_AT];
+    be::put(&mut prefix, MAGIC_AT, &SEGMENT_MAGIC);
+    be::put(&mut prefix, VERSION_AT, &FORMAT_VERSION.to_be_bytes());
+    bytes.len() < SEGMENT_HEADER_LEN && bytes.iter().zip(prefix.iter()).all(|(a, b)| a == b)
 }
 
 #[cfg(test)]
@@ -170,6 +192,44 @@ mod tests {
         let crc = be::crc32(&b[..24]);
         b[24..28].copy_from_slice(&crc.to_be_bytes());
         assert_eq!(SegmentHeader::decode(&b).unwrap_err(), HeaderDefect { kind: CorruptionKind::SegmentFlags { found: 1 }, end: 8 });
+    }
+
+    #[test]
+    fn checks_run_in_table_order_magic_version_flags_crc() {
+        // Unknown flags with a stale CRC: the flags verdict, never a checksum one.
+        let mut b = golden::SEGMENT_HEADER;
+        b[7] = 4;
+        assert_eq!(SegmentHeader::decode(&b).unwrap_err(), HeaderDefect { kind: CorruptionKind::SegmentFlags { found: 4 }, end: 8 });
+        // A v1 header with a stale CRC: the version verdict.
+        let mut b = golden::SEGMENT_HEADER;
+        b[5] = 1;
+        b[9] = 0xFF;
+        assert_eq!(SegmentHeader::decode(&b).unwrap_err().kind, CorruptionKind::SegmentVersion { found: 1 });
+    }
+
+    #[test]
+    fn a_short_file_with_a_foreign_magic_is_rejected_on_its_first_four_bytes() {
+        for len in 4..32 {
+            let mut b = golden::SEGMENT_HEADER;
+            b[0] = b'X';
+            assert_eq!(
+                SegmentHeader::decode(&b[..len]).unwrap_err(),
+                HeaderDefect { kind: CorruptionKind::SegmentMagic { found: *b"XLSG" }, end: 4 },
+                "{len} bytes"
+            );
+        }
+        assert_eq!(SegmentHeader::decode(b"FLS").unwrap_err().kind, CorruptionKind::Truncated { needed: 32, available: 3 });
+    }
+
+    #[test]
+    fn unfinished_headers_are_prefixes_of_a_valid_one() {
+        for len in 0..32 {
+            assert!(is_unfinished_header(&golden::SEGMENT_HEADER[..len]), "{len} bytes of a real header");
+        }
+        assert!(!is_unfinished_header(&golden::SEGMENT_HEADER), "a whole header is finished");
+        assert!(!is_unfinished_header(b"FLSX"), "a foreign magic is not ours");
+        assert!(!is_unfinished_header(b"FLSG\x00\x01"), "version 1 is not an unfinished v2 header");
+        assert!(is_unfinished_header(b"FLSG\x00\x02\x00\x00\x12\x34"), "past the constant prefix any byte may be there");
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod common;
 
 use felix_codec::epochs::{self, Epoch};
 use felix_codec::index::{IndexEntry, IndexHeader};
-use felix_codec::record::{decode_record, encode_record};
+use felix_codec::record::{decode_record, encode_record, ExpectedOffset};
 use felix_codec::scan::segment::scan_segment;
 use felix_codec::scan::{Item, ScanContext, SegmentScanner};
 use felix_codec::segment_header::SegmentHeader;
@@ -38,9 +38,11 @@ fn every_single_bit_flip_is_found_at_the_right_record() {
                     continue;
                 }
                 let f = &s.findings.findings[0];
+                // Table order: magic, version, flags, then the CRC.
                 let expected = match byte {
                     0..=3 => "SegmentMagic",
                     4..=5 => "SegmentVersion",
+                    6..=7 => "SegmentFlags",
                     _ => "SegmentHeaderChecksum",
                 };
                 assert_eq!((f.kind.name(), f.position(), f.repair), (expected, 0, Repair::Never), "{label}");
@@ -51,8 +53,10 @@ fn every_single_bit_flip_is_found_at_the_right_record() {
             let f = &s.findings.findings[0];
             let in_record = byte as u64 - pos[k];
             let kind = if in_record < 24 { "RecordHeaderChecksum" } else { "RecordChecksum" };
+            // Upstream's rule: opt-in only when the damage reaches the end of the
+            // file — the last record's checksum does; its header does not (its payload follows).
             let last = k == pos.len() - 1;
-            let repair = if last { Repair::OptIn } else { Repair::Never };
+            let repair = if last && kind == "RecordChecksum" { Repair::OptIn } else { Repair::Never };
             assert_eq!((f.kind.name(), f.position(), f.end, f.repair), (kind, pos[k], ends[k], repair), "{label}");
             assert_eq!(s.records, 4, "{label}: every other record is intact");
         }
@@ -67,9 +71,14 @@ fn truncating_at_every_byte_gives_exactly_the_expected_truncated() {
         let s = scan_segment(&clean[..cut], newest());
         let cut = cut as u64;
         if cut < 32 {
-            let f = &s.findings.findings[0];
+            // The newest segment: an unfinished creation, a note.
+            assert!(s.findings.findings.is_empty() && s.unfinished, "cut at {cut}");
+            assert!(s.findings.notes[0].starts_with("unfinished creation"), "cut at {cut}");
+            // Any other segment: damage.
+            let older = scan_segment(&clean[..cut as usize], ScanContext::default());
+            let f = &older.findings.findings[0];
             assert_eq!(f.kind, CorruptionKind::Truncated { needed: 32, available: cut });
-            assert_eq!((f.position(), f.end, f.repair), (0, cut, Repair::Never));
+            assert_eq!((f.position(), f.end, f.repair, older.unfinished), (0, cut, Repair::Never, false));
             continue;
         }
         let whole = ends.iter().filter(|e| **e <= cut).count();
@@ -87,6 +96,28 @@ fn truncating_at_every_byte_gives_exactly_the_expected_truncated() {
         assert_eq!((f[0].position(), f[0].end, f[0].repair), (start, cut, Repair::Always), "cut at {cut}");
         assert_eq!(s.clean_prefix_end, start, "recovery keeps exactly the complete records");
     }
+}
+
+#[test]
+fn with_a_live_writer_a_torn_last_record_is_in_flight_not_damage() {
+    let (clean, pos) = common::small();
+    let live = ScanContext { writer_live: true, ..newest() };
+    for cut in 33..clean.len() {
+        if pos.contains(&(cut as u64)) {
+            continue;
+        }
+        let s = scan_segment(&clean[..cut], live.clone());
+        let start = *pos.iter().rev().find(|p| **p < cut as u64).unwrap();
+        assert!(s.findings.findings.is_empty(), "cut at {cut}: {:?}", s.findings.findings);
+        assert!(s.findings.notes[0].starts_with("shard is open for writing; the tail may be in flight"), "cut at {cut}");
+        assert_eq!((s.in_flight_bytes, s.clean_prefix_end), (cut as u64 - start, start), "cut at {cut}");
+    }
+    // Damage before the tail is still damage, and the tail with it.
+    let mut rotted = clean[..clean.len() - 1].to_vec();
+    rotted[pos[1] as usize + 28] ^= 1;
+    let s = scan_segment(&rotted, live);
+    let kinds: Vec<&str> = s.findings.findings.iter().map(|f| f.kind.name()).collect();
+    assert_eq!(kinds, ["RecordChecksum", "Truncated"]);
 }
 
 fn scan_in_chunks(bytes: &[u8], sizes: &[usize]) -> (String, String) {
@@ -145,7 +176,7 @@ proptest! {
     fn records_round_trip(offset in any::<u64>(), ts in any::<u64>(), payload in prop::collection::vec(any::<u8>(), 0..300)) {
         let mut out = Vec::new();
         encode_record(offset, ts, &payload, &mut out).unwrap();
-        let (r, used) = decode_record(&out, Some(offset)).unwrap();
+        let (r, used) = decode_record(&out, ExpectedOffset::Exactly(offset)).unwrap();
         prop_assert_eq!(used, out.len());
         prop_assert_eq!((r.header.offset, r.header.timestamp_micros, r.payload), (offset, ts, &payload[..]));
     }

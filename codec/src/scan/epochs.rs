@@ -41,6 +41,12 @@ impl EpochsScanner {
         self.buf.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or(&[]));
     }
 
+    /// Counts `n` more bytes of the file without looking at them (a file
+    /// longer than any valid one need not be read past its limit).
+    pub fn skip(&mut self, n: u64) {
+        self.total = self.total.saturating_add(n);
+    }
+
     /// Ends the scan and decodes the file.
     #[must_use]
     pub fn finish(self, sink: &mut impl Sink) -> EpochsSummary {

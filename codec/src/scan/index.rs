@@ -11,6 +11,9 @@ use alloc::vec::Vec;
 use super::{Findings, Item, ScanContext, Sink};
 use crate::corruption::{CorruptionKind, Finding, Repair};
 use crate::index::{IndexEntry, IndexHeader, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
+use crate::record::RECORD_HEADER_LEN;
+use crate::recovery::IndexProblem;
+use crate::segment_header::SEGMENT_HEADER_LEN;
 
 /// Most entries kept for checking against the segment (64 MiB of entries).
 pub const MAX_CHECKED_ENTRIES: usize = 4 * 1024 * 1024;
@@ -26,6 +29,8 @@ pub struct IndexSummary {
     pub entries: u64,
     /// Entries kept (in order, numbered) for the check against the segment.
     pub kept: Vec<(u64, IndexEntry)>,
+    /// Bytes of a torn final entry (0 when the file ends on an entry boundary).
+    pub torn_entry_bytes: u64,
     /// Findings and notes.
     pub findings: Findings,
 }
@@ -139,6 +144,7 @@ impl IndexScanner {
     /// Ends the scan.
     #[must_use]
     pub fn finish(mut self, sink: &mut impl Sink) -> IndexSummary {
+        let mut torn_entry_bytes = 0;
         match self.state {
             State::Header => {
                 let kind = CorruptionKind::Truncated { needed: INDEX_HEADER_LEN as u64, available: self.total };
@@ -146,6 +152,7 @@ impl IndexScanner {
                 self.add(kind, 0, total, sink);
             }
             State::Entries if !self.buf.is_empty() => {
+                torn_entry_bytes = self.buf.len() as u64;
                 self.findings.note(format!(
                     "torn final entry: the last {} bytes (from byte {}) are not a whole entry and are ignored",
                     self.buf.len(),
@@ -157,8 +164,60 @@ impl IndexScanner {
         if self.n > self.kept.len() as u64 {
             self.findings.note(format!("only the first {} entries were checked against the segment", self.kept.len()));
         }
-        IndexSummary { header: self.header, size: self.total, entries: self.n, kept: self.kept, findings: self.findings }
+        IndexSummary { header: self.header, size: self.total, entries: self.n, kept: self.kept, torn_entry_bytes, findings: self.findings }
     }
+}
+
+/// The engine's quick check of an index at open, before any of its entries
+/// is used as a hint: everything that can be judged without walking the
+/// segment's records. `None` when the index may be used (each entry is still
+/// verified against the record chain before a read trusts it; see
+/// [`IndexCheck`] for the full check).
+#[must_use]
+pub fn quick_check(summary: &IndexSummary, ctx: &ScanContext, segment_base: u64, segment_len: u64) -> Option<IndexProblem> {
+    let Some(header) = summary.header else {
+        return Some(match summary.findings.findings.first() {
+            Some(f) => IndexProblem::Finding(f.clone()),
+            None => IndexProblem::Unusable("no index header".into()),
+        });
+    };
+    if header.base_offset != segment_base {
+        let kind = CorruptionKind::IndexBaseOffset { index: header.base_offset, segment: segment_base };
+        let at = crate::index::BASE_OFFSET_AT as u64;
+        return Some(IndexProblem::Finding(Finding { kind, site: ctx.site(at), end: at + 8, offset: None, repair: Repair::Always }));
+    }
+    if let Some(f) = summary.findings.findings.first() {
+        return Some(IndexProblem::Finding(f.clone()));
+    }
+    if summary.torn_entry_bytes > 0 {
+        return Some(IndexProblem::TornEntry);
+    }
+    if summary.kept.len() as u64 != summary.entries {
+        return Some(IndexProblem::Unusable(format!("more than {MAX_CHECKED_ENTRIES} entries")));
+    }
+    let first_position = SEGMENT_HEADER_LEN as u64;
+    match summary.kept.first() {
+        None if segment_len > first_position => return Some(IndexProblem::Unusable("no entry for the first record".into())),
+        Some((_, e)) if e.offset != segment_base || e.position != first_position => {
+            return Some(IndexProblem::Unusable("the first entry is not the segment's first record".into()))
+        }
+        _ => {}
+    }
+    for (n, e) in &summary.kept {
+        if e.position.saturating_add(RECORD_HEADER_LEN as u64) > segment_len {
+            let kind = CorruptionKind::IndexEntryMismatch { offset: e.offset, position: e.position };
+            let at = IndexEntry::file_position(*n);
+            let site = ctx.site(at);
+            return Some(IndexProblem::Finding(Finding {
+                kind,
+                site,
+                end: at + INDEX_ENTRY_LEN as u64,
+                offset: Some(e.offset),
+                repair: Repair::Always,
+            }));
+        }
+    }
+    None
 }
 
 /// Checks index entries against the records of their segment, as the

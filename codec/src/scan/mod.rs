@@ -42,6 +42,11 @@ pub struct ScanContext {
     /// record have been mid-write, so only there is tail damage repairable.
     /// A lone file given without its shard is judged as if it were newest.
     pub newest_segment: bool,
+    /// Whether a writer holds the shard open right now (known to the CLI from
+    /// the writer's lock; never known in the browser). Then a file that ends
+    /// inside the newest segment's last record is a record in flight, not
+    /// damage: it is reported as a note.
+    pub writer_live: bool,
 }
 
 impl ScanContext {

@@ -2,16 +2,25 @@
 //!
 //! Damage handling:
 //! - segment header bad magic, version or flags: reported, the rest of the
-//!   file is not interpreted (its layout is unknown);
-//! - segment header checksum bad: reported, records are still scanned (the
-//!   base offset is then taken from the first record);
+//!   file is not interpreted (its layout is unknown); checks run in the
+//!   spec's table order, so a short file with a foreign magic is
+//!   `SegmentMagic`;
+//! - segment header checksum bad: reported, records are still scanned so a
+//!   person can see them (the base offset is then taken from the first
+//!   record), but every finding in the segment is `never` repairable;
+//! - the newest segment shorter than its header, holding a prefix of one:
+//!   an unfinished creation — a note, not damage (see
+//!   [`is_unfinished_header`]);
 //! - record checksum bad: the length verified, so the scan steps to the next
 //!   record;
 //! - record header checksum bad, or a verified length over the limit: the
 //!   length is not trusted, so the scan searches forward, byte by byte, for
 //!   the next position whose 28 bytes verify as a header and whose offset
 //!   fits; the skipped bytes are the finding's range;
-//! - the file ends inside a record: `Truncated`.
+//! - the file ends inside a record: `Truncated` (a note instead when a writer
+//!   holds the shard: the record may be in flight);
+//! - offsets ascend by exactly 1: after a record at `u64::MAX` every record
+//!   is `OffsetOutOfOrder`, and resynchronisation finds nothing to resume at.
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -19,9 +28,9 @@ use alloc::vec::Vec;
 use super::{Findings, Item, ScanContext, Sink};
 use crate::corruption::{CorruptionKind, Finding};
 use crate::file_name::describe_magic;
-use crate::record::{decode_record_header, RecordHeader, RECORD_HEADER_LEN};
-use crate::repair::{repair_verdict, Place};
-use crate::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use crate::record::{decode_record_header, ExpectedOffset, RecordHeader, RECORD_HEADER_LEN};
+use crate::repair::{repair_verdict, Place, TailDamage};
+use crate::segment_header::{is_unfinished_header, SegmentHeader, SEGMENT_HEADER_LEN};
 use crate::{be, MAX_PAYLOAD_BYTES};
 
 /// What became of a record whose header verified.
@@ -75,6 +84,12 @@ pub struct SegmentSummary {
     pub clean_prefix_end: u64,
     /// Findings (final verdicts) and notes.
     pub findings: Findings,
+    /// The file is shorter than a segment header and holds a prefix of one,
+    /// in the newest segment: an unfinished creation, not damage.
+    pub unfinished: bool,
+    /// Bytes past the last whole record that a live writer may still be
+    /// writing (reported as a note, not a finding).
+    pub in_flight_bytes: u64,
 }
 
 impl SegmentSummary {
@@ -108,8 +123,10 @@ pub struct SegmentScanner {
     at: u64,
     total: u64,
     header: Option<SegmentHeader>,
+    /// The header failed its checksum: nothing in the segment is repairable.
+    header_rejected: bool,
     /// Offset the next record should carry.
-    expected: Option<u64>,
+    expected: ExpectedOffset,
     /// After a resync the expected offset is only a lower bound.
     resynced: bool,
     records: u64,
@@ -131,7 +148,8 @@ impl SegmentScanner {
             at: 0,
             total: 0,
             header: None,
-            expected: None,
+            header_rejected: false,
+            expected: ExpectedOffset::Any,
             resynced: false,
             records: 0,
             first_offset: None,
@@ -196,15 +214,22 @@ impl SegmentScanner {
         if self.clean_prefix_end.is_none() && start >= SEGMENT_HEADER_LEN as u64 {
             self.clean_prefix_end = Some(start);
         }
-        let place = if start < SEGMENT_HEADER_LEN as u64 {
-            Place::SegmentHeader
-        } else if self.ctx.newest_segment {
-            Place::TailOfNewestSegment
-        } else {
-            Place::Elsewhere
-        };
+        // Provisional: as if the file ended where this finding does, with no intact record after it.
+        let place = self.place(&kind, start, end, end, false);
         let repair = repair_verdict(&kind, place);
         self.findings.push(Finding { kind, site: self.ctx.site(start), end, offset, repair }, sink);
+    }
+
+    fn place(&self, kind: &CorruptionKind, start: u64, end: u64, file_len: u64, intact_after: bool) -> Place {
+        if start < SEGMENT_HEADER_LEN as u64 {
+            Place::SegmentHeader
+        } else if self.header_rejected {
+            Place::RejectedSegment
+        } else if self.ctx.newest_segment && !intact_after {
+            Place::Tail(TailDamage::of(kind, start, end, file_len))
+        } else {
+            Place::Elsewhere
+        }
     }
 
     fn on_segment_header(&mut self, sink: &mut dyn Sink) {
@@ -217,7 +242,7 @@ impl SegmentScanner {
                     ));
                 }
                 self.header = Some(header);
-                self.expected = Some(header.base_offset);
+                self.expected = ExpectedOffset::Exactly(header.base_offset);
                 sink.item(Item::SegmentHeader(header));
             }
             Err(defect) => {
@@ -232,7 +257,12 @@ impl SegmentScanner {
                     self.buf.clear();
                     return;
                 }
-                self.findings.note("records were scanned despite the damaged header; offsets are taken from the first record".into());
+                self.header_rejected = true;
+                self.findings.note(
+                    "records were scanned despite the rejected header (offsets are taken from the first record); \
+                     nothing in this segment is repairable"
+                        .into(),
+                );
             }
         }
         self.buf.clear();
@@ -244,10 +274,9 @@ impl SegmentScanner {
         match decode_record_header(&self.buf) {
             Ok(header) => {
                 let out_of_order = match self.expected {
-                    Some(e) if header.offset == e => None,
-                    Some(e) if self.resynced && header.offset > e => None,
-                    Some(e) => Some(CorruptionKind::OffsetOutOfOrder { expected: e, found: header.offset }),
-                    None => None,
+                    // After a resync the expected offset is a lower bound: records were lost.
+                    ExpectedOffset::Exactly(e) if self.resynced && header.offset > e => None,
+                    expected => expected.check(header.offset).err(),
                 };
                 self.resynced = false;
                 let hasher = RecordHeader::checksum_hasher(&self.buf);
@@ -280,9 +309,7 @@ impl SegmentScanner {
             self.first_offset.get_or_insert(header.offset);
             self.last_offset = Some(header.offset);
             self.last_intact_start = Some(position);
-            if self.header.is_none() && self.expected.is_none() {
-                self.expected = Some(header.offset);
-            }
+
             match out_of_order {
                 Some(kind) => {
                     self.finding(kind, position, end, Some(header.offset), sink);
@@ -291,7 +318,7 @@ impl SegmentScanner {
                 None => RecordStatus::Intact,
             }
         };
-        self.expected = header.offset.checked_add(1);
+        self.expected = ExpectedOffset::after(header.offset);
         sink.item(Item::Record(RecordItem { position, header, status }));
         self.at = end;
     }
@@ -312,11 +339,16 @@ impl SegmentScanner {
             return false;
         }
         let offset = be::u64_at(&self.buf, crate::record::OFFSET_AT);
-        if let Some(e) = self.expected {
-            let most_lost = (self.at - start) / RECORD_HEADER_LEN as u64;
-            if offset < e || offset > e.saturating_add(most_lost) {
-                return false;
+        match self.expected {
+            ExpectedOffset::Exactly(e) => {
+                let most_lost = (self.at - start) / RECORD_HEADER_LEN as u64;
+                if offset < e || offset > e.saturating_add(most_lost) {
+                    return false;
+                }
             }
+            // Nothing can follow a record at u64::MAX: no header resumes the chain.
+            ExpectedOffset::NoneLeft => return false,
+            ExpectedOffset::Any => {}
         }
         decode_record_header(&self.buf).is_ok()
     }
@@ -354,29 +386,46 @@ impl SegmentScanner {
 
     fn finish_dyn(mut self, sink: &mut dyn Sink) -> SegmentSummary {
         let total = self.total;
+        let mut unfinished = false;
+        let mut in_flight_bytes = 0;
         match core::mem::replace(&mut self.state, State::Stopped) {
+            State::Header if self.ctx.newest_segment && is_unfinished_header(&self.buf) => {
+                unfinished = true;
+                self.findings.note(format!(
+                    "unfinished creation: the newest segment holds {total} of its header's {SEGMENT_HEADER_LEN} bytes \
+                     and no record (a header is fsynced before any record may claim to live here); \
+                     recovery moves these bytes to evidence and removes the file"
+                ));
+            }
             State::Header => {
-                let kind = CorruptionKind::Truncated { needed: SEGMENT_HEADER_LEN as u64, available: total };
-                self.finding(kind, 0, total, None, sink);
+                // Short of a header: the first fixed field that disagrees, or `Truncated`.
+                let (kind, end) = match SegmentHeader::decode(&self.buf) {
+                    Err(defect) => (defect.kind, defect.end as u64),
+                    Ok(_) => (CorruptionKind::Truncated { needed: SEGMENT_HEADER_LEN as u64, available: total }, total),
+                };
+                if let CorruptionKind::SegmentMagic { .. } = kind {
+                    self.findings.note(format!("the first bytes look like {}", describe_magic(&self.buf)));
+                }
+                self.finding(kind, 0, end, None, sink);
             }
             State::RecordHeader if !self.buf.is_empty() => {
                 let kind = CorruptionKind::Truncated { needed: RECORD_HEADER_LEN as u64, available: self.buf.len() as u64 };
                 let at = self.at;
-                self.finding(kind, at, total, None, sink);
+                in_flight_bytes = self.tail_in_flight(kind, at, total, None, sink);
             }
             State::Payload { header, .. } => {
                 let kind = CorruptionKind::Truncated { needed: header.record_len(), available: total - self.at };
                 let at = self.at;
-                self.finding(kind, at, total, Some(header.offset), sink);
+                in_flight_bytes = self.tail_in_flight(kind, at, total, Some(header.offset), sink);
                 sink.item(Item::Record(RecordItem { position: at, header, status: RecordStatus::Torn }));
             }
             State::Resync { start, kind, offset } => self.finding(kind, start, total, offset, sink),
             State::RecordHeader | State::Stopped => {}
         }
-        self.settle_verdicts();
+        self.settle_verdicts(total);
         let clean_prefix_end = match (self.clean_prefix_end, self.header) {
             (Some(end), _) => end,
-            (None, Some(_)) => total,
+            (None, Some(_)) => total - in_flight_bytes,
             (None, None) => 0,
         };
         SegmentSummary {
@@ -387,22 +436,42 @@ impl SegmentScanner {
             last_offset: self.last_offset,
             clean_prefix_end,
             findings: self.findings,
+            unfinished,
+            in_flight_bytes,
         }
     }
 
-    /// A record finding is tail damage only when no intact record starts
-    /// after it and this is the newest segment.
-    fn settle_verdicts(&mut self) {
+    /// The file ends inside the record at `at`. With a live writer and no
+    /// damage before it, that is a record in flight (a note; returns its
+    /// bytes); otherwise a `Truncated` finding (returns 0).
+    fn tail_in_flight(&mut self, kind: CorruptionKind, at: u64, total: u64, offset: Option<u64>, sink: &mut dyn Sink) -> u64 {
+        let clean_so_far = self.findings.findings.is_empty() && !self.header_rejected && self.header.is_some();
+        if self.ctx.writer_live && self.ctx.newest_segment && clean_so_far {
+            self.findings.note(format!(
+                "shard is open for writing; the tail may be in flight: the {} bytes from byte {at} are a record the writer \
+                 has not finished ({kind})",
+                total - at
+            ));
+            return total - at;
+        }
+        self.finding(kind, at, total, offset, sink);
+        0
+    }
+
+    /// Final verdicts, now that the file's length is known and which
+    /// findings have intact records after them.
+    fn settle_verdicts(&mut self, file_len: u64) {
         let last_intact = self.last_intact_start;
-        for f in &mut self.findings.findings {
-            let position = f.position();
-            let place = if position < SEGMENT_HEADER_LEN as u64 {
-                Place::SegmentHeader
-            } else if self.ctx.newest_segment && last_intact.is_none_or(|p| p <= position) {
-                Place::TailOfNewestSegment
-            } else {
-                Place::Elsewhere
-            };
+        let places: Vec<Place> = self
+            .findings
+            .findings
+            .iter()
+            .map(|f| {
+                let intact_after = last_intact.is_some_and(|p| p > f.position());
+                self.place(&f.kind, f.position(), f.end, file_len, intact_after)
+            })
+            .collect();
+        for (f, place) in self.findings.findings.iter_mut().zip(places) {
             f.repair = repair_verdict(&f.kind, place);
         }
     }

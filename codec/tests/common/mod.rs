@@ -27,6 +27,52 @@ pub fn small() -> (Vec<u8>, Vec<u64>) {
     segment(10, &[b"", b"a", b"hello", b"seventeen bytes!!", b"xyz"])
 }
 
+/// A segment from `base` whose records carry exactly `offsets`.
+pub fn records_at(base: u64, offsets: &[u64]) -> Vec<u8> {
+    let mut out = SegmentHeader::new(base, 1_700_000_000_000_000).encode().to_vec();
+    for (i, o) in offsets.iter().enumerate() {
+        encode_record(*o, i as u64, format!("r{i}").as_bytes(), &mut out).unwrap();
+    }
+    out
+}
+
+/// A 28-byte record header for `offset` whose `header_crc` is wrong.
+pub fn bad_header(payload_len: u32, offset: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_record(offset, 0, &vec![b'p'; payload_len as usize], &mut out).unwrap();
+    out[21] ^= 0xFF;
+    out.truncate(28);
+    out
+}
+
+/// A verifying record header claiming `payload_len` (over the limit).
+pub fn too_large_header(offset: u64, payload_len: u32) -> Vec<u8> {
+    let mut h = vec![0u8; 28];
+    h[..4].copy_from_slice(&payload_len.to_be_bytes());
+    h[4..12].copy_from_slice(&offset.to_be_bytes());
+    let crc = felix_codec::be::crc32(&h[..20]);
+    h[20..24].copy_from_slice(&crc.to_be_bytes());
+    h
+}
+
+/// A record at `u64::MAX`, a rotted header, then a record whose offset any
+/// resynchronisation would once have accepted.
+fn resync_after_max() -> Vec<u8> {
+    let mut out = records_at(u64::MAX, &[u64::MAX]);
+    out.extend(bad_header(4, 7));
+    encode_record(3, 0, b"after", &mut out).unwrap();
+    out
+}
+
+/// A `RecordTooLarge` header followed by an intact record: upstream would
+/// allow cutting the intact record with the opt-in; we never do.
+fn too_large_then_intact() -> Vec<u8> {
+    let (mut out, _) = small();
+    out.extend(too_large_header(15, 1 << 27));
+    encode_record(15, 0, b"intact", &mut out).unwrap();
+    out
+}
+
 /// Every corpus case: a name, and the files `(path, bytes)` of one shard.
 pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
     let (clean, pos) = small();
@@ -49,6 +95,26 @@ pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
         ("torn-tail", one("00000000000000000000.log", clean[..clean.len() - 2].to_vec())),
         ("torn-header", one("00000000000000000000.log", clean[..pos[4] as usize + 9].to_vec())),
         ("index-bytes-in-log", one("00000000000000000000.log", build_index(10, [(10, 32)], 4096))),
+        // The spec's conformance cases (a clean-room reference found each one).
+        ("offset-overflow", one("00000000000000000000.log", records_at(u64::MAX, &[u64::MAX, u64::MAX]))),
+        ("offset-wrap", one("00000000000000000000.log", records_at(u64::MAX, &[u64::MAX, 0]))),
+        ("resync-after-max", one("00000000000000000000.log", resync_after_max())),
+        (
+            "rejected-header-torn-tail",
+            one("00000000000000000000.log", {
+                let mut b = flip(9, 0x40);
+                b.truncate(b.len() - 2);
+                b
+            }),
+        ),
+        ("short-foreign-magic", one("00000000000000000000.log", b"XLSG\x00\x02\x00\x00\x01\x02".to_vec())),
+        ("flags-stale-crc", one("00000000000000000000.log", flip(7, 0x02))),
+        // Upstream's repair rule: opt-in only when the damage reaches the end of the file.
+        ("zero-filled-tail", one("00000000000000000000.log", [clean.clone(), vec![0; 4096]].concat())),
+        ("record-crc-then-stray-bytes", one("00000000000000000000.log", [flip(pos[4] as usize + 29, 0x80), b"stray".to_vec()].concat())),
+        ("record-header-crc-last-bytes", one("00000000000000000000.log", [clean.clone(), bad_header(3, 0)].concat())),
+        ("too-large-past-the-end", one("00000000000000000000.log", [clean.clone(), too_large_header(15, (1 << 26) + 1)].concat())),
+        ("too-large-then-intact", one("00000000000000000000.log", too_large_then_intact())),
     ];
     // A whole shard: two segments, indexes (one stale), epochs.
     let (seg0, pos0) = segment(0, &[b"a0", b"a1", b"a2", b"a3"]);
@@ -80,7 +146,19 @@ pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
     let mut older_torn = older.clone();
     older_torn.truncate(older.len() - 1);
     let (newer, _) = segment(1, &[b"n1"]);
-    cases.push(("shard-older-torn", dir(vec![("00000000000000000000.log", older_torn), ("00000000000000000001.log", newer)])));
+    cases.push(("shard-older-torn", dir(vec![("00000000000000000000.log", older_torn), ("00000000000000000001.log", newer.clone())])));
+    // A segment shorter than its header is an unfinished creation only when it is the newest.
+    cases.push((
+        "shard-unfinished-newest",
+        dir(vec![
+            ("00000000000000000000.log", older.clone()),
+            ("00000000000000000001.log", SegmentHeader::new(2, 5).encode()[..17].to_vec()),
+        ]),
+    ));
+    cases.push((
+        "shard-short-older",
+        dir(vec![("00000000000000000000.log", SegmentHeader::new(0, 5).encode()[..17].to_vec()), ("00000000000000000001.log", newer)]),
+    ));
     cases
 }
 

@@ -1,0 +1,463 @@
+//! Recovery as a plan: pure logic over what the scans found, so the engine,
+//! `felix-storage recover` and the browser compute the same plan from the
+//! same bytes. The engine then executes exactly the plan (or, with
+//! `--dry-run`, only prints it).
+//!
+//! The rules, one per kind of fact:
+//!
+//! | fact                                                        | action |
+//! |-------------------------------------------------------------|--------|
+//! | a temporary of the engine's own (`<format name>.tmp`)       | `remove-temporary` |
+//! | the newest segment is an unfinished creation (< 32 bytes)   | `remove-unfinished` (its bytes, if any, move to evidence first) |
+//! | every finding of the newest segment is repairable (`always`, or `opt-in` with `--repair-checksum-tail`) | `cut` at the end of its clean prefix (the cut bytes move to evidence first), then `rebuild-index` |
+//! | a segment finding that is not repairable                    | `refuse` (naming the flag that would allow it, for `opt-in`) |
+//! | an index with a finding, a torn entry, entries missing, or no index at all | `rebuild-index` |
+//! | an epochs finding                                           | nothing: the file reads as empty; the finding remains |
+//!
+//! A shard with any `refuse` is not changed at all: the plan still lists
+//! every other action, but the executor runs none of them.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::corruption::{CorruptionKind, Finding, Repair};
+use crate::file_name::{evidence_name, index_file_name};
+use crate::repair::{RepairOptions, OPT_IN_FLAG};
+use crate::report::FindingReport;
+
+/// Version of the plan's JSON shape.
+pub const PLAN_VERSION: u32 = 1;
+
+/// What is known about one segment file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentFacts {
+    /// Its file name (`NNN.log`).
+    pub file: String,
+    /// Its id.
+    pub id: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Whether it is the newest segment of its shard.
+    pub newest: bool,
+    /// Its findings, with settled verdicts (cross-file ones included).
+    pub findings: Vec<Finding>,
+    /// Where its clean prefix ends: what a cut keeps.
+    pub clean_prefix_end: u64,
+    /// Shorter than a header and holding a prefix of one, as the newest segment.
+    pub unfinished: bool,
+}
+
+/// Why an index is rebuilt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexProblem {
+    /// There is no index file.
+    Missing,
+    /// A finding in it (header, order, base offset, an entry off the record chain).
+    Finding(Finding),
+    /// Its final entry is torn (a crash while it was appended).
+    TornEntry,
+    /// Entries are missing for the last records (a crash before they were written).
+    Lagging,
+    /// Something else the engine's quick check could not accept.
+    Unusable(String),
+}
+
+impl IndexProblem {
+    /// One line for a person.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Missing => "no index file".into(),
+            Self::Finding(f) => format!("{} at byte {}: {}", f.kind.name(), f.position(), f.kind),
+            Self::TornEntry => "its final entry is torn (a crash while it was written)".into(),
+            Self::Lagging => "entries are missing for the last records (a crash before they were written)".into(),
+            Self::Unusable(why) => why.clone(),
+        }
+    }
+}
+
+/// What is known about one segment's index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexFacts {
+    /// The segment's id.
+    pub segment_id: u64,
+    /// `None` when the index is sound.
+    pub problem: Option<IndexProblem>,
+}
+
+/// Everything recovery decides from, for one shard.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShardFacts {
+    /// The shard directory as shown.
+    pub path: String,
+    /// Its segments, in id order.
+    pub segments: Vec<SegmentFacts>,
+    /// Their indexes (one per segment whose index matters).
+    pub indexes: Vec<IndexFacts>,
+    /// The engine's own temporaries present (file names).
+    pub temporaries: Vec<String>,
+    /// Findings recovery has no action for (the epochs file): `(file, finding)`.
+    pub other_findings: Vec<(String, Finding)>,
+}
+
+/// One step of a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "action", rename_all = "kebab-case"))]
+pub enum Action {
+    /// Remove a temporary the engine wrote and never finished.
+    RemoveTemporary {
+        /// File name.
+        file: String,
+        /// Why.
+        reason: String,
+    },
+    /// Move an unfinished newest segment's bytes to evidence and remove it.
+    RemoveUnfinished {
+        /// File name.
+        file: String,
+        /// Its size (what moves to evidence; nothing when 0).
+        bytes: u64,
+        /// Why.
+        reason: String,
+        /// Where its bytes go (the name may take a `-N` suffix when taken).
+        #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none", default))]
+        evidence: Option<String>,
+    },
+    /// Cut the newest segment at `position` after copying the cut bytes to evidence.
+    Cut {
+        /// File name.
+        file: String,
+        /// Where the cut falls (the end of the clean prefix).
+        position: u64,
+        /// How many bytes are cut.
+        bytes: u64,
+        /// The finding that allows it.
+        kind: String,
+        /// Why, in words.
+        reason: String,
+        /// Where the cut bytes go (the name may take a `-N` suffix when taken).
+        evidence: String,
+    },
+    /// Rewrite an index from its segment.
+    RebuildIndex {
+        /// File name.
+        file: String,
+        /// Why.
+        reason: String,
+    },
+    /// Refuse: the damage is not repairable by recovery.
+    Refuse {
+        /// File name.
+        file: String,
+        /// Where the damage starts.
+        position: u64,
+        /// The finding's kind.
+        kind: String,
+        /// Why, in words.
+        reason: String,
+        /// The flag that would allow a repair (`--repair-checksum-tail`), for `opt-in` damage.
+        #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none", default))]
+        allowed_by: Option<String>,
+    },
+}
+
+impl Action {
+    /// The file the action is about.
+    #[must_use]
+    pub fn file(&self) -> &str {
+        match self {
+            Self::RemoveTemporary { file, .. }
+            | Self::RemoveUnfinished { file, .. }
+            | Self::Cut { file, .. }
+            | Self::RebuildIndex { file, .. }
+            | Self::Refuse { file, .. } => file,
+        }
+    }
+}
+
+/// A finding left after the plan, and its file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RemainingFinding {
+    /// File name.
+    pub file: String,
+    /// The finding.
+    #[cfg_attr(feature = "serde", serde(flatten))]
+    pub finding: FindingReport,
+}
+
+/// The plan for one shard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ShardPlan {
+    /// The shard directory as shown.
+    pub path: String,
+    /// The actions, in the order they run.
+    pub actions: Vec<Action>,
+    /// What `inspect` will still report once the actions ran (everything,
+    /// when the shard is refused).
+    pub remaining_findings: Vec<RemainingFinding>,
+}
+
+impl ShardPlan {
+    /// Whether recovery refuses this shard (and so runs none of its actions).
+    #[must_use]
+    pub fn refused(&self) -> bool {
+        self.actions.iter().any(|a| matches!(a, Action::Refuse { .. }))
+    }
+
+    /// Whether there is nothing to do and nothing remains.
+    #[must_use]
+    pub fn is_clean(&self) -> bool {
+        self.actions.is_empty() && self.remaining_findings.is_empty()
+    }
+}
+
+/// Plans for several shards: what `recover --dry-run --json` prints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Plan {
+    /// [`PLAN_VERSION`].
+    pub plan_version: u32,
+    /// One per shard.
+    pub shards: Vec<ShardPlan>,
+}
+
+impl Plan {
+    /// A plan over `shards`.
+    #[must_use]
+    pub fn new(shards: Vec<ShardPlan>) -> Self {
+        Self { plan_version: PLAN_VERSION, shards }
+    }
+}
+
+fn remaining(file: &str, f: &Finding) -> RemainingFinding {
+    RemainingFinding { file: file.into(), finding: FindingReport::from(f) }
+}
+
+fn reason(f: &Finding) -> String {
+    format!("{} at byte {}: {}; {}", f.kind.name(), f.position(), f.kind, f.kind.meaning())
+}
+
+/// Whether recovery may cut `f` under `options`.
+fn cuttable(f: &Finding, options: RepairOptions) -> bool {
+    match f.repair {
+        Repair::Always => true,
+        Repair::OptIn => options.repair_checksum_tail,
+        Repair::Never => false,
+    }
+}
+
+/// The plan for one shard: see the module doc for the rules.
+#[must_use]
+pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
+    let mut actions = Vec::new();
+    let mut refusals = Vec::new();
+    let mut left: Vec<RemainingFinding> = Vec::new();
+    let mut cut_segments = Vec::new();
+    for file in &facts.temporaries {
+        actions.push(Action::RemoveTemporary { file: file.clone(), reason: "an unfinished temporary file of the engine's".into() });
+    }
+    for seg in &facts.segments {
+        if seg.unfinished && seg.newest {
+            actions.push(Action::RemoveUnfinished {
+                file: seg.file.clone(),
+                bytes: seg.size,
+                reason: format!(
+                    "the newest segment holds {} of its header's 32 bytes and no record: an unfinished creation \
+                     (a header is fsynced before any record may claim to live in a segment)",
+                    seg.size
+                ),
+                evidence: (seg.size > 0).then(|| evidence_name(seg.id, 0, 1)),
+            });
+            continue;
+        }
+        let Some(first) = seg.findings.first() else { continue };
+        let segment_kinds = seg.findings.iter().all(|f| !f.kind.name().starts_with("Index"));
+        if seg.newest && segment_kinds && seg.findings.iter().all(|f| cuttable(f, options)) {
+            actions.push(Action::Cut {
+                file: seg.file.clone(),
+                position: seg.clean_prefix_end,
+                bytes: seg.size.saturating_sub(seg.clean_prefix_end),
+                kind: first.kind.name().into(),
+                reason: reason(first),
+                evidence: evidence_name(seg.id, seg.clean_prefix_end, 1),
+            });
+            cut_segments.push(seg.id);
+            continue;
+        }
+        for f in &seg.findings {
+            left.push(remaining(&seg.file, f));
+            if cuttable(f, options) && seg.newest {
+                continue; // repairable, but the segment as a whole is refused
+            }
+            let allowed_by = (f.repair == Repair::OptIn && !options.repair_checksum_tail).then(|| OPT_IN_FLAG.into());
+            refusals.push(Action::Refuse {
+                file: seg.file.clone(),
+                position: f.position(),
+                kind: f.kind.name().into(),
+                reason: reason(f),
+                allowed_by,
+            });
+        }
+    }
+    for ix in &facts.indexes {
+        let unfinished = facts.segments.iter().any(|s| s.id == ix.segment_id && s.unfinished && s.newest);
+        if unfinished {
+            continue;
+        }
+        let why = match (&ix.problem, cut_segments.contains(&ix.segment_id)) {
+            (Some(p), _) => p.describe(),
+            (None, true) => "the segment is cut: entries past the cut would point at nothing".into(),
+            (None, false) => continue,
+        };
+        actions.push(Action::RebuildIndex { file: index_file_name(ix.segment_id), reason: why });
+    }
+    for id in &cut_segments {
+        if !facts.indexes.iter().any(|ix| ix.segment_id == *id) {
+            let reason = "the segment is cut: entries past the cut would point at nothing".into();
+            actions.push(Action::RebuildIndex { file: index_file_name(*id), reason });
+        }
+    }
+    for (file, f) in &facts.other_findings {
+        left.push(remaining(file, f));
+    }
+    let refused = !refusals.is_empty();
+    actions.extend(refusals);
+    if refused {
+        // Nothing runs: every finding remains, index findings included.
+        for ix in &facts.indexes {
+            if let Some(IndexProblem::Finding(f)) = &ix.problem {
+                left.push(remaining(&index_file_name(ix.segment_id), f));
+            }
+        }
+        for seg in &facts.segments {
+            if cut_segments.contains(&seg.id) {
+                left.extend(seg.findings.iter().map(|f| remaining(&seg.file, f)));
+            }
+        }
+    }
+    left.sort_by(|a, b| (&a.file, a.finding.position).cmp(&(&b.file, b.finding.position)));
+    ShardPlan { path: facts.path.clone(), actions, remaining_findings: left }
+}
+
+/// Whether a kind belongs to a segment's records or header (what a cut or a
+/// refusal is about), as opposed to an index or the epochs file.
+#[must_use]
+pub fn is_segment_kind(kind: &CorruptionKind) -> bool {
+    !kind.name().starts_with("Index") && !kind.name().starts_with("Epochs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corruption::CorruptionSite;
+    use alloc::vec;
+
+    fn finding(kind: CorruptionKind, position: u64, end: u64, repair: Repair) -> Finding {
+        Finding { kind, site: CorruptionSite { shard: None, segment_id: Some(1), position }, end, offset: Some(9), repair }
+    }
+
+    fn seg(id: u64, newest: bool, findings: Vec<Finding>, clean: u64, size: u64) -> SegmentFacts {
+        SegmentFacts {
+            file: crate::file_name::segment_file_name(id),
+            id,
+            size,
+            newest,
+            findings,
+            clean_prefix_end: clean,
+            unfinished: false,
+        }
+    }
+
+    fn names(p: &ShardPlan) -> Vec<&'static str> {
+        p.actions
+            .iter()
+            .map(|a| match a {
+                Action::RemoveTemporary { .. } => "remove-temporary",
+                Action::RemoveUnfinished { .. } => "remove-unfinished",
+                Action::Cut { .. } => "cut",
+                Action::RebuildIndex { .. } => "rebuild-index",
+                Action::Refuse { .. } => "refuse",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_to_evidence_and_its_index_rebuilt() {
+        let torn = finding(CorruptionKind::Truncated { needed: 40, available: 9 }, 100, 109, Repair::Always);
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(1, true, vec![torn], 100, 109)],
+            indexes: vec![IndexFacts { segment_id: 1, problem: None }],
+            temporaries: vec!["epochs.tmp".into()],
+            other_findings: vec![],
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert_eq!(names(&p), ["remove-temporary", "cut", "rebuild-index"]);
+        assert!(!p.refused());
+        assert!(p.remaining_findings.is_empty());
+        let Action::Cut { position, bytes, evidence, .. } = &p.actions[1] else { panic!() };
+        assert_eq!((*position, *bytes, evidence.as_str()), (100, 9, "00000000000000000001.log.cut-100"));
+    }
+
+    #[test]
+    fn opt_in_damage_is_refused_naming_the_flag_and_cut_with_it() {
+        let rot = finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 100, 140, Repair::OptIn);
+        let facts = ShardFacts { path: "s".into(), segments: vec![seg(1, true, vec![rot], 100, 140)], ..ShardFacts::default() };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert_eq!(names(&p), ["refuse"]);
+        let Action::Refuse { allowed_by, .. } = &p.actions[0] else { panic!() };
+        assert_eq!(allowed_by.as_deref(), Some("--repair-checksum-tail"));
+        assert_eq!(p.remaining_findings.len(), 1);
+        let p = plan_shard(&facts, RepairOptions { repair_checksum_tail: true });
+        assert_eq!(names(&p), ["cut", "rebuild-index"]);
+    }
+
+    #[test]
+    fn damage_in_an_older_segment_refuses_the_whole_shard_and_everything_remains() {
+        let rot = finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 60, 90, Repair::Never);
+        let torn = finding(CorruptionKind::Truncated { needed: 40, available: 9 }, 100, 109, Repair::Always);
+        let mismatch = finding(CorruptionKind::IndexEntryMismatch { offset: 3, position: 77 }, 40, 56, Repair::Always);
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(0, false, vec![rot], 60, 200), seg(1, true, vec![torn], 100, 109)],
+            indexes: vec![IndexFacts { segment_id: 0, problem: Some(IndexProblem::Finding(mismatch)) }],
+            temporaries: vec![],
+            other_findings: vec![],
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert!(p.refused());
+        assert_eq!(names(&p), ["cut", "rebuild-index", "rebuild-index", "refuse"]);
+        assert_eq!(p.remaining_findings.len(), 3, "{:?}", p.remaining_findings);
+    }
+
+    #[test]
+    fn an_unfinished_newest_segment_is_removed_with_its_bytes_kept() {
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(0, false, vec![], 0, 500), SegmentFacts { unfinished: true, ..seg(1, true, vec![], 0, 17) }],
+            indexes: vec![IndexFacts { segment_id: 1, problem: Some(IndexProblem::Missing) }],
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert_eq!(names(&p), ["remove-unfinished"]);
+        let Action::RemoveUnfinished { bytes, evidence, .. } = &p.actions[0] else { panic!() };
+        assert_eq!((*bytes, evidence.as_deref()), (17, Some("00000000000000000001.log.cut-0")));
+        let empty = ShardFacts { segments: vec![SegmentFacts { unfinished: true, ..seg(1, true, vec![], 0, 0) }], ..facts };
+        let Action::RemoveUnfinished { evidence, .. } = &plan_shard(&empty, RepairOptions::default()).actions[0] else { panic!() };
+        assert_eq!(*evidence, None, "nothing to keep from a 0-byte file");
+    }
+
+    #[test]
+    fn epochs_findings_remain_without_an_action() {
+        let bad = finding(CorruptionKind::EpochsChecksum { stored: 1, computed: 2 }, 0, 44, Repair::Never);
+        let facts = ShardFacts { path: "s".into(), other_findings: vec![("epochs".into(), bad)], ..ShardFacts::default() };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert!(p.actions.is_empty() && !p.refused());
+        assert_eq!(p.remaining_findings[0].file, "epochs");
+        assert!(!p.is_clean());
+    }
+}
