@@ -54,7 +54,7 @@ fn summarize(mut lat: Vec<Duration>, batch: usize) -> Run {
 
 fn felix(dir: &Path, size: usize, batch: usize, batches: usize) -> Run {
     let config = Config { segment_size_bytes: 1 << 30, ..Config::default() };
-    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir.join("felix"), config, false).unwrap();
+    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir.join("felix"), config).unwrap();
     let payload = vec![0x5Au8; size];
     let refs: Vec<&[u8]> = (0..batch).map(|_| payload.as_slice()).collect();
     summarize(
@@ -132,7 +132,7 @@ fn recovery_table(quick: bool) {
         let dir = tmp.path().join("s");
         let config = Config { segment_size_bytes: 1 << 40, ..Config::default() };
         {
-            let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone(), false).unwrap();
+            let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone()).unwrap();
             let payload = vec![7u8; 4096 - 28];
             let refs: Vec<&[u8]> = (0..256).map(|_| payload.as_slice()).collect();
             for _ in 0..(mib * 1024 * 1024 / (4096 * 256)).max(1) {
@@ -144,7 +144,7 @@ fn recovery_table(quick: bool) {
         let open = (0..3)
             .map(|_| {
                 let t = Instant::now();
-                let _ = black_box(Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone(), false).unwrap());
+                let _ = black_box(Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone()).unwrap());
                 t.elapsed()
             })
             .min()
@@ -165,7 +165,7 @@ fn recovery_table(quick: bool) {
 fn read_table() {
     let tmp = tempfile::tempdir_in(".").unwrap();
     let config = Config { segment_size_bytes: 8 << 20, ..Config::default() };
-    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &tmp.path().join("r"), config, false).unwrap();
+    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &tmp.path().join("r"), config).unwrap();
     let payload = vec![1u8; 256];
     let refs: Vec<&[u8]> = (0..256).map(|_| payload.as_slice()).collect();
     for _ in 0..400 {
@@ -199,7 +199,7 @@ fn main() {
     }
     let mut c = Criterion::default().configure_from_args().sample_size(20).measurement_time(Duration::from_secs(3));
     let tmp = tempfile::tempdir_in(".").unwrap();
-    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &tmp.path().join("c"), Config::default(), false).unwrap();
+    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &tmp.path().join("c"), Config::default()).unwrap();
     let raw_file = OpenOptions::new().create(true).truncate(true).write(true).open(tmp.path().join("raw")).unwrap();
     let payload = [0x5Au8; 256];
     let framed = [0x5Au8; 284];

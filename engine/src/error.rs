@@ -49,6 +49,36 @@ pub enum EngineError {
         /// The latest generation recorded.
         latest: u64,
     },
+    /// Another writer holds the shard (one writer per shard).
+    Locked {
+        /// The shard directory.
+        dir: PathBuf,
+        /// The holder's pid, when known.
+        pid: Option<u32>,
+    },
+    /// There is no shard directory here (reads never create one).
+    NoShard {
+        /// The directory looked for.
+        dir: PathBuf,
+    },
+    /// A Felix file name is not a regular file (a symbolic link, a directory…):
+    /// the engine neither follows nor replaces it.
+    NotRegular {
+        /// The entry.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+    /// No offset is left: the next would be past `u64::MAX - 1` (the last
+    /// offset the engine assigns; `u64::MAX` itself has no successor).
+    OffsetsExhausted {
+        /// The next offset the shard would assign.
+        next: u64,
+        /// Records in the refused batch.
+        records: u64,
+    },
+    /// The shard was opened for reading only.
+    ReadOnly,
 }
 
 impl EngineError {
@@ -70,6 +100,24 @@ impl fmt::Display for EngineError {
             Self::Generation { requested, latest } => {
                 write!(f, "generation {requested} does not follow the latest recorded generation {latest}")
             }
+            Self::Locked { dir, pid: Some(pid) } => {
+                write!(f, "{}: shard is open for writing by another process (pid {pid}); one writer per shard", dir.display())
+            }
+            Self::Locked { dir, pid: None } => {
+                write!(f, "{}: shard is open for writing by another process; one writer per shard", dir.display())
+            }
+            Self::NoShard { dir } => write!(f, "{}: no such shard directory", dir.display()),
+            Self::NotRegular { path, what } => write!(
+                f,
+                "{}: {what} where a Felix file belongs; the engine neither follows nor replaces it — move it away or replace it with the file itself",
+                path.display()
+            ),
+            Self::OffsetsExhausted { next, records } => write!(
+                f,
+                "no offsets left: {records} record(s) from offset {next} would pass {}, the last offset a shard assigns",
+                u64::MAX - 1
+            ),
+            Self::ReadOnly => f.write_str("the shard was opened for reading only"),
         }
     }
 }

@@ -1,19 +1,31 @@
 //! `felix-storage inspect`: find the files, feed them through the codec in
-//! chunks, and collect one [`Report`].
+//! chunks, and collect one [`Report`]. `felix-storage recover` uses the same
+//! walk and the same scans, so the two can never disagree.
 //!
 //! Memory stays bounded whatever the file size: each file is read in
 //! [`CHUNK_BYTES`] pieces and the codec's scanners keep only a partial
 //! structure between pieces.
+//!
+//! Which directories are shards: one holding a file with the format's own
+//! segment or index name (`NNNNNNNNNNNNNNNNNNNN.log` / `.index`, 20 digits),
+//! or, under a shard-directory name (`…-0123456789abcdef`), an `epochs`
+//! file. Any other directory is searched (to [`MAX_ROOT_DEPTH`] levels);
+//! the files found loose in it are reported as not part of any shard and
+//! never read. Reads create and change nothing.
 
 use std::fmt;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use felix_codec::file_name::FileKind;
+use felix_codec::file_name::{classify, EntryName, FileKind};
 use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
+use felix_codec::recovery::ShardFacts;
 use felix_codec::report::{FileReport, Report};
+use felix_codec::shard_name::parse_dir_name;
 use sha2::{Digest, Sha256};
+
+use crate::io::{Io, OsIo};
 
 /// Bytes read from disk per chunk.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -41,17 +53,24 @@ fn io_error(path: &Path, e: &io::Error) -> InspectError {
     InspectError { path: path.to_path_buf(), what: e.to_string() }
 }
 
-/// One unit of inspection: a lone file, or the files of one shard directory.
+/// One unit of inspection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     /// A file given on its own.
     File(PathBuf),
-    /// A shard directory and its regular files, sorted by name.
+    /// A shard directory and its entries (regular files and links to them), sorted by name.
     Shard(PathBuf, Vec<PathBuf>),
+    /// A file found loose in a directory that is not a shard: reported, never read.
+    Stray(PathBuf),
 }
 
-fn is_felix_name(name: &str) -> bool {
-    FileKind::from_name(name).is_some()
+/// The targets a user's paths resolve to, and what a person should know about the search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolution {
+    /// What to inspect, in order.
+    pub targets: Vec<Target>,
+    /// Directories not searched, and the like.
+    pub notes: Vec<String>,
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, InspectError> {
@@ -60,44 +79,69 @@ fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, InspectError> {
     Ok(entries)
 }
 
-/// Resolves the paths a user gave into targets: files stay files; a
-/// directory holding `*.log`, `*.index` or `epochs` files is a shard;
-/// any other directory is a root whose subdirectories are searched.
+fn name_of(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Whether the directory `dir`, holding `names`, is a shard directory (see the module doc).
+#[must_use]
+pub fn is_shard_dir(dir: &Path, names: &[String]) -> bool {
+    let segment_files = names.iter().any(|n| matches!(classify(n), EntryName::Segment(_) | EntryName::Index(_)));
+    let shard_name = parse_dir_name(&name_of(dir)).is_some();
+    segment_files || (shard_name && names.iter().any(|n| classify(n) == EntryName::Epochs))
+}
+
+/// Resolves the paths a user gave: files stay files; shard directories are
+/// shards; any other directory is searched.
 ///
 /// # Errors
-/// A path that cannot be read, or a directory with no Felix files below it.
-pub fn resolve(paths: &[PathBuf]) -> Result<Vec<Target>, InspectError> {
-    let mut targets = Vec::new();
+/// A path that cannot be read, or a directory with no shard and no file below it.
+pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
+    let mut out = Resolution::default();
     for path in paths {
         let meta = fs::metadata(path).map_err(|e| io_error(path, &e))?;
         if meta.is_file() {
-            targets.push(Target::File(path.clone()));
+            out.targets.push(Target::File(path.clone()));
             continue;
         }
-        let before = targets.len();
-        collect_dir(path, 0, &mut targets)?;
-        if targets.len() == before {
-            return Err(InspectError { path: path.clone(), what: "no segment, index or epochs files found here".into() });
+        let before = out.targets.iter().filter(|t| !matches!(t, Target::Stray(_))).count();
+        collect_dir(path, 0, &mut out)?;
+        if out.targets.iter().filter(|t| !matches!(t, Target::Stray(_))).count() == before {
+            return Err(InspectError {
+                path: path.clone(),
+                what: "no shard directory (no NNNNNNNNNNNNNNNNNNNN.log or .index file) found here".into(),
+            });
         }
     }
-    Ok(targets)
+    Ok(out)
 }
 
-fn collect_dir(dir: &Path, depth: usize, targets: &mut Vec<Target>) -> Result<(), InspectError> {
+fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), InspectError> {
     let entries = sorted_entries(dir)?;
-    let files: Vec<PathBuf> = entries.iter().filter(|e| e.file_type().is_ok_and(|t| t.is_file())).map(fs::DirEntry::path).collect();
-    let is_shard = files.iter().any(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(is_felix_name));
-    if is_shard {
-        targets.push(Target::Shard(dir.to_path_buf(), files));
+    // Regular files and links (a link is shown, and read through, never followed by the engine).
+    let files: Vec<PathBuf> = entries
+        .iter()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file())))
+        .map(fs::DirEntry::path)
+        .collect();
+    let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
+    if is_shard_dir(dir, &names) {
+        out.targets.push(Target::Shard(dir.to_path_buf(), files));
         return Ok(());
     }
+    out.targets.extend(files.into_iter().map(Target::Stray));
+    let subdirs: Vec<PathBuf> = entries.iter().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(fs::DirEntry::path).collect();
     if depth >= MAX_ROOT_DEPTH {
+        if !subdirs.is_empty() {
+            out.notes.push(format!(
+                "{}: not searched deeper than {MAX_ROOT_DEPTH} levels; give a directory below it to inspect what it holds",
+                dir.display()
+            ));
+        }
         return Ok(());
     }
-    for entry in entries {
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            collect_dir(&entry.path(), depth + 1, targets)?;
-        }
+    for sub in subdirs {
+        collect_dir(&sub, depth + 1, out)?;
     }
     Ok(())
 }
@@ -147,21 +191,25 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
 fn size_of(path: &Path) -> Result<u64, InspectError> {
     fs::metadata(path).map(|m| m.len()).map_err(|e| io_error(path, &e))
+}
+
+/// The pid of the writer holding the shard in `dir`, when one does
+/// (`Some(None)`: held, pid unknown).
+#[must_use]
+pub fn writer_of(dir: &Path) -> Option<Option<u32>> {
+    let lock = dir.join(felix_codec::file_name::LOCK_FILE_NAME);
+    OsIo::new().lock_holder(&lock).ok().flatten().map(|h| h.pid)
 }
 
 /// Inspects every target and returns the report.
 ///
 /// # Errors
 /// A file that cannot be opened or read.
-pub fn inspect(targets: &[Target], progress: &mut dyn Progress) -> Result<Report, InspectError> {
+pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<Report, InspectError> {
     let mut total = 0;
-    for t in targets {
+    for t in &resolution.targets {
         match t {
             Target::File(p) => total += size_of(p)?,
             Target::Shard(_, files) => {
@@ -169,39 +217,62 @@ pub fn inspect(targets: &[Target], progress: &mut dyn Progress) -> Result<Report
                     total += size_of(p)?;
                 }
             }
+            Target::Stray(_) => {}
         }
     }
     let mut done = 0;
     let mut files = Vec::new();
-    for target in targets {
+    let mut notes = resolution.notes.clone();
+    for target in &resolution.targets {
         match target {
             Target::File(path) => {
-                let mut scan = FileScan::standalone(&file_name(path));
+                let mut scan = FileScan::standalone(&name_of(path));
                 let sha = stream_file(path, &mut scan, progress, &mut done, total)?;
                 let mut report = scan.into_report(path.display().to_string(), &mut ());
                 report.sha256 = Some(sha);
                 files.push(report);
             }
-            Target::Shard(dir, paths) => files.extend(inspect_shard(dir, paths, progress, &mut done, total)?),
+            Target::Shard(dir, paths) => {
+                let writer = writer_of(dir);
+                if let Some(pid) = writer {
+                    let by = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
+                    notes.push(format!("{}: shard is open for writing{by}; the tail may be in flight", dir.display()));
+                }
+                let (reports, _) = inspect_shard(dir, paths, writer.is_some(), progress, &mut done, total)?;
+                files.extend(reports);
+            }
+            Target::Stray(path) => {
+                let mut r = FileReport::new(path.display().to_string(), FileKind::Unknown, size_of(path)?);
+                r.notes.push("not part of any shard directory: not inspected, and never read or changed by the engine".into());
+                files.push(r);
+            }
         }
     }
     progress.finish();
-    Ok(Report::new(files))
+    let mut report = Report::new(files);
+    report.notes = notes;
+    Ok(report)
 }
 
-fn inspect_shard(
+/// Inspects one shard directory: the reports of its files and the facts
+/// recovery plans from. `writer_live`: a writer holds the shard right now.
+///
+/// # Errors
+/// A file that cannot be opened or read.
+pub fn inspect_shard(
     dir: &Path,
     paths: &[PathBuf],
+    writer_live: bool,
     progress: &mut dyn Progress,
     done: &mut u64,
     total: u64,
-) -> Result<Vec<FileReport>, InspectError> {
+) -> Result<(Vec<FileReport>, ShardFacts), InspectError> {
     let mut inputs = Vec::with_capacity(paths.len());
     for p in paths {
-        inputs.push(InputFile { path: p.display().to_string(), name: file_name(p), size: size_of(p)? });
+        inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size: size_of(p)? });
     }
-    let shard_name = dir.canonicalize().ok().as_deref().map(file_name).unwrap_or_else(|| file_name(dir));
-    let mut shard = ShardInspection::new(Some(shard_name), inputs);
+    let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
+    let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
     let mut shas = vec![String::new(); paths.len()];
     for i in shard.order() {
         let Some(path) = paths.get(i) else { continue };
@@ -212,9 +283,28 @@ fn inspect_shard(
         }
         shard.end(i, scan, &mut ());
     }
-    let mut reports = shard.finish();
-    for (r, sha) in reports.iter_mut().zip(shas) {
+    let (mut reports, facts) = shard.finish_with_facts(dir.display().to_string());
+    for ((r, sha), path) in reports.iter_mut().zip(shas).zip(paths) {
         r.sha256 = Some(sha);
+        if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            r.notes.push(
+                "a symbolic link: read through here, but the engine refuses to open a shard holding one (it neither follows nor replaces links)"
+                    .into(),
+            );
+        }
     }
-    Ok(reports)
+    Ok((reports, facts))
+}
+
+/// The files of a shard directory as `inspect` sees them (see [`resolve`]).
+///
+/// # Errors
+/// The directory cannot be read.
+pub fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
+    let entries = sorted_entries(dir)?;
+    Ok(entries
+        .iter()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file())))
+        .map(fs::DirEntry::path)
+        .collect())
 }

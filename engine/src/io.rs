@@ -1,32 +1,95 @@
 //! All engine IO goes through [`Io`], so tests can fail the Nth call or
 //! freeze durability at any sync ([`sim::SimIo`]). [`OsIo`] is the real one.
+//! The shard never calls [`Io`] directly: it goes through
+//! [`checked::CheckedIo`], which latches the first failure (fail-stop).
 //!
 //! **Architecture invariant:** nothing in the engine touches `std::fs`
 //! except `OsIo` (and the read-only `inspect` walker).
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fmt::Debug;
 use std::fs::{self, File, OpenOptions};
-use std::io;
-use std::os::unix::fs::FileExt;
+use std::io::{self, Read as _};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub mod checked;
 pub mod sim;
 
-/// The file operations the engine needs. Paths are absolute or relative to
-/// the process; every mutating call may fail, and after a failed write or
-/// sync the engine stops (fail-stop) rather than retry.
+/// What a directory entry is, without following symbolic links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryType {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (never followed by the engine).
+    Symlink,
+    /// A FIFO, socket, device…
+    Other,
+}
+
+impl EntryType {
+    /// `"a regular file"`, `"a directory"`, …, for messages.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::File => "a regular file",
+            Self::Dir => "a directory",
+            Self::Symlink => "a symbolic link",
+            Self::Other => "not a regular file (a FIFO, socket or device)",
+        }
+    }
+}
+
+/// One directory entry: its name exactly as the OS gave it (it may not be UTF-8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The name.
+    pub name: OsString,
+    /// What it is.
+    pub kind: EntryType,
+}
+
+/// Who holds a shard's writer lock, as far as can be told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockHolder {
+    /// The holder's process id, when known.
+    pub pid: Option<u32>,
+}
+
+/// A held writer lock; dropping it releases the lock (so does the holder's death).
+pub struct LockGuard(#[allow(dead_code)] Box<dyn Send + Sync>);
+
+impl Debug for LockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LockGuard")
+    }
+}
+
+impl LockGuard {
+    /// A guard that runs nothing but keeps `held` alive until dropped.
+    pub fn new(held: impl Send + Sync + 'static) -> Self {
+        Self(Box::new(held))
+    }
+}
+
+/// The file operations the engine needs. Every mutating call may fail; after
+/// a failed write or sync the engine stops (fail-stop) rather than retry.
 pub trait Io: Send + Sync + Debug {
-    /// Names of the entries in `dir` (files only).
-    fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
-    /// Creates `dir` and its parents.
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Every entry of `dir` (not `.`/`..`), symbolic links not followed.
+    fn list(&self, dir: &Path) -> io::Result<Vec<DirEntry>>;
+    /// What `path` is (`None` when nothing is there), links not followed.
+    fn kind(&self, path: &Path) -> io::Result<Option<EntryType>>;
+    /// Creates one directory; fails when it exists or its parent does not.
+    fn create_dir(&self, dir: &Path) -> io::Result<()>;
     /// Length of a file.
     fn len(&self, path: &Path) -> io::Result<u64>;
     /// Reads up to `buf.len()` bytes at `pos`; returns how many were read.
     fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize>;
-    /// Creates an empty file, failing if it exists.
+    /// Creates an empty file, failing if anything exists there.
     fn create(&self, path: &Path) -> io::Result<()>;
     /// Writes all of `data` at `pos`.
     fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()>;
@@ -38,8 +101,18 @@ pub trait Io: Send + Sync + Debug {
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
     /// Atomically renames `from` to `to`, replacing `to`.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Gives the file at `from` a second name `to`, failing (`AlreadyExists`)
+    /// when `to` exists: publishing without ever replacing.
+    fn link(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Removes a file.
     fn remove(&self, path: &Path) -> io::Result<()>;
+    /// Takes the exclusive writer lock `path` (creating the lock file when
+    /// missing, and writing the holder's pid into it). Fails at once with
+    /// `WouldBlock` when another holder has it, unless `wait`.
+    fn lock(&self, path: &Path, wait: bool) -> io::Result<LockGuard>;
+    /// Whether someone holds the writer lock `path`, without taking it or
+    /// creating anything. `None` when nobody does (or the file is absent).
+    fn lock_holder(&self, path: &Path) -> io::Result<Option<LockHolder>>;
 }
 
 /// Reads exactly `buf.len()` bytes at `pos`, or fails with `UnexpectedEof`.
@@ -50,7 +123,7 @@ pub fn read_exact_at(io: &dyn Io, path: &Path, mut pos: u64, mut buf: &mut [u8])
     while !buf.is_empty() {
         let n = io.read_at(path, pos, buf)?;
         if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("{}: short read at byte {pos}", path.display())));
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("short read at byte {pos}")));
         }
         pos += n as u64;
         buf = &mut buf[n..];
@@ -76,7 +149,15 @@ impl OsIo {
         if let Some(f) = map.get(path) {
             return Ok(Arc::clone(f));
         }
-        let f = Arc::new(OpenOptions::new().read(true).write(true).open(path).or_else(|_| File::open(path))?);
+        // Never follow a symbolic link, and never create on the way.
+        let f = match OpenOptions::new().read(true).write(true).custom_flags(libc_o_nofollow()).open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                OpenOptions::new().read(true).custom_flags(libc_o_nofollow()).open(path)?
+            }
+            Err(e) => return Err(e),
+        };
+        let f = Arc::new(f);
         map.insert(path.to_path_buf(), Arc::clone(&f));
         Ok(f)
     }
@@ -86,23 +167,47 @@ impl OsIo {
     }
 }
 
+use std::os::unix::fs::OpenOptionsExt as _;
+
+/// `O_NOFOLLOW`: a symbolic link where a Felix file should be is refused, never followed.
+const fn libc_o_nofollow() -> i32 {
+    libc::O_NOFOLLOW
+}
+
+fn entry_type(t: fs::FileType) -> EntryType {
+    if t.is_symlink() {
+        EntryType::Symlink
+    } else if t.is_dir() {
+        EntryType::Dir
+    } else if t.is_file() {
+        EntryType::File
+    } else {
+        EntryType::Other
+    }
+}
+
 impl Io for OsIo {
-    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let mut names = Vec::new();
+    fn list(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        let mut out = Vec::new();
         for e in fs::read_dir(dir)? {
             let e = e?;
-            if e.file_type()?.is_file() {
-                names.push(e.file_name().to_string_lossy().into_owned());
-            }
+            out.push(DirEntry { name: e.file_name(), kind: entry_type(e.file_type()?) });
         }
-        names.sort();
-        Ok(names)
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
     }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        fs::create_dir_all(dir)
+    fn kind(&self, path: &Path) -> io::Result<Option<EntryType>> {
+        match fs::symlink_metadata(path) {
+            Ok(m) => Ok(Some(entry_type(m.file_type()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    fn create_dir(&self, dir: &Path) -> io::Result<()> {
+        fs::create_dir(dir)
     }
     fn len(&self, path: &Path) -> io::Result<u64> {
-        Ok(fs::metadata(path)?.len())
+        Ok(self.handle(path)?.metadata()?.len())
     }
     fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
         self.handle(path)?.read_at(buf, pos)
@@ -130,8 +235,98 @@ impl Io for OsIo {
         self.forget(to);
         Ok(())
     }
+    fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::hard_link(from, to)
+    }
     fn remove(&self, path: &Path) -> io::Result<()> {
         self.forget(path);
         fs::remove_file(path)
+    }
+    fn lock(&self, path: &Path, wait: bool) -> io::Result<LockGuard> {
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).custom_flags(libc_o_nofollow()).open(path)?;
+        if wait {
+            file.lock()?;
+        } else {
+            file.try_lock().map_err(|e| match e {
+                fs::TryLockError::WouldBlock => io::Error::from(io::ErrorKind::WouldBlock),
+                fs::TryLockError::Error(e) => e,
+            })?;
+        }
+        // The holder's pid, for whoever is refused. Not synced: it is only a hint.
+        file.set_len(0)?;
+        file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0)?;
+        Ok(LockGuard::new(file))
+    }
+    fn lock_holder(&self, path: &Path) -> io::Result<Option<LockHolder>> {
+        let meta = match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_file() => m,
+            Ok(_) => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // Test without taking: the kernel's table of held locks. Taking even a
+        // shared lock for a moment could make a starting writer fail.
+        let mut table = String::new();
+        if File::open("/proc/locks").and_then(|mut f| f.read_to_string(&mut table)).is_err() {
+            return Ok(None);
+        }
+        Ok(flock_writer_in(&table, meta.dev(), meta.ino()).map(|pid| LockHolder { pid: Some(pid) }))
+    }
+}
+
+/// The pid holding an exclusive `flock` on the file `(dev, ino)`, from the
+/// text of `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF`).
+#[must_use]
+pub fn flock_writer_in(table: &str, dev: u64, ino: u64) -> Option<u32> {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let want = format!("{major:02x}:{minor:02x}:{ino}");
+    table.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // "N:" "FLOCK" "ADVISORY" "WRITE" pid dev:ino start end; a "->" marks a waiter.
+        let at = fields.iter().position(|f| *f == "FLOCK")?;
+        let rest = fields.get(at..)?;
+        if fields.get(1) == Some(&"->") || rest.get(2) != Some(&"WRITE") {
+            return None;
+        }
+        let id = rest.get(4)?;
+        if !id.eq_ignore_ascii_case(&want) {
+            return None;
+        }
+        rest.get(3)?.parse().ok()
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_writer_of_a_file_from_proc_locks() {
+        let table = "1: POSIX  ADVISORY  WRITE 77 fd:01:99 0 EOF\n\
+                     2: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF\n\
+                     2: -> FLOCK  ADVISORY  WRITE 4343 fd:01:1234 0 EOF\n\
+                     3: FLOCK  ADVISORY  READ 55 fd:01:1235 0 EOF\n";
+        let dev = (0xfd << 8) | 0x01;
+        assert_eq!(flock_writer_in(table, dev, 1234), Some(4242));
+        assert_eq!(flock_writer_in(table, dev, 1235), None, "a shared lock is no writer");
+        assert_eq!(flock_writer_in(table, dev, 99), None, "a POSIX lock is not ours");
+        assert_eq!(flock_writer_in(table, dev + 1, 1234), None, "another device");
+    }
+
+    #[test]
+    fn the_writer_lock_is_exclusive_across_handles_and_dies_with_its_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("writer.lock");
+        let io = OsIo::new();
+        assert_eq!(io.lock_holder(&path).unwrap(), None, "no lock file: no writer");
+        assert!(!path.exists(), "probing creates nothing");
+        let guard = io.lock(&path, false).unwrap();
+        assert_eq!(io.lock(&path, false).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(io.lock_holder(&path).unwrap(), Some(LockHolder { pid: Some(std::process::id()) }));
+        drop(guard);
+        assert_eq!(io.lock_holder(&path).unwrap(), None);
+        drop(io.lock(&path, false).unwrap());
     }
 }

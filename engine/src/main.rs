@@ -1,6 +1,6 @@
 //! `felix-storage`: the command line over the Felix storage format.
 //!
-//! Exit status: 0 nothing damaged, 1 damage found, 2 could not run.
+//! Exit status: 0 success, 1 damage found or refused, 2 usage or IO error.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -9,10 +9,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use felix_codec::shard_name::ShardKey;
 use felix_engine::inspect::{self, NoProgress, Progress};
-use felix_engine::shard::{Config, Shard};
-use felix_engine::{EngineError, OsIo};
+use felix_engine::EngineError;
 
 mod commands;
+
+/// Most lines per durable commit `produce` accepts.
+pub const MAX_BATCH: usize = 65_536;
 
 #[derive(Parser, Debug)]
 #[command(name = "felix-storage", version, about = "Inspect and repair Felix durable stream storage")]
@@ -39,16 +41,19 @@ enum Command {
     /// Append each stdin line (without its newline) as one record; print
     /// each acknowledged offset once its fsync has returned.
     Produce {
-        /// The root directory holding shard directories.
+        /// The root directory holding shard directories (created if missing).
         root: PathBuf,
         /// TENANT/NAMESPACE/STREAM/N
         #[arg(long)]
         shard: String,
-        /// Lines per durable commit.
-        #[arg(long, default_value_t = 1)]
-        batch: usize,
+        /// Lines per durable commit (1 to 65536).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64))]
+        batch: u32,
+        /// Wait for another writer to let go of the shard instead of failing at once.
+        #[arg(long)]
+        wait: bool,
     },
-    /// Print records from an offset.
+    /// Print records from an offset (reads only: creates and changes nothing).
     Consume {
         /// The root directory holding shard directories.
         root: PathBuf,
@@ -65,21 +70,27 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Run recovery on shards: say what was (or would be) truncated or rebuilt.
+    /// Run recovery on shards: what was (or would be) cut, rebuilt, removed or refused, and why.
     Recover {
         /// The root directory holding shard directories (or a shard directory).
         root: PathBuf,
         /// Only this shard: TENANT/NAMESPACE/STREAM/N
         #[arg(long)]
         shard: Option<String>,
-        /// Change nothing; report what recovery would do.
+        /// Change nothing (and take no lock); print the plan.
         #[arg(long)]
         dry_run: bool,
         /// Also cut a damaged tail whose damage is rot rather than a torn write.
         #[arg(long)]
         repair_checksum_tail: bool,
+        /// Print the plan (or what was done) as JSON (see docs/report-format.md).
+        #[arg(long)]
+        json: bool,
+        /// Wait for another writer to let go of the shard instead of failing at once.
+        #[arg(long)]
+        wait: bool,
     },
-    /// Print the records of one segment file, using its index to start near --from-offset.
+    /// Print the records of one segment file from --from-offset (found by walking verified headers).
     Dump {
         /// A segment (*.log) file.
         file: PathBuf,
@@ -90,9 +101,9 @@ enum Command {
         #[arg(long, default_value_t = 1 << 20)]
         max_bytes: u64,
     },
-    /// Write a realistic sample root (clean, torn, rotted, stale-index shards).
+    /// Write a realistic sample root (clean, torn, rotted, stale-index shards) into a new or empty directory.
     Demo {
-        /// Where to write it (created; must not hold shards already).
+        /// Where to write it (created; must be empty if it exists).
         dir: PathBuf,
     },
 }
@@ -122,7 +133,7 @@ impl Progress for Bar {
         }
         self.last_percent = Some(percent);
         let filled = usize::try_from(percent / 4).unwrap_or(25);
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = commands::shown(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).into_owned();
         eprint!("\r[{:<25}] {percent:>3}% {} / {} MiB  {name:<28}", "#".repeat(filled), done >> 20, total >> 20);
         let _ = std::io::stderr().flush();
     }
@@ -134,22 +145,23 @@ impl Progress for Bar {
     }
 }
 
-fn run_inspect(json: bool, paths: &[PathBuf]) -> Result<bool, inspect::InspectError> {
-    let targets = inspect::resolve(paths)?;
+fn run_inspect(json: bool, paths: &[PathBuf]) -> Result<bool, (u8, String)> {
+    let err = |e: inspect::InspectError| (2, e.to_string());
+    let resolution = inspect::resolve(paths).map_err(err)?;
     let report = if !json && std::io::stderr().is_terminal() {
-        inspect::inspect(&targets, &mut Bar { last_percent: None })?
+        inspect::inspect(&resolution, &mut Bar { last_percent: None }).map_err(err)?
     } else {
-        inspect::inspect(&targets, &mut NoProgress)?
+        inspect::inspect(&resolution, &mut NoProgress).map_err(err)?
     };
     let mut out = std::io::stdout().lock();
     let written = if json {
         serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::other).and_then(|()| writeln!(out))
     } else {
-        out.write_all(report.to_text().as_bytes())
+        out.write_all(commands::shown(&report.to_text()).as_bytes())
     };
     if let Err(e) = written.and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(inspect::InspectError { path: PathBuf::from("<stdout>"), what: e.to_string() });
+            return Err((2, format!("<stdout>: {e}")));
         }
     }
     Ok(report.has_damage())
@@ -167,46 +179,26 @@ fn parse_shard(text: &str) -> Result<(String, String, String, u32), (u8, String)
     }
 }
 
+/// The directory of `--shard` under `root`.
+fn shard_dir(root: &Path, shard: &str) -> Result<PathBuf, (u8, String)> {
+    let (t, n, s, i) = parse_shard(shard)?;
+    Ok(felix_engine::Shard::dir_of(root, &ShardKey { tenant: &t, namespace: &n, stream: &s, shard: i }))
+}
+
 /// Exit code for an engine error: 1 for damage or refusal, 2 for IO and usage.
 pub(crate) fn fail(e: &EngineError) -> (u8, String) {
     let code = match e {
-        EngineError::Corrupt { .. } | EngineError::FailStopped { .. } | EngineError::Trimmed { .. } | EngineError::Generation { .. } => 1,
-        EngineError::Io { .. } | EngineError::TooLarge { .. } => 2,
+        EngineError::Corrupt { .. }
+        | EngineError::FailStopped { .. }
+        | EngineError::Trimmed { .. }
+        | EngineError::Generation { .. }
+        | EngineError::Locked { .. }
+        | EngineError::NoShard { .. }
+        | EngineError::NotRegular { .. }
+        | EngineError::OffsetsExhausted { .. } => 1,
+        EngineError::Io { .. } | EngineError::TooLarge { .. } | EngineError::ReadOnly => 2,
     };
     (code, e.to_string())
-}
-
-fn open_with(root: &Path, shard: &str, dry_run: bool) -> Result<Shard, (u8, String)> {
-    let (t, n, s, i) = parse_shard(shard)?;
-    let key = ShardKey { tenant: &t, namespace: &n, stream: &s, shard: i };
-    let dir = Shard::dir_of(root, &key);
-    let (shard, report) = Shard::open_dir(std::sync::Arc::new(OsIo::new()), &dir, Config::default(), dry_run).map_err(|e| fail(&e))?;
-    for w in &report.warnings {
-        eprintln!("felix-storage: warning: {w}");
-    }
-    for (path, finding, sidecar) in &report.truncated {
-        let verb = if dry_run { "would cut" } else { "cut" };
-        eprintln!(
-            "felix-storage: recovery {verb} {} at byte {} ({}); bytes kept in {}",
-            path.display(),
-            finding.position(),
-            finding.kind.name(),
-            sidecar.display()
-        );
-    }
-    Ok(shard)
-}
-
-fn open(root: &Path, shard: &str) -> Result<Shard, (u8, String)> {
-    open_with(root, shard, false)
-}
-
-/// Opens without changing anything on disk (recovery in dry-run).
-fn open_read_only(root: &Path, shard: &str) -> Result<Shard, (u8, String)> {
-    if !root.is_dir() {
-        return Err((2, format!("{}: no such directory", root.display())));
-    }
-    open_with(root, shard, true)
 }
 
 fn main() -> ExitCode {
@@ -219,21 +211,19 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Inspect { json, paths } => run_inspect(json, &paths).map_err(|e| (2, e.to_string())),
-        Command::Produce { root, shard, batch } => open(&root, &shard).and_then(|s| commands::produce(&s, batch)),
-        Command::Consume { root, shard, from, max, format } => {
-            open_read_only(&root, &shard).and_then(|s| commands::consume(&s, from, max, format == Format::Json))
+        Command::Inspect { json, paths } => run_inspect(json, &paths),
+        Command::Produce { root, shard, batch, wait } => {
+            shard_dir(&root, &shard).and_then(|dir| commands::produce(&dir, usize::try_from(batch).unwrap_or(1), wait))
         }
-        Command::Recover { root, shard, dry_run, repair_checksum_tail } => {
-            let key = shard.as_deref().map(parse_shard).transpose();
-            key.and_then(|k| {
-                commands::recover(
-                    &root,
-                    k.as_ref().map(|(t, n, s, i)| ShardKey { tenant: t, namespace: n, stream: s, shard: *i }),
-                    dry_run,
-                    repair_checksum_tail,
-                )
-            })
+        Command::Consume { root, shard, from, max, format } => {
+            shard_dir(&root, &shard).and_then(|dir| commands::consume(&dir, from, max, format == Format::Json))
+        }
+        Command::Recover { root, shard, dry_run, repair_checksum_tail, json, wait } => {
+            let dirs = match shard {
+                Some(s) => shard_dir(&root, &s).map(|d| vec![d]),
+                None => commands::shard_dirs(&root),
+            };
+            dirs.and_then(|dirs| commands::recover(&dirs, &commands::RecoverOptions { dry_run, repair_checksum_tail, json, wait }))
         }
         Command::Dump { file, from_offset, max_bytes } => commands::dump(&file, from_offset, max_bytes),
         Command::Demo { dir } => commands::demo(&dir),
@@ -242,7 +232,7 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::SUCCESS,
         Ok(true) => ExitCode::from(1),
         Err((code, message)) => {
-            eprintln!("felix-storage: {message}");
+            eprintln!("felix-storage: {}", commands::shown(&message));
             ExitCode::from(code)
         }
     }

@@ -4,11 +4,12 @@
 //! the spec allows.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use felix_codec::recovery::Action;
 use felix_engine::io::sim::SimIo;
-use felix_engine::shard::{truncation_point, Config, Shard};
+use felix_engine::shard::{truncation_point, Config, Recovery, Shard};
 use felix_engine::{EngineError, Io};
 
 fn dir() -> PathBuf {
@@ -20,7 +21,30 @@ fn small() -> Config {
 }
 
 fn open(io: &Arc<SimIo>, config: Config) -> Result<Shard, EngineError> {
-    Shard::open_dir(Arc::clone(io) as Arc<dyn Io>, &dir(), config, false).map(|(s, _)| s)
+    open_with(io, config).map(|(s, _)| s)
+}
+
+fn open_with(io: &Arc<SimIo>, config: Config) -> Result<(Shard, Recovery), EngineError> {
+    Shard::open_dir(Arc::clone(io) as Arc<dyn Io>, &dir(), config)
+}
+
+fn names(io: &SimIo, ext: &str) -> Vec<String> {
+    let mut v: Vec<String> =
+        io.list(&dir()).unwrap().into_iter().map(|e| e.name.into_string().unwrap()).filter(|n| n.ends_with(ext)).collect();
+    v.sort();
+    v
+}
+
+fn cuts(r: &Recovery) -> Vec<(&str, u64)> {
+    r.plan
+        .actions
+        .iter()
+        .filter_map(|a| if let Action::Cut { kind, position, .. } = a { Some((kind.as_str(), *position)) } else { None })
+        .collect()
+}
+
+fn rebuilt(r: &Recovery) -> Vec<String> {
+    r.plan.actions.iter().filter_map(|a| if let Action::RebuildIndex { file, .. } = a { Some(file.clone()) } else { None }).collect()
 }
 
 fn payload(i: u64) -> Vec<u8> {
@@ -83,7 +107,7 @@ fn appends_roll_over_and_read_back_from_any_offset() {
     let shard = open(&io, small()).unwrap();
     let acked = workload(&shard, 200);
     assert_eq!(acked.len(), 200);
-    let logs = io.list(&dir()).unwrap().into_iter().filter(|n| n.ends_with(".log")).count();
+    let logs = names(&io, ".log").len();
     assert!(logs > 5, "rolled over into {logs} segments");
     for from in [0, 1, 17, 63, 150, 199] {
         let got = shard.read(from, 1).unwrap();
@@ -104,8 +128,7 @@ fn a_record_larger_than_a_segment_gets_a_segment_of_its_own() {
     let r = shard.append(&[&big]).unwrap();
     shard.append(&[b"after"]).unwrap();
     assert_eq!(shard.read(r.start, 10).unwrap()[0].payload, big);
-    let logs = io.list(&dir()).unwrap().into_iter().filter(|n| n.ends_with(".log")).count();
-    assert_eq!(logs, 3);
+    assert_eq!(names(&io, ".log").len(), 3);
 }
 
 #[test]
@@ -142,17 +165,16 @@ fn crashing_at_every_sync_keeps_every_acknowledged_record() {
 }
 
 fn newest_log(io: &SimIo) -> PathBuf {
-    let mut logs: Vec<String> = io.list(&dir()).unwrap().into_iter().filter(|n| n.ends_with(".log")).collect();
-    logs.sort();
-    dir().join(logs.last().unwrap())
+    dir().join(names(io, ".log").last().unwrap())
 }
 
 #[test]
 fn truncating_the_newest_segment_at_every_byte_keeps_exactly_the_complete_records() {
     let io = Arc::new(SimIo::new());
     let config = Config { segment_size_bytes: 1 << 20, ..small() };
-    let shard = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap().0;
+    let shard = open(&io, config.clone()).unwrap();
     let acked = workload(&shard, 12);
+    drop(shard);
     let log = newest_log(&io);
     let full = io.contents(&log).unwrap();
     let mut ends = vec![];
@@ -161,18 +183,25 @@ fn truncating_the_newest_segment_at_every_byte_keeps_exactly_the_complete_record
         pos += 28 + p.len();
         ends.push(pos);
     }
-    for cut in 32..=full.len() {
+    for cut in 0..=full.len() {
         let sim = Arc::new(io.crash());
         sim.put(&log, &full[..cut]);
-        let (shard, report) = Shard::open_dir(Arc::clone(&sim) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap();
+        let (shard, report) = open_with(&sim, config.clone()).unwrap();
+        if cut < 32 {
+            // The only segment, shorter than its header: an unfinished creation, removed.
+            assert!(read_all(&shard).is_empty(), "cut at {cut}");
+            assert!(matches!(report.plan.actions[0], Action::RemoveUnfinished { .. }), "cut at {cut}: {:?}", report.plan);
+            assert_eq!(report.evidence.len(), usize::from(cut > 0), "cut at {cut}");
+            continue;
+        }
         let complete = ends.iter().filter(|e| **e <= cut).count();
         assert_eq!(read_all(&shard), acked[..complete], "cut at {cut}");
         let boundary = cut == 32 || ends.contains(&cut);
-        assert_eq!(report.truncated.is_empty(), boundary, "cut at {cut}");
-        if let Some((_, finding, sidecar)) = report.truncated.first() {
-            assert_eq!(finding.kind.name(), "Truncated");
+        assert_eq!(cuts(&report).is_empty(), boundary, "cut at {cut}");
+        if let Some((kind, _)) = cuts(&report).first() {
+            assert_eq!(*kind, "Truncated");
             let kept = if complete == 0 { 32 } else { ends[complete - 1] };
-            assert_eq!(sim.contents(sidecar).unwrap(), full[kept..cut], "the sidecar holds exactly the cut bytes");
+            assert_eq!(sim.contents(&report.evidence[0]).unwrap(), full[kept..cut], "the evidence holds exactly the cut bytes");
             assert_eq!(sim.contents(&log).unwrap().len(), kept);
         }
     }
@@ -182,13 +211,14 @@ fn truncating_the_newest_segment_at_every_byte_keeps_exactly_the_complete_record
 fn rot_in_the_middle_refuses_to_open_naming_shard_segment_and_byte() {
     let io = Arc::new(SimIo::new());
     let config = Config { segment_size_bytes: 1 << 20, ..small() };
-    let shard = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap().0;
+    let shard = open(&io, config.clone()).unwrap();
     workload(&shard, 10);
+    drop(shard);
     let log = newest_log(&io);
     let mut bytes = io.contents(&log).unwrap();
     bytes[32 + 28 + 2] ^= 1; // payload of offset 0
     io.put(&log, &bytes);
-    let err = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap_err();
+    let err = open(&io, config.clone()).unwrap_err();
     let EngineError::Corrupt { path, finding } = &err else { panic!("{err}") };
     assert_eq!(path, &log);
     assert_eq!((finding.kind.name(), finding.site.position, finding.offset), ("RecordChecksum", 32, Some(0)));
@@ -201,18 +231,19 @@ fn rot_in_the_middle_refuses_to_open_naming_shard_segment_and_byte() {
 fn a_rotted_tail_is_cut_only_with_repair_checksum_tail() {
     let io = Arc::new(SimIo::new());
     let config = Config { segment_size_bytes: 1 << 20, ..small() };
-    let shard = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap().0;
+    let shard = open(&io, config.clone()).unwrap();
     let acked = workload(&shard, 5);
+    drop(shard);
     let log = newest_log(&io);
     let mut bytes = io.contents(&log).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0x40;
     io.put(&log, &bytes);
-    let err = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap_err();
+    let err = open(&io, config.clone()).unwrap_err();
     assert!(matches!(&err, EngineError::Corrupt { finding, .. } if finding.kind.name() == "RecordChecksum"), "{err}");
     let opt_in = Config { repair_checksum_tail: true, ..config };
-    let (shard, report) = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), opt_in, false).unwrap();
-    assert_eq!(report.truncated.len(), 1);
+    let (shard, report) = open_with(&io, opt_in).unwrap();
+    assert_eq!(cuts(&report).len(), 1);
     assert_eq!(read_all(&shard), acked[..4]);
 }
 
@@ -222,11 +253,7 @@ fn indexes_deleted_short_garbage_or_stale_are_rebuilt_and_random_reads_match_a_s
     let shard = open(&io, small()).unwrap();
     let acked = workload(&shard, 300);
     drop(shard);
-    let indexes: Vec<PathBuf> = {
-        let mut v: Vec<String> = io.list(&dir()).unwrap().into_iter().filter(|n| n.ends_with(".index")).collect();
-        v.sort();
-        v.into_iter().map(|n| dir().join(n)).collect()
-    };
+    let indexes: Vec<PathBuf> = names(&io, ".index").into_iter().map(|n| dir().join(n)).collect();
     io.remove(&indexes[0]).unwrap();
     let short = io.contents(&indexes[1]).unwrap();
     io.put(&indexes[1], &short[..30]);
@@ -235,10 +262,11 @@ fn indexes_deleted_short_garbage_or_stale_are_rebuilt_and_random_reads_match_a_s
     let n = stale.len();
     stale[n - 1] ^= 0x08; // last entry's position points into the middle of a record
     io.put(&indexes[3], &stale);
-    let (shard, report) = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), small(), false).unwrap();
-    let rebuilt: Vec<&Path> = report.rebuilt_indexes.iter().map(|(p, _)| p.as_path()).collect();
+    let (shard, report) = open_with(&io, small()).unwrap();
+    let rebuilt = rebuilt(&report);
     for p in &indexes[..4] {
-        assert!(rebuilt.contains(&p.as_path()), "{} not rebuilt: {:?}", p.display(), report.rebuilt_indexes);
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(rebuilt.contains(&name), "{name} not rebuilt: {:?}", report.plan);
     }
     let mut seed = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..10_000 {
@@ -312,7 +340,7 @@ fn a_damaged_epochs_file_reads_as_empty_with_a_warning() {
     shard.begin_generation(5).unwrap();
     drop(shard);
     io.put(&dir().join("epochs"), b"FLEP\0\x01\0\x01junk");
-    let (shard, report) = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), small(), false).unwrap();
+    let (shard, report) = open_with(&io, small()).unwrap();
     assert!(shard.epochs().is_empty());
     assert!(report.warnings[0].contains("read as empty"), "{:?}", report.warnings);
 }
@@ -387,7 +415,7 @@ fn a_large_newest_segment_is_recovered_through_the_read_ahead_path() {
     // Over 32 MiB, recovery reads ahead on a second thread; the verdict must not change.
     let io = Arc::new(SimIo::new());
     let config = Config { segment_size_bytes: 1 << 30, ..small() };
-    let shard = Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &dir(), config.clone(), false).unwrap().0;
+    let shard = open(&io, config.clone()).unwrap();
     let big: Vec<Vec<u8>> = (0..40u8).map(|i| vec![i; 1 << 20]).collect();
     for b in &big {
         shard.append(&[b]).unwrap();
@@ -397,9 +425,9 @@ fn a_large_newest_segment_is_recovered_through_the_read_ahead_path() {
     let full = io.contents(&log).unwrap();
     let sim = Arc::new(io.crash());
     sim.put(&log, &full[..full.len() - 1000]);
-    let (shard, report) = Shard::open_dir(Arc::clone(&sim) as Arc<dyn Io>, &dir(), config, false).unwrap();
-    assert_eq!(report.truncated.len(), 1);
-    assert_eq!(report.truncated[0].1.kind.name(), "Truncated");
+    let (shard, report) = open_with(&sim, config).unwrap();
+    assert_eq!(cuts(&report).len(), 1);
+    assert_eq!(cuts(&report)[0].0, "Truncated");
     let got = read_all(&shard);
     assert_eq!(got.len(), 39);
     assert!(got.iter().zip(&big).all(|((_, a), b)| a == b));

@@ -127,8 +127,6 @@ fn dump_starts_at_the_requested_offset_through_the_index() {
 
 #[test]
 fn bad_usage_exits_2_with_one_line() {
-    let o = run(&["consume", "/nonexistent-root", "--shard", "a/b/c/0"]);
-    assert_eq!(o.status.code(), Some(2));
     let o = run(&["produce", "/tmp", "--shard", "a/b/c"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8(o.stderr).unwrap();

@@ -1,19 +1,26 @@
 //! A simulated filesystem for crash and fault tests, after redb's
 //! `crash_consistency` backend. It keeps a *live* image (what reads see) and
 //! a *durable* image (what survives a crash): file bytes become durable at
-//! `sync_data`, directory entries (create, rename, remove) at `sync_dir`.
+//! `sync_data`; directory entries — files and subdirectories created,
+//! renamed, linked or removed in a directory — at `sync_dir` of that
+//! directory. A file survives a crash only when its name is durable in its
+//! directory *and* that directory is durable in its parent, all the way up:
+//! a shard directory that was never fsynced in its root loses every record
+//! in it, as on a real filesystem.
 //!
 //! Faults: fail the Nth mutating call ([`SimIo::fail_at`]), or freeze at the
 //! Nth sync ([`SimIo::crash_after_sync`]): that sync completes, then every
 //! later call fails, as if the process died. [`SimIo::crash`] returns the
-//! durable image as a fresh filesystem, the way a reboot would find it.
+//! durable image as a fresh filesystem, the way a reboot would find it (with
+//! every lock released: locks die with their process).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
-use super::Io;
+use super::{DirEntry, EntryType, Io, LockGuard, LockHolder};
 
 #[derive(Debug, Clone, Default)]
 struct FileData {
@@ -27,6 +34,10 @@ struct State {
     next_id: u64,
     live_names: BTreeMap<PathBuf, u64>,
     durable_names: BTreeMap<PathBuf, u64>,
+    live_dirs: BTreeSet<PathBuf>,
+    durable_dirs: BTreeSet<PathBuf>,
+    /// Entries that are symbolic links (tests plant them; never created by the engine).
+    symlinks: BTreeSet<PathBuf>,
     mutations: u64,
     syncs: u64,
     fail_at: Option<u64>,
@@ -34,12 +45,29 @@ struct State {
     dead: bool,
 }
 
-/// See the module doc.
+/// Writer locks held, shared by every handle of one simulated machine.
 #[derive(Debug, Default)]
+struct Locks {
+    held: Mutex<BTreeMap<PathBuf, u32>>,
+    released: Condvar,
+}
+
+/// See the module doc.
+#[derive(Debug)]
 pub struct SimIo {
     state: Mutex<State>,
     gate: Mutex<Gate>,
     gate_changed: Condvar,
+    locks: Arc<Locks>,
+}
+
+impl Default for SimIo {
+    fn default() -> Self {
+        let mut state = State::default();
+        state.live_dirs.insert(PathBuf::from("/"));
+        state.durable_dirs.insert(PathBuf::from("/"));
+        Self { state: Mutex::new(state), gate: Mutex::default(), gate_changed: Condvar::new(), locks: Arc::default() }
+    }
 }
 
 /// Holds `sync_data` calls at the door, so a test can make appends pile up
@@ -55,11 +83,49 @@ fn dead() -> io::Error {
 }
 
 fn not_found(path: &Path) -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, format!("{}: no such file", path.display()))
+    io::Error::new(io::ErrorKind::NotFound, format!("{}: no such file or directory", path.display()))
+}
+
+fn exists_error(path: &Path) -> io::Error {
+    io::Error::new(io::ErrorKind::AlreadyExists, format!("{} exists", path.display()))
+}
+
+fn parent(path: &Path) -> PathBuf {
+    path.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+}
+
+impl State {
+    fn exists(&self, path: &Path) -> bool {
+        self.live_names.contains_key(path) || self.live_dirs.contains(path) || self.symlinks.contains(path)
+    }
+
+    fn parent_must_exist(&self, path: &Path) -> io::Result<()> {
+        let p = parent(path);
+        if self.live_dirs.contains(&p) {
+            Ok(())
+        } else {
+            Err(not_found(&p))
+        }
+    }
+
+    /// Whether `dir` and every ancestor are durable.
+    fn durable_chain(&self, dir: &Path) -> bool {
+        let mut at = Some(dir);
+        while let Some(d) = at {
+            if d.as_os_str().is_empty() {
+                break;
+            }
+            if !self.durable_dirs.contains(d) {
+                return false;
+            }
+            at = d.parent();
+        }
+        true
+    }
 }
 
 impl SimIo {
-    /// An empty filesystem.
+    /// An empty filesystem holding only `/`.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -67,24 +133,24 @@ impl SimIo {
 
     /// Makes the `n`th mutating call (counted from 1) fail, and every one after it.
     pub fn fail_at(&self, n: u64) {
-        self.lock().fail_at = Some(n);
+        self.lock_state().fail_at = Some(n);
     }
 
     /// Lets the `n`th sync (counted from 1) complete, then kills the process.
     pub fn crash_after_sync(&self, n: u64) {
-        self.lock().crash_after_sync = Some(n);
+        self.lock_state().crash_after_sync = Some(n);
     }
 
     /// Mutating calls made so far.
     #[must_use]
     pub fn mutations(&self) -> u64 {
-        self.lock().mutations
+        self.lock_state().mutations
     }
 
     /// Syncs made so far.
     #[must_use]
     pub fn syncs(&self) -> u64 {
-        self.lock().syncs
+        self.lock_state().syncs
     }
 
     /// From now on, `sync_data` waits at the door until [`SimIo::release_syncs`].
@@ -116,30 +182,61 @@ impl SimIo {
         g.waiting -= 1;
     }
 
-    /// The filesystem as a reboot would find it: only durable names and bytes.
+    /// The filesystem as a reboot would find it: only durable directories,
+    /// names and bytes, and no lock held.
     #[must_use]
     pub fn crash(&self) -> SimIo {
-        let s = self.lock();
-        let mut next = State { next_id: s.next_id, ..State::default() };
-        for (path, id) in &s.durable_names {
-            let bytes = s.files.get(id).map(|f| f.durable.clone()).unwrap_or_default();
-            next.files.insert(*id, FileData { live: bytes.clone(), durable: bytes });
-            next.live_names.insert(path.clone(), *id);
-            next.durable_names.insert(path.clone(), *id);
+        let s = self.lock_state();
+        let next = SimIo::default();
+        {
+            let mut n = next.lock_state();
+            n.next_id = s.next_id;
+            for dir in &s.durable_dirs {
+                if s.durable_chain(dir) {
+                    n.live_dirs.insert(dir.clone());
+                    n.durable_dirs.insert(dir.clone());
+                }
+            }
+            for (path, id) in &s.durable_names {
+                if !s.durable_chain(&parent(path)) {
+                    continue;
+                }
+                let bytes = s.files.get(id).map(|f| f.durable.clone()).unwrap_or_default();
+                n.files.insert(*id, FileData { live: bytes.clone(), durable: bytes });
+                n.live_names.insert(path.clone(), *id);
+                n.durable_names.insert(path.clone(), *id);
+            }
+            n.symlinks = s.symlinks.clone();
         }
-        SimIo { state: Mutex::new(next), ..SimIo::default() }
+        next
     }
 
     /// Current (live) bytes of a file.
     #[must_use]
     pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
-        let s = self.lock();
+        let s = self.lock_state();
         s.live_names.get(path).and_then(|id| s.files.get(id)).map(|f| f.live.clone())
     }
 
-    /// Replaces a file's bytes, live and durable (for damage injection in tests).
+    /// Whether a directory exists (live).
+    #[must_use]
+    pub fn dir_exists(&self, path: &Path) -> bool {
+        self.lock_state().live_dirs.contains(path)
+    }
+
+    /// Replaces a file's bytes, live and durable, creating it and its
+    /// directories as durable (for damage injection and fixtures in tests).
     pub fn put(&self, path: &Path, bytes: &[u8]) {
-        let mut s = self.lock();
+        let mut s = self.lock_state();
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if d.as_os_str().is_empty() {
+                break;
+            }
+            s.live_dirs.insert(d.to_path_buf());
+            s.durable_dirs.insert(d.to_path_buf());
+            dir = d.parent();
+        }
         let id = match s.live_names.get(path) {
             Some(id) => *id,
             None => {
@@ -153,12 +250,17 @@ impl SimIo {
         s.files.insert(id, FileData { live: bytes.to_vec(), durable: bytes.to_vec() });
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    /// Plants a symbolic link entry (tests only: the engine never makes one).
+    pub fn put_symlink(&self, path: &Path) {
+        self.lock_state().symlinks.insert(path.to_path_buf());
+    }
+
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn mutate<T>(&self, f: impl FnOnce(&mut State) -> io::Result<T>) -> io::Result<T> {
-        let mut s = self.lock();
+        let mut s = self.lock_state();
         if s.dead {
             return Err(dead());
         }
@@ -169,15 +271,23 @@ impl SimIo {
         f(&mut s)
     }
 
-    fn sync(&self, f: impl FnOnce(&mut State)) -> io::Result<()> {
+    fn sync(&self, f: impl FnOnce(&mut State) -> io::Result<()>) -> io::Result<()> {
         self.mutate(|s| {
-            f(s);
+            f(s)?;
             s.syncs += 1;
             if s.crash_after_sync.is_some_and(|n| s.syncs >= n) {
                 s.dead = true;
             }
             Ok(())
         })
+    }
+
+    fn read_state(&self) -> io::Result<std::sync::MutexGuard<'_, State>> {
+        let s = self.lock_state();
+        if s.dead {
+            return Err(dead());
+        }
+        Ok(s)
     }
 }
 
@@ -187,29 +297,53 @@ fn file<'a>(s: &'a mut State, path: &Path) -> io::Result<&'a mut FileData> {
 }
 
 impl Io for SimIo {
-    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let s = self.lock();
-        if s.dead {
-            return Err(dead());
+    fn list(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        let s = self.read_state()?;
+        if !s.live_dirs.contains(dir) {
+            return Err(not_found(dir));
         }
-        Ok(s.live_names
-            .keys()
-            .filter(|p| p.parent() == Some(dir))
-            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .collect())
+        let name = |p: &PathBuf| p.file_name().map(OsString::from);
+        let mut out: Vec<DirEntry> = Vec::new();
+        for p in s.live_names.keys().filter(|p| p.parent() == Some(dir)) {
+            out.extend(name(p).map(|name| DirEntry { name, kind: EntryType::File }));
+        }
+        for p in s.live_dirs.iter().filter(|p| p.parent() == Some(dir)) {
+            out.extend(name(p).map(|name| DirEntry { name, kind: EntryType::Dir }));
+        }
+        for p in s.symlinks.iter().filter(|p| p.parent() == Some(dir)) {
+            out.extend(name(p).map(|name| DirEntry { name, kind: EntryType::Symlink }));
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
     }
-    fn create_dir_all(&self, _dir: &Path) -> io::Result<()> {
-        Ok(())
+    fn kind(&self, path: &Path) -> io::Result<Option<EntryType>> {
+        let s = self.read_state()?;
+        Ok(if s.live_names.contains_key(path) {
+            Some(EntryType::File)
+        } else if s.live_dirs.contains(path) {
+            Some(EntryType::Dir)
+        } else if s.symlinks.contains(path) {
+            Some(EntryType::Symlink)
+        } else {
+            None
+        })
+    }
+    fn create_dir(&self, dir: &Path) -> io::Result<()> {
+        self.mutate(|s| {
+            if s.exists(dir) {
+                return Err(exists_error(dir));
+            }
+            s.parent_must_exist(dir)?;
+            s.live_dirs.insert(dir.to_path_buf());
+            Ok(())
+        })
     }
     fn len(&self, path: &Path) -> io::Result<u64> {
-        let mut s = self.lock();
+        let mut s = self.read_state()?;
         Ok(file(&mut s, path)?.live.len() as u64)
     }
     fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let mut s = self.lock();
-        if s.dead {
-            return Err(dead());
-        }
+        let mut s = self.read_state()?;
         let data = &file(&mut s, path)?.live;
         let start = usize::try_from(pos).unwrap_or(usize::MAX).min(data.len());
         let n = buf.len().min(data.len() - start);
@@ -218,9 +352,10 @@ impl Io for SimIo {
     }
     fn create(&self, path: &Path) -> io::Result<()> {
         self.mutate(|s| {
-            if s.live_names.contains_key(path) {
-                return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} exists", path.display())));
+            if s.exists(path) {
+                return Err(exists_error(path));
             }
+            s.parent_must_exist(path)?;
             s.next_id += 1;
             let id = s.next_id;
             s.files.insert(id, FileData::default());
@@ -248,33 +383,115 @@ impl Io for SimIo {
     }
     fn sync_data(&self, path: &Path) -> io::Result<()> {
         self.pass_gate();
-        let path = path.to_path_buf();
-        let mut missing = false;
-        self.sync(|s| match file(s, &path) {
-            Ok(f) => f.durable = f.live.clone(),
-            Err(_) => missing = true,
-        })?;
-        if missing {
-            return Err(not_found(&path));
-        }
-        Ok(())
+        self.sync(|s| {
+            let f = file(s, path)?;
+            f.durable = f.live.clone();
+            Ok(())
+        })
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.sync(|s| {
+            if !s.live_dirs.contains(dir) {
+                return Err(not_found(dir));
+            }
             s.durable_names.retain(|p, _| p.parent() != Some(dir));
             let live: Vec<(PathBuf, u64)> =
                 s.live_names.iter().filter(|(p, _)| p.parent() == Some(dir)).map(|(p, i)| (p.clone(), *i)).collect();
             s.durable_names.extend(live);
+            s.durable_dirs.retain(|p| p.parent() != Some(dir));
+            let dirs: Vec<PathBuf> = s.live_dirs.iter().filter(|p| p.parent() == Some(dir)).cloned().collect();
+            s.durable_dirs.extend(dirs);
+            Ok(())
         })
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.mutate(|s| {
+            s.parent_must_exist(to)?;
             let id = s.live_names.remove(from).ok_or_else(|| not_found(from))?;
+            s.live_names.insert(to.to_path_buf(), id);
+            Ok(())
+        })
+    }
+    fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.mutate(|s| {
+            if s.exists(to) {
+                return Err(exists_error(to));
+            }
+            s.parent_must_exist(to)?;
+            let id = *s.live_names.get(from).ok_or_else(|| not_found(from))?;
             s.live_names.insert(to.to_path_buf(), id);
             Ok(())
         })
     }
     fn remove(&self, path: &Path) -> io::Result<()> {
         self.mutate(|s| s.live_names.remove(path).map(|_| ()).ok_or_else(|| not_found(path)))
+    }
+    fn lock(&self, path: &Path, wait: bool) -> io::Result<LockGuard> {
+        {
+            let s = self.read_state()?;
+            s.parent_must_exist(path)?;
+        }
+        let mut held = self.locks.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while held.contains_key(path) {
+            if !wait {
+                return Err(io::Error::from(io::ErrorKind::WouldBlock));
+            }
+            held = self.locks.released.wait(held).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        held.insert(path.to_path_buf(), std::process::id());
+        Ok(LockGuard::new(SimLock { locks: Arc::clone(&self.locks), path: path.to_path_buf() }))
+    }
+    fn lock_holder(&self, path: &Path) -> io::Result<Option<LockHolder>> {
+        let held = self.locks.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(held.get(path).map(|pid| LockHolder { pid: Some(*pid) }))
+    }
+}
+
+/// A held simulated lock: released on drop.
+struct SimLock {
+    locks: Arc<Locks>,
+    path: PathBuf,
+}
+
+impl Drop for SimLock {
+    fn drop(&mut self) {
+        self.locks.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.path);
+        self.locks.released.notify_all();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_in_a_directory_never_fsynced_in_its_parent_is_lost() {
+        let io = SimIo::new();
+        io.create_dir(Path::new("/root")).unwrap();
+        io.create_dir(Path::new("/root/shard")).unwrap();
+        io.create(Path::new("/root/shard/f")).unwrap();
+        io.write_at(Path::new("/root/shard/f"), 0, b"acked").unwrap();
+        io.sync_data(Path::new("/root/shard/f")).unwrap();
+        io.sync_dir(Path::new("/root/shard")).unwrap();
+        assert_eq!(io.crash().contents(Path::new("/root/shard/f")), None, "the directories were never made durable");
+        io.sync_dir(Path::new("/root")).unwrap();
+        assert_eq!(io.crash().contents(Path::new("/root/shard/f")), None, "the root itself is not durable in /");
+        io.sync_dir(Path::new("/")).unwrap();
+        assert_eq!(io.crash().contents(Path::new("/root/shard/f")).unwrap(), b"acked");
+    }
+
+    #[test]
+    fn link_never_replaces_and_locks_die_with_the_process() {
+        let io = SimIo::new();
+        io.put(Path::new("/d/a"), b"1");
+        io.put(Path::new("/d/b"), b"2");
+        assert_eq!(io.link(Path::new("/d/a"), Path::new("/d/b")).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        io.link(Path::new("/d/a"), Path::new("/d/c")).unwrap();
+        assert_eq!(io.contents(Path::new("/d/c")).unwrap(), b"1");
+        let _held = io.lock(Path::new("/d/writer.lock"), false).unwrap();
+        assert_eq!(io.lock(Path::new("/d/writer.lock"), false).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        let rebooted = io.crash();
+        assert_eq!(rebooted.lock_holder(Path::new("/d/writer.lock")).unwrap(), None);
     }
 }

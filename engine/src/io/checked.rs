@@ -1,0 +1,227 @@
+//! The fail-stop latch, after redb's `CheckedBackend`: every IO call of a
+//! shard goes through one [`CheckedIo`]. The first failure of a mutating call
+//! (write, sync, truncate, create, rename, link, remove) is recorded, and from
+//! then on *every* call — reads included — answers
+//! [`EngineError::FailStopped`] naming that first failure. After a failed
+//! fsync the kernel may have dropped the dirty pages (fsyncgate), so nothing
+//! may be retried, and no call site can forget to stop: the rule lives here,
+//! not in a line each caller must remember.
+//!
+//! Errors come back as [`EngineError::Io`] naming the file and the operation.
+
+use std::io;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use super::{read_exact_at, DirEntry, EntryType, Io, LockGuard, LockHolder};
+use crate::error::EngineError;
+
+/// See the module doc.
+#[derive(Debug)]
+pub struct CheckedIo {
+    io: Arc<dyn Io>,
+    failed: OnceLock<String>,
+}
+
+impl CheckedIo {
+    /// Wraps `io`.
+    #[must_use]
+    pub fn new(io: Arc<dyn Io>) -> Self {
+        Self { io, failed: OnceLock::new() }
+    }
+
+    /// The underlying IO, for handing to another reader of the same files.
+    #[must_use]
+    pub fn inner(&self) -> &Arc<dyn Io> {
+        &self.io
+    }
+
+    /// The first failure, once one happened.
+    #[must_use]
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.get().map(String::as_str)
+    }
+
+    /// `FailStopped` once a mutating call failed.
+    ///
+    /// # Errors
+    /// `FailStopped`.
+    pub fn check(&self) -> Result<(), EngineError> {
+        match self.failed.get() {
+            Some(cause) => Err(EngineError::FailStopped { cause: cause.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    /// Latches `e` as the first failure (when it is) and returns it.
+    pub fn latch(&self, e: EngineError) -> EngineError {
+        let _ = self.failed.set(e.to_string());
+        e
+    }
+
+    fn mutate<T>(&self, path: &Path, op: &'static str, f: impl FnOnce(&dyn Io) -> io::Result<T>) -> Result<T, EngineError> {
+        self.check()?;
+        f(&*self.io).map_err(|e| self.latch(EngineError::io(path, op, &e)))
+    }
+
+    fn read<T>(&self, path: &Path, op: &'static str, f: impl FnOnce(&dyn Io) -> io::Result<T>) -> Result<T, EngineError> {
+        self.check()?;
+        f(&*self.io).map_err(|e| EngineError::io(path, op, &e))
+    }
+
+    /// Lists a directory (not latching: a read).
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error.
+    pub fn list(&self, dir: &Path) -> Result<Vec<DirEntry>, EngineError> {
+        self.read(dir, "list", |io| io.list(dir))
+    }
+
+    /// What is at `path`, links not followed.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error.
+    pub fn kind(&self, path: &Path) -> Result<Option<EntryType>, EngineError> {
+        self.read(path, "stat", |io| io.kind(path))
+    }
+
+    /// A file's length.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error.
+    pub fn len(&self, path: &Path) -> Result<u64, EngineError> {
+        self.read(path, "stat", |io| io.len(path))
+    }
+
+    /// Reads exactly `buf.len()` bytes at `pos`.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (`UnexpectedEof` when the file is shorter).
+    pub fn read_exact_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> Result<(), EngineError> {
+        self.read(path, "read", |io| read_exact_at(io, path, pos, buf))
+    }
+
+    /// Creates one directory.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (latched).
+    pub fn create_dir(&self, dir: &Path) -> Result<(), EngineError> {
+        self.mutate(dir, "mkdir", |io| io.create_dir(dir))
+    }
+
+    /// Creates an empty file exclusively.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (latched).
+    pub fn create(&self, path: &Path) -> Result<(), EngineError> {
+        self.mutate(path, "create", |io| io.create(path))
+    }
+
+    /// Writes `data` at `pos`.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (latched).
+    pub fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> Result<(), EngineError> {
+        self.mutate(path, "write", |io| io.write_at(path, pos, data))
+    }
+
+    /// Truncates or extends a file.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (latched).
+    pub fn set_len(&self, path: &Path, len: u64) -> Result<(), EngineError> {
+        self.mutate(path, "truncate", |io| io.set_len(path, len))
+    }
+
+    /// `fdatasync`.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (latched).
+    pub fn sync_data(&self, path: &Path) -> Result<(), EngineError> {
+        self.mutate(path, "fdatasync", |io| io.sync_data(path))
+    }
+
+    /// fsync of a directory.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (latched).
+    pub fn sync_dir(&self, dir: &Path) -> Result<(), EngineError> {
+        self.mutate(dir, "fsync directory", |io| io.sync_dir(dir))
+    }
+
+    /// Atomic rename, replacing `to`.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (latched).
+    pub fn rename(&self, from: &Path, to: &Path) -> Result<(), EngineError> {
+        self.mutate(to, "rename", |io| io.rename(from, to))
+    }
+
+    /// A second name that never replaces: `Ok(false)` when `to` exists
+    /// (not a failure: the caller picks another name).
+    ///
+    /// # Errors
+    /// `FailStopped`, or any other IO error (latched).
+    pub fn link_new(&self, from: &Path, to: &Path) -> Result<bool, EngineError> {
+        self.mutate(to, "link", |io| match io.link(from, to) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        })
+    }
+
+    /// Removes a file; a file already gone is not a failure.
+    ///
+    /// # Errors
+    /// `FailStopped`, or any other IO error (latched).
+    pub fn remove_if_exists(&self, path: &Path) -> Result<(), EngineError> {
+        self.mutate(path, "remove", |io| match io.remove(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        })
+    }
+
+    /// Takes the writer lock (not latching: a refusal is not an IO failure).
+    ///
+    /// # Errors
+    /// The IO error (`WouldBlock` when held).
+    pub fn lock(&self, path: &Path, wait: bool) -> io::Result<LockGuard> {
+        self.io.lock(path, wait)
+    }
+
+    /// Who holds the writer lock, if anyone.
+    ///
+    /// # Errors
+    /// The IO error.
+    pub fn lock_holder(&self, path: &Path) -> Result<Option<LockHolder>, EngineError> {
+        self.read(path, "probe lock", |io| io.lock_holder(path))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::io::sim::SimIo;
+
+    #[test]
+    fn the_first_failure_stops_every_later_call_reads_included() {
+        let sim = Arc::new(SimIo::new());
+        sim.put(Path::new("/d/f"), b"bytes");
+        let io = CheckedIo::new(Arc::clone(&sim) as Arc<dyn Io>);
+        let mut buf = [0u8; 5];
+        io.read_exact_at(Path::new("/d/f"), 0, &mut buf).unwrap();
+        assert!(io.read_exact_at(Path::new("/d/nope"), 0, &mut buf).is_err(), "a failed read…");
+        io.write_at(Path::new("/d/f"), 0, b"B").unwrap(); // …does not stop the shard
+        sim.fail_at(sim.mutations() + 1);
+        let first = io.sync_data(Path::new("/d/f")).unwrap_err();
+        assert!(matches!(first, EngineError::Io { op: "fdatasync", .. }), "{first}");
+        sim.fail_at(u64::MAX);
+        for later in
+            [io.write_at(Path::new("/d/f"), 0, b"x"), io.read_exact_at(Path::new("/d/f"), 0, &mut buf), io.sync_dir(Path::new("/d"))]
+        {
+            let Err(EngineError::FailStopped { cause }) = later else { panic!("{later:?}") };
+            assert_eq!(cause, first.to_string(), "every later call names the first failure");
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! `felix-storage recover`: the plan comes from the same full inspection
+//! `felix-storage inspect` runs (every segment scanned, every index checked
+//! against its record chain), through the codec's one planner; the real run
+//! takes the shard's writer lock, plans under it, and executes exactly that
+//! plan with the same executor the engine uses on open. So `recover` never
+//! calls a shard clean in which `inspect` finds damage, and never cuts under
+//! a live writer.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use felix_codec::index::IndexEntry;
+use felix_codec::reader::ChunkedReader;
+use felix_codec::record::ExpectedOffset;
+use felix_codec::recovery::{plan_shard, ShardPlan};
+use felix_codec::repair::RepairOptions;
+use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+
+use crate::error::EngineError;
+use crate::inspect::{self, InspectError, NoProgress};
+use crate::io::Io;
+use crate::shard::dir::ShardDir;
+use crate::shard::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
+use crate::shard::{recovery, MemIndex, Segment};
+
+/// What a recovery run planned and did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The plan (executed unless refused or a dry run).
+    pub plan: ShardPlan,
+    /// Whether its actions ran.
+    pub executed: bool,
+    /// Evidence files written (the names actually used).
+    pub evidence: Vec<PathBuf>,
+    /// A writer held the shard during a dry run: its tail may be in flight.
+    pub writer_live: bool,
+}
+
+fn inspect_error(e: InspectError) -> EngineError {
+    EngineError::Io { path: e.path, op: "inspect", message: e.what }
+}
+
+/// The plan for the shard in `dir`, from a full inspection. Changes nothing.
+///
+/// # Errors
+/// `NoShard`; a file that cannot be read.
+pub fn plan(dir: &Path, options: RepairOptions) -> Result<Outcome, EngineError> {
+    plan_with(dir, options, inspect::writer_of(dir).is_some())
+}
+
+fn plan_with(dir: &Path, options: RepairOptions, writer_live: bool) -> Result<Outcome, EngineError> {
+    if !dir.is_dir() {
+        return Err(EngineError::NoShard { dir: dir.to_path_buf() });
+    }
+    let files = inspect::shard_files(dir).map_err(inspect_error)?;
+    let (_, facts) = inspect::inspect_shard(dir, &files, writer_live, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
+    Ok(Outcome { plan: plan_shard(&facts, options), executed: false, evidence: Vec::new(), writer_live })
+}
+
+/// Takes the shard's writer lock (failing at once with `Locked` unless
+/// `wait`), plans from a full inspection and executes the plan (none of it
+/// when it refuses). Rebuilt indexes use `index_spacing_bytes`.
+///
+/// # Errors
+/// `NoShard`, `Locked`, `NotRegular`; IO failures.
+pub fn recover(io: Arc<dyn Io>, dir: &Path, options: RepairOptions, wait: bool, index_spacing_bytes: u64) -> Result<Outcome, EngineError> {
+    if !dir.is_dir() {
+        return Err(EngineError::NoShard { dir: dir.to_path_buf() });
+    }
+    let shard_dir = ShardDir::new(io, dir);
+    shard_dir.listing()?; // refuses a Felix name on a link or a directory before anything is changed
+    let _lock = shard_dir.lock(wait)?;
+    // We hold the lock: no writer is live, and a torn tail is a torn tail.
+    let mut outcome = plan_with(dir, options, false)?;
+    let mut rebuild = |d: &ShardDir, id: u64| rebuild_index(d, id, index_spacing_bytes);
+    let evidence = recovery::execute(&shard_dir, &outcome.plan, &mut rebuild)?;
+    outcome.executed = !outcome.plan.refused();
+    outcome.evidence = evidence.into_iter().map(|n| dir.join(n)).collect();
+    Ok(outcome)
+}
+
+/// Rewrites segment `id`'s index from its record chain (headers walked from
+/// the start; the plan ran any cut first).
+fn rebuild_index(dir: &ShardDir, id: u64, spacing: u64) -> Result<(), EngineError> {
+    let path = dir.log(id);
+    let len = dir.io.len(&path)?;
+    let mut head = [0u8; SEGMENT_HEADER_LEN];
+    let n = usize::try_from(len).unwrap_or(usize::MAX).min(SEGMENT_HEADER_LEN);
+    let head = head.get_mut(..n).unwrap_or_default();
+    dir.io.read_exact_at(&path, 0, head)?;
+    let Ok((header, _)) = SegmentHeader::decode(head) else { return Ok(()) };
+    let mut index = MemIndex::new(spacing);
+    let reader = ChunkedReader::headers_only(SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(header.base_offset), len);
+    walk(&dir.io, &path, len, reader, HEADER_CHUNK_BYTES, |seen| {
+        if let Seen::Header(p, h) = seen {
+            let _ = index.observe(h.offset, p);
+        }
+        Flow::Continue
+    })?;
+    let mut seg = Segment {
+        id,
+        base: header.base_offset,
+        len,
+        next: index.entries.last().map_or(header.base_offset, |e: &IndexEntry| e.offset),
+        index,
+        index_on_disk: 0,
+        last_timestamp: 0,
+    };
+    recovery::write_index(dir, &mut seg)
+}

@@ -1,0 +1,232 @@
+//! One shard directory on disk: where its files live, how they are created
+//! durably, the evidence recovery keeps, which entries are the engine's own,
+//! and the single writer's lock. Every call goes through the shard's
+//! [`CheckedIo`], so a failure here stops the shard.
+//!
+//! Durability rules (each a function here, so no caller re-derives them):
+//! - a directory the engine creates is fsynced in its parent before anything
+//!   in it is acknowledged ([`ShardDir::create`]);
+//! - a file replaced atomically goes temp → write → fsync → rename → fsync
+//!   directory ([`ShardDir::write_file_durably`]);
+//! - evidence is published with a hard link, which never replaces: an
+//!   existing piece of evidence is never overwritten, a second cut at the
+//!   same byte gets the next free name ([`ShardDir::keep_evidence`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use felix_codec::file_name::{
+    classify, evidence_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName, EPOCHS_FILE_NAME,
+    LOCK_FILE_NAME,
+};
+
+use crate::error::EngineError;
+use crate::io::checked::CheckedIo;
+use crate::io::{EntryType, Io, LockGuard};
+
+/// Bytes copied per step when evidence is kept.
+const COPY_CHUNK_BYTES: usize = 1 << 20;
+/// Most names tried for one piece of evidence before giving up.
+const MAX_EVIDENCE_ATTEMPTS: u32 = 10_000;
+
+/// The shard directory and the shard's one IO path.
+#[derive(Debug)]
+pub(crate) struct ShardDir {
+    pub(crate) io: CheckedIo,
+    pub(crate) path: PathBuf,
+    /// The directory's name, for finding sites.
+    pub(crate) name: String,
+}
+
+/// The directory's entries, sorted into what the engine may touch.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    /// Segment ids, ascending.
+    pub(crate) segments: Vec<u64>,
+    /// Index ids present.
+    pub(crate) indexes: Vec<u64>,
+    /// Whether an epochs file is present.
+    pub(crate) epochs: bool,
+    /// The engine's own leftover temporaries.
+    pub(crate) temporaries: Vec<String>,
+    /// Names that are not the engine's (never read, changed or removed).
+    pub(crate) foreign: Vec<String>,
+}
+
+/// `parent` of a path, `.` for a bare relative name.
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+impl ShardDir {
+    /// The directory `path`, reached through `io`.
+    pub(crate) fn new(io: Arc<dyn Io>, path: &Path) -> Self {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Self { io: CheckedIo::new(io), path: path.to_path_buf(), name }
+    }
+
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    pub(crate) fn log(&self, id: u64) -> PathBuf {
+        self.file(&segment_file_name(id))
+    }
+
+    pub(crate) fn index(&self, id: u64) -> PathBuf {
+        self.file(&index_file_name(id))
+    }
+
+    pub(crate) fn epochs(&self) -> PathBuf {
+        self.file(EPOCHS_FILE_NAME)
+    }
+
+    pub(crate) fn lock_path(&self) -> PathBuf {
+        self.file(LOCK_FILE_NAME)
+    }
+
+    /// Creates the directory and any missing ancestors, each fsynced in its
+    /// parent; then fsyncs the shard directory's parent and grandparent even
+    /// when they existed, so a directory a crashed run created but never made
+    /// durable is made durable now, before anything in it is acknowledged.
+    pub(crate) fn create(&self) -> Result<(), EngineError> {
+        let mut missing = Vec::new();
+        let mut at = Some(self.path.as_path());
+        while let Some(dir) = at.filter(|d| !d.as_os_str().is_empty()) {
+            match self.io.kind(dir)? {
+                Some(EntryType::Dir) => break,
+                Some(other) => return Err(EngineError::NotRegular { path: dir.to_path_buf(), what: other.describe() }),
+                None => missing.push(dir.to_path_buf()),
+            }
+            at = dir.parent();
+        }
+        for dir in missing.iter().rev() {
+            self.io.create_dir(dir)?;
+            self.io.sync_dir(&parent_of(dir))?;
+        }
+        let root = parent_of(&self.path);
+        self.io.sync_dir(&root)?;
+        if root.parent().is_some() {
+            self.io.sync_dir(&parent_of(&root))?;
+        }
+        Ok(())
+    }
+
+    /// The exclusive writer lock, held for the life of the guard; fails at
+    /// once with `Locked` (naming the holder's pid when known) unless `wait`.
+    pub(crate) fn lock(&self, wait: bool) -> Result<LockGuard, EngineError> {
+        let path = self.lock_path();
+        match self.io.lock(&path, wait) {
+            Ok(guard) => Ok(guard),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let pid = self.io.lock_holder(&path).ok().flatten().and_then(|h| h.pid);
+                Err(EngineError::Locked { dir: self.path.clone(), pid })
+            }
+            Err(e) => Err(EngineError::io(&path, "lock", &e)),
+        }
+    }
+
+    /// Whether a writer holds the shard right now.
+    pub(crate) fn writer_live(&self) -> bool {
+        self.io.lock_holder(&self.lock_path()).ok().flatten().is_some()
+    }
+
+    /// The entries, sorted. A Felix name on something that is not a regular
+    /// file is refused (never followed, never replaced).
+    pub(crate) fn listing(&self) -> Result<Listing, EngineError> {
+        let mut out = Listing::default();
+        for entry in self.io.list(&self.path)? {
+            let Some(name) = entry.name.to_str() else {
+                out.foreign.push(entry.name.to_string_lossy().into_owned());
+                continue;
+            };
+            let class = classify(name);
+            let ours = !matches!(class, EntryName::Foreign);
+            if ours && entry.kind != EntryType::File {
+                return Err(EngineError::NotRegular { path: self.file(name), what: entry.kind.describe() });
+            }
+            match class {
+                EntryName::Segment(id) => out.segments.push(id),
+                EntryName::Index(id) => out.indexes.push(id),
+                EntryName::Epochs => out.epochs = true,
+                EntryName::Temporary => out.temporaries.push(name.to_string()),
+                EntryName::Lock | EntryName::Evidence { .. } => {}
+                EntryName::Foreign => out.foreign.push(name.to_string()),
+            }
+        }
+        out.segments.sort_unstable();
+        Ok(out)
+    }
+
+    /// Writes `bytes` as the file `name`: temp → write → fsync → rename → fsync directory.
+    pub(crate) fn write_file_durably(&self, name: &str, bytes: &[u8]) -> Result<(), EngineError> {
+        let tmp = self.file(&temporary_name(name));
+        self.io.remove_if_exists(&tmp)?;
+        self.io.create(&tmp)?;
+        self.io.write_at(&tmp, 0, bytes)?;
+        self.io.sync_data(&tmp)?;
+        self.io.rename(&tmp, &self.file(name))?;
+        self.io.sync_dir(&self.path)
+    }
+
+    /// Copies `len` bytes of `source` from `from` into a new evidence file
+    /// for a cut of segment `segment_id` at `from`, with a JSON note beside
+    /// it, both durable before this returns. Never replaces anything:
+    /// returns the name actually used.
+    pub(crate) fn keep_evidence(
+        &self,
+        segment_id: u64,
+        source: &Path,
+        from: u64,
+        len: u64,
+        note: &serde_json::Value,
+    ) -> Result<String, EngineError> {
+        let base = evidence_name(segment_id, from, 1);
+        let tmp = self.file(&temporary_name(&base));
+        self.io.remove_if_exists(&tmp)?;
+        self.io.create(&tmp)?;
+        let mut buf = vec![0u8; COPY_CHUNK_BYTES.min(usize::try_from(len).unwrap_or(COPY_CHUNK_BYTES))];
+        let mut done = 0u64;
+        while done < len {
+            let n = usize::try_from(len - done).unwrap_or(usize::MAX).min(buf.len());
+            let chunk = buf.get_mut(..n).unwrap_or_default();
+            self.io.read_exact_at(source, from + done, chunk)?;
+            self.io.write_at(&tmp, done, chunk)?;
+            done += n as u64;
+        }
+        self.io.sync_data(&tmp)?;
+        let name = self.publish(&tmp, |attempt| evidence_name(segment_id, from, attempt))?;
+        let mut note = note.clone();
+        note["evidence"] = name.clone().into();
+        let note_name = evidence_note_name(&name);
+        let note_tmp = self.file(&temporary_name(&note_name));
+        self.io.remove_if_exists(&note_tmp)?;
+        self.io.create(&note_tmp)?;
+        self.io.write_at(&note_tmp, 0, note.to_string().as_bytes())?;
+        self.io.sync_data(&note_tmp)?;
+        if !self.io.link_new(&note_tmp, &self.file(&note_name))? {
+            // A note of that name without its evidence: keep it, name ours after the evidence anyway.
+            let _ = self.publish(&note_tmp, |attempt| evidence_note_name(&format!("{name}.note{attempt}")))?;
+        }
+        self.io.remove_if_exists(&note_tmp)?;
+        self.io.sync_dir(&self.path)?;
+        Ok(name)
+    }
+
+    /// Gives `tmp` the first free name `name_for(1)`, `name_for(2)`, … and
+    /// removes the temporary name.
+    fn publish(&self, tmp: &Path, name_for: impl Fn(u32) -> String) -> Result<String, EngineError> {
+        for attempt in 1..=MAX_EVIDENCE_ATTEMPTS {
+            let name = name_for(attempt);
+            if self.io.link_new(tmp, &self.file(&name))? {
+                self.io.remove_if_exists(tmp)?;
+                return Ok(name);
+            }
+        }
+        let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("{MAX_EVIDENCE_ATTEMPTS} evidence names are taken"));
+        Err(self.io.latch(EngineError::io(tmp, "link", &e)))
+    }
+}

@@ -1,0 +1,420 @@
+//! One shard: the durable writer and reader a broker embeds. Every on-disk
+//! byte goes through `felix-codec`; every IO call through the shard's one
+//! [`CheckedIo`](crate::io::checked::CheckedIo) (fail-stop by construction).
+//!
+//! | module           | its one job |
+//! |------------------|-------------|
+//! | [`dir`]          | where files live, durable creation, evidence, the engine's own names, the writer's lock |
+//! | [`recovery`]     | what is on disk → the codec's facts → the codec's plan → executed (or, read-only, only applied in memory) |
+//! | [`writer`]       | append, group commit, rollover (counting buffered bytes), the interval flusher |
+//! | [`reader`]       | reads; index entries verified against the record chain before they are trusted |
+//! | [`replication`]  | epochs, divergence truncation |
+//! | [`retention`]    | deleting whole oldest segments |
+//! | [`walk`]         | the one loop feeding a file to the codec's strict reader in fixed windows |
+//!
+//! Durability protocol: see `docs/durability.md`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use felix_codec::epochs::Epoch;
+use felix_codec::index::{IndexEntry, IndexPlanner, DEFAULT_INDEX_SPACING_BYTES};
+use felix_codec::recovery::ShardPlan;
+use felix_codec::shard_name::ShardKey;
+
+use crate::error::EngineError;
+use crate::io::{Io, LockGuard};
+
+pub(crate) mod dir;
+pub mod reader;
+pub(crate) mod recovery;
+pub(crate) mod replication;
+pub(crate) mod retention;
+pub(crate) mod walk;
+pub(crate) mod writer;
+
+use dir::ShardDir;
+
+pub use felix_codec::epochs::{bound_epochs, truncation_point};
+
+/// Default segment size: 128 MiB.
+pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 128 << 20;
+/// Most index entries kept in memory per segment (16 MiB of entries); past
+/// it every other entry is dropped and the spacing doubles, so memory never
+/// follows the size of a file read from disk.
+pub const MAX_MEMORY_INDEX_ENTRIES: usize = 1 << 20;
+
+/// When an append is acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// After the `fdatasync` covering it returned (the default). A crash at
+    /// any instant loses nothing acknowledged.
+    EveryBatch,
+    /// Once written; a background flusher fsyncs at most `micros` after the
+    /// oldest unsynced write. Bound: a record acknowledged at time *t* is
+    /// durable by *t* + `micros` + the duration of one `fdatasync`; a crash
+    /// may lose what was acknowledged within that window. Readers see
+    /// acknowledged records at once.
+    Interval {
+        /// The interval in microseconds.
+        micros: u64,
+    },
+}
+
+/// How a shard stores and keeps data. Every field has a named default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Roll to a new segment once the active one would exceed this
+    /// ([`DEFAULT_SEGMENT_SIZE_BYTES`]).
+    pub segment_size_bytes: u64,
+    /// An index entry per this many bytes of segment data (4096).
+    pub index_spacing_bytes: u64,
+    /// Delete whole oldest segments while the shard holds more (none).
+    pub retention_bytes: Option<u64>,
+    /// Delete whole oldest segments whose newest record is older (none).
+    pub retention_age_micros: Option<u64>,
+    /// When appends are acknowledged ([`Durability::EveryBatch`]).
+    pub durability: Durability,
+    /// Let recovery cut a damaged tail whose damage is rot, not a torn write (off).
+    pub repair_checksum_tail: bool,
+    /// Wait for another writer to let go of the shard instead of failing at once (off).
+    pub wait_for_lock: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            segment_size_bytes: DEFAULT_SEGMENT_SIZE_BYTES,
+            index_spacing_bytes: DEFAULT_INDEX_SPACING_BYTES,
+            retention_bytes: None,
+            retention_age_micros: None,
+            durability: Durability::EveryBatch,
+            repair_checksum_tail: false,
+            wait_for_lock: false,
+        }
+    }
+}
+
+/// A record read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRecord {
+    /// Its offset.
+    pub offset: u64,
+    /// Its publish time.
+    pub timestamp_micros: u64,
+    /// Its payload.
+    pub payload: Vec<u8>,
+}
+
+/// What recovery did on open (or, opened read-only, what it would do).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// The plan: the codec's, from the facts on disk.
+    pub plan: ShardPlan,
+    /// Whether the plan was executed (a writer) or only applied in memory (a reader).
+    pub executed: bool,
+    /// Evidence files written (the names actually used).
+    pub evidence: Vec<PathBuf>,
+    /// Things to tell a person (a damaged epochs file that reads as empty, …).
+    pub warnings: Vec<String>,
+    /// A reader found a writer holding the shard: its tail may be in flight.
+    pub writer_live: bool,
+}
+
+/// In-memory index entries of one segment, bounded by [`MAX_MEMORY_INDEX_ENTRIES`].
+#[derive(Debug, Clone)]
+pub(crate) struct MemIndex {
+    pub(crate) entries: Vec<IndexEntry>,
+    planner: IndexPlanner,
+    spacing: u64,
+    /// Entries `..verified` are known to lie on the segment's record chain.
+    pub(crate) verified: usize,
+    /// The entries no longer match the index file (thinned): rewrite it.
+    pub(crate) rewrite: bool,
+}
+
+impl MemIndex {
+    pub(crate) fn new(spacing: u64) -> Self {
+        let spacing = spacing.max(1);
+        Self { entries: Vec::new(), planner: IndexPlanner::new(spacing), spacing, verified: 0, rewrite: false }
+    }
+
+    /// An index continuing from `entries` (ascending, as on disk).
+    pub(crate) fn from_entries(spacing: u64, entries: Vec<IndexEntry>) -> Self {
+        let mut ix = Self::new(spacing);
+        for e in entries {
+            ix.push(e);
+        }
+        ix.rewrite = false;
+        ix
+    }
+
+    /// Seeds the planner with an existing entry without planning it.
+    fn push(&mut self, e: IndexEntry) {
+        let _ = self.planner.observe(e.offset, e.position);
+        self.entries.push(e);
+        self.thin_if_full();
+    }
+
+    /// Called for each record appended or scanned in order; returns the entry
+    /// planned for it, if any.
+    pub(crate) fn observe(&mut self, offset: u64, position: u64) -> Option<IndexEntry> {
+        let e = self.planner.observe(offset, position)?;
+        self.entries.push(e);
+        let thinned = self.thin_if_full();
+        (!thinned).then_some(e)
+    }
+
+    fn thin_if_full(&mut self) -> bool {
+        if self.entries.len() < MAX_MEMORY_INDEX_ENTRIES {
+            return false;
+        }
+        let kept: Vec<IndexEntry> = self.entries.iter().step_by(2).copied().collect();
+        self.verified = self.verified.div_ceil(2).min(kept.len());
+        self.entries = kept;
+        self.spacing = self.spacing.saturating_mul(2);
+        self.planner = IndexPlanner::new(self.spacing);
+        if let Some(last) = self.entries.last() {
+            let _ = self.planner.observe(last.offset, last.position);
+        }
+        self.rewrite = true;
+        true
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Segment {
+    pub(crate) id: u64,
+    pub(crate) base: u64,
+    /// Bytes written (all durable for sealed segments).
+    pub(crate) len: u64,
+    /// Offset after the last record written.
+    pub(crate) next: u64,
+    pub(crate) index: MemIndex,
+    /// Entries of `index` written to the index file (the active segment appends after them).
+    pub(crate) index_on_disk: usize,
+    /// The newest record's timestamp (0 when empty).
+    pub(crate) last_timestamp: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) segments: Vec<Segment>,
+    /// Next offset to assign.
+    pub(crate) next_offset: u64,
+    /// Offsets below this are durable.
+    pub(crate) durable_next: u64,
+    /// Active segment length covered by the last sync.
+    pub(crate) durable_len: u64,
+    /// Offsets below this are visible to reads (durable, or acknowledged under `Interval`).
+    pub(crate) visible_next: u64,
+    /// Active segment length visible to reads.
+    pub(crate) visible_len: u64,
+    pub(crate) syncing: bool,
+    pub(crate) epochs: Vec<Epoch>,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) shutdown: bool,
+    /// The id the next new segment gets.
+    pub(crate) next_segment_id: u64,
+}
+
+/// What every part of a shard shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) dir: ShardDir,
+    pub(crate) config: Config,
+    pub(crate) read_only: bool,
+    pub(crate) inner: Mutex<Inner>,
+    /// Signalled when a sync completes (or the shard stops).
+    pub(crate) synced: Condvar,
+    /// Signalled to wake the interval flusher.
+    pub(crate) flusher_wake: Condvar,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn writable(&self) -> Result<(), EngineError> {
+        if self.read_only {
+            return Err(EngineError::ReadOnly);
+        }
+        self.dir.io.check()
+    }
+}
+
+/// One shard directory. `Shard` is `Sync`: share it between threads with an `Arc`.
+#[derive(Debug)]
+pub struct Shard {
+    shared: Arc<Shared>,
+    flusher: Option<JoinHandle<()>>,
+    /// The writer's lock, held for the life of the shard (`None` when read-only).
+    _lock: Option<LockGuard>,
+}
+
+/// Microseconds since the Unix epoch.
+#[must_use]
+pub fn now_micros() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+impl Shard {
+    /// The directory of `key` under `root`.
+    #[must_use]
+    pub fn dir_of(root: &Path, key: &ShardKey<'_>) -> PathBuf {
+        root.join(key.dir_name())
+    }
+
+    /// Opens (creating if needed) the shard `key` under `root` for writing.
+    /// See [`Shard::open_dir`].
+    ///
+    /// # Errors
+    /// See [`Shard::open_dir`].
+    pub fn open(io: Arc<dyn Io>, root: &Path, key: &ShardKey<'_>, config: Config) -> Result<(Self, Recovery), EngineError> {
+        Self::open_dir(io, &Self::dir_of(root, key), config)
+    }
+
+    /// Opens the shard in `dir` for writing: creates it (and a missing root)
+    /// durably, takes the writer's lock for the life of the handle (failing
+    /// at once with `Locked` when another writer holds it, unless
+    /// `config.wait_for_lock`), then recovers as the codec's plan says.
+    ///
+    /// # Errors
+    /// `Locked`; `NotRegular`; IO failures; damage recovery may not repair
+    /// (`Corrupt`, with its full site).
+    pub fn open_dir(io: Arc<dyn Io>, dir: &Path, config: Config) -> Result<(Self, Recovery), EngineError> {
+        let shard_dir = ShardDir::new(io, dir);
+        shard_dir.create()?;
+        let lock = shard_dir.lock(config.wait_for_lock)?;
+        let recovered = recovery::recover(&shard_dir, &config, recovery::Mode::Write)?;
+        Self::assemble(shard_dir, config, false, Some(lock), recovered)
+    }
+
+    /// Opens the shard in `dir` for reading only: takes no lock, creates and
+    /// changes nothing. Recovery's plan is applied in memory only (a
+    /// repairable torn tail is simply not read). A live writer is tolerated:
+    /// bytes past its last sync may be a record in flight, not damage.
+    ///
+    /// # Errors
+    /// `NoShard` when there is no such directory; `NotRegular`; IO failures;
+    /// damage recovery would not repair.
+    pub fn open_read_only(io: Arc<dyn Io>, dir: &Path, config: Config) -> Result<(Self, Recovery), EngineError> {
+        let shard_dir = ShardDir::new(io, dir);
+        match shard_dir.io.kind(dir)? {
+            Some(crate::io::EntryType::Dir) => {}
+            Some(other) => return Err(EngineError::NotRegular { path: dir.to_path_buf(), what: other.describe() }),
+            None => return Err(EngineError::NoShard { dir: dir.to_path_buf() }),
+        }
+        let recovered = recovery::recover(&shard_dir, &config, recovery::Mode::ReadOnly)?;
+        Self::assemble(shard_dir, config, true, None, recovered)
+    }
+
+    fn assemble(
+        dir: ShardDir,
+        config: Config,
+        read_only: bool,
+        lock: Option<LockGuard>,
+        r: recovery::Recovered,
+    ) -> Result<(Self, Recovery), EngineError> {
+        let next_offset = r.next_offset;
+        let active_len = r.segments.last().map_or(0, |s| s.len);
+        let next_segment_id = r.next_segment_id;
+        let interval = match config.durability {
+            Durability::Interval { micros } if !read_only => Some(micros),
+            _ => None,
+        };
+        let inner = Inner {
+            segments: r.segments,
+            next_offset,
+            durable_next: next_offset,
+            durable_len: active_len,
+            visible_next: next_offset,
+            visible_len: active_len,
+            syncing: false,
+            epochs: r.epochs,
+            warnings: r.recovery.warnings.clone(),
+            shutdown: false,
+            next_segment_id,
+        };
+        let shared =
+            Arc::new(Shared { dir, config, read_only, inner: Mutex::new(inner), synced: Condvar::new(), flusher_wake: Condvar::new() });
+        let flusher = match interval {
+            Some(micros) => {
+                let path = shared.dir.path.clone();
+                Some(
+                    writer::spawn_flusher(Arc::clone(&shared), micros)
+                        .map_err(|e| EngineError::io(&path, "start the flusher thread", &e))?,
+                )
+            }
+            None => None,
+        };
+        Ok((Self { shared, flusher, _lock: lock }, r.recovery))
+    }
+
+    /// The shard directory.
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir.path
+    }
+
+    /// Whether the shard was opened for reading only.
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.shared.read_only
+    }
+
+    /// Things met while the shard was open that a person should know
+    /// (recovery's warnings, index entries found off the record chain).
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        self.shared.lock().warnings.clone()
+    }
+
+    /// The first IO failure, once the shard stopped on one.
+    #[must_use]
+    pub fn failure(&self) -> Option<String> {
+        self.shared.dir.io.failure().map(str::to_string)
+    }
+
+    /// The offset the next append gets.
+    #[must_use]
+    pub fn next_offset(&self) -> u64 {
+        self.shared.lock().next_offset
+    }
+
+    /// The oldest stored offset.
+    #[must_use]
+    pub fn first_offset(&self) -> u64 {
+        let g = self.shared.lock();
+        g.segments.first().map_or(g.next_offset, |s| s.base)
+    }
+
+    /// Makes everything written durable now (the interval flusher's work, on demand).
+    ///
+    /// # Errors
+    /// `FailStopped` or the IO failure that stopped the shard.
+    pub fn sync(&self) -> Result<(), EngineError> {
+        let end = self.shared.lock().next_offset;
+        writer::sync_through(&self.shared, self.shared.lock(), end).map(drop)
+    }
+}
+
+impl Drop for Shard {
+    fn drop(&mut self) {
+        {
+            let mut g = self.shared.lock();
+            g.shutdown = true;
+        }
+        self.shared.flusher_wake.notify_all();
+        if let Some(h) = self.flusher.take() {
+            let _ = h.join();
+        }
+        if !self.shared.read_only && self.shared.dir.io.failure().is_none() {
+            // A clean close leaves nothing acknowledged unsynced (Interval).
+            let _ = self.sync();
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Reads. A read never returns bytes that are not a record on the segment's
+//! chain from its header: an index entry is only a hint, and before a read
+//! starts from one, the record headers between the last verified entry and
+//! it are walked (28 bytes per record, payloads skipped) and the entry must
+//! land exactly on a record carrying its offset. An entry that does not is
+//! dropped from memory (with a warning; `recover` rebuilds the file) and the
+//! read starts from the last one that does. Verification is remembered, so
+//! each stretch of a segment is walked once per open.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use felix_codec::index::IndexEntry;
+use felix_codec::reader::{ChunkedReader, ReadError};
+use felix_codec::record::{ExpectedOffset, Record};
+use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::{CorruptionSite, Finding, Repair};
+
+use super::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES, READ_CHUNK_BYTES};
+use super::{Shard, StoredRecord};
+use crate::error::EngineError;
+use crate::io::checked::CheckedIo;
+use crate::io::Io;
+
+/// Where a read starts in one segment: a record boundary and its offset.
+type Start = (u64, ExpectedOffset);
+
+impl Shard {
+    /// Reads records from `from_offset`, up to about `max_bytes` of payload
+    /// (always at least one record when any exists). Reading past the end
+    /// returns nothing; below the oldest record, `Trimmed`.
+    ///
+    /// # Errors
+    /// `Trimmed`, `FailStopped`, IO failures, or damage met in the records read.
+    pub fn read(&self, from_offset: u64, max_bytes: usize) -> Result<Vec<StoredRecord>, EngineError> {
+        let shared = &*self.shared;
+        shared.dir.io.check()?;
+        let (segments, end) = {
+            let g = shared.lock();
+            let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+            if from_offset < first {
+                return Err(EngineError::Trimmed { requested: from_offset, first });
+            }
+            if from_offset >= g.visible_next {
+                return Ok(Vec::new());
+            }
+            let at = g.segments.partition_point(|s| s.base <= from_offset).saturating_sub(1);
+            let active = g.segments.last().map(|s| s.id);
+            let segs: Vec<(u64, u64, u64)> = g
+                .segments
+                .get(at..)
+                .unwrap_or(&[])
+                .iter()
+                .map(|s| (s.id, s.base, if Some(s.id) == active { g.visible_len.min(s.len) } else { s.len }))
+                .collect();
+            (segs, g.visible_next)
+        };
+        let mut out = Vec::new();
+        let mut bytes = 0usize;
+        for (i, (id, base, len)) in segments.into_iter().enumerate() {
+            let (position, expected) = if i == 0 {
+                self.verified_start(id, base, len, from_offset)?
+            } else {
+                (SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(base))
+            };
+            let mut done = false;
+            let path = shared.dir.log(id);
+            let walked = walk(&shared.dir.io, &path, len, ChunkedReader::new(position, expected, len), READ_CHUNK_BYTES, |seen| {
+                let Seen::Record(_, r) = seen else { return Flow::Continue };
+                if r.header.offset >= end {
+                    done = true;
+                    return Flow::Stop;
+                }
+                if r.header.offset < from_offset {
+                    return Flow::Continue;
+                }
+                if !out.is_empty() && bytes.saturating_add(r.payload.len()) > max_bytes {
+                    done = true;
+                    return Flow::Stop;
+                }
+                bytes = bytes.saturating_add(r.payload.len());
+                out.push(StoredRecord {
+                    offset: r.header.offset,
+                    timestamp_micros: r.header.timestamp_micros,
+                    payload: r.payload.to_vec(),
+                });
+                Flow::Continue
+            })?;
+            if let Some(e) = walked.defect {
+                return Err(self.damage(id, &e));
+            }
+            if done {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn damage(&self, id: u64, e: &ReadError) -> EngineError {
+        let dir = &self.shared.dir;
+        let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(id), position: e.position };
+        let finding = Finding { kind: e.kind.clone(), site, end: e.end, offset: e.offset, repair: Repair::Never };
+        EngineError::Corrupt { path: dir.log(id), finding: Box::new(finding) }
+    }
+
+    /// The verified record boundary to start reading `from` in segment `id`.
+    fn verified_start(&self, id: u64, base: u64, len: u64, from: u64) -> Result<Start, EngineError> {
+        let shared = &*self.shared;
+        let head = (SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(base));
+        loop {
+            let (start, targets, verified) = {
+                let g = shared.lock();
+                let Some(seg) = g.segments.iter().find(|s| s.id == id) else { return Ok(head) };
+                let entries = &seg.index.entries;
+                let Some(k) = entries.partition_point(|e| e.offset <= from).checked_sub(1) else { return Ok(head) };
+                let verified = seg.index.verified;
+                if k < verified {
+                    let e = entries.get(k).copied().unwrap_or(IndexEntry { offset: base, position: head.0 });
+                    return Ok((e.position, ExpectedOffset::Exactly(e.offset)));
+                }
+                let start = match verified.checked_sub(1).and_then(|v| entries.get(v)) {
+                    Some(e) => (e.position, ExpectedOffset::Exactly(e.offset)),
+                    None => head,
+                };
+                (start, entries.get(verified..=k).unwrap_or(&[]).to_vec(), verified)
+            };
+            let (landed, off_chain) = walk_to_entries(&shared.dir.io, &shared.dir.log(id), len, start, &targets)?;
+            let mut g = shared.lock();
+            let Some(seg) = g.segments.iter_mut().find(|s| s.id == id) else { return Ok(head) };
+            seg.index.verified = seg.index.verified.max(verified + landed);
+            let mut warning = None;
+            if off_chain {
+                let bad = verified + landed;
+                if seg.index.entries.len() > bad && seg.index.verified <= bad {
+                    let e = seg.index.entries.get(bad).copied();
+                    seg.index.entries.truncate(bad);
+                    warning = e.map(|e| {
+                        format!(
+                            "{}: index entry (offset {}, byte {}) does not land on a record on the segment's chain; \
+                             entries from it on are not used (felix-storage recover rebuilds the index)",
+                            shared.dir.index(id).display(),
+                            e.offset,
+                            e.position
+                        )
+                    });
+                }
+            }
+            if let Some(w) = warning {
+                g.warnings.push(w);
+            }
+        }
+    }
+}
+
+/// Walks record headers from `start` over `targets` (ascending entries):
+/// returns how many landed exactly on a record with their offset, and
+/// whether the next one did not (it lies off the chain, or past its end).
+fn walk_to_entries(io: &CheckedIo, path: &Path, len: u64, start: Start, targets: &[IndexEntry]) -> Result<(usize, bool), EngineError> {
+    let mut landed = 0usize;
+    let mut off_chain = false;
+    let reader = ChunkedReader::headers_only(start.0, start.1, len);
+    let walked = walk(io, path, len, reader, HEADER_CHUNK_BYTES, |seen| {
+        let Seen::Header(position, header) = seen else { return Flow::Continue };
+        let Some(t) = targets.get(landed) else { return Flow::Stop };
+        if t.position < position || (t.position == position && t.offset != header.offset) {
+            off_chain = true;
+            return Flow::Stop;
+        }
+        if t.position == position {
+            landed += 1;
+            if landed == targets.len() {
+                return Flow::Stop;
+            }
+        }
+        Flow::Continue
+    })?;
+    if landed < targets.len() && (walked.defect.is_some() || !off_chain) {
+        off_chain = true;
+    }
+    Ok((landed, off_chain))
+}
+
+/// How a walk over one segment file ended, for tools (`felix-storage dump`).
+#[derive(Debug)]
+pub struct FileWalk {
+    /// The segment's header.
+    pub header: SegmentHeader,
+    /// The first defect met, if any.
+    pub defect: Option<ReadError>,
+}
+
+/// Walks one segment file strictly for a tool: the header first, then every
+/// record from the first whose offset is at least `from_offset` (found by a
+/// headers-only walk from the start: an index is never trusted). `visit`
+/// gets each record's position and the record, and may stop the walk.
+///
+/// # Errors
+/// The header's defect as `Corrupt`; IO failures.
+pub fn walk_segment_file(
+    io: Arc<dyn Io>,
+    path: &Path,
+    from_offset: Option<u64>,
+    on_header: impl FnOnce(&SegmentHeader),
+    mut visit: impl FnMut(u64, Record<'_>) -> bool,
+) -> Result<FileWalk, EngineError> {
+    let io = CheckedIo::new(io);
+    let len = io.len(path)?;
+    let mut head = [0u8; SEGMENT_HEADER_LEN];
+    let n = usize::try_from(len).unwrap_or(usize::MAX).min(SEGMENT_HEADER_LEN);
+    let head = head.get_mut(..n).unwrap_or_default();
+    io.read_exact_at(path, 0, head)?;
+    let header = SegmentHeader::decode(head).map(|(h, _)| h).map_err(|d| {
+        let site = CorruptionSite {
+            shard: None,
+            segment_id: felix_codec::file_name::parse_file_name(
+                &path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            )
+            .map(|(id, _)| id),
+            position: 0,
+        };
+        EngineError::Corrupt {
+            path: path.to_path_buf(),
+            finding: Box::new(Finding { kind: d.kind, site, end: d.end as u64, offset: None, repair: Repair::Never }),
+        }
+    })?;
+    on_header(&header);
+    let mut start: Start = (SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(header.base_offset));
+    if let Some(from) = from_offset.filter(|f| *f > header.base_offset) {
+        let reader = ChunkedReader::headers_only(start.0, start.1, len);
+        let mut found = None;
+        let walked = walk(&io, path, len, reader, HEADER_CHUNK_BYTES, |seen| {
+            if let Seen::Header(p, h) = seen {
+                if h.offset >= from {
+                    found = Some((p, ExpectedOffset::Exactly(h.offset)));
+                    return Flow::Stop;
+                }
+            }
+            Flow::Continue
+        })?;
+        match (found, walked.defect) {
+            (Some(at), _) => start = at,
+            (None, Some(defect)) => return Ok(FileWalk { header, defect: Some(defect) }),
+            (None, None) => return Ok(FileWalk { header, defect: None }),
+        }
+    }
+    let walked = walk(&io, path, len, ChunkedReader::new(start.0, start.1, len), READ_CHUNK_BYTES, |seen| match seen {
+        Seen::Record(p, r) if visit(p, r) => Flow::Continue,
+        Seen::Record(..) => Flow::Stop,
+        Seen::Header(..) => Flow::Continue,
+    })?;
+    Ok(FileWalk { header, defect: walked.defect })
+}

@@ -1,0 +1,514 @@
+//! Recovery on open. It gathers facts with the codec's own judges, asks the
+//! codec for the plan ([`felix_codec::recovery::plan_shard`]) and executes
+//! exactly that plan — or, read-only, applies it in memory only.
+//!
+//! What is checked, and what it costs:
+//! - the **newest** segment is scanned in full with the codec's scanner and
+//!   its index checked against the record chain ([`IndexCheck`]): the same
+//!   judges `felix-storage inspect` uses;
+//! - a **sealed** segment gets its header decoded, its index structure
+//!   checked ([`quick_check`]) and the records after its last entry read
+//!   strictly. When that is not enough (no usable index, or the tail does
+//!   not read), its record headers are walked from the start (28 bytes per
+//!   record, payloads skipped) to rebuild the index, and the last interval is
+//!   read strictly. Entries of a quick-checked index are verified against
+//!   the record chain lazily, by the first read that uses them;
+//! - the epochs file is read up to its largest valid size; anything longer
+//!   is damaged and reads as empty.
+
+use felix_codec::epochs::{Epoch, MAX_EPOCHS_FILE_LEN};
+use felix_codec::file_name::{index_file_name, segment_file_name};
+use felix_codec::index::{IndexEntry, IndexHeader};
+use felix_codec::reader::{ChunkedReader, ReadError};
+use felix_codec::record::ExpectedOffset;
+use felix_codec::recovery::{plan_shard, Action, IndexFacts, IndexProblem, SegmentFacts, ShardFacts, ShardPlan};
+use felix_codec::repair::{repair_verdict, Place, RepairOptions};
+use felix_codec::scan::index::quick_check;
+use felix_codec::scan::{EpochsScanner, IndexCheck, IndexScanner, Item, RecordStatus, ScanContext, SegmentScanner};
+use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::{CorruptionKind, CorruptionSite, Finding, Repair};
+
+use super::dir::ShardDir;
+use super::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES, READ_CHUNK_BYTES};
+use super::{Config, MemIndex, Recovery, Segment};
+use crate::error::EngineError;
+
+/// Bytes read per step when recovery scans a whole segment.
+const SCAN_CHUNK_BYTES: usize = 1 << 20;
+/// Bytes read per step from an index file.
+const INDEX_CHUNK_BYTES: usize = 64 << 10;
+/// Segments over this size are read on a second thread while being scanned.
+const READ_AHEAD_FROM_BYTES: u64 = 32 << 20;
+
+/// Whether recovery may change the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A writer: the plan is executed.
+    Write,
+    /// A reader: the plan is applied in memory only.
+    ReadOnly,
+}
+
+/// The shard as recovery leaves it.
+#[derive(Debug)]
+pub(crate) struct Recovered {
+    pub(crate) segments: Vec<Segment>,
+    pub(crate) next_offset: u64,
+    pub(crate) next_segment_id: u64,
+    pub(crate) epochs: Vec<Epoch>,
+    pub(crate) recovery: Recovery,
+}
+
+/// One segment after its check.
+#[derive(Debug)]
+struct Checked {
+    facts: SegmentFacts,
+    index: IndexFacts,
+    /// `None` when the segment cannot be used (its damage refuses the shard) or is unfinished.
+    state: Option<Segment>,
+}
+
+fn finding_from(dir: &ShardDir, id: u64, e: &ReadError, place: Place) -> Finding {
+    let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(id), position: e.position };
+    Finding { kind: e.kind.clone(), site, end: e.end, offset: e.offset, repair: repair_verdict(&e.kind, place) }
+}
+
+fn ctx(dir: &ShardDir, id: u64, newest: bool, writer_live: bool) -> ScanContext {
+    ScanContext { shard: Some(dir.name.clone()), segment_id: Some(id), newest_segment: newest, writer_live }
+}
+
+/// Recovers the shard in `dir` (see the module doc).
+pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Recovered, EngineError> {
+    let listing = dir.listing()?;
+    let writer_live = mode == Mode::ReadOnly && dir.writer_live();
+    let mut facts = ShardFacts { path: dir.path.display().to_string(), temporaries: listing.temporaries.clone(), ..ShardFacts::default() };
+    let mut checked = Vec::with_capacity(listing.segments.len());
+    let newest = listing.segments.last().copied();
+    for &id in &listing.segments {
+        let c = if Some(id) == newest { check_newest(dir, id, config, writer_live)? } else { check_sealed(dir, id, config)? };
+        checked.push(c);
+    }
+    // Consecutive segments continue each other's offsets.
+    let mut previous_next: Option<u64> = None;
+    for c in &mut checked {
+        let Some(state) = &c.state else {
+            if !c.facts.unfinished {
+                previous_next = None;
+            }
+            continue;
+        };
+        if let Some(expected) = previous_next.filter(|e| *e != state.base) {
+            let kind = CorruptionKind::SegmentDiscontinuity { expected, found: state.base };
+            let at = felix_codec::segment_header::BASE_OFFSET_AT as u64;
+            let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(state.id), position: at };
+            c.facts.findings.push(Finding { kind, site, end: at + 8, offset: None, repair: Repair::Never });
+        }
+        previous_next = Some(state.next);
+    }
+    let mut warnings = Vec::new();
+    let epochs = load_epochs(dir, listing.epochs, &mut facts, &mut warnings)?;
+    for c in &checked {
+        facts.segments.push(c.facts.clone());
+        facts.indexes.push(c.index.clone());
+    }
+    let plan = plan_shard(&facts, RepairOptions { repair_checksum_tail: config.repair_checksum_tail });
+    if plan.refused() {
+        return Err(refusal(dir, &plan, &facts));
+    }
+    let mut segments: Vec<Segment> = checked.into_iter().filter_map(|c| c.state).collect();
+    let mut evidence = Vec::new();
+    if mode == Mode::Write {
+        let mut rebuild = |dir: &ShardDir, id: u64| match segments.iter_mut().find(|s| s.id == id) {
+            Some(seg) => write_index(dir, seg),
+            None => Ok(()),
+        };
+        evidence = execute(dir, &plan, &mut rebuild)?;
+        for seg in segments.iter_mut().filter(|s| s.index.rewrite) {
+            write_index(dir, seg)?;
+        }
+    } else {
+        for s in &mut segments {
+            s.index_on_disk = s.index.entries.len();
+        }
+    }
+    if writer_live {
+        warnings.push("shard is open for writing; the tail may be in flight".into());
+    }
+    // A removed unfinished segment's id is free again.
+    let next_segment_id = segments.last().map_or(0, |s| s.id.saturating_add(1));
+    // With no segment left, the log resumes where its history says it was (never below it).
+    let next_offset = segments.last().map_or_else(|| epochs.last().map_or(0, |e| e.start_offset), |s| s.next);
+    let recovery = Recovery {
+        plan,
+        executed: mode == Mode::Write,
+        evidence: evidence.into_iter().map(|n| dir.file(&n)).collect(),
+        warnings,
+        writer_live,
+    };
+    Ok(Recovered { segments, next_offset, next_segment_id, epochs, recovery })
+}
+
+/// The error for a refused plan: its first refusal, with the finding's full site.
+fn refusal(dir: &ShardDir, plan: &ShardPlan, facts: &ShardFacts) -> EngineError {
+    let first = plan.actions.iter().find_map(|a| match a {
+        Action::Refuse { file, position, kind, .. } => Some((file.clone(), *position, kind.clone())),
+        _ => None,
+    });
+    let Some((file, position, kind)) = first else {
+        return EngineError::Io { path: dir.path.clone(), op: "recover", message: "refused".into() };
+    };
+    let finding = facts
+        .segments
+        .iter()
+        .filter(|s| s.file == file)
+        .flat_map(|s| s.findings.iter())
+        .find(|f| f.position() == position && f.kind.name() == kind)
+        .cloned();
+    match finding {
+        Some(f) => EngineError::Corrupt { path: dir.file(&file), finding: Box::new(f) },
+        None => EngineError::Io { path: dir.file(&file), op: "recover", message: format!("refused: {kind} at byte {position}") },
+    }
+}
+
+/// Runs a plan's actions in order (a refused plan runs none); returns the
+/// evidence names written. `rebuild` writes segment `id`'s index.
+pub(crate) fn execute(
+    dir: &ShardDir,
+    plan: &ShardPlan,
+    rebuild: &mut dyn FnMut(&ShardDir, u64) -> Result<(), EngineError>,
+) -> Result<Vec<String>, EngineError> {
+    let mut evidence = Vec::new();
+    if plan.refused() {
+        return Ok(evidence);
+    }
+    let mut names_changed = false;
+    let id_of = |file: &str| felix_codec::file_name::parse_file_name(file).map_or(0, |(id, _)| id);
+    for action in &plan.actions {
+        match action {
+            Action::RemoveTemporary { file, .. } => {
+                dir.io.remove_if_exists(&dir.file(file))?;
+                names_changed = true;
+            }
+            Action::RemoveUnfinished { file, bytes, reason, .. } => {
+                let path = dir.file(file);
+                if *bytes > 0 {
+                    let note = note(&path, "unfinished creation", 0, *bytes, *bytes, reason);
+                    evidence.push(dir.keep_evidence(id_of(file), &path, 0, *bytes, &note)?);
+                }
+                dir.io.remove_if_exists(&path)?;
+                names_changed = true;
+            }
+            Action::Cut { file, position, bytes, kind, reason, .. } => {
+                let path = dir.file(file);
+                let note = note(&path, kind, *position, *bytes, position + bytes, reason);
+                evidence.push(dir.keep_evidence(id_of(file), &path, *position, *bytes, &note)?);
+                dir.io.set_len(&path, *position)?;
+                dir.io.sync_data(&path)?;
+            }
+            Action::RebuildIndex { file, .. } => rebuild(dir, id_of(file))?,
+            Action::Refuse { .. } => {}
+        }
+    }
+    if names_changed {
+        dir.io.sync_dir(&dir.path)?;
+    }
+    Ok(evidence)
+}
+
+/// Rewrites a segment's index file from its in-memory entries, durably.
+pub(crate) fn write_index(dir: &ShardDir, seg: &mut Segment) -> Result<(), EngineError> {
+    let mut bytes = IndexHeader::new(seg.base).encode().to_vec();
+    for e in &seg.index.entries {
+        bytes.extend_from_slice(&e.encode());
+    }
+    dir.write_file_durably(&index_file_name(seg.id), &bytes)?;
+    seg.index_on_disk = seg.index.entries.len();
+    seg.index.rewrite = false;
+    Ok(())
+}
+
+fn note(path: &std::path::Path, kind: &str, at: u64, bytes: u64, len_before: u64, reason: &str) -> serde_json::Value {
+    serde_json::json!({
+        "segment": path.display().to_string(),
+        "kind": kind,
+        "cut_at": at,
+        "cut_bytes": bytes,
+        "segment_len_before": len_before,
+        "reason": reason,
+    })
+}
+
+/// Streams the index file of segment `id` through the codec's index scanner.
+fn scan_index(dir: &ShardDir, id: u64, newest: bool) -> Result<Option<felix_codec::scan::IndexSummary>, EngineError> {
+    let path = dir.index(id);
+    if dir.io.kind(&path)?.is_none() {
+        return Ok(None);
+    }
+    let len = dir.io.len(&path)?;
+    let mut scanner = IndexScanner::new(ctx(dir, id, newest, false));
+    let mut buf = vec![0u8; INDEX_CHUNK_BYTES];
+    let mut pos = 0;
+    while pos < len {
+        let n = usize::try_from(len - pos).unwrap_or(usize::MAX).min(buf.len());
+        let chunk = buf.get_mut(..n).unwrap_or_default();
+        dir.io.read_exact_at(&path, pos, chunk)?;
+        scanner.feed(chunk, &mut ());
+        pos += n as u64;
+    }
+    Ok(Some(scanner.finish(&mut ())))
+}
+
+/// Reads a segment's header (as much of it as the file holds).
+fn read_header(dir: &ShardDir, id: u64, len: u64) -> Result<Result<SegmentHeader, ReadError>, EngineError> {
+    let mut buf = [0u8; SEGMENT_HEADER_LEN];
+    let n = usize::try_from(len).unwrap_or(usize::MAX).min(SEGMENT_HEADER_LEN);
+    let head = buf.get_mut(..n).unwrap_or_default();
+    dir.io.read_exact_at(&dir.log(id), 0, head)?;
+    Ok(SegmentHeader::decode(head).map(|(h, _)| h).map_err(|d| ReadError { kind: d.kind, position: 0, end: d.end as u64, offset: None }))
+}
+
+/// The newest segment: a full scan with the codec's scanner, its index
+/// checked against the record chain as it goes.
+fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: bool) -> Result<Checked, EngineError> {
+    let path = dir.log(id);
+    let len = dir.io.len(&path)?;
+    let index_summary = scan_index(dir, id, true)?;
+    let disk_entries: Vec<IndexEntry> = index_summary.as_ref().map(|s| s.kept.iter().map(|(_, e)| *e).collect()).unwrap_or_default();
+    let mut check =
+        index_summary.as_ref().filter(|s| s.header.is_some()).map(|s| IndexCheck::new(ctx(dir, id, true, false), s.kept.clone()));
+    let last_disk = disk_entries.last().copied();
+    let mut fresh = MemIndex::new(config.index_spacing_bytes);
+    let mut continued = MemIndex::from_entries(config.index_spacing_bytes, disk_entries.clone());
+    let mut lagging = false;
+    let mut clean = true;
+    let mut last: Option<(u64, u64)> = None; // (offset, timestamp) of the last clean record
+    let mut scanner = SegmentScanner::new(ctx(dir, id, true, writer_live));
+    let mut sink = |item: Item<'_>| {
+        if let Some(c) = check.as_mut() {
+            c.item(&item);
+        }
+        match item {
+            Item::Finding(_) => clean = false,
+            Item::Record(r) if clean && r.status == RecordStatus::Intact => {
+                let _ = fresh.observe(r.header.offset, r.position);
+                if last_disk.is_none_or(|l| r.position > l.position) && continued.observe(r.header.offset, r.position).is_some() {
+                    lagging = true;
+                }
+                last = Some((r.header.offset, r.header.timestamp_micros));
+            }
+            _ => {}
+        }
+    };
+    feed_file(dir, &path, len, |chunk| scanner.feed(chunk, &mut sink))?;
+    let summary = scanner.finish(&mut sink);
+    let mismatches = check.map(IndexCheck::finish).unwrap_or_default();
+    let facts = SegmentFacts {
+        file: segment_file_name(id),
+        id,
+        size: len,
+        newest: true,
+        findings: summary.findings.findings.clone(),
+        clean_prefix_end: summary.clean_prefix_end,
+        unfinished: summary.unfinished,
+    };
+    let base = summary.header.map(|h| h.base_offset);
+    let problem = match (&index_summary, base) {
+        (None, _) => Some(IndexProblem::Missing),
+        (Some(s), Some(base)) => quick_check(s, &ctx(dir, id, true, false), base, summary.clean_prefix_end.max(SEGMENT_HEADER_LEN as u64))
+            .or_else(|| mismatches.first().cloned().map(IndexProblem::Finding))
+            .or_else(|| lagging.then_some(IndexProblem::Lagging)),
+        (Some(_), None) => Some(IndexProblem::Unusable("its segment's header was rejected".into())),
+    };
+    let state = match (summary.header, summary.unfinished) {
+        (Some(h), false) if !summary.findings.findings.iter().any(|f| f.position() < SEGMENT_HEADER_LEN as u64) => {
+            let index = if problem.is_some() { fresh } else { continued };
+            let mut index = index;
+            index.verified = index.entries.len();
+            Some(Segment {
+                id,
+                base: h.base_offset,
+                len: summary.clean_prefix_end,
+                next: last.map_or(h.base_offset, |(o, _)| o.saturating_add(1)),
+                index_on_disk: index.entries.len(),
+                index,
+                last_timestamp: last.map_or(0, |(_, t)| t),
+            })
+        }
+        _ => None,
+    };
+    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state })
+}
+
+/// Feeds a whole file to `feed` in fixed chunks; large files are read on a
+/// second thread while the previous chunk is scanned (two buffers in flight).
+fn feed_file(dir: &ShardDir, path: &std::path::Path, len: u64, mut feed: impl FnMut(&[u8])) -> Result<(), EngineError> {
+    if len <= READ_AHEAD_FROM_BYTES {
+        let mut buf = vec![0u8; SCAN_CHUNK_BYTES];
+        let mut pos = 0;
+        while pos < len {
+            let n = usize::try_from(len - pos).unwrap_or(usize::MAX).min(buf.len());
+            let chunk = buf.get_mut(..n).unwrap_or_default();
+            dir.io.read_exact_at(path, pos, chunk)?;
+            feed(chunk);
+            pos += n as u64;
+        }
+        return Ok(());
+    }
+    std::thread::scope(|scope| -> Result<(), EngineError> {
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>, EngineError>>(1);
+        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        for _ in 0..2 {
+            let _ = empty_tx.send(vec![0u8; SCAN_CHUNK_BYTES]);
+        }
+        let io = &dir.io;
+        scope.spawn(move || {
+            let mut pos = 0;
+            while pos < len {
+                let Ok(mut buf) = empty_rx.recv() else { return };
+                let want = usize::try_from(len - pos).unwrap_or(usize::MAX).min(SCAN_CHUNK_BYTES);
+                buf.resize(want, 0);
+                let read = io.read_exact_at(path, pos, &mut buf).map(|()| buf);
+                let failed = read.is_err();
+                if full_tx.send(read).is_err() || failed {
+                    return;
+                }
+                pos += want as u64;
+            }
+        });
+        for chunk in full_rx {
+            let chunk = chunk?;
+            feed(&chunk);
+            let _ = empty_tx.send(chunk);
+        }
+        Ok(())
+    })
+}
+
+/// A sealed segment: header, index structure, and a strict read of the
+/// records after the last entry; on doubt, a headers-only walk from the
+/// start (see the module doc).
+fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, EngineError> {
+    let path = dir.log(id);
+    let len = dir.io.len(&path)?;
+    let mut facts = SegmentFacts {
+        file: segment_file_name(id),
+        id,
+        size: len,
+        newest: false,
+        findings: Vec::new(),
+        clean_prefix_end: len,
+        unfinished: false,
+    };
+    let header = match read_header(dir, id, len)? {
+        Ok(h) => h,
+        Err(e) => {
+            facts.findings.push(finding_from(dir, id, &e, Place::SegmentHeader));
+            facts.clean_prefix_end = 0;
+            return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem: None }, state: None });
+        }
+    };
+    let base = header.base_offset;
+    let first = SEGMENT_HEADER_LEN as u64;
+    let index_summary = scan_index(dir, id, false)?;
+    let mut problem = match &index_summary {
+        None => Some(IndexProblem::Missing),
+        Some(s) => quick_check(s, &ctx(dir, id, false, false), base, len),
+    };
+    if problem.is_none() {
+        let entries: Vec<IndexEntry> = index_summary.as_ref().map(|s| s.kept.iter().map(|(_, e)| *e).collect()).unwrap_or_default();
+        let start = entries.last().copied().unwrap_or(IndexEntry { offset: base, position: first });
+        if let Some((next, last_ts)) = strict_tail(dir, id, len, start)? {
+            let index = MemIndex::from_entries(config.index_spacing_bytes, entries);
+            let state = Segment { id, base, len, next, index_on_disk: index.entries.len(), index, last_timestamp: last_ts };
+            return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem: None }, state: Some(state) });
+        }
+    }
+    // Walk every record header from the start: it rebuilds the index and
+    // proves (or refutes) each entry on disk.
+    let disk: Vec<(u64, IndexEntry)> =
+        if problem.is_none() { index_summary.as_ref().map(|s| s.kept.clone()).unwrap_or_default() } else { Vec::new() };
+    let disk_last = disk.last().map(|(_, e)| *e);
+    let mut check = IndexCheck::new(ctx(dir, id, false, false), disk);
+    let mut index = MemIndex::new(config.index_spacing_bytes);
+    let reader = ChunkedReader::headers_only(first, ExpectedOffset::Exactly(base), len);
+    let walked = walk(&dir.io, &path, len, reader, HEADER_CHUNK_BYTES, |seen| {
+        if let Seen::Header(position, header) = seen {
+            check.item(&Item::Record(felix_codec::scan::RecordItem { position, header, status: RecordStatus::Intact }));
+            let _ = index.observe(header.offset, position);
+        }
+        Flow::Continue
+    })?;
+    if let Some(e) = walked.defect {
+        facts.clean_prefix_end = e.position;
+        facts.findings.push(finding_from(dir, id, &e, Place::Elsewhere));
+        return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None });
+    }
+    if problem.is_none() {
+        problem = check.finish().first().cloned().map(IndexProblem::Finding);
+    }
+    // A sound index whose tail did not read: the damage is real, in the last interval.
+    let start = match (problem.is_none(), disk_last) {
+        (true, Some(e)) => e,
+        _ => index.entries.last().copied().unwrap_or(IndexEntry { offset: base, position: first }),
+    };
+    let reader = ChunkedReader::new(start.position, ExpectedOffset::Exactly(start.offset), len);
+    let mut next = start.offset;
+    let mut last_ts = 0;
+    let walked = walk(&dir.io, &path, len, reader, READ_CHUNK_BYTES, |seen| {
+        if let Seen::Record(_, r) = seen {
+            next = r.header.offset.saturating_add(1);
+            last_ts = r.header.timestamp_micros;
+        }
+        Flow::Continue
+    })?;
+    if let Some(e) = walked.defect {
+        facts.clean_prefix_end = e.position;
+        facts.findings.push(finding_from(dir, id, &e, Place::Elsewhere));
+        return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None });
+    }
+    if problem.is_none() {
+        let disk_entries = index_summary.map(|s| s.kept.into_iter().map(|(_, e)| e).collect()).unwrap_or_default();
+        index = MemIndex::from_entries(config.index_spacing_bytes, disk_entries);
+    }
+    index.verified = index.entries.len();
+    let state = Segment { id, base, len, next, index_on_disk: 0, index, last_timestamp: last_ts };
+    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: Some(state) })
+}
+
+/// Reads the records from `start` to the end strictly; `Some((next offset,
+/// last timestamp))` when they all verify and end exactly at `len`.
+fn strict_tail(dir: &ShardDir, id: u64, len: u64, start: IndexEntry) -> Result<Option<(u64, u64)>, EngineError> {
+    let mut next = start.offset;
+    let mut last_ts = 0;
+    let reader = ChunkedReader::new(start.position, ExpectedOffset::Exactly(start.offset), len);
+    let walked = walk(&dir.io, &dir.log(id), len, reader, READ_CHUNK_BYTES, |seen| {
+        if let Seen::Record(_, r) = seen {
+            next = r.header.offset.saturating_add(1);
+            last_ts = r.header.timestamp_micros;
+        }
+        Flow::Continue
+    })?;
+    Ok((walked.defect.is_none() && walked.reader.position() == len).then_some((next, last_ts)))
+}
+
+/// The epochs file, read up to its largest valid size; damaged or too long,
+/// it reads as empty and its finding is kept for the plan's report.
+fn load_epochs(dir: &ShardDir, present: bool, facts: &mut ShardFacts, warnings: &mut Vec<String>) -> Result<Vec<Epoch>, EngineError> {
+    if !present {
+        return Ok(Vec::new());
+    }
+    let path = dir.epochs();
+    let len = dir.io.len(&path)?;
+    let mut scanner = EpochsScanner::new(ScanContext { shard: Some(dir.name.clone()), ..ScanContext::default() });
+    let take = len.min(MAX_EPOCHS_FILE_LEN as u64 + 1);
+    let mut buf = vec![0u8; usize::try_from(take).unwrap_or(0)];
+    dir.io.read_exact_at(&path, 0, &mut buf)?;
+    scanner.feed(&buf, &mut ());
+    scanner.skip(len - take);
+    let summary = scanner.finish(&mut ());
+    for f in &summary.findings.findings {
+        warnings.push(format!("{}: {} — read as empty: divergence cannot be repaired automatically", path.display(), f.kind));
+        facts.other_findings.push((felix_codec::file_name::EPOCHS_FILE_NAME.into(), f.clone()));
+    }
+    Ok(summary.entries)
+}

@@ -1,0 +1,147 @@
+//! Replication: the generation history (epochs) and divergence truncation.
+
+use felix_codec::epochs::{self, bound_epochs, truncation_point, Epoch, MAX_EPOCHS};
+use felix_codec::file_name::EPOCHS_FILE_NAME;
+use felix_codec::reader::ChunkedReader;
+use felix_codec::record::ExpectedOffset;
+use felix_codec::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::{CorruptionSite, Finding, Repair};
+
+use super::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
+use super::{MemIndex, Shard, Shared};
+use crate::error::EngineError;
+
+/// Writes the epochs file durably (temp → fsync → rename → fsync directory).
+pub(crate) fn write_epochs(shared: &Shared, entries: &[Epoch]) -> Result<(), EngineError> {
+    let bytes = epochs::encode(entries).map_err(|kind| {
+        let site = CorruptionSite { shard: Some(shared.dir.name.clone()), segment_id: None, position: 0 };
+        let finding = Finding { kind, site, end: 0, offset: None, repair: Repair::Never };
+        EngineError::Corrupt { path: shared.dir.epochs(), finding: Box::new(finding) }
+    })?;
+    shared.dir.write_file_durably(EPOCHS_FILE_NAME, &bytes)
+}
+
+impl Shard {
+    /// The generation history.
+    #[must_use]
+    pub fn epochs(&self) -> Vec<Epoch> {
+        self.shared.lock().epochs.clone()
+    }
+
+    /// Records that generation `generation` begins at the next offset.
+    ///
+    /// # Errors
+    /// `Generation` when it does not exceed the latest; `ReadOnly`;
+    /// `FailStopped`; IO failures (which stop the shard).
+    pub fn begin_generation(&self, generation: u64) -> Result<(), EngineError> {
+        let shared = &*self.shared;
+        shared.writable()?;
+        let mut g = shared.lock();
+        if let Some(latest) = g.epochs.last().map(|e| e.generation) {
+            if generation <= latest {
+                return Err(EngineError::Generation { requested: generation, latest });
+            }
+        }
+        let mut entries = g.epochs.clone();
+        entries.push(Epoch { generation, start_offset: g.next_offset });
+        let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+        let mut entries = bound_epochs(&entries, first);
+        let excess = entries.len().saturating_sub(usize::from(MAX_EPOCHS));
+        entries.drain(..excess);
+        write_epochs(shared, &entries)?;
+        g.epochs = entries;
+        Ok(())
+    }
+
+    /// Where this replica must cut its log, given the leader's answer to
+    /// "where does generation `g` end": see [`truncation_point`].
+    #[must_use]
+    pub fn divergence_point(&self, leader_generation: u64, leader_end_offset: u64) -> u64 {
+        let g = self.shared.lock();
+        truncation_point(&g.epochs, g.next_offset, leader_generation, leader_end_offset)
+    }
+
+    /// Removes every record with an offset above `offset` (keeps `..=offset`),
+    /// across segments, fixing indexes and epochs. Every change is made on
+    /// disk (and synced) before the in-memory state follows it; a failure
+    /// stops the shard, so nothing is ever appended past a half-done cut.
+    ///
+    /// # Errors
+    /// `Trimmed` when `offset + 1` is below the oldest record; `ReadOnly`;
+    /// `FailStopped`; damage met while finding the cut; IO failures.
+    pub fn truncate_after(&self, offset: u64) -> Result<(), EngineError> {
+        let shared = &*self.shared;
+        shared.writable()?;
+        let keep_next = offset.saturating_add(1);
+        let mut g = shared.lock();
+        if keep_next >= g.next_offset {
+            return Ok(());
+        }
+        let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+        if keep_next < first {
+            return Err(EngineError::Trimmed { requested: keep_next, first });
+        }
+        // Whole segments that start at or after the cut go first, newest first.
+        let mut drop_from = g.segments.len();
+        while drop_from > 1 && g.segments.get(drop_from - 1).is_some_and(|s| s.base >= keep_next) {
+            drop_from -= 1;
+        }
+        let doomed: Vec<u64> = g.segments.get(drop_from..).unwrap_or(&[]).iter().rev().map(|s| s.id).collect();
+        for id in &doomed {
+            shared.dir.io.remove_if_exists(&shared.dir.index(*id))?;
+            shared.dir.io.remove_if_exists(&shared.dir.log(*id))?;
+        }
+        if !doomed.is_empty() {
+            shared.dir.io.sync_dir(&shared.dir.path)?;
+        }
+        g.segments.truncate(drop_from);
+        let Some(seg) = g.segments.last().cloned() else { return Ok(()) };
+        // Find where `keep_next` starts by walking the record headers from the
+        // segment's start (the chain, not an index hint), planning the kept
+        // records' index entries on the way.
+        let path = shared.dir.log(seg.id);
+        let mut cut = seg.len;
+        let mut index = MemIndex::new(shared.config.index_spacing_bytes);
+        let mut last_timestamp = 0;
+        let reader = ChunkedReader::headers_only(SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(seg.base), seg.len);
+        let walked = walk(&shared.dir.io, &path, seg.len, reader, HEADER_CHUNK_BYTES, |seen| {
+            let Seen::Header(p, h) = seen else { return Flow::Continue };
+            if h.offset >= keep_next {
+                cut = p;
+                return Flow::Stop;
+            }
+            let _ = index.observe(h.offset, p);
+            last_timestamp = h.timestamp_micros;
+            Flow::Continue
+        })?;
+        if let Some(e) = walked.defect {
+            let site = CorruptionSite { shard: Some(shared.dir.name.clone()), segment_id: Some(seg.id), position: e.position };
+            let finding = Finding { kind: e.kind, site, end: e.end, offset: e.offset, repair: Repair::Never };
+            return Err(EngineError::Corrupt { path, finding: Box::new(finding) });
+        }
+        shared.dir.io.set_len(&path, cut)?;
+        shared.dir.io.sync_data(&path)?;
+        index.verified = index.entries.len();
+        let mut rebuilt = seg;
+        rebuilt.index = index;
+        rebuilt.len = cut;
+        rebuilt.next = keep_next;
+        rebuilt.last_timestamp = last_timestamp;
+        super::recovery::write_index(&shared.dir, &mut rebuilt)?;
+        let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < keep_next).collect();
+        if epochs != g.epochs {
+            write_epochs(shared, &epochs)?;
+        }
+        if let Some(last) = g.segments.last_mut() {
+            *last = rebuilt;
+        }
+        g.epochs = epochs;
+        g.next_offset = keep_next;
+        g.durable_next = keep_next;
+        g.durable_len = cut;
+        g.visible_next = keep_next;
+        g.visible_len = cut;
+        g.next_segment_id = g.segments.last().map_or(0, |s| s.id.saturating_add(1));
+        Ok(())
+    }
+}
