@@ -331,17 +331,18 @@ impl SegmentScanner {
         }
     }
 
-    /// Whether the window's 28 bytes are a header to resume at.
-    fn candidate(&self, start: u64) -> bool {
+    /// Whether the 28 bytes `window`, at file position `position`, are a
+    /// header to resume at (the damage began at `start`).
+    fn candidate_at(&self, window: &[u8], position: u64, start: u64) -> bool {
         // Cheap filters first: a length within the limit, an offset that fits.
-        let len = be::u32_at(&self.buf, 0);
+        let len = be::u32_at(window, 0);
         if len > MAX_PAYLOAD_BYTES {
             return false;
         }
-        let offset = be::u64_at(&self.buf, crate::record::OFFSET_AT);
+        let offset = be::u64_at(window, crate::record::OFFSET_AT);
         match self.expected {
             ExpectedOffset::Exactly(e) => {
-                let most_lost = (self.at - start) / RECORD_HEADER_LEN as u64;
+                let most_lost = (position - start) / RECORD_HEADER_LEN as u64;
                 if offset < e || offset > e.saturating_add(most_lost) {
                     return false;
                 }
@@ -350,30 +351,75 @@ impl SegmentScanner {
             ExpectedOffset::NoneLeft => return false,
             ExpectedOffset::Any => {}
         }
-        decode_record_header(&self.buf).is_ok()
+        decode_record_header(window).is_ok()
     }
 
+    /// Resumes at the 28-byte header now in `buf` (at `self.at`).
+    fn resume(&mut self, sink: &mut dyn Sink) {
+        if let State::Resync { start, kind, offset } = core::mem::replace(&mut self.state, State::RecordHeader) {
+            let at = self.at;
+            self.finding(kind, start, at, offset, sink);
+        }
+        self.resynced = true;
+        self.on_record_header(sink);
+    }
+
+    /// Searches `chunk` (after the bytes carried in `buf`, which start at
+    /// `self.at`) for the next header that verifies. Windows are checked in
+    /// file order; a run of zero bytes is skipped (an all-zero window never
+    /// verifies: the CRC of zeros is not zero), so a sparse or zero-filled
+    /// file is crossed at memory speed. Fewer than 28 unchecked bytes are
+    /// carried to the next chunk.
     fn resync<'c>(&mut self, chunk: &'c [u8], sink: &mut dyn Sink) -> &'c [u8] {
         let State::Resync { start, .. } = self.state else { return chunk };
-        let mut used = 0;
-        for byte in chunk {
-            used += 1;
-            self.buf.push(*byte);
-            if self.buf.len() < RECORD_HEADER_LEN {
-                continue;
+        let carried = self.buf.len();
+        // Windows that begin in the carried bytes and end in this chunk.
+        for j in 0..carried {
+            let need = RECORD_HEADER_LEN - (carried - j);
+            let Some(head) = chunk.get(..need) else {
+                // Not enough bytes yet: carry from here.
+                self.buf.drain(..j);
+                self.at += j as u64;
+                self.buf.extend_from_slice(chunk);
+                return &[];
+            };
+            let mut window = [0u8; RECORD_HEADER_LEN];
+            let (old, new) = window.split_at_mut(carried - j);
+            old.copy_from_slice(self.buf.get(j..).unwrap_or_default());
+            new.copy_from_slice(head);
+            if self.candidate_at(&window, self.at + j as u64, start) {
+                self.buf.clear();
+                self.buf.extend_from_slice(&window);
+                self.at += j as u64;
+                self.resume(sink);
+                return chunk.get(need..).unwrap_or(&[]);
             }
-            if self.candidate(start) {
-                if let State::Resync { start, kind, offset } = core::mem::replace(&mut self.state, State::RecordHeader) {
-                    let at = self.at;
-                    self.finding(kind, start, at, offset, sink);
-                }
-                self.resynced = true;
-                self.on_record_header(sink);
-                break;
-            }
-            self.slide();
         }
-        chunk.get(used..).unwrap_or(&[])
+        // Windows inside this chunk.
+        let base = self.at + carried as u64;
+        let mut i = 0usize;
+        while let Some(window) = chunk.get(i..i + RECORD_HEADER_LEN) {
+            if window.first() == Some(&0) {
+                let run = chunk.get(i..).unwrap_or_default().iter().position(|b| *b != 0).unwrap_or(chunk.len() - i);
+                if run >= RECORD_HEADER_LEN {
+                    i += run - (RECORD_HEADER_LEN - 1);
+                    continue;
+                }
+            }
+            if self.candidate_at(window, base + i as u64, start) {
+                self.buf.clear();
+                self.buf.extend_from_slice(window);
+                self.at = base + i as u64;
+                self.resume(sink);
+                return chunk.get(i + RECORD_HEADER_LEN..).unwrap_or(&[]);
+            }
+            i += 1;
+        }
+        // Carry the unchecked tail (fewer than 28 bytes).
+        self.buf.clear();
+        self.buf.extend_from_slice(chunk.get(i..).unwrap_or_default());
+        self.at = base + i as u64;
+        &[]
     }
 
     /// Ends the scan: reports what the end of the file cut short and settles

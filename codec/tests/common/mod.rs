@@ -115,6 +115,14 @@ pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
         ("record-header-crc-last-bytes", one("00000000000000000000.log", [clean.clone(), bad_header(3, 0)].concat())),
         ("too-large-past-the-end", one("00000000000000000000.log", [clean.clone(), too_large_header(15, (1 << 26) + 1)].concat())),
         ("too-large-then-intact", one("00000000000000000000.log", too_large_then_intact())),
+        (
+            "zero-run-then-record",
+            one("00000000000000000000.log", {
+                let mut b = [clean.clone(), vec![0; 100]].concat();
+                encode_record(15, 0, b"after zeros", &mut b).unwrap();
+                b
+            }),
+        ),
     ];
     // A whole shard: two segments, indexes (one stale), epochs.
     let (seg0, pos0) = segment(0, &[b"a0", b"a1", b"a2", b"a3"]);
