@@ -134,6 +134,28 @@ impl FileScan {
         };
     }
 
+    /// Whether the verdict still depends on bytes not fed yet. An epochs file
+    /// is judged on its first bytes up to the largest valid size, an unknown
+    /// file on none: a caller that needs no hash may [`FileScan::skip`] the rest.
+    #[must_use]
+    pub fn needs_bytes(&self) -> bool {
+        match &self.state {
+            ScanState::Epochs(s) => s.needs_bytes(),
+            ScanState::Unknown(_) => self.first.len() < 4,
+            ScanState::Undecided | ScanState::Segment(..) | ScanState::Index(_) => true,
+        }
+    }
+
+    /// Counts `n` more bytes of the file without looking at them (only when
+    /// [`FileScan::needs_bytes`] is false).
+    pub fn skip(&mut self, n: u64) {
+        match &mut self.state {
+            ScanState::Epochs(s) => s.skip(n),
+            ScanState::Unknown(count) => *count = count.saturating_add(n),
+            ScanState::Undecided | ScanState::Segment(..) | ScanState::Index(_) => {}
+        }
+    }
+
     /// Feeds the next chunk of the file.
     pub fn feed(&mut self, chunk: &[u8], sink: &mut impl Sink) {
         if self.first.len() < 4 {

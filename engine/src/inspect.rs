@@ -162,12 +162,26 @@ impl Progress for NoProgress {
     fn update(&mut self, _: &Path, _: u64, _: u64) {}
 }
 
-/// Streams one file through `scan` in chunks, computing its SHA-256.
-fn stream_file(path: &Path, scan: &mut FileScan, progress: &mut dyn Progress, done: &mut u64, total: u64) -> Result<String, InspectError> {
+/// Streams one file through `scan` in chunks, computing its SHA-256 when
+/// `hash`; without a hash, stops reading once the verdict needs no more bytes.
+fn stream_file(
+    path: &Path,
+    scan: &mut FileScan,
+    hash: bool,
+    progress: &mut dyn Progress,
+    done: &mut u64,
+    total: u64,
+) -> Result<Option<String>, InspectError> {
     let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
     let mut buf = vec![0u8; CHUNK_BYTES];
     let mut hasher = Sha256::new();
+    let mut read = 0u64;
     loop {
+        if !hash && !scan.needs_bytes() {
+            let size = file.metadata().map_err(|e| io_error(path, &e))?.len();
+            scan.skip(size.saturating_sub(read));
+            return Ok(None);
+        }
         let n = match file.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -175,12 +189,15 @@ fn stream_file(path: &Path, scan: &mut FileScan, progress: &mut dyn Progress, do
             Err(e) => return Err(io_error(path, &e)),
         };
         let chunk = buf.get(..n).unwrap_or(&[]);
-        hasher.update(chunk);
+        if hash {
+            hasher.update(chunk);
+        }
         scan.feed(chunk, &mut ());
+        read += n as u64;
         *done += n as u64;
         progress.update(path, *done, total);
     }
-    Ok(hex(&hasher.finalize()))
+    Ok(hash.then(|| hex(&hasher.finalize())))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -227,9 +244,9 @@ pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<R
         match target {
             Target::File(path) => {
                 let mut scan = FileScan::standalone(&name_of(path));
-                let sha = stream_file(path, &mut scan, progress, &mut done, total)?;
+                let sha = stream_file(path, &mut scan, true, progress, &mut done, total)?;
                 let mut report = scan.into_report(path.display().to_string(), &mut ());
-                report.sha256 = Some(sha);
+                report.sha256 = sha;
                 files.push(report);
             }
             Target::Shard(dir, paths) => {
@@ -238,7 +255,7 @@ pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<R
                     let by = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
                     notes.push(format!("{}: shard is open for writing{by}; the tail may be in flight", dir.display()));
                 }
-                let (reports, _) = inspect_shard(dir, paths, writer.is_some(), progress, &mut done, total)?;
+                let (reports, _) = inspect_shard(dir, paths, writer.is_some(), true, progress, &mut done, total)?;
                 files.extend(reports);
             }
             Target::Stray(path) => {
@@ -255,7 +272,9 @@ pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<R
 }
 
 /// Inspects one shard directory: the reports of its files and the facts
-/// recovery plans from. `writer_live`: a writer holds the shard right now.
+/// recovery plans from. `writer_live`: a writer holds the shard right now;
+/// `hash`: compute each file's hash (recovery needs none, and then reads
+/// only the bytes a verdict depends on).
 ///
 /// # Errors
 /// A file that cannot be opened or read.
@@ -263,6 +282,7 @@ pub fn inspect_shard(
     dir: &Path,
     paths: &[PathBuf],
     writer_live: bool,
+    hash: bool,
     progress: &mut dyn Progress,
     done: &mut u64,
     total: u64,
@@ -273,11 +293,11 @@ pub fn inspect_shard(
     }
     let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
     let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
-    let mut shas = vec![String::new(); paths.len()];
+    let mut shas = vec![None; paths.len()];
     for i in shard.order() {
         let Some(path) = paths.get(i) else { continue };
         let mut scan = shard.begin(i);
-        let sha = stream_file(path, &mut scan, progress, done, total)?;
+        let sha = stream_file(path, &mut scan, hash, progress, done, total)?;
         if let Some(slot) = shas.get_mut(i) {
             *slot = sha;
         }
@@ -285,7 +305,7 @@ pub fn inspect_shard(
     }
     let (mut reports, facts) = shard.finish_with_facts(dir.display().to_string());
     for ((r, sha), path) in reports.iter_mut().zip(shas).zip(paths) {
-        r.sha256 = Some(sha);
+        r.sha256 = sha;
         if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
             r.notes.push(
                 "a symbolic link: read through here, but the engine refuses to open a shard holding one (it neither follows nor replaces links)"

@@ -53,7 +53,7 @@ fn plan_with(dir: &Path, options: RepairOptions, writer_live: bool) -> Result<Ou
         return Err(EngineError::NoShard { dir: dir.to_path_buf() });
     }
     let files = inspect::shard_files(dir).map_err(inspect_error)?;
-    let (_, facts) = inspect::inspect_shard(dir, &files, writer_live, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
+    let (_, facts) = inspect::inspect_shard(dir, &files, writer_live, false, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
     Ok(Outcome { plan: plan_shard(&facts, options), executed: false, evidence: Vec::new(), writer_live })
 }
 

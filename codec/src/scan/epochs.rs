@@ -41,6 +41,13 @@ impl EpochsScanner {
         self.buf.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or(&[]));
     }
 
+    /// Whether more bytes can change the verdict (past the largest valid
+    /// file, only the length counts).
+    #[must_use]
+    pub fn needs_bytes(&self) -> bool {
+        self.buf.len() <= MAX_EPOCHS_FILE_LEN
+    }
+
     /// Counts `n` more bytes of the file without looking at them (a file
     /// longer than any valid one need not be read past its limit).
     pub fn skip(&mut self, n: u64) {

@@ -59,6 +59,20 @@ impl CheckedIo {
         e
     }
 
+    /// Runs one mutating operation of the shard (an append, a cut, …): any
+    /// error inside it — a read included, since the operation may be half
+    /// done — stops the shard.
+    ///
+    /// # Errors
+    /// `FailStopped` before it starts, or the operation's error (latched).
+    pub fn mutation<T>(&self, f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
+        self.check()?;
+        f().map_err(|e| match e {
+            EngineError::FailStopped { .. } => e,
+            other => self.latch(other),
+        })
+    }
+
     fn mutate<T>(&self, path: &Path, op: &'static str, f: impl FnOnce(&dyn Io) -> io::Result<T>) -> Result<T, EngineError> {
         self.check()?;
         f(&*self.io).map_err(|e| self.latch(EngineError::io(path, op, &e)))

@@ -50,6 +50,7 @@ struct State {
 struct Locks {
     held: Mutex<BTreeMap<PathBuf, u32>>,
     released: Condvar,
+    waiting: std::sync::atomic::AtomicU64,
 }
 
 /// See the module doc.
@@ -250,6 +251,12 @@ impl SimIo {
         s.files.insert(id, FileData { live: bytes.to_vec(), durable: bytes.to_vec() });
     }
 
+    /// How many `lock` calls are waiting for a holder to let go.
+    #[must_use]
+    pub fn lock_waiters(&self) -> u64 {
+        self.locks.waiting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Plants a symbolic link entry (tests only: the engine never makes one).
     pub fn put_symlink(&self, path: &Path) {
         self.lock_state().symlinks.insert(path.to_path_buf());
@@ -436,7 +443,9 @@ impl Io for SimIo {
             if !wait {
                 return Err(io::Error::from(io::ErrorKind::WouldBlock));
             }
+            self.locks.waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             held = self.locks.released.wait(held).unwrap_or_else(std::sync::PoisonError::into_inner);
+            self.locks.waiting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         }
         held.insert(path.to_path_buf(), std::process::id());
         Ok(LockGuard::new(SimLock { locks: Arc::clone(&self.locks), path: path.to_path_buf() }))

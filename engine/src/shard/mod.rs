@@ -397,8 +397,12 @@ impl Shard {
     /// # Errors
     /// `FailStopped` or the IO failure that stopped the shard.
     pub fn sync(&self) -> Result<(), EngineError> {
-        let end = self.shared.lock().next_offset;
-        writer::sync_through(&self.shared, self.shared.lock(), end).map(drop)
+        let shared = &*self.shared;
+        shared.dir.io.mutation(|| {
+            let g = shared.lock();
+            let end = g.next_offset;
+            writer::sync_through(shared, g, end).map(drop)
+        })
     }
 }
 

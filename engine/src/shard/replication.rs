@@ -8,7 +8,7 @@ use felix_codec::segment_header::SEGMENT_HEADER_LEN;
 use felix_codec::{CorruptionSite, Finding, Repair};
 
 use super::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
-use super::{MemIndex, Shard, Shared};
+use super::{Inner, MemIndex, Shard, Shared};
 use crate::error::EngineError;
 
 /// Writes the epochs file durably (temp → fsync → rename → fsync directory).
@@ -48,7 +48,7 @@ impl Shard {
         let mut entries = bound_epochs(&entries, first);
         let excess = entries.len().saturating_sub(usize::from(MAX_EPOCHS));
         entries.drain(..excess);
-        write_epochs(shared, &entries)?;
+        shared.dir.io.mutation(|| write_epochs(shared, &entries))?;
         g.epochs = entries;
         Ok(())
     }
@@ -81,67 +81,72 @@ impl Shard {
         if keep_next < first {
             return Err(EngineError::Trimmed { requested: keep_next, first });
         }
-        // Whole segments that start at or after the cut go first, newest first.
-        let mut drop_from = g.segments.len();
-        while drop_from > 1 && g.segments.get(drop_from - 1).is_some_and(|s| s.base >= keep_next) {
-            drop_from -= 1;
-        }
-        let doomed: Vec<u64> = g.segments.get(drop_from..).unwrap_or(&[]).iter().rev().map(|s| s.id).collect();
-        for id in &doomed {
-            shared.dir.io.remove_if_exists(&shared.dir.index(*id))?;
-            shared.dir.io.remove_if_exists(&shared.dir.log(*id))?;
-        }
-        if !doomed.is_empty() {
-            shared.dir.io.sync_dir(&shared.dir.path)?;
-        }
-        g.segments.truncate(drop_from);
-        let Some(seg) = g.segments.last().cloned() else { return Ok(()) };
-        // Find where `keep_next` starts by walking the record headers from the
-        // segment's start (the chain, not an index hint), planning the kept
-        // records' index entries on the way.
-        let path = shared.dir.log(seg.id);
-        let mut cut = seg.len;
-        let mut index = MemIndex::new(shared.config.index_spacing_bytes);
-        let mut last_timestamp = 0;
-        let reader = ChunkedReader::headers_only(SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(seg.base), seg.len);
-        let walked = walk(&shared.dir.io, &path, seg.len, reader, HEADER_CHUNK_BYTES, |seen| {
-            let Seen::Header(p, h) = seen else { return Flow::Continue };
-            if h.offset >= keep_next {
-                cut = p;
-                return Flow::Stop;
-            }
-            let _ = index.observe(h.offset, p);
-            last_timestamp = h.timestamp_micros;
-            Flow::Continue
-        })?;
-        if let Some(e) = walked.defect {
-            let site = CorruptionSite { shard: Some(shared.dir.name.clone()), segment_id: Some(seg.id), position: e.position };
-            let finding = Finding { kind: e.kind, site, end: e.end, offset: e.offset, repair: Repair::Never };
-            return Err(EngineError::Corrupt { path, finding: Box::new(finding) });
-        }
-        shared.dir.io.set_len(&path, cut)?;
-        shared.dir.io.sync_data(&path)?;
-        index.verified = index.entries.len();
-        let mut rebuilt = seg;
-        rebuilt.index = index;
-        rebuilt.len = cut;
-        rebuilt.next = keep_next;
-        rebuilt.last_timestamp = last_timestamp;
-        super::recovery::write_index(&shared.dir, &mut rebuilt)?;
-        let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < keep_next).collect();
-        if epochs != g.epochs {
-            write_epochs(shared, &epochs)?;
-        }
-        if let Some(last) = g.segments.last_mut() {
-            *last = rebuilt;
-        }
-        g.epochs = epochs;
-        g.next_offset = keep_next;
-        g.durable_next = keep_next;
-        g.durable_len = cut;
-        g.visible_next = keep_next;
-        g.visible_len = cut;
-        g.next_segment_id = g.segments.last().map_or(0, |s| s.id.saturating_add(1));
-        Ok(())
+        shared.dir.io.mutation(|| cut_after(shared, &mut g, keep_next))
     }
+}
+
+/// The IO of [`Shard::truncate_after`]: any failure in it stops the shard.
+fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), EngineError> {
+    // Whole segments that start at or after the cut go first, newest first.
+    let mut drop_from = g.segments.len();
+    while drop_from > 1 && g.segments.get(drop_from - 1).is_some_and(|s| s.base >= keep_next) {
+        drop_from -= 1;
+    }
+    let doomed: Vec<u64> = g.segments.get(drop_from..).unwrap_or(&[]).iter().rev().map(|s| s.id).collect();
+    for id in &doomed {
+        shared.dir.io.remove_if_exists(&shared.dir.index(*id))?;
+        shared.dir.io.remove_if_exists(&shared.dir.log(*id))?;
+    }
+    if !doomed.is_empty() {
+        shared.dir.io.sync_dir(&shared.dir.path)?;
+    }
+    g.segments.truncate(drop_from);
+    let Some(seg) = g.segments.last().cloned() else { return Ok(()) };
+    // Find where `keep_next` starts by walking the record headers from the
+    // segment's start (the chain, not an index hint), planning the kept
+    // records' index entries on the way.
+    let path = shared.dir.log(seg.id);
+    let mut cut = seg.len;
+    let mut index = MemIndex::new(shared.config.index_spacing_bytes);
+    let mut last_timestamp = 0;
+    let reader = ChunkedReader::headers_only(SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(seg.base), seg.len);
+    let walked = walk(&shared.dir.io, &path, seg.len, reader, HEADER_CHUNK_BYTES, |seen| {
+        let Seen::Header(p, h) = seen else { return Flow::Continue };
+        if h.offset >= keep_next {
+            cut = p;
+            return Flow::Stop;
+        }
+        let _ = index.observe(h.offset, p);
+        last_timestamp = h.timestamp_micros;
+        Flow::Continue
+    })?;
+    if let Some(e) = walked.defect {
+        let site = CorruptionSite { shard: Some(shared.dir.name.clone()), segment_id: Some(seg.id), position: e.position };
+        let finding = Finding { kind: e.kind, site, end: e.end, offset: e.offset, repair: Repair::Never };
+        return Err(EngineError::Corrupt { path, finding: Box::new(finding) });
+    }
+    shared.dir.io.set_len(&path, cut)?;
+    shared.dir.io.sync_data(&path)?;
+    index.verified = index.entries.len();
+    let mut rebuilt = seg;
+    rebuilt.index = index;
+    rebuilt.len = cut;
+    rebuilt.next = keep_next;
+    rebuilt.last_timestamp = last_timestamp;
+    super::recovery::write_index(&shared.dir, &mut rebuilt)?;
+    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < keep_next).collect();
+    if epochs != g.epochs {
+        write_epochs(shared, &epochs)?;
+    }
+    if let Some(last) = g.segments.last_mut() {
+        *last = rebuilt;
+    }
+    g.epochs = epochs;
+    g.next_offset = keep_next;
+    g.durable_next = keep_next;
+    g.durable_len = cut;
+    g.visible_next = keep_next;
+    g.visible_len = cut;
+    g.next_segment_id = g.segments.last().map_or(0, |s| s.id.saturating_add(1));
+    Ok(())
 }

@@ -19,6 +19,11 @@ impl Shard {
     pub fn apply_retention(&self, now_micros: u64) -> Result<Vec<PathBuf>, EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
+        shared.dir.io.mutation(|| self.retain(now_micros))
+    }
+
+    fn retain(&self, now_micros: u64) -> Result<Vec<PathBuf>, EngineError> {
+        let shared = &*self.shared;
         let mut g = shared.lock();
         let mut removed = Vec::new();
         while g.segments.len() > 1 {

@@ -37,45 +37,45 @@ impl Shard {
             return Err(EngineError::OffsetsExhausted { next: first, records });
         }
         let now = now_micros();
-        let mut buf = Vec::new();
-        for payload in payloads {
-            let record_len = (RECORD_HEADER_LEN + payload.len()) as u64;
-            let needs_roll = match g.segments.last() {
-                None => true,
-                Some(s) => {
-                    let holds_records = s.next > s.base || !buf.is_empty();
-                    holds_records && s.len + buf.len() as u64 + record_len > shared.config.segment_size_bytes
+        shared.dir.io.mutation(move || {
+            let mut buf = Vec::new();
+            for payload in payloads {
+                let record_len = (RECORD_HEADER_LEN + payload.len()) as u64;
+                let needs_roll = match g.segments.last() {
+                    None => true,
+                    Some(s) => {
+                        let holds_records = s.next > s.base || !buf.is_empty();
+                        holds_records && s.len + buf.len() as u64 + record_len > shared.config.segment_size_bytes
+                    }
+                };
+                if needs_roll {
+                    flush(shared, &mut g, &mut buf)?;
+                    roll(shared, &mut g)?;
                 }
-            };
-            if needs_roll {
-                flush(shared, &mut g, &mut buf)?;
-                roll(shared, &mut g)?;
+                let offset = g.next_offset;
+                let Some(seg) = g.segments.last_mut() else { break };
+                let position = seg.len + buf.len() as u64;
+                encode_record(offset, now, payload, &mut buf).map_err(|_| EngineError::TooLarge { len: payload.len() })?;
+                let _ = seg.index.observe(offset, position);
+                seg.index.verified = seg.index.entries.len();
+                seg.next = offset + 1;
+                seg.last_timestamp = now;
+                g.next_offset = offset + 1;
             }
-            let offset = g.next_offset;
-            let Some(seg) = g.segments.last_mut() else { break };
-            let position = seg.len + buf.len() as u64;
-            encode_record(offset, now, payload, &mut buf).map_err(|_| EngineError::TooLarge { len: payload.len() })?;
-            let _ = seg.index.observe(offset, position);
-            seg.index.verified = seg.index.entries.len();
-            seg.next = offset + 1;
-            seg.last_timestamp = now;
-            g.next_offset = offset + 1;
-        }
-        flush(shared, &mut g, &mut buf)?;
-        let end = g.next_offset;
-        match shared.config.durability {
-            Durability::EveryBatch => {
-                drop(sync_through(shared, g, end)?);
+            flush(shared, &mut g, &mut buf)?;
+            let end = g.next_offset;
+            match shared.config.durability {
+                Durability::EveryBatch => drop(sync_through(shared, g, end)?),
+                Durability::Interval { .. } => {
+                    // Acknowledged once written: visible to readers now, durable within the interval.
+                    g.visible_next = g.next_offset;
+                    g.visible_len = g.segments.last().map_or(0, |s| s.len);
+                    drop(g);
+                    shared.flusher_wake.notify_all();
+                }
             }
-            Durability::Interval { .. } => {
-                // Acknowledged once written: visible to readers now, durable within the interval.
-                g.visible_next = g.next_offset;
-                g.visible_len = g.segments.last().map_or(0, |s| s.len);
-                drop(g);
-                shared.flusher_wake.notify_all();
-            }
-        }
-        Ok(first..end)
+            Ok(first..end)
+        })
     }
 }
 
