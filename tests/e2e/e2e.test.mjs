@@ -1,26 +1,35 @@
 // End-to-end tests of the inspector in Debian's headless Chromium, driven by
 // playwright-core (no browser download). The page is the built `dist/`,
 // served from this process on 127.0.0.1; the damaged files come from
-// `felix-storage demo`; the JSON report is compared with
-// `felix-storage inspect --json` on the same file.
+// `felix-storage demo`; the JSON report is compared byte for byte with
+// `felix-storage inspect --json` on the same file. Markdown downloads are
+// read with markdown-it (GitHub-style tables and link detection on, raw
+// HTML passed through) to prove nothing in them is active; axe-core checks
+// the page's accessibility.
 //
 // Env: DIST_DIR (built inspector), FELIX_STORAGE (the CLI binary),
 //      ARTIFACTS (where screenshots go).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { readFile, mkdtemp, mkdir } from 'node:fs/promises';
+import { readFile, writeFile, mkdtemp, mkdir, readdir, copyFile } from 'node:fs/promises';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { deflateRawSync } from 'node:zlib';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, extname, resolve } from 'node:path';
+import { join, extname, resolve, dirname, basename } from 'node:path';
 import { chromium } from 'playwright-core';
+import MarkdownIt from 'markdown-it';
 
+const require = createRequire(import.meta.url);
 const DIST = resolve(process.env.DIST_DIR ?? '../../inspector-web/dist');
 const CLI = resolve(process.env.FELIX_STORAGE ?? '../../target/debug/felix-storage');
 const ARTIFACTS = resolve(process.env.ARTIFACTS ?? '../../artifacts');
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
+const AXE = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let server, base, browser, sample;
+const pages = [];
 
 before(async () => {
   server = createServer(async (req, res) => {
@@ -47,6 +56,14 @@ before(async () => {
 });
 
 after(async () => {
+  // Every page: no uncaught error (a Rust panic surfaces as one), no request off the page's origin.
+  for (const p of pages) {
+    assert.deepEqual(p.errors, [], `uncaught errors on ${p.url()}`);
+    assert.deepEqual(p.panics, [], 'a panic was logged');
+    for (const url of p.requests) {
+      assert.ok(url.startsWith(base) || url.startsWith('blob:') || url.startsWith('data:'), `request left the page: ${url}`);
+    }
+  }
   await browser?.close();
   server?.close();
 });
@@ -63,20 +80,68 @@ async function page() {
   p.on('request', (r) => p.requests.push(r.url()));
   p.errors = [];
   p.on('pageerror', (e) => p.errors.push(e.message));
+  p.panics = [];
+  p.on('console', (m) => { if (/panicked/.test(m.text())) p.panics.push(m.text()); });
   p.workers = [];
   p.on('worker', (w) => p.workers.push(w.url()));
+  pages.push(p);
   return p;
 }
 
-test('a torn .log shows its finding, highlighted bytes, and the same report as the CLI', async () => {
+// A drop as a browser delivers it: files with relative paths (`folder/name`) or bare names.
+async function drop(p, files) {
+  const payload = await Promise.all(files.map(async ({ path, bytes, from }) => ({ path, bytes: [...(bytes ?? await readFile(from))] })));
+  await p.evaluate((payload) => {
+    const dt = new DataTransfer();
+    const made = payload.map(({ path, bytes }) => new File([new Uint8Array(bytes)], path.split('/').pop()));
+    made.forEach((f) => dt.items.add(f));
+    const items = made.map((f, i) => ({ webkitGetAsEntry: () => ({ isDirectory: false, fullPath: `/${payload[i].path}`, file: (ok) => ok(f) }) }));
+    const ev = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt });
+    Object.defineProperty(ev.dataTransfer, 'items', { value: Object.assign(items, { length: items.length }) });
+    document.querySelector('#dropzone').dispatchEvent(ev);
+  }, payload);
+}
+
+async function folder(dir) {
+  const name = basename(dir);
+  return (await readdir(dir)).sort().map((f) => ({ path: `${name}/${f}`, from: join(dir, f) }));
+}
+
+// A permalink as the page makes them: #s= + base64url(raw deflate(JSON)).
+function link(envelope) {
+  return `${base}#s=${deflateRawSync(Buffer.from(JSON.stringify(envelope))).toString('base64url')}`;
+}
+
+function cliReport(args, cwd) {
+  const run = spawnSync(CLI, ['inspect', '--json', ...args], { cwd });
+  assert.ok(run.status === 0 || run.status === 1, run.stderr.toString());
+  return run.stdout.toString();
+}
+
+// Reads a Markdown export as a GitHub-style reader would; returns what is active in it.
+function readMarkdown(md) {
+  const html = new MarkdownIt({ html: true, linkify: true }).render(md);
+  const active = [...html.matchAll(/<(a|img|script|iframe|svg|[a-z]+ [^>]*on\w+=)[\s>]/gi)].map((m) => m[0]);
+  const headings = [...html.matchAll(/<h(\d)>(.*?)<\/h\1>/g)].map((m) => m[2]);
+  const tables = [...html.matchAll(/<tbody>([\s\S]*?)<\/tbody>/g)].map((m) => (m[1].match(/<tr>/g) ?? []).length);
+  return { html, active, headings, tables };
+}
+
+async function download(p, button) {
+  const [d] = await Promise.all([p.waitForEvent('download'), p.click(button)]);
+  return readFile(await d.path(), 'utf8');
+}
+
+test('a torn .log shows its finding, highlighted bytes, and byte for byte the CLI report; its permalink is a claim until the file is dropped', async () => {
   const p = await page();
   await p.goto(base);
-  const file = join(shard('acme_default_payments_0'), '00000000000000000001.log');
+  const dir = shard('acme_default_payments_0');
+  const file = join(dir, '00000000000000000001.log');
   await p.setInputFiles('#file-input', file);
-  const row = p.locator('#problems tr[data-kind="Truncated"]');
+  const row = p.locator('#problems [role=row][data-kind="Truncated"]');
   await row.waitFor({ timeout: 15000 });
   assert.equal(await row.getAttribute('data-position'), '1064');
-  assert.match(await row.locator('td.pos').textContent(), /1064 \(0x428\)/);
+  assert.match(await row.locator('.pos').textContent(), /1064 \(0x428\)/);
   // The hex view scrolled to the damage and marks those bytes.
   const damaged = p.locator('#hex span[data-pos="1064"]');
   await damaged.waitFor();
@@ -84,94 +149,260 @@ test('a torn .log shows its finding, highlighted bytes, and the same report as t
   assert.match(await damaged.getAttribute('class'), /\bsel\b/);
   assert.ok(await damaged.isVisible(), 'the damaged byte is in view');
   await damaged.hover();
-  assert.match(await p.locator('#hex-hover').textContent(), /byte 1064: payload_len = 58 \(record 59, bytes 1064\.\.1068\)/);
+  assert.match(await p.locator('#hex-hover').textContent(), /byte 1064: payload_len = 58 \(record 59, bytes 1064\.\.1068\) — damaged: Truncated/);
   // The record table shows every record of this small file, the torn one selected.
   assert.equal(await p.locator('#records .rec span:first-child').first().textContent(), '47');
   const torn = p.locator('#records .rec.selected');
   assert.equal(await torn.locator('span').first().textContent(), '59');
   assert.ok(await torn.isVisible());
-  // Download the JSON report and compare it with the CLI on the same file.
-  const [download] = await Promise.all([p.waitForEvent('download'), p.click('#download-json')]);
-  const ours = JSON.parse(await readFile(await download.path(), 'utf8'));
-  const cliRun = spawnSync(CLI, ['inspect', '--json', file]);
-  assert.equal(cliRun.status, 1);
-  const cli = JSON.parse(cliRun.stdout.toString());
-  assert.equal(ours.report_version, 1);
-  const strip = (f) => ({ ...f, path: undefined });
-  assert.deepEqual(ours.files.map(strip), cli.files.map(strip));
-  // Copy the permalink, open it in a fresh page: the same findings, no bytes.
+  // The JSON download is byte for byte what the CLI prints for the same file.
+  const ours = await download(p, '#download-json');
+  assert.equal(ours, cliReport(['00000000000000000001.log'], dir));
+  // The permalink says who shared it and when; opened fresh, it is a claim.
+  await p.fill('#shared-by-input', 'broker 7 <b>on-call</b>');
   await p.click('#permalink');
-  const link = await p.locator('#permalink-url').inputValue();
-  assert.ok(link.startsWith(base + '#r='), link);
+  const url = await p.locator('#permalink-url').inputValue();
+  assert.ok(url.startsWith(base + '#s='), url);
   const fresh = await page();
-  await fresh.goto(link);
+  await fresh.goto(url);
   await fresh.locator('#shared-banner').waitFor();
-  const shared = fresh.locator('#problems tr[data-kind="Truncated"]');
-  await shared.waitFor();
-  assert.equal(await shared.getAttribute('data-position'), '1064');
-  for (const url of [...p.requests, ...fresh.requests]) {
-    assert.ok(url.startsWith(base) || url.startsWith('blob:') || url.startsWith('data:'), `request left the page: ${url}`);
-  }
-  assert.deepEqual(p.errors, []);
+  assert.equal(await fresh.locator('#shared-by').textContent(), 'broker 7 <b>on-call</b>');
+  assert.match(await fresh.locator('#shared-build').textContent(), /^felix-inspector \d/);
+  assert.match(await fresh.locator('#shared-made').textContent(), /^20\d\d-/);
+  assert.equal(await fresh.locator('#check-status').getAttribute('data-state'), 'unchecked');
+  assert.match(await fresh.locator('#check-status').textContent(), /Not checked against files/);
+  assert.equal(await fresh.locator('#overview td.check').getAttribute('data-check'), 'unchecked');
+  assert.equal(await fresh.locator('#problems [role=row][data-kind="Truncated"]').getAttribute('data-position'), '1064');
+  await fresh.locator('#needs-files').waitFor();
+  // Drop the same file: the row matches.
+  await fresh.setInputFiles('#file-input', file);
+  await fresh.locator('#overview td.check[data-check="matches"]').waitFor({ timeout: 15000 });
+  assert.equal(await fresh.locator('#check-status').getAttribute('data-state'), 'checked');
+  assert.match(await fresh.locator('#check-status').textContent(), /1 match, 0 differ/);
+  await fresh.locator('#hex span[data-pos="1064"].dmg').waitFor();
+  // Drop a changed copy: the row differs, and says why.
+  const changedDir = await mkdtemp(join(tmpdir(), 'felix-changed-'));
+  const bytes = await readFile(file);
+  bytes[200] ^= 0x01;
+  await writeFile(join(changedDir, '00000000000000000001.log'), bytes);
+  await fresh.setInputFiles('#file-input', join(changedDir, '00000000000000000001.log'));
+  const differs = fresh.locator('#overview td.check[data-check="differs"]');
+  await differs.waitFor({ timeout: 15000 });
+  const reasons = await differs.locator('.reasons li').allTextContents();
+  assert.match(reasons[0], /^hash differs: the report says [0-9a-f]{12}…, the file is [0-9a-f]{12}…$/);
+  assert.ok(reasons.some((r) => /^added: \w+ at byte \d+$/.test(r)), reasons.join(' | '));
   assert.ok(p.workers.some((u) => u.endsWith('/felix-scan-worker_loader.js')), `the scan ran in a Web Worker: ${p.workers}`);
   await p.screenshot({ path: join(ARTIFACTS, 'inspector-torn-tail.png'), fullPage: true });
+  await fresh.screenshot({ path: join(ARTIFACTS, 'inspector-shared-differs.png'), fullPage: true });
 });
 
-test('the built-in sample shows every kind of damage, and n/p walk the problems', async () => {
+test('the built-in sample: every kind of damage, n/p and the keyboard, the file map jumps', async () => {
   const p = await page();
   await p.goto(base);
   await p.click('#sample');
   await p.locator('#problems').waitFor({ timeout: 15000 });
-  const kinds = await p.locator('#problems tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.kind));
+  const kinds = await p.locator('#problems .gridbody [role=row]').evaluateAll((rows) => rows.map((r) => r.dataset.kind));
   assert.deepEqual(kinds.sort(), ['IndexEntryMismatch', 'RecordChecksum', 'Truncated']);
   assert.equal(await p.locator('#overview tbody tr').count(), 7);
-  const current = p.locator('#problems tr.current');
+  const current = p.locator('#problems .problem.current');
   assert.equal(await current.getAttribute('data-kind'), 'IndexEntryMismatch', 'the first problem is selected on load');
-  await p.locator('.app').press('n');
-  await p.locator('.app').press('n');
+  await p.locator('#sample').focus();
+  await p.keyboard.press('n');
+  await p.keyboard.press('n');
   assert.equal(await current.getAttribute('data-kind'), 'Truncated');
-  await p.locator('.app').press('p');
+  await p.keyboard.press('p');
   assert.equal(await current.getAttribute('data-kind'), 'RecordChecksum');
   const pos = await current.getAttribute('data-position');
   await p.locator(`#hex span[data-pos="${pos}"].dmg`).waitFor();
+  // The problems grid: arrows move, Enter jumps into the hex view with the keyboard.
+  await p.locator('#problems').focus();
+  await p.keyboard.press('ArrowUp');
+  assert.equal(await current.getAttribute('data-kind'), 'IndexEntryMismatch');
+  await p.keyboard.press('ArrowDown');
+  assert.equal(await current.getAttribute('data-kind'), 'RecordChecksum');
+  assert.equal(await p.locator('#problems').getAttribute('aria-activedescendant'), await current.getAttribute('id'));
+  await p.keyboard.press('Enter');
+  await p.waitForFunction(() => document.activeElement?.id === 'hex');
+  await p.keyboard.press('ArrowRight');
+  assert.match(await p.locator('#hex-hover').textContent(), new RegExp(`^byte ${Number(pos) + 1}: `));
+  assert.equal(await p.locator('#hex').getAttribute('aria-activedescendant'), `hex-b-${Number(pos) + 1}`);
+  // The file map of this segment: its rot is drawn damaged; a click on the first verified run jumps there.
+  const bad = p.locator('#file-map .run[data-class="damaged"]');
+  assert.ok((await bad.count()) >= 1);
+  const tallest = await p.locator('#file-map .run[data-class="verified"]').evaluateAll((runs) =>
+    runs.reduce((a, b) => (b.getBoundingClientRect().height > a.getBoundingClientRect().height ? b : a)).id);
+  const verified = p.locator(`#${tallest}`);
+  await verified.click({ position: { x: 5, y: 1 } });
+  const start = Number(await verified.getAttribute('data-start'));
+  // The record table follows: the record holding the clicked byte is selected.
+  await p.waitForFunction((start) => {
+    const byte = Number(document.querySelector('#records .rec.selected span:nth-child(4)')?.textContent);
+    return byte <= start + 100 && byte >= start - 100;
+  }, start);
+  const recordByte = Number(await p.locator('#records .rec.selected span').nth(3).textContent());
+  await p.locator(`#hex span[data-pos="${recordByte}"].sel`).waitFor();
+  // Keyboard on the map: step to a damaged run, Enter jumps there.
+  await p.locator('#file-map').focus();
+  await p.keyboard.press('ArrowDown');
+  await p.keyboard.press('Enter');
+  await p.locator('#file-map .run.cursor[data-class="damaged"]').waitFor();
   // Jump by record offset: the record's bytes are selected and its table row follows.
   await p.fill('#jump', '@55');
   await p.press('#jump', 'Enter');
-  const selectedRow = p.locator('#records .rec.selected');
-  await selectedRow.waitFor();
-  assert.match(await selectedRow.locator('span').first().textContent(), /^55$/);
+  await p.locator('#records .rec.selected span:first-child', { hasText: /^55$/ }).waitFor();
   // Jump by byte position, then click a byte: its record is selected.
   await p.fill('#jump', '0x40');
   await p.press('#jump', 'Enter');
   await p.locator('#hex span[data-pos="64"].sel').waitFor();
   await p.locator('#hex span[data-pos="64"]').click();
   await p.locator('#records .rec.selected').waitFor();
+  // A click on an overview row selects that file, whatever order files finished in.
+  await p.locator('#overview tbody tr', { hasText: '00000000000000000002.index' }).click();
+  assert.match(await p.locator('.detail h2').textContent(), /00000000000000000002\.index — index$/);
   await p.screenshot({ path: join(ARTIFACTS, 'inspector-sample.png'), fullPage: true });
+});
+
+test('keyboard and screen reader: every control is reached by Tab, focus is visible, axe finds nothing serious', async () => {
+  const p = await page();
+  await p.goto(base);
+  await p.click('#sample');
+  await p.locator('#problems').waitFor({ timeout: 15000 });
+  await p.locator('#hex span.dmg').first().waitFor();
+  await p.evaluate(() => document.activeElement?.blur());
+  const reached = new Set();
+  for (let i = 0; i < 60; i++) {
+    await p.keyboard.press('Tab');
+    const info = await p.evaluate(() => {
+      const el = document.activeElement;
+      const style = getComputedStyle(el);
+      return { id: el.id || el.tagName.toLowerCase(), outline: style.outlineStyle !== 'none' || style.boxShadow !== 'none' };
+    });
+    reached.add(info.id);
+    if (['problems', 'hex', 'file-map', 'sample'].includes(info.id)) assert.ok(info.outline, `focus is visible on #${info.id}`);
+  }
+  for (const id of ['file-input', 'folder-input', 'sample', 'summary', 'tr', 'severity-filter', 'kind-filter', 'problems', 'download-json', 'download-md', 'shared-by-input', 'permalink', 'jump', 'hex', 'file-map']) {
+    assert.ok(reached.has(id), `Tab reaches ${id}: ${[...reached].join(', ')}`);
+  }
+  // An overview row opens with Enter.
+  await p.locator('#overview tbody tr', { hasText: '00000000000000000000.log' }).focus();
+  await p.keyboard.press('Enter');
+  assert.match(await p.locator('.detail h2').textContent(), /00000000000000000000\.log — segment$/);
+  assert.equal(await p.locator('#problems').getAttribute('role'), 'grid');
+  assert.equal(await p.locator('#hex').getAttribute('role'), 'grid');
+  await p.evaluate(AXE);
+  const result = await p.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'], resultTypes: ['violations'] }));
+  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(serious.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target).join(' ')}`), []);
 });
 
 test('a whole shard folder is inspected with its cross-file checks', async () => {
   const p = await page();
   await p.goto(base);
   const dir = shard('acme_default_clicks_0');
-  const files = execFileSync('ls', [dir]).toString().trim().split('\n').map((f) => join(dir, f));
-  // A folder drop reaches the page as files with relative paths; emulate it with a synthetic drop.
-  const payload = await Promise.all(files.map(async (f) => ({ name: f.split('/').pop(), bytes: [...await readFile(f)] })));
-  const folder = dir.split('/').pop();
-  await p.evaluate(({ payload, folder }) => {
-    const dt = new DataTransfer();
-    for (const { name, bytes } of payload) {
-      const file = new File([new Uint8Array(bytes)], name);
-      Object.defineProperty(file, 'webkitRelativePath', { value: `${folder}/${name}` });
-      dt.items.add(file);
-    }
-    const files = [...dt.files].map((f, i) => { Object.defineProperty(f, 'webkitRelativePath', { value: `${folder}/${payload[i].name}` }); return f; });
-    const items = files.map((f) => ({ webkitGetAsEntry: () => ({ isDirectory: false, fullPath: `/${folder}/${f.name}`, file: (ok) => ok(f) }) }));
-    const ev = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt });
-    Object.defineProperty(ev.dataTransfer, 'items', { value: Object.assign(items, { length: items.length }) });
-    document.querySelector('#dropzone').dispatchEvent(ev);
-  }, { payload, folder });
-  const row = p.locator('#problems tr[data-kind="IndexEntryMismatch"]');
+  await drop(p, await folder(dir));
+  const row = p.locator('#problems [role=row][data-kind="IndexEntryMismatch"]');
   await row.waitFor({ timeout: 15000 });
   const shardCells = await p.locator('#overview tbody tr td:first-child').allTextContents();
-  assert.ok(shardCells.every((c) => c === folder), shardCells.join(','));
+  assert.ok(shardCells.every((c) => c === basename(dir)), shardCells.join(','));
+});
+
+test('a CLI JSON report, dropped or pasted, shows its findings; dropped with its folder, every row is checked', async () => {
+  const dir = shard('acme_default_clicks_0');
+  const json = cliReport([dir]);
+  const cli = JSON.parse(json);
+  const reportFile = join(await mkdtemp(join(tmpdir(), 'felix-report-')), 'felix-report.json');
+  await writeFile(reportFile, json);
+  const p = await page();
+  await p.goto(base);
+  await p.setInputFiles('#file-input', reportFile);
+  await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+  assert.match(await p.locator('#shared-banner').textContent(), /opened from the file felix-report\.json/);
+  assert.equal(await p.locator('#overview tbody tr').count(), cli.files.length);
+  const kinds = await p.locator('#problems .gridbody [role=row]').evaluateAll((rows) => rows.map((r) => `${r.dataset.kind}@${r.dataset.position}`));
+  assert.deepEqual(kinds, cli.files.flatMap((f) => f.findings.map((x) => `${x.kind}@${x.position}`)));
+  await p.locator('#needs-files').waitFor();
+  // Pasted, the same.
+  const q = await page();
+  await q.goto(base);
+  await q.click('#open-report summary');
+  await q.fill('#report-text', json);
+  await q.click('#open-report-text');
+  await q.locator('#problems [role=row][data-kind="IndexEntryMismatch"]').waitFor();
+  // Report and folder in one drop: every file of the report matches.
+  const r = await page();
+  await r.goto(base);
+  await drop(r, [{ path: 'felix-report.json', from: reportFile }, ...(await folder(dir))]);
+  await r.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+  const checks = await r.locator('#overview td.check').evaluateAll((cells) => cells.map((c) => c.dataset.check));
+  assert.deepEqual(checks, cli.files.map(() => 'matches'));
+});
+
+test('hostile permalinks: a multi-byte hash is refused by name, markup shows as text, and the Markdown export is inert', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  // A multi-byte hash (it once panicked on a byte slice): refused in words, naming the field.
+  const bad = structuredClone(report);
+  bad.files[0].sha256 = '€'.repeat(22);
+  const p = await page();
+  await p.goto(link({ report: bad }));
+  await p.locator('#error').waitFor();
+  assert.match(await p.locator('#error').textContent(), /files\[0\]\.sha256 is not 64 lower-case hex digits \(it holds 22 characters\)/);
+  // HTML and Markdown in paths, messages and the sender's name: text on the page.
+  const evil = structuredClone(report);
+  const path = '`<img src=x onerror="window.__pwned=1">`|x\n# ALL FILES CLEAN\n![t](https://tracker.invalid/p.png)';
+  evil.files[0].path = path;
+  evil.files[0].findings[0].message = 'ok |\n| forged | row |\n# ALL FILES CLEAN [click](javascript:alert(1)) <script>window.__pwned=2</script> see www.evil.invalid and me@evil.invalid';
+  const q = await page();
+  await q.goto(link({ shared_by: '<img src=x onerror="window.__pwned=3">', made_at_micros: 1800000000000000, build: 'felix-inspector 0.1.0', report: evil }));
+  await q.locator('#shared-banner').waitFor();
+  assert.equal(await q.locator('#overview td.path').textContent(), path);
+  assert.equal(await q.locator('#shared-by').textContent(), '<img src=x onerror="window.__pwned=3">');
+  assert.equal(await q.locator('#problems .gridbody [role=row] .msg').textContent(), evil.files[0].findings[0].message);
+  assert.equal(await q.locator('img').count(), 0);
+  assert.equal(await q.evaluate(() => window.__pwned), undefined);
+  const md = await download(q, '#download-md');
+  const seen = readMarkdown(md);
+  assert.deepEqual(seen.active, [], seen.html);
+  assert.deepEqual(seen.headings, ['Felix storage report', 'Findings'], seen.html);
+  assert.deepEqual(seen.tables, [1, 1], seen.html);
+  await writeFile(join(ARTIFACTS, 'hostile-report.md'), md);
+});
+
+test('a link may carry 10,000 findings: the problems panel renders a dozen rows; one more is refused', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  const f = report.files[0];
+  f.size = 20000;
+  f.findings = Array.from({ length: 10000 }, (_, i) => ({ ...f.findings[0], position: i, end: i + 1 }));
+  const p = await page();
+  await p.goto(link({ report }));
+  await p.locator('#problems').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#problems-heading').textContent(), 'Problems (10000)');
+  assert.equal(await p.locator('#problems').getAttribute('aria-rowcount'), '10001');
+  assert.ok((await p.locator('#problems .gridbody [role=row]').count()) <= 14, 'virtualised');
+  await p.locator('#problems').focus();
+  await p.keyboard.press('End');
+  await p.locator('#problems .problem.current[data-position="9999"]').waitFor();
+  f.findings.push({ ...f.findings[0], position: 10000, end: 10001 });
+  const q = await page();
+  await q.goto(link({ report }));
+  await q.locator('#error').waitFor();
+  assert.match(await q.locator('#error').textContent(), /hold 10001 findings in all; at most 10000 are accepted here/);
+});
+
+test('file names from a dropped folder are text in every view and export', async () => {
+  const dir = shard('acme_default_payments_0');
+  const name = '<img src=x onerror="window.__pwned=1">`|# x.log';
+  const p = await page();
+  await p.goto(base);
+  await drop(p, [{ path: name, from: join(dir, '00000000000000000001.log') }]);
+  await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#overview td.path').textContent(), name);
+  assert.equal(await p.locator('img').count(), 0);
+  const md = readMarkdown(await download(p, '#download-md'));
+  assert.deepEqual(md.active, [], md.html);
+  assert.deepEqual(md.tables[0], 1);
+  const json = JSON.parse(await download(p, '#download-json'));
+  assert.equal(json.files[0].path, name);
+  assert.equal(await p.evaluate(() => window.__pwned), undefined);
 });

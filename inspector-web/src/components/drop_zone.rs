@@ -70,8 +70,8 @@ pub fn drop_zone(props: &Props) -> Html {
     }
     let class = if *hover { "dropzone hover" } else { "dropzone" };
     html! {
-        <div id="dropzone" class={class} ondrop={on_drop} ondragover={on_over} ondragleave={on_leave}>
-            <span>{ "Drop files or a shard folder here, or " }</span>
+        <div id="dropzone" class={class} role="region" aria-label="drop files, a shard folder or a JSON report here" ondrop={on_drop} ondragover={on_over} ondragleave={on_leave}>
+            <span>{ "Drop files, a shard folder or a JSON report here, or " }</span>
             <label class="button">{ "choose files…" }
                 <input id="file-input" type="file" multiple=true onchange={on_change.clone()} />
             </label>

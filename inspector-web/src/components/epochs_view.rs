@@ -1,21 +1,22 @@
 //! The epochs view: generations as a timeline over offsets.
 
+use std::rc::Rc;
+
 use yew::prelude::*;
 
-use crate::app::Shared;
 use crate::logic::scan::Scanned;
 
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
     /// The scanned file.
-    pub scanned: Shared<Scanned>,
+    pub scanned: Rc<Scanned>,
 }
 
 /// The epochs timeline (epochs files only).
 #[function_component(EpochsView)]
 pub fn epochs_view(props: &Props) -> Html {
-    let s = &props.scanned.0;
+    let s = &props.scanned;
     if s.report.kind != felix_codec::file_name::FileKind::Epochs {
         return html! {};
     }

@@ -1,15 +1,20 @@
 //! The hex view, virtualised: only the visible rows exist in the DOM, and
-//! only their bytes are read (`Blob.slice`), so a 2 GiB file scrolls.
+//! only their bytes are read (`Blob.slice`), so a 2 GiB file scrolls. A
+//! keyboard grid: arrows, Page Up/Down, Home/End move a cursor whose field
+//! is named in a live region; Enter selects it as a click would.
+
+use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
-use web_sys::{Blob, Element};
+use web_sys::{Blob, Element, HtmlElement, HtmlInputElement};
 use yew::prelude::*;
 
-use web_sys::HtmlInputElement;
-
-use crate::app::{Action, Shared, State};
-use crate::logic::hex::{byte_classes, click_selection, describe, field_at, parse_jump, row_count, row_of, Window, BYTES_PER_ROW};
+use crate::logic::hex::{
+    byte_classes, click_selection, describe, field_at, finding_at, move_cursor, parse_jump, row_count, row_of, Window, BYTES_PER_ROW,
+};
+use crate::logic::keys::{keep_in_view, nav};
 use crate::logic::scan::Scanned;
+use crate::logic::scroll::Virtual;
 use crate::web;
 
 /// Rows in view.
@@ -23,41 +28,68 @@ pub struct Props {
     /// The file's bytes.
     pub blob: Blob,
     /// Its scan.
-    pub scanned: Shared<Scanned>,
+    pub scanned: Rc<Scanned>,
     /// The selected byte range, scrolled to and outlined.
     pub range: Option<(u64, u64)>,
-    /// The file's index in the page.
-    pub file: usize,
-    /// Where selections go.
-    pub on_action: UseReducerDispatcher<State>,
+    /// Changes when the view should take the keyboard focus.
+    pub focus: u32,
+    /// A byte range selected here.
+    pub on_range: Callback<(u64, u64)>,
+}
+
+fn scroll_to(container: &NodeRef, v: Virtual, row: u64) {
+    if let Some(el) = container.cast::<Element>() {
+        el.set_scroll_top(i32::try_from(v.px_of(row)).unwrap_or(i32::MAX));
+    }
+}
+
+fn hover_text(s: &Scanned, window: &Window, pos: u64) -> String {
+    let r = &s.report;
+    let what = field_at(r.kind, &s.detail.records, r.size, pos)
+        .map_or_else(|| "not part of a recognised structure".to_string(), |l| describe(&l, window));
+    let damage =
+        finding_at(&r.findings, pos).and_then(|i| r.findings.get(i)).map(|f| format!(" — damaged: {}", f.kind)).unwrap_or_default();
+    format!("byte {pos}: {what}{damage}")
 }
 
 /// The hex view.
 #[function_component(HexView)]
 pub fn hex_view(props: &Props) -> Html {
-    let size = props.scanned.0.report.size;
+    let size = props.scanned.report.size;
     let rows = row_count(size);
+    let v = Virtual { rows, row_px: ROW_PX, visible: VISIBLE_ROWS };
     let first = use_state(|| 0u64);
+    let cursor = use_state(|| props.range.map_or(0, |r| r.0));
     let window = use_state(Window::default);
     let hover = use_state(String::new);
     let container = use_node_ref();
-    // Scroll to the selected range.
+    // Scroll to the selected range; the cursor follows it.
     {
-        let (container, first) = (container.clone(), first.clone());
-        use_effect_with((props.range, props.scanned.clone()), move |(range, _)| {
+        let (container, first, cursor) = (container.clone(), first.clone(), cursor.clone());
+        use_effect_with((props.range, Rc::clone(&props.scanned)), move |(range, _)| {
             let row = range.map_or(0, |(start, _)| row_of(start).saturating_sub(4)).min(rows.saturating_sub(VISIBLE_ROWS));
-            if let Some(el) = container.cast::<Element>() {
-                #[allow(clippy::cast_possible_truncation)]
-                el.set_scroll_top((row * ROW_PX) as i32);
-            }
+            scroll_to(&container, v, row);
             first.set(row);
+            cursor.set(range.map_or(0, |r| r.0));
+            || ()
+        });
+    }
+    // Take the focus when asked (Enter on a problem).
+    {
+        let container = container.clone();
+        use_effect_with(props.focus, move |focus| {
+            if *focus > 0 {
+                if let Some(el) = container.cast::<HtmlElement>() {
+                    let _ = el.focus();
+                }
+            }
             || ()
         });
     }
     // Fetch the visible bytes whenever the first row changes.
     {
         let (window, blob) = (window.clone(), props.blob.clone());
-        use_effect_with((*first, props.scanned.clone()), move |(first, _)| {
+        use_effect_with((*first, Rc::clone(&props.scanned)), move |(first, _)| {
             let start = first * BYTES_PER_ROW;
             let end = ((first + VISIBLE_ROWS + 1) * BYTES_PER_ROW).min(size);
             // Reach back one record header so CRCs of headers cut by the top edge can be computed.
@@ -74,7 +106,7 @@ pub fn hex_view(props: &Props) -> Html {
         let first = first.clone();
         Callback::from(move |e: Event| {
             let el: Element = e.target_unchecked_into();
-            let row = u64::try_from(el.scroll_top()).unwrap_or(0) / ROW_PX;
+            let row = v.first_at(u64::try_from(el.scroll_top()).unwrap_or(0));
             if row != *first {
                 first.set(row);
             }
@@ -82,18 +114,40 @@ pub fn hex_view(props: &Props) -> Html {
     };
     let jump_error = use_state(String::new);
     let on_jump = {
-        let (d, file, scanned, jump_error) = (props.on_action.clone(), props.file, props.scanned.clone(), jump_error.clone());
+        let (cb, scanned, jump_error) = (props.on_range.clone(), Rc::clone(&props.scanned), jump_error.clone());
         Callback::from(move |e: KeyboardEvent| {
             if e.key() != "Enter" {
                 return;
             }
             let input: HtmlInputElement = e.target_unchecked_into();
-            match parse_jump(&input.value(), &scanned.0.detail.records, scanned.0.report.size) {
+            match parse_jump(&input.value(), &scanned.detail.records, scanned.report.size) {
                 Ok(range) => {
                     jump_error.set(String::new());
-                    d.dispatch(Action::Select(file, Some(range)));
+                    cb.emit(range);
                 }
                 Err(msg) => jump_error.set(msg),
+            }
+        })
+    };
+    let on_key = {
+        let (cursor, first, hover, window, container) = (cursor.clone(), first.clone(), hover.clone(), window.clone(), container.clone());
+        let (cb, scanned) = (props.on_range.clone(), Rc::clone(&props.scanned));
+        Callback::from(move |e: KeyboardEvent| {
+            let s = &scanned;
+            if e.key() == "Enter" || e.key() == " " {
+                e.prevent_default();
+                cb.emit(click_selection(s.report.kind, &s.detail.records, size, *cursor));
+                return;
+            }
+            let Some(n) = nav(&e.key()) else { return };
+            e.prevent_default();
+            let pos = move_cursor(*cursor, n, size, VISIBLE_ROWS);
+            cursor.set(pos);
+            hover.set(hover_text(s, &window, pos));
+            let row = keep_in_view(row_of(pos), *first, VISIBLE_ROWS, rows);
+            if row != *first {
+                scroll_to(&container, v, row);
+                first.set(row);
             }
         })
     };
@@ -103,41 +157,42 @@ pub fn hex_view(props: &Props) -> Html {
         el.get_attribute("data-pos")?.parse().ok()
     };
     let on_over = {
-        let (hover, window, scanned) = (hover.clone(), window.clone(), props.scanned.clone());
+        let (hover, window, scanned) = (hover.clone(), window.clone(), Rc::clone(&props.scanned));
         Callback::from(move |e: MouseEvent| {
-            let Some(pos) = byte_of(&e) else { return };
-            let r = &scanned.0;
-            let text = field_at(r.report.kind, &r.detail.records, r.report.size, pos).map_or_else(
-                || format!("byte {pos}: not part of a recognised structure"),
-                |l| format!("byte {pos}: {}", describe(&l, &window)),
-            );
-            hover.set(text);
+            if let Some(pos) = byte_of(&e) {
+                hover.set(hover_text(&scanned, &window, pos));
+            }
         })
     };
     let on_click = {
-        let (d, file, scanned) = (props.on_action.clone(), props.file, props.scanned.clone());
+        let (cb, scanned, cursor) = (props.on_range.clone(), Rc::clone(&props.scanned), cursor.clone());
         Callback::from(move |e: MouseEvent| {
             let Some(pos) = byte_of(&e) else { return };
-            let r = &scanned.0;
-            d.dispatch(Action::Select(file, Some(click_selection(r.report.kind, &r.detail.records, r.report.size, pos))));
+            cursor.set(pos);
+            let r = &scanned;
+            cb.emit(click_selection(r.report.kind, &r.detail.records, r.report.size, pos));
         })
     };
-    let s = &props.scanned.0;
+    let s = &props.scanned;
     let kind = s.report.kind;
     let top = *first;
     let body = (top..(top + VISIBLE_ROWS).min(rows)).map(|row| {
         let cells = (0..BYTES_PER_ROW).map(|i| {
             let pos = row * BYTES_PER_ROW + i;
             if pos >= size {
-                return html! { <span class="b pad">{ "  " }</span> };
+                return html! { <span class="b pad" aria-hidden="true">{ "  " }</span> };
             }
             let byte = window.slice(pos, pos + 1).and_then(|b| b.first().copied());
             let mut class = byte_classes(kind, &s.detail.records, &s.report.findings, size, pos);
-            if props.range.is_some_and(|(a, b)| pos >= a && pos < b) {
+            let selected = props.range.is_some_and(|(a, b)| pos >= a && pos < b);
+            if selected {
                 class.push_str(" sel");
             }
+            if pos == *cursor {
+                class.push_str(" cursor");
+            }
             let text = byte.map_or_else(|| "··".to_string(), |b| format!("{b:02X}"));
-            html! { <span class={class} data-pos={pos.to_string()}>{ text }</span> }
+            html! { <span role="gridcell" id={format!("hex-b-{pos}")} aria-selected={selected.to_string()} class={class} data-pos={pos.to_string()}>{ text }</span> }
         });
         let ascii: String = (0..BYTES_PER_ROW)
             .map(|i| row * BYTES_PER_ROW + i)
@@ -150,30 +205,33 @@ pub fn hex_view(props: &Props) -> Html {
             })
             .collect();
         html! {
-            <div class="row" style={format!("top:{}px", (row - top) * ROW_PX)}>
-                <span class="addr">{ format!("{:010X}", row * BYTES_PER_ROW) }</span>
+            <div class="row" role="row" aria-rowindex={(row + 1).to_string()} style={format!("top:{}px", (row - top) * ROW_PX)}>
+                <span class="addr" role="rowheader">{ format!("{:010X}", row * BYTES_PER_ROW) }</span>
                 { for cells }
-                <span class="ascii">{ ascii }</span>
+                <span class="ascii" aria-hidden="true">{ ascii }</span>
             </div>
         }
     });
+    let active = (row_of(*cursor) >= top && row_of(*cursor) < top + VISIBLE_ROWS && *cursor < size).then(|| format!("hex-b-{}", *cursor));
     html! {
         <div class="hexwrap">
-            <h3>{ "Bytes" }</h3>
+            <h3 id="hex-heading">{ "Bytes" }</h3>
             <label class="jump">{ "jump to " }
                 <input id="jump" type="text" placeholder="byte 1234 / 0x4d2, or @offset" onkeydown={on_jump} aria-label="jump to a byte position or record offset" />
             </label>
             if !jump_error.is_empty() { <span class="jump-error" role="alert">{ (*jump_error).clone() }</span> }
-            <p class="hover" id="hex-hover">{ if hover.is_empty() { "hover a byte to name its field" } else { hover.as_str() } }</p>
-            <div id="hex" class="hex" ref={container} onscroll={on_scroll} onmouseover={on_over} onclick={on_click} style={format!("height:{}px", rows.clamp(1, VISIBLE_ROWS) * ROW_PX + 2)}>
-                <div class="spacer" style={format!("height:{}px", rows * ROW_PX)}>
-                    <div class="rows" style={format!("top:{}px", top * ROW_PX)}>{ for body }</div>
+            <p class="hover" id="hex-hover" aria-live="polite">{ if hover.is_empty() { "hover a byte, or use the arrow keys here, to name its field" } else { hover.as_str() } }</p>
+            <div id="hex" class="hex" role="grid" tabindex="0" aria-labelledby="hex-heading" aria-rowcount={rows.to_string()} aria-colcount="18"
+                aria-activedescendant={active} ref={container} onscroll={on_scroll} onmouseover={on_over} onclick={on_click} onkeydown={on_key}
+                style={format!("height:{}px", rows.clamp(1, VISIBLE_ROWS) * ROW_PX + 2)}>
+                <div class="spacer" style={format!("height:{}px", v.spacer_px())}>
+                    <div class="rows" role="rowgroup" style={format!("top:{}px", v.px_of(top))}>{ for body }</div>
                 </div>
             </div>
             <p class="legend">
                 <span class="f-magic">{"magic"}</span>{" "}<span class="f-meta">{"version/flags"}</span>{" "}<span class="f-offset">{"offset"}</span>{" "}
                 <span class="f-length">{"length"}</span>{" "}<span class="f-time">{"timestamp"}</span>{" "}<span class="f-crc">{"checksum"}</span>{" "}
-                <span class="f-payload">{"payload"}</span>{" "}<span class="dmg">{"damaged"}</span>
+                <span class="f-payload">{"payload"}</span>{" "}<span class="dmg">{"damaged (bold, underlined)"}</span>
             </p>
         </div>
     }

@@ -1,8 +1,12 @@
-//! The index view: every entry, and whether it lands on a real record.
+//! The index view: every entry, and the codec's verdict on it — the finding
+//! that covers the entry where the codec's layout puts it, if any.
 
+use std::rc::Rc;
+
+use felix_codec::file_name::FileKind;
 use yew::prelude::*;
 
-use crate::app::Shared;
+use crate::logic::hex::index_entry_finding;
 use crate::logic::scan::Scanned;
 
 const SHOWN: usize = 500;
@@ -11,32 +15,31 @@ const SHOWN: usize = 500;
 #[derive(Properties, PartialEq)]
 pub struct Props {
     /// The scanned file.
-    pub scanned: Shared<Scanned>,
+    pub scanned: Rc<Scanned>,
 }
 
 /// The index view (index files only).
 #[function_component(IndexView)]
 pub fn index_view(props: &Props) -> Html {
-    let s = &props.scanned.0;
-    if s.report.kind != felix_codec::file_name::FileKind::Index {
+    let s = &props.scanned;
+    if s.report.kind != FileKind::Index {
         return html! {};
     }
-    let bad: Vec<u64> =
-        s.report.findings.iter().filter(|f| f.kind == "IndexEntryMismatch" || f.kind == "IndexOutOfOrder").map(|f| f.position).collect();
     let rows = s.detail.index_entries.iter().enumerate().take(SHOWN).map(|(n, e)| {
-        let at = 24 + 16 * n as u64;
-        let ok = !bad.contains(&at);
+        let finding = index_entry_finding(&s.report.findings, n as u64);
+        let verdict = finding.map_or_else(|| "✓ lands on its record".to_string(), |f| format!("✗ {}: {}", f.kind, f.message));
         html! {
-            <tr class={if ok { "ok" } else { "bad" }}>
+            <tr class={if finding.is_none() { "ok" } else { "bad" }} data-kind={finding.map(|f| f.kind.clone())}>
                 <td class="num">{ n }</td><td class="num">{ e.offset }</td><td class="num">{ e.position }</td>
-                <td>{ if ok { "lands on its record" } else { "does not land on its record" } }</td>
+                <td>{ verdict }</td>
             </tr>
         }
     });
+    let n = s.detail.index_entries.len();
     html! {
         <div class="index">
-            <h3>{ format!("Index entries ({})", s.detail.index_entries.len()) }</h3>
-            <table id="index-entries"><thead><tr><th>{"#"}</th><th>{"offset"}</th><th>{"position"}</th><th>{"check"}</th></tr></thead><tbody>{ for rows }</tbody></table>
+            <h3>{ format!("Index entries ({n}{})", if n > SHOWN { format!(", first {SHOWN} shown") } else { String::new() }) }</h3>
+            <table id="index-entries"><thead><tr><th scope="col">{"#"}</th><th scope="col">{"offset"}</th><th scope="col">{"position"}</th><th scope="col">{"check"}</th></tr></thead><tbody>{ for rows }</tbody></table>
         </div>
     }
 }

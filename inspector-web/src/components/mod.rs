@@ -1,11 +1,16 @@
-//! One small function component per file; each only renders what
-//! [`crate::logic`] computed.
+//! One small function component per file; each renders what [`crate::logic`]
+//! computed from plain data (`Rc`) and reports what happened through typed
+//! callbacks. None holds the dispatcher.
 
 pub mod drop_zone;
 pub mod epochs_view;
+pub mod file_map;
 pub mod hex_view;
 pub mod index_view;
+pub mod open_report;
 pub mod overview;
 pub mod problems;
+pub mod progress;
 pub mod record_table;
 pub mod share;
+pub mod shared_banner;

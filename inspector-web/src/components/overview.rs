@@ -1,56 +1,101 @@
-//! Overview: one row per file, grouped by shard, with a status badge.
+//! Overview: one row per file with its verdict in words, and — for a shared
+//! report checked against dropped files — whether the row matches.
 
-use felix_codec::report::{FileReport, Status};
+use std::rc::Rc;
+
+use felix_codec::file_name::FileKind;
+use felix_codec::report::Status;
 use yew::prelude::*;
 
-use crate::app::{Action, State};
+use crate::logic::shared::short;
+use crate::logic::verify::Check;
+use crate::state::{Row, RowId};
 
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    /// Reports, in file order.
-    pub reports: Vec<FileReport>,
-    /// The selected file.
-    pub selected: Option<usize>,
-    /// Where selections go.
-    pub on_select: UseReducerDispatcher<State>,
+    /// The rows.
+    pub rows: Rc<Vec<Row>>,
+    /// The selected row.
+    pub selected: Option<RowId>,
+    /// Whether the rows are a shared report's claims.
+    pub shared: bool,
+    /// Selects a row.
+    pub on_select: Callback<RowId>,
 }
 
 fn opt(v: Option<u64>) -> String {
     v.map_or_else(|| "—".into(), |v| v.to_string())
 }
 
+/// How many reasons a check cell lists before "and N more".
+const REASONS_SHOWN: usize = 5;
+
+fn check_cell(check: Option<&Check>) -> Html {
+    let Some(check) = check else {
+        return html! { <td class="check" data-check="unchecked">{ "not checked" }</td> };
+    };
+    let word = check.word();
+    let reasons = match check {
+        Check::Differs(why) => {
+            let more = why.len().saturating_sub(REASONS_SHOWN);
+            html! {
+                <ul class="reasons">
+                    { for why.iter().take(REASONS_SHOWN).map(|d| html! { <li>{ d.to_string() }</li> }) }
+                    if more > 0 { <li>{ format!("and {more} more") }</li> }
+                </ul>
+            }
+        }
+        _ => html! {},
+    };
+    let mark = match check {
+        Check::Matches => "✓ ",
+        Check::Differs(_) => "✗ ",
+        _ => "",
+    };
+    html! { <td class={classes!("check", word.replace(' ', "-"))} data-check={word}><span class="word">{ format!("{mark}{word}") }</span>{ reasons }</td> }
+}
+
 /// The overview table.
 #[function_component(Overview)]
 pub fn overview(props: &Props) -> Html {
-    let rows = props.reports.iter().enumerate().map(|(i, r)| {
-        let on_click = {
-            let d = props.on_select.clone();
-            Callback::from(move |_: MouseEvent| d.dispatch(Action::Select(i, None)))
+    let rows = props.rows.iter().map(|r| {
+        let id = r.id;
+        let on_click = props.on_select.reform(move |_: MouseEvent| id);
+        let on_key = {
+            let cb = props.on_select.clone();
+            Callback::from(move |e: KeyboardEvent| {
+                if e.key() == "Enter" || e.key() == " " {
+                    e.prevent_default();
+                    cb.emit(id);
+                }
+            })
         };
-        let badge = match r.status {
-            Status::Clean => html! { <span class="badge clean">{ "clean" }</span> },
-            Status::Repairable => html! { <span class="badge repairable">{ "repairable" }</span> },
-            Status::Damaged => html! { <span class="badge damaged">{ "damaged" }</span> },
+        let f = &r.report;
+        let (badge, word) = match f.status {
+            Status::Clean => ("clean", "clean"),
+            Status::Repairable => ("repairable", "repairable"),
+            Status::Damaged => ("damaged", "damaged"),
         };
-        let sel = if props.selected == Some(i) { "selected" } else { "" };
-        let detail = match r.kind {
-            felix_codec::file_name::FileKind::Index => format!("{} entries", r.index_entries.unwrap_or(0)),
-            felix_codec::file_name::FileKind::Epochs => format!("{} generations", r.entries.as_ref().map_or(0, Vec::len)),
-            _ => format!("{} records", r.records),
+        let selected = props.selected == Some(id);
+        let detail = match f.kind {
+            FileKind::Index => format!("{} entries", f.index_entries.unwrap_or(0)),
+            FileKind::Epochs => format!("{} generations", f.entries.as_ref().map_or(0, Vec::len)),
+            _ => format!("{} records", f.records),
         };
         html! {
-            <tr class={sel} onclick={on_click} tabindex="0">
-                <td>{ r.shard.clone().unwrap_or_else(|| "(alone)".into()) }</td>
-                <td class="path">{ &r.path }</td>
-                <td>{ r.kind.as_str() }</td>
-                <td class="num">{ r.size }</td>
-                <td class="num">{ opt(r.base_offset) }</td>
-                <td class="num">{ opt(r.first_offset) }</td>
-                <td class="num">{ opt(r.last_offset) }</td>
+            <tr class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} tabindex="0" aria-current={selected.then_some("true")}>
+                <td>{ f.shard.clone().unwrap_or_else(|| "(alone)".into()) }</td>
+                <td class="path">{ &f.path }</td>
+                <td>{ f.kind.as_str() }</td>
+                <td class="num">{ f.size }</td>
+                <td class="num">{ opt(f.base_offset) }</td>
+                <td class="num">{ opt(f.first_offset) }</td>
+                <td class="num">{ opt(f.last_offset) }</td>
                 <td class="num">{ detail }</td>
-                <td>{ badge }</td>
-                <td class="sha" title={r.sha256.clone().unwrap_or_default()}>{ r.sha256.as_deref().map_or("", |s| &s[..s.len().min(12)]) }</td>
+                <td><span class={classes!("badge", badge)}>{ word }</span></td>
+                <td class="sha" title={f.sha256.clone().unwrap_or_default()}>{ f.sha256.as_deref().map(|s| short(s, 12)).unwrap_or_default() }</td>
+                if props.shared { { check_cell(r.check.as_ref()) } }
             </tr>
         }
     });
@@ -58,7 +103,13 @@ pub fn overview(props: &Props) -> Html {
         <section class="overview">
             <h2>{ "Overview" }</h2>
             <table id="overview">
-                <thead><tr><th>{"shard"}</th><th>{"file"}</th><th>{"kind"}</th><th>{"size"}</th><th>{"base"}</th><th>{"first"}</th><th>{"last"}</th><th>{"contents"}</th><th>{"status"}</th><th>{"sha256"}</th></tr></thead>
+                <caption class="sr-only">{ "files, one per row; Enter selects a file" }</caption>
+                <thead><tr>
+                    <th scope="col">{"shard"}</th><th scope="col">{"file"}</th><th scope="col">{"kind"}</th><th scope="col">{"size"}</th>
+                    <th scope="col">{"base"}</th><th scope="col">{"first"}</th><th scope="col">{"last"}</th><th scope="col">{"contents"}</th>
+                    <th scope="col">{"status"}</th><th scope="col">{"sha256"}</th>
+                    if props.shared { <th scope="col">{"check"}</th> }
+                </tr></thead>
                 <tbody>{ for rows }</tbody>
             </table>
         </section>

@@ -1,32 +1,73 @@
-//! The problems panel: every finding, filterable, keyboard-navigable (n / p).
+//! The problems panel: every finding, filterable, virtualised like the hex
+//! view (only the visible rows exist in the DOM, so 200,000 findings cost
+//! a dozen rows), and a keyboard grid: arrows move, Enter jumps to the bytes.
 
-use felix_codec::report::FileReport;
-use web_sys::HtmlSelectElement;
+use std::rc::Rc;
+
+use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
 
-use crate::app::{Action, State};
-use crate::logic::problems::{self, Filter, ProblemRef, Severity};
+use crate::logic::keys::{keep_in_view, move_in_list, nav};
+use crate::logic::problems::{Filter, Severity};
+use crate::state::{ProblemId, Row};
+
+/// Rows in view.
+pub const VISIBLE_ROWS: usize = 12;
+/// Height of a row in CSS pixels (must match `www/style.css`).
+pub const ROW_PX: usize = 26;
 
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    /// Reports, in file order.
-    pub reports: Vec<FileReport>,
+    /// The rows (files) the problems belong to.
+    pub rows: Rc<Vec<Row>>,
+    /// The problems passing the filter.
+    pub problems: Rc<Vec<ProblemId>>,
+    /// Kinds present, for the filter.
+    pub kinds: Rc<Vec<String>>,
     /// The filter in force.
     pub filter: Filter,
     /// The current problem.
-    pub current: Option<ProblemRef>,
-    /// Where actions go.
-    pub on_action: UseReducerDispatcher<State>,
+    pub current: Option<ProblemId>,
+    /// A new filter.
+    pub on_filter: Callback<Filter>,
+    /// A problem chosen.
+    pub on_problem: Callback<ProblemId>,
+    /// Next (`true`) or previous.
+    pub on_step: Callback<bool>,
+    /// Jump to the current problem's bytes.
+    pub on_jump: Callback<()>,
+}
+
+fn scroll_to(container: &NodeRef, first: usize) {
+    if let Some(el) = container.cast::<Element>() {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+        el.set_scroll_top((first * ROW_PX) as i32);
+    }
 }
 
 /// The problems panel.
 #[function_component(Problems)]
 pub fn problems_panel(props: &Props) -> Html {
-    let list = problems::list(&props.reports, &props.filter);
-    let kinds = problems::kinds(&props.reports);
+    let list = &props.problems;
+    let first = use_state(|| 0usize);
+    let body = use_node_ref();
+    let at = props.current.and_then(|c| list.iter().position(|p| *p == c));
+    {
+        // Keep the current problem in view.
+        let (first, body, n) = (first.clone(), body.clone(), list.len());
+        use_effect_with((at, Rc::clone(list)), move |(at, _)| {
+            let want = at.map_or(0, |i| keep_in_view(i as u64, *first as u64, VISIBLE_ROWS as u64, n as u64));
+            let want = usize::try_from(want).unwrap_or(0);
+            if want != *first || at.is_none() {
+                scroll_to(&body, want);
+                first.set(want);
+            }
+            || ()
+        });
+    }
     let on_severity = {
-        let (d, f) = (props.on_action.clone(), props.filter.clone());
+        let (cb, f) = (props.on_filter.clone(), props.filter.clone());
         Callback::from(move |e: Event| {
             let v = e.target_unchecked_into::<HtmlSelectElement>().value();
             let min_severity = match v.as_str() {
@@ -34,44 +75,74 @@ pub fn problems_panel(props: &Props) -> Html {
                 "error" => Some(Severity::Error),
                 _ => None,
             };
-            d.dispatch(Action::Filter(Filter { min_severity, ..f.clone() }));
+            cb.emit(Filter { min_severity, ..f.clone() });
         })
     };
     let on_kind = {
-        let (d, f) = (props.on_action.clone(), props.filter.clone());
+        let (cb, f) = (props.on_filter.clone(), props.filter.clone());
         Callback::from(move |e: Event| {
             let v = e.target_unchecked_into::<HtmlSelectElement>().value();
-            d.dispatch(Action::Filter(Filter { kind: (!v.is_empty()).then_some(v), ..f.clone() }));
+            cb.emit(Filter { kind: (!v.is_empty()).then_some(v), ..f.clone() });
         })
     };
-    let step = |forward: bool| {
-        let d = props.on_action.clone();
-        Callback::from(move |_: MouseEvent| d.dispatch(Action::Step(forward)))
+    let step = |forward: bool| props.on_step.reform(move |_: MouseEvent| forward);
+    let on_scroll = {
+        let first = first.clone();
+        Callback::from(move |e: Event| {
+            let el: Element = e.target_unchecked_into();
+            let row = usize::try_from(el.scroll_top()).unwrap_or(0) / ROW_PX;
+            if row != *first {
+                first.set(row);
+            }
+        })
     };
-    let rows = list.iter().filter_map(|p| {
-        let file = props.reports.get(p.file)?;
-        let f = file.findings.get(p.finding)?;
+    let on_key = {
+        let (list, on_problem, on_jump) = (Rc::clone(list), props.on_problem.clone(), props.on_jump.clone());
+        Callback::from(move |e: KeyboardEvent| {
+            if e.key() == "Enter" {
+                e.prevent_default();
+                on_jump.emit(());
+            } else if let Some(n) = nav(&e.key()) {
+                e.prevent_default();
+                if let Some(p) = move_in_list(at, n, list.len(), VISIBLE_ROWS).and_then(|i| list.get(i)) {
+                    on_problem.emit(*p);
+                }
+            }
+        })
+    };
+    let top = (*first).min(list.len().saturating_sub(1));
+    let rows = list.iter().enumerate().skip(top).take(VISIBLE_ROWS + 1).filter_map(|(i, p)| {
+        let row = props.rows.iter().find(|r| r.id == p.row)?;
+        let f = row.report.findings.get(p.finding as usize)?;
         let sev = Severity::of(f);
-        let on_click = {
-            let (d, p) = (props.on_action.clone(), *p);
-            Callback::from(move |_: MouseEvent| d.dispatch(Action::Problem(p)))
-        };
-        let class = classes!("problem", sev.as_str(), (props.current == Some(*p)).then_some("current"));
+        let on_click = props.on_problem.reform({
+            let p = *p;
+            move |_: MouseEvent| p
+        });
+        let current = props.current == Some(*p);
         Some(html! {
-            <tr class={class} onclick={on_click} tabindex="0" data-kind={f.kind.clone()} data-position={f.position.to_string()}>
-                <td><span class={classes!("sev", sev.as_str())}>{ sev.as_str() }</span></td>
-                <td class="kind">{ &f.kind }</td>
-                <td class="path">{ &file.path }</td>
-                <td class="num pos">{ format!("{} ({:#x})", f.position, f.position) }</td>
-                <td class="num">{ f.offset.map_or_else(String::new, |o| o.to_string()) }</td>
-                <td>{ f.repair.as_str() }</td>
-                <td class="msg">{ &f.message }</td>
-            </tr>
+            <div role="row" id={format!("problem-{i}")} aria-rowindex={(i + 2).to_string()} aria-selected={current.to_string()}
+                class={classes!("problem", sev.as_str(), current.then_some("current"))} style={format!("top:{}px", (i - top) * ROW_PX)}
+                onclick={on_click} data-kind={f.kind.clone()} data-position={f.position.to_string()}>
+                <div role="gridcell"><span class={classes!("sev", sev.as_str())}>{ sev.as_str() }</span></div>
+                <div role="gridcell" class="kind">{ &f.kind }</div>
+                <div role="gridcell" class="path" title={row.report.path.clone()}>{ &row.report.path }</div>
+                <div role="gridcell" class="num pos">{ format!("{} ({:#x})", f.position, f.position) }</div>
+                <div role="gridcell" class="num">{ f.offset.map_or_else(String::new, |o| o.to_string()) }</div>
+                <div role="gridcell">{ f.repair.as_str() }</div>
+                <div role="gridcell" class="msg" title={f.message.clone()}>{ &f.message }</div>
+            </div>
         })
     });
+    let detail = props.current.and_then(|c| {
+        let row = props.rows.iter().find(|r| r.id == c.row)?;
+        let f = row.report.findings.get(c.finding as usize)?;
+        Some(format!("{}: {} at byte {} ({:#x}), repair {}: {}", row.report.path, f.kind, f.position, f.position, f.repair, f.message))
+    });
+    let n = list.len();
     html! {
         <section class="problems">
-            <h2>{ format!("Problems ({})", list.len()) }</h2>
+            <h2 id="problems-heading">{ format!("Problems ({n})") }</h2>
             <div class="toolbar">
                 <label>{ "severity " }
                     <select id="severity-filter" onchange={on_severity}>
@@ -83,19 +154,29 @@ pub fn problems_panel(props: &Props) -> Html {
                 <label>{ " kind " }
                     <select id="kind-filter" onchange={on_kind}>
                         <option value="" selected={props.filter.kind.is_none()}>{ "all" }</option>
-                        { for kinds.iter().map(|k| html! { <option value={k.clone()} selected={props.filter.kind.as_ref() == Some(k)}>{ k }</option> }) }
+                        { for props.kinds.iter().map(|k| html! { <option value={k.clone()} selected={props.filter.kind.as_ref() == Some(k)}>{ k }</option> }) }
                     </select>
                 </label>
-                <button onclick={step(false)} title="previous problem (p)">{ "◀ prev" }</button>
-                <button onclick={step(true)} title="next problem (n)">{ "next ▶" }</button>
+                <button id="prev-problem" onclick={step(false)} title="previous problem (p)">{ "◀ prev" }</button>
+                <button id="next-problem" onclick={step(true)} title="next problem (n)">{ "next ▶" }</button>
             </div>
             if list.is_empty() {
                 <p class="none" id="no-problems">{ "No problems: every checksum verified." }</p>
             } else {
-                <table id="problems">
-                    <thead><tr><th>{"severity"}</th><th>{"kind"}</th><th>{"file"}</th><th>{"byte"}</th><th>{"offset"}</th><th>{"repair"}</th><th>{"meaning"}</th></tr></thead>
-                    <tbody>{ for rows }</tbody>
-                </table>
+                <div id="problems" class="grid" role="grid" tabindex="0" aria-labelledby="problems-heading" aria-rowcount={(n + 1).to_string()} aria-colcount="7"
+                    aria-activedescendant={at.filter(|i| *i >= top && *i <= top + VISIBLE_ROWS).map(|i| format!("problem-{i}"))} onkeydown={on_key}>
+                    <div role="row" class="problem head" aria-rowindex="1">
+                        <div role="columnheader">{"severity"}</div><div role="columnheader">{"kind"}</div><div role="columnheader">{"file"}</div>
+                        <div role="columnheader">{"byte"}</div><div role="columnheader">{"offset"}</div><div role="columnheader">{"repair"}</div>
+                        <div role="columnheader">{"meaning"}</div>
+                    </div>
+                    <div class="gridbody" role="rowgroup" ref={body} onscroll={on_scroll} style={format!("height:{}px", n.clamp(1, VISIBLE_ROWS) * ROW_PX + 2)}>
+                        <div class="spacer" style={format!("height:{}px", n * ROW_PX)}>
+                            <div class="rows" style={format!("top:{}px", top * ROW_PX)}>{ for rows }</div>
+                        </div>
+                    </div>
+                </div>
+                <p id="problem-detail" class="detail-line" aria-live="polite">{ detail.unwrap_or_default() }</p>
             }
         </section>
     }

@@ -1,46 +1,56 @@
-//! The record table, virtualised; selecting a row selects its bytes.
+//! The record table, virtualised; selecting a row (click, or arrows and
+//! Enter) selects its bytes.
 
+use std::rc::Rc;
+
+use felix_codec::time::format_micros;
 use web_sys::Element;
 use yew::prelude::*;
 
-use crate::app::{Action, Shared, State};
+use crate::logic::keys::{move_in_list, nav};
 use crate::logic::scan::Scanned;
-use felix_codec::time::format_micros;
+use crate::logic::scroll::Virtual;
 
-const ROWS: usize = 14;
-const ROW_PX: usize = 22;
+const ROWS: u64 = 14;
+const ROW_PX: u64 = 22;
 
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
     /// The scanned file.
-    pub scanned: Shared<Scanned>,
+    pub scanned: Rc<Scanned>,
     /// The selected byte range.
     pub range: Option<(u64, u64)>,
-    /// The file's index in the page.
-    pub file: usize,
-    /// Where selections go.
-    pub on_action: UseReducerDispatcher<State>,
+    /// A record's bytes selected here.
+    pub on_range: Callback<(u64, u64)>,
+}
+
+fn scroll_to(container: &NodeRef, v: Virtual, first: u64) {
+    if let Some(el) = container.cast::<Element>() {
+        el.set_scroll_top(i32::try_from(v.px_of(first)).unwrap_or(i32::MAX));
+    }
 }
 
 /// The record table.
 #[function_component(RecordTable)]
 pub fn record_table(props: &Props) -> Html {
-    let records = &props.scanned.0.detail.records;
-    let first = use_state(|| 0usize);
+    let records = &props.scanned.detail.records;
+    let v = Virtual { rows: records.len() as u64, row_px: ROW_PX, visible: ROWS };
+    let first = use_state(|| 0u64);
     let container = use_node_ref();
+    // The record holding the selection's first byte.
+    let at = props.range.and_then(|(start, _)| {
+        let i = records.partition_point(|r| r.position <= start).checked_sub(1)?;
+        records.get(i).filter(|r| start < r.end()).map(|_| i)
+    });
     {
         // Keep the selected record in view.
-        let (first, container, scanned) = (first.clone(), container.clone(), props.scanned.clone());
-        use_effect_with(props.range, move |range| {
-            if let Some((start, _)) = range {
-                let recs = &scanned.0.detail.records;
-                let i = recs.partition_point(|r| r.position <= *start).saturating_sub(1).min(recs.len().saturating_sub(ROWS - 2));
-                if let Some(el) = container.cast::<Element>() {
-                    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
-                    el.set_scroll_top((i.saturating_sub(2) * ROW_PX) as i32);
-                }
-                first.set(i.saturating_sub(2));
+        let (first, container) = (first.clone(), container.clone());
+        use_effect_with((props.range, Rc::clone(&props.scanned)), move |_| {
+            if let Some(i) = at {
+                let top = (i as u64).saturating_sub(2);
+                scroll_to(&container, v, top);
+                first.set(top.min(v.rows.saturating_sub(ROWS)));
             }
             || ()
         });
@@ -52,34 +62,51 @@ pub fn record_table(props: &Props) -> Html {
         let first = first.clone();
         Callback::from(move |e: Event| {
             let el: Element = e.target_unchecked_into();
-            first.set(usize::try_from(el.scroll_top()).unwrap_or(0) / ROW_PX);
+            first.set(v.first_at(u64::try_from(el.scroll_top()).unwrap_or(0)));
         })
     };
-    let top = *first;
-    let rows = records.iter().enumerate().skip(top).take(ROWS).map(|(i, r)| {
-        let on_click = {
-            let (d, r, file) = (props.on_action.clone(), *r, props.file);
-            Callback::from(move |_: MouseEvent| d.dispatch(Action::Select(file, Some((r.position, r.end())))))
-        };
-        let sel = props.range.is_some_and(|(a, _)| a >= r.position && a < r.end());
+    let on_key = {
+        let (scanned, cb) = (Rc::clone(&props.scanned), props.on_range.clone());
+        Callback::from(move |e: KeyboardEvent| {
+            let Some(n) = nav(&e.key()) else { return };
+            e.prevent_default();
+            let recs = &scanned.detail.records;
+            if let Some(r) = move_in_list(at, n, recs.len(), ROWS as usize).and_then(|i| recs.get(i)) {
+                cb.emit((r.position, r.end().min(scanned.report.size.max(r.position + 1))));
+            }
+        })
+    };
+    let top = usize::try_from(*first).unwrap_or(0);
+    let rows = records.iter().enumerate().skip(top).take(ROWS as usize).map(|(i, r)| {
+        let (r, size) = (*r, props.scanned.report.size);
+        let on_click = props.on_range.reform(move |_: MouseEvent| (r.position, r.end().min(size.max(r.position + 1))));
+        let sel = at == Some(i);
         let status = format!("{:?}", r.status);
         html! {
-            <div class={classes!("rec", sel.then_some("selected"), status.to_lowercase())} style={format!("top:{}px", (i - top) * ROW_PX)} onclick={on_click}>
-                <span class="num">{ r.offset }</span>
-                <span>{ format_micros(r.timestamp_micros) }</span>
-                <span class="num">{ r.payload_len }</span>
-                <span class="num">{ r.position }</span>
-                <span>{ status }</span>
+            <div role="row" id={format!("rec-{i}")} aria-rowindex={(i + 2).to_string()} aria-selected={sel.to_string()}
+                class={classes!("rec", sel.then_some("selected"), status.to_lowercase())} style={format!("top:{}px", (i - top) as u64 * ROW_PX)} onclick={on_click}>
+                <span role="gridcell" class="num">{ r.offset }</span>
+                <span role="gridcell">{ format_micros(r.timestamp_micros) }</span>
+                <span role="gridcell" class="num">{ r.payload_len }</span>
+                <span role="gridcell" class="num">{ r.position }</span>
+                <span role="gridcell">{ status }</span>
             </div>
         }
     });
+    let active = at.filter(|i| *i >= top && *i < top + ROWS as usize).map(|i| format!("rec-{i}"));
     html! {
         <div class="records">
-            <h3>{ format!("Records ({}{})", records.len(), if props.scanned.0.detail.records_capped { ", list capped" } else { "" }) }</h3>
-            <div class="rec head"><span>{"offset"}</span><span>{"timestamp"}</span><span>{"length"}</span><span>{"byte"}</span><span>{"status"}</span></div>
-            <div id="records" class="reclist" ref={container} onscroll={on_scroll} style={format!("height:{}px", records.len().clamp(1, ROWS) * ROW_PX + 2)}>
-                <div class="spacer" style={format!("height:{}px", records.len() * ROW_PX)}>
-                    <div class="rows" style={format!("top:{}px", top * ROW_PX)}>{ for rows }</div>
+            <h3 id="records-heading">{ format!("Records ({}{})", records.len(), if props.scanned.detail.records_capped { ", list capped" } else { "" }) }</h3>
+            <div role="grid" aria-labelledby="records-heading" aria-rowcount={(records.len() + 1).to_string()} aria-colcount="5" tabindex="0"
+                aria-activedescendant={active} onkeydown={on_key} class="recgrid">
+                <div class="rec head" role="row" aria-rowindex="1">
+                    <span role="columnheader">{"offset"}</span><span role="columnheader">{"timestamp"}</span><span role="columnheader">{"length"}</span>
+                    <span role="columnheader">{"byte"}</span><span role="columnheader">{"status"}</span>
+                </div>
+                <div id="records" class="reclist" role="rowgroup" ref={container} onscroll={on_scroll} style={format!("height:{}px", (records.len() as u64).clamp(1, ROWS) * ROW_PX + 2)}>
+                    <div class="spacer" style={format!("height:{}px", v.spacer_px())}>
+                        <div class="rows" style={format!("top:{}px", v.px_of(*first))}>{ for rows }</div>
+                    </div>
                 </div>
             </div>
         </div>

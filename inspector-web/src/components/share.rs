@@ -1,61 +1,114 @@
-//! Share: the report as JSON (the CLI's `inspect --json` model), as
-//! Markdown, and as a permalink that carries the report but never the bytes.
+//! Share: the report as JSON (byte for byte what `felix-storage inspect
+//! --json` prints), as Markdown (every field escaped), and as a permalink
+//! that carries the report — and who shares it, when, with which build —
+//! but never the bytes.
 
-use felix_codec::report::{FileReport, Report};
+use std::rc::Rc;
+
+use felix_codec::report::Report;
+use felix_codec::time::format_micros;
+use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::app::{Action, State};
-use crate::logic::{markdown, permalink};
+use crate::logic::markdown::{self, Preface};
+use crate::logic::permalink;
+use crate::logic::shared::{self, Provenance, Source};
+use crate::state::{Claim, Row};
 use crate::web;
 
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    /// Reports, in file order.
-    pub reports: Vec<FileReport>,
+    /// The rows shown.
+    pub rows: Rc<Vec<Row>>,
+    /// The shared report shown, if any.
+    pub claim: Option<Rc<Claim>>,
     /// The permalink made, if any.
     pub permalink: Option<String>,
-    /// Where actions go.
-    pub on_action: UseReducerDispatcher<State>,
+    /// Something failed.
+    pub on_error: Callback<String>,
+    /// A permalink was made.
+    pub on_permalink: Callback<String>,
+}
+
+fn report_of(rows: &[Row]) -> Report {
+    Report::new(rows.iter().map(|r| (*r.report).clone()).collect())
+}
+
+/// What the Markdown says about where a shared report came from.
+fn preface(claim: Option<&Claim>, rows: &[Row]) -> Preface {
+    let Some(c) = claim else { return Preface::default() };
+    let source = match &c.source {
+        Source::Link => "a link".to_string(),
+        Source::JsonFile(name) => format!("the file {name}"),
+        Source::Pasted => "pasted text".to_string(),
+    };
+    let p = &c.provenance;
+    let stated = |v: Option<String>| v.unwrap_or_else(|| "not stated".into());
+    let mut lines = vec![format!(
+        "A shared report, opened from {source}: shared by {}, made {}, build {} (as the sender says).",
+        stated(p.shared_by.clone()),
+        stated(p.made_at_micros.map(format_micros)),
+        stated(p.build.clone())
+    )];
+    let checked: Vec<String> = rows.iter().filter_map(|r| Some(format!("{}: {}", r.report.path, r.check.as_ref()?.word()))).collect();
+    if checked.is_empty() {
+        lines.push("Not checked against files.".into());
+    } else {
+        lines.push(format!("Checked against dropped files — {}.", checked.join("; ")));
+    }
+    Preface { lines }
 }
 
 /// The share bar.
 #[function_component(ShareBar)]
 pub fn share_bar(props: &Props) -> Html {
-    let report = Report::new(props.reports.clone());
+    let by = use_node_ref();
     let json = {
-        let (r, d) = (report.clone(), props.on_action.clone());
+        let (rows, err) = (Rc::clone(&props.rows), props.on_error.clone());
         Callback::from(move |_: MouseEvent| {
-            let text = serde_json::to_string_pretty(&r).unwrap_or_default();
-            if let Err(e) = web::download("felix-report.json", "application/json", &text) {
-                d.dispatch(Action::Error(e));
+            if let Err(e) = web::download("felix-report.json", "application/json", &shared::to_json(&report_of(&rows))) {
+                err.emit(e);
             }
         })
     };
     let md = {
-        let (r, d) = (report.clone(), props.on_action.clone());
+        let (rows, claim, err) = (Rc::clone(&props.rows), props.claim.clone(), props.on_error.clone());
         Callback::from(move |_: MouseEvent| {
-            if let Err(e) = web::download("felix-report.md", "text/markdown", &markdown::render(&r)) {
-                d.dispatch(Action::Error(e));
+            let text = markdown::render(&report_of(&rows), &preface(claim.as_deref(), &rows));
+            if let Err(e) = web::download("felix-report.md", "text/markdown", &text) {
+                err.emit(e);
             }
         })
     };
     let link = {
-        let (r, d) = (report, props.on_action.clone());
+        let (rows, by, err, made) = (Rc::clone(&props.rows), by.clone(), props.on_error.clone(), props.on_permalink.clone());
         Callback::from(move |_: MouseEvent| {
-            let url = web::url_with_fragment(&permalink::encode(&r));
-            web::copy_to_clipboard(&url);
-            d.dispatch(Action::Permalink(url));
+            let who = by.cast::<HtmlInputElement>().map(|i| i.value().trim().to_string()).filter(|s| !s.is_empty());
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let now = (crate::driver::wall_ms() * 1000.0) as u64;
+            let p = Provenance { shared_by: who, made_at_micros: Some(now), build: Some(shared::this_build()) };
+            match permalink::encode(&report_of(&rows), &p) {
+                Ok(fragment) => {
+                    let url = web::url_with_fragment(&fragment);
+                    web::copy_to_clipboard(&url);
+                    made.emit(url);
+                }
+                Err(e) => err.emit(e),
+            }
         })
     };
     html! {
-        <section class="share">
+        <section class="share" aria-label="share the report">
             <button id="download-json" onclick={json}>{ "Download report (JSON)" }</button>
             <button id="download-md" onclick={md}>{ "Download report (Markdown)" }</button>
+            <label>{ "shared by (optional) " }
+                <input id="shared-by-input" type="text" ref={by} maxlength={shared::MAX_BY_CHARS.to_string()} placeholder="e.g. broker 7, on-call" />
+            </label>
             <button id="permalink" onclick={link}>{ "Copy permalink" }</button>
             if let Some(url) = &props.permalink {
                 <input id="permalink-url" readonly=true value={url.clone()} aria-label="permalink" />
-                <span class="hint">{ "The link carries the findings and each file's SHA-256 — never the file bytes." }</span>
+                <span class="hint">{ format!("The link carries the findings, each file's SHA-256 and what you typed above — never the file bytes. At most {} findings and {} characters.", permalink::MAX_LINK_FINDINGS, permalink::MAX_FRAGMENT_CHARS) }</span>
             }
         </section>
     }

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 /// A file as the page received it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dropped {
+    /// The page's id for it.
+    pub id: u32,
     /// Path relative to what was dropped (`shard-dir/000….log`), or the bare name.
     pub path: String,
     /// Size in bytes.
@@ -51,7 +53,7 @@ mod tests {
     use super::*;
 
     fn d(path: &str) -> Dropped {
-        Dropped { path: path.into(), size: 1 }
+        Dropped { id: 0, path: path.into(), size: 1 }
     }
 
     #[test]

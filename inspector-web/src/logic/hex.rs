@@ -3,12 +3,19 @@
 //! scanned record rows) and marked when a finding covers it; hover text with
 //! the field's decoded value.
 
+use felix_codec::epochs::{EPOCHS_HEADER_LEN, EPOCH_ENTRY_LEN};
 use felix_codec::file_name::FileKind;
+use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
+use felix_codec::record::{HEADER_CRC_AT as RECORD_HEADER_CRC_AT, RECORD_HEADER_LEN};
 use felix_codec::report::FindingReport;
+use felix_codec::scan::epochs::entry_position;
 use felix_codec::scan::fields::{
     Field, FieldClass, EPOCHS_HEADER_FIELDS, EPOCH_ENTRY_FIELDS, INDEX_ENTRY_FIELDS, INDEX_HEADER_FIELDS, RECORD_HEADER_FIELDS,
     SEGMENT_HEADER_FIELDS,
 };
+use felix_codec::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMENT_HEADER_LEN};
+
+use super::keys::Nav;
 
 use super::scan::RecordRow;
 
@@ -60,7 +67,16 @@ fn locate(table: &[Field], base: u64, pos: u64, owner: Owner) -> Option<Located>
     })
 }
 
-const PAYLOAD: Field = Field { name: "payload", start: 28, end: 28, class: FieldClass::Payload };
+const PAYLOAD: Field =
+    Field { name: "payload", start: RECORD_HEADER_LEN as u64, end: RECORD_HEADER_LEN as u64, class: FieldClass::Payload };
+
+/// Entry `n` of a table of `len`-byte entries after a `header`-byte header,
+/// when the whole entry lies within `size` bytes (a torn final entry is no entry).
+fn entry_at(pos: u64, header: u64, len: u64, size: u64) -> Option<(u64, u64)> {
+    let n = pos.checked_sub(header)? / len;
+    let start = header + n * len;
+    (start + len <= size).then_some((n, start))
+}
 
 /// The field byte `pos` belongs to, if any structure was recognised there.
 #[must_use]
@@ -70,7 +86,7 @@ pub fn field_at(kind: FileKind, records: &[RecordRow], size: u64, pos: u64) -> O
     }
     match kind {
         FileKind::Segment => {
-            if pos < 32 {
+            if pos < SEGMENT_HEADER_LEN as u64 {
                 return locate(&SEGMENT_HEADER_FIELDS, 0, pos, Owner::Header);
             }
             let i = records.partition_point(|r| r.position <= pos).checked_sub(1)?;
@@ -80,30 +96,26 @@ pub fn field_at(kind: FileKind, records: &[RecordRow], size: u64, pos: u64) -> O
             }
             locate(&RECORD_HEADER_FIELDS, r.position, pos, Owner::Record(r.offset)).or(Some(Located {
                 field: PAYLOAD,
-                start: r.position + 28,
+                start: r.position + RECORD_HEADER_LEN as u64,
                 end: r.end(),
                 owner: Owner::Record(r.offset),
             }))
         }
         FileKind::Index => {
-            if pos < 24 {
+            if pos < INDEX_HEADER_LEN as u64 {
                 return locate(&INDEX_HEADER_FIELDS, 0, pos, Owner::Header);
             }
-            let n = (pos - 24) / 16;
-            if 24 + (n + 1) * 16 > size {
-                return None; // a torn final entry
-            }
-            locate(&INDEX_ENTRY_FIELDS, 24 + n * 16, pos, Owner::Entry(n))
+            let (n, start) = entry_at(pos, INDEX_HEADER_LEN as u64, INDEX_ENTRY_LEN as u64, size)?;
+            debug_assert_eq!(start, IndexEntry::file_position(n));
+            locate(&INDEX_ENTRY_FIELDS, start, pos, Owner::Entry(n))
         }
         FileKind::Epochs => {
-            if pos < 12 {
+            if pos < EPOCHS_HEADER_LEN as u64 {
                 return locate(&EPOCHS_HEADER_FIELDS, 0, pos, Owner::Header);
             }
-            let n = (pos - 12) / 16;
-            if 12 + (n + 1) * 16 > size {
-                return None;
-            }
-            locate(&EPOCH_ENTRY_FIELDS, 12 + n * 16, pos, Owner::Entry(n))
+            let (n, start) = entry_at(pos, EPOCHS_HEADER_LEN as u64, EPOCH_ENTRY_LEN as u64, size)?;
+            debug_assert_eq!(Some(start), usize::try_from(n).ok().map(entry_position));
+            locate(&EPOCH_ENTRY_FIELDS, start, pos, Owner::Entry(n))
         }
         FileKind::Unknown => None,
     }
@@ -128,6 +140,13 @@ pub fn class_name(class: FieldClass) -> &'static str {
 #[must_use]
 pub fn finding_at(findings: &[FindingReport], pos: u64) -> Option<usize> {
     findings.iter().position(|f| pos >= f.position && pos < f.end.max(f.position + 1))
+}
+
+/// The finding on index entry `n`, if any: the codec's verdict on it, found
+/// where the codec's layout puts the entry.
+#[must_use]
+pub fn index_entry_finding(findings: &[FindingReport], n: u64) -> Option<&FindingReport> {
+    finding_at(findings, IndexEntry::file_position(n)).and_then(|i| findings.get(i))
 }
 
 /// Classes for one byte: its field, and `dmg` when a finding covers it.
@@ -180,11 +199,12 @@ pub fn describe(l: &Located, window: &Window) -> String {
         (_, FieldClass::Payload) => format!("{} bytes", l.end - l.start),
         (_, FieldClass::Magic) => format!("{:02X?} \"{}\"", raw, String::from_utf8_lossy(raw)),
         ("header_crc", _) if matches!(l.owner, Owner::Record(_)) => {
-            let computed = window.slice(l.start - 20, l.start).map(crc);
+            // A record's header_crc covers its bytes before it.
+            let computed = window.slice(l.start.saturating_sub(RECORD_HEADER_CRC_AT as u64), l.start).map(crc);
             format!("stored {:08X}, computed {}", num(raw), computed.map_or("(needs bytes above)".into(), |c| format!("{c:08X}")))
         }
         ("header_crc", _) => {
-            let computed = window.slice(l.start - 24, l.start).map(crc);
+            let computed = window.slice(l.start.saturating_sub(SEGMENT_HEADER_CRC_AT as u64), l.start).map(crc);
             format!("stored {:08X}, computed {}", num(raw), computed.map_or("(needs bytes above)".into(), |c| format!("{c:08X}")))
         }
         (_, FieldClass::Crc) => format!("stored {:08X}", num(raw)),
@@ -220,13 +240,32 @@ pub fn parse_jump(text: &str, records: &[RecordRow], size: u64) -> Result<(u64, 
 /// What a click on byte `pos` selects: its record, its field, or the byte.
 #[must_use]
 pub fn click_selection(kind: FileKind, records: &[RecordRow], size: u64, pos: u64) -> (u64, u64) {
-    if kind == FileKind::Segment && pos >= 32 {
+    if kind == FileKind::Segment && pos >= SEGMENT_HEADER_LEN as u64 {
         let i = records.partition_point(|r| r.position <= pos).checked_sub(1);
         if let Some(r) = i.and_then(|i| records.get(i)).filter(|r| pos < r.end()) {
             return (r.position, r.end().min(size));
         }
     }
     field_at(kind, records, size, pos).map_or((pos, pos + 1), |l| (l.start, l.end))
+}
+
+/// The hex cursor after a navigation key: bytes left and right, rows up
+/// and down, pages of `page_rows`, the file's ends. Always within the file.
+#[must_use]
+pub fn move_cursor(pos: u64, nav: Nav, size: u64, page_rows: u64) -> u64 {
+    let last = size.saturating_sub(1);
+    let page = page_rows.max(1) * BYTES_PER_ROW;
+    match nav {
+        Nav::Left => pos.saturating_sub(1),
+        Nav::Right => pos.saturating_add(1),
+        Nav::Up => pos.checked_sub(BYTES_PER_ROW).unwrap_or(pos),
+        Nav::Down => pos.checked_add(BYTES_PER_ROW).filter(|p| *p <= last).unwrap_or(pos),
+        Nav::PageUp => pos.saturating_sub(page),
+        Nav::PageDown => pos.saturating_add(page),
+        Nav::Home => 0,
+        Nav::End => last,
+    }
+    .min(last)
 }
 
 #[cfg(test)]
@@ -267,6 +306,45 @@ mod tests {
         assert!(parse_jump("99999999", recs, size).unwrap_err().contains("past the end"));
         assert_eq!(click_selection(FileKind::Segment, recs, size, r.position + 30), (r.position, r.end()));
         assert_eq!(click_selection(FileKind::Segment, recs, size, 9), (8, 16), "a header byte selects its field");
+    }
+
+    #[test]
+    fn the_stale_index_entry_carries_its_finding() {
+        let scanned = scan_all(&crate::logic::sample::files());
+        let idx = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000000.index")).unwrap();
+        let n = idx.detail.index_entries.len() as u64;
+        let last = index_entry_finding(&idx.report.findings, n - 1).map(|f| f.kind.as_str());
+        assert_eq!(last, Some("IndexEntryMismatch"));
+        assert_eq!(index_entry_finding(&idx.report.findings, 0), None);
+    }
+
+    #[test]
+    fn the_cursor_stays_in_the_file() {
+        assert_eq!(move_cursor(0, Nav::Left, 100, 24), 0);
+        assert_eq!(move_cursor(5, Nav::Down, 100, 24), 21);
+        assert_eq!(move_cursor(90, Nav::Down, 100, 24), 90, "no row below");
+        assert_eq!(move_cursor(5, Nav::Up, 100, 24), 5, "no row above");
+        assert_eq!(move_cursor(99, Nav::Right, 100, 24), 99);
+        assert_eq!(move_cursor(0, Nav::PageDown, 1000, 24), 384);
+        assert_eq!(move_cursor(0, Nav::PageDown, 100, 24), 99);
+        assert_eq!(move_cursor(50, Nav::End, 100, 24), 99);
+        assert_eq!(move_cursor(50, Nav::Home, 100, 24), 0);
+        assert_eq!(move_cursor(0, Nav::End, 0, 24), 0);
+        assert_eq!(move_cursor(u64::MAX - 3, Nav::PageDown, u64::MAX, 24), u64::MAX - 1);
+    }
+
+    #[test]
+    fn index_and_epochs_entries_are_named_from_the_codec_layout() {
+        let files = crate::logic::sample::files();
+        let scanned = scan_all(&files);
+        let idx = scanned.iter().find(|s| s.report.kind == FileKind::Index).unwrap();
+        let at = IndexEntry::file_position(1);
+        let l = field_at(FileKind::Index, &idx.detail.records, idx.report.size, at + 9).unwrap();
+        assert_eq!((l.field.name, l.owner, l.start), ("position", Owner::Entry(1), at + 8));
+        let ep = scanned.iter().find(|s| s.report.kind == FileKind::Epochs).unwrap();
+        let l = field_at(FileKind::Epochs, &[], ep.report.size, entry_position(2)).unwrap();
+        assert_eq!((l.field.name, l.owner), ("generation", Owner::Entry(2)));
+        assert_eq!(field_at(FileKind::Epochs, &[], ep.report.size + 8, ep.report.size + 1), None, "a torn entry is no entry");
     }
 
     #[test]

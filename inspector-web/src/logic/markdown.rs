@@ -1,19 +1,91 @@
 //! The report as Markdown, for a ticket or a chat.
+//!
+//! Every field is data from files or from strangers, escaped for where it
+//! lands: paths go in code spans whose fence is longer than any backtick run
+//! inside; other text is backslash-escaped (all ASCII punctuation, so no
+//! emphasis, link, image, HTML or entity can start) with every `:` written
+//! as an entity-free `\:` so no autolink can form; in table cells `|` is
+//! escaped, and line breaks and other control characters become visible
+//! symbols, so one file or finding is always exactly one row.
 
 use std::fmt::Write as _;
 
 use felix_codec::report::Report;
 
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+/// A control character as a visible symbol (`\n` → `␊`), anything else as itself.
+fn visible(c: char) -> char {
+    match u32::from(c) {
+        n @ 0..=0x1F => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
+        0x7F => '\u{2421}',
+        _ if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') => '\u{FFFD}',
+        _ => c,
+    }
+}
+
+/// `s` as a code span that survives a table cell.
+#[must_use]
+pub fn code(s: &str) -> String {
+    let body: String = s.chars().map(visible).collect::<String>().replace('|', "\\|");
+    let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if body.is_empty() {
+        return "(empty)".into();
+    }
+    let pad = body.starts_with(['`', ' ']) || body.ends_with(['`', ' ']);
+    if pad {
+        format!("{fence} {body} {fence}")
+    } else {
+        format!("{fence}{body}{fence}")
+    }
+}
+
+/// `s` as plain text that survives a table cell or a paragraph: every ASCII
+/// punctuation character backslash-escaped, control characters made visible,
+/// no leading or trailing spaces (which could start a code block), and the
+/// two triggers of GitHub's extended autolinks that escaping cannot stop —
+/// `@` (e-mail addresses) and `www.` — set in code spans, where no link forms.
+#[must_use]
+pub fn text(s: &str) -> String {
+    let chars: Vec<char> = s.trim().chars().map(visible).collect();
+    let mut out = String::with_capacity(s.len() + s.len() / 4);
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        let www: Option<String> = chars.get(i..i + 4).map(|w| w.iter().collect()).filter(|w: &String| w.eq_ignore_ascii_case("www."));
+        if let Some(word) = www {
+            out.extend(["`", &word, "`"]);
+            i += 4;
+            continue;
+        }
+        if c == '@' {
+            out.push_str("`@`");
+        } else {
+            if c.is_ascii_punctuation() {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// What to say above the tables about where the report came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Preface {
+    /// Lines of plain text (escaped when rendered).
+    pub lines: Vec<String>,
 }
 
 /// Renders `report` as Markdown: a summary table of files, then every finding.
 #[must_use]
-pub fn render(report: &Report) -> String {
+pub fn render(report: &Report, preface: &Preface) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Felix storage report\n");
-    let _ = writeln!(out, "report_version {}, {} files, {} findings\n", report.report_version, report.files.len(), report.finding_count());
+    for line in &preface.lines {
+        let _ = writeln!(out, "{}\n", text(line));
+    }
+    let _ =
+        writeln!(out, "report\\_version {}, {} files, {} findings\n", report.report_version, report.files.len(), report.finding_count());
     let _ = writeln!(out, "| file | kind | size | status | records | offsets | sha256 |");
     let _ = writeln!(out, "|---|---|---:|---|---:|---|---|");
     for f in &report.files {
@@ -21,15 +93,16 @@ pub fn render(report: &Report) -> String {
             (Some(a), Some(b)) => format!("{a}..={b}"),
             _ => String::new(),
         };
-        let sha = f.sha256.as_deref().map_or(String::new(), |s| format!("`{}…`", &s[..s.len().min(12)]));
+        let sha = f.sha256.as_deref().map_or(String::new(), |s| code(&super::shared::short(s, 12)));
+        let status = format!("{:?}", f.status).to_lowercase();
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {:?} | {} | {offsets} | {sha} |",
-            cell(&f.path),
-            f.kind.as_str(),
+            "| {} | {} | {} | {status} | {} | {} | {sha} |",
+            code(&f.path),
+            text(f.kind.as_str()),
             f.size,
-            f.status,
-            f.records
+            f.records,
+            text(&offsets)
         );
     }
     let _ = writeln!(out, "\n## Findings\n");
@@ -40,13 +113,13 @@ pub fn render(report: &Report) -> String {
             let offset = x.offset.map_or(String::new(), |o| o.to_string());
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} ({:#x}) | {offset} | {} | {} |",
-                cell(&f.path),
-                x.kind,
+                "| {} | {} | {} ({:#x}) | {offset} | {} | {} |",
+                code(&f.path),
+                text(&x.kind),
                 x.position,
                 x.position,
-                x.repair,
-                cell(&x.message)
+                text(x.repair.as_str()),
+                text(&x.message)
             );
         }
     }
@@ -57,13 +130,147 @@ pub fn render(report: &Report) -> String {
 mod tests {
     use super::*;
     use crate::logic::{sample, scan::scan_all};
+    use comrak::nodes::{AstNode, NodeValue};
+    use comrak::{parse_document, Arena, Options};
+    use felix_codec::report::{FileReport, FindingReport};
+    use proptest::prelude::*;
+
+    /// What a GitHub-flavoured Markdown reader sees.
+    #[derive(Debug, Default)]
+    struct Seen {
+        tables: Vec<usize>,
+        headings: Vec<String>,
+        active: Vec<String>,
+    }
+
+    fn gfm() -> Options<'static> {
+        let mut o = Options::default();
+        o.extension.table = true;
+        o.extension.autolink = true;
+        o.extension.strikethrough = true;
+        o.extension.tagfilter = true;
+        o.extension.tasklist = true;
+        o.extension.footnotes = true;
+        o
+    }
+
+    fn walk<'a>(node: &'a AstNode<'a>, seen: &mut Seen) {
+        match &node.data.borrow().value {
+            NodeValue::Table(_) => {
+                seen.tables.push(node.children().filter(|c| matches!(c.data.borrow().value, NodeValue::TableRow(false))).count())
+            }
+            NodeValue::Heading(_) => {
+                let mut t = String::new();
+                for d in node.descendants() {
+                    if let NodeValue::Text(s) = &d.data.borrow().value {
+                        t.push_str(s);
+                    }
+                }
+                seen.headings.push(t);
+            }
+            NodeValue::Link(l) => seen.active.push(format!("link {}", l.url)),
+            NodeValue::Image(l) => seen.active.push(format!("image {}", l.url)),
+            NodeValue::HtmlInline(h) => seen.active.push(format!("html {h}")),
+            NodeValue::HtmlBlock(h) => seen.active.push(format!("html block {}", h.literal)),
+            NodeValue::FootnoteReference(_) | NodeValue::FootnoteDefinition(_) => seen.active.push("footnote".into()),
+            NodeValue::CodeBlock(_) => seen.active.push("code block".into()),
+            _ => {}
+        }
+        for c in node.children() {
+            walk(c, seen);
+        }
+    }
+
+    fn read(md: &str) -> Seen {
+        let arena = Arena::new();
+        let root = parse_document(&arena, md, &gfm());
+        let mut seen = Seen::default();
+        walk(root, &mut seen);
+        seen
+    }
+
+    fn hostile_report(path: &str, kind: &str, message: &str) -> Report {
+        let mut f = FileReport::new(path.into(), felix_codec::file_name::FileKind::Segment, 100);
+        f.sha256 = Some(path.into());
+        f.findings.push(FindingReport {
+            kind: kind.into(),
+            position: 1,
+            end: 2,
+            offset: Some(3),
+            repair: felix_codec::Repair::Never,
+            message: message.into(),
+        });
+        let g = FileReport::new(message.into(), felix_codec::file_name::FileKind::Index, 0);
+        Report::new(vec![f, g])
+    }
+
+    fn assert_safe(report: &Report, preface: &Preface) {
+        let md = render(report, preface);
+        let seen = read(&md);
+        let findings: usize = report.files.iter().map(|f| f.findings.len()).sum();
+        assert_eq!(seen.tables, vec![report.files.len(), findings], "one row per file and per finding:\n{md}");
+        assert_eq!(seen.headings, vec!["Felix storage report".to_string(), "Findings".to_string()], "no forged heading:\n{md}");
+        assert!(seen.active.is_empty(), "{:?} in\n{md}", seen.active);
+    }
 
     #[test]
     fn every_finding_has_a_row() {
         let report = Report::new(scan_all(&sample::files()).into_iter().map(|s| s.report).collect());
-        let md = render(&report);
-        let rows = md.lines().filter(|l| l.starts_with("| `") && l.contains("(0x")).count() as u64;
-        assert_eq!(rows, report.finding_count());
+        let md = render(&report, &Preface::default());
+        assert_safe(&report, &Preface::default());
         assert!(md.contains("| Truncated |"), "{md}");
+    }
+
+    #[test]
+    fn the_issues_attacks_are_inert() {
+        let attacks = [
+            (
+                "a`<img src=x onerror=alert(1)>`b",
+                "Truncated\n| forged | row |\n# ALL FILES CLEAN",
+                "![t](https://tracker.example/p.png) [click](javascript:alert(1))",
+            ),
+            ("``", "|", "<script>alert(1)</script>"),
+            ("x\\|y", "www.example.com", "see https://evil.example/ and mail@evil.example"),
+            ("    indented", "[^1]", "[^1]: footnote\n\n    code"),
+            ("\u{2028}a\r\nb\u{85}", "&amp; &#x3C;b&#x3E;", "* [ ] task\n- item\n> quote\n1. list"),
+            ("ü€𝄞 <b>", "", "\\"),
+        ];
+        for (path, kind, message) in attacks {
+            assert_safe(&hostile_report(path, kind, message), &Preface { lines: vec![message.into(), path.into()] });
+        }
+    }
+
+    #[test]
+    fn code_spans_keep_the_text() {
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x`"), "`` `x` ``");
+        assert_eq!(code("a|b"), "`a\\|b`");
+        assert_eq!(code("a\nb"), "`a\u{240A}b`");
+        let arena = Arena::new();
+        for s in ["a`b", "`x`", "``` y", "ü `é`", " lead", "trail "] {
+            let root = parse_document(&arena, &code(s), &gfm());
+            let mut got = String::new();
+            for d in root.descendants() {
+                if let NodeValue::Code(c) = &d.data.borrow().value {
+                    got.push_str(&c.literal);
+                }
+            }
+            assert_eq!(got, s, "{}", code(s));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        /// For any strings in any field, one row per file and per finding,
+        /// the two headings we write, and no link, image, HTML or code block.
+        #[test]
+        fn any_strings_render_safely(
+            path in "(\\PC|[`|\\\\\n\r<>!\\[\\]()#*_~:/.@&;{}\"' ])*",
+            kind in "(\\PC|[`|\\\\\n\r<>!\\[\\]()#*_~:/.@&;{}\"' ])*",
+            message in "(\\PC|[`|\\\\\n\r<>!\\[\\]()#*_~:/.@&;{}\"' ]|https?://|www\\.|javascript:|<img|!\\[|\\]\\()*",
+            line in ".*",
+        ) {
+            assert_safe(&hostile_report(&path, &kind, &message), &Preface { lines: vec![line] });
+        }
     }
 }

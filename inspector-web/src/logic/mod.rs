@@ -1,13 +1,21 @@
 //! Everything the inspector decides, as plain Rust tested natively: which
-//! files form a shard, how a scan is driven and what it keeps, how bytes are
-//! laid out and coloured, the problem list, the permalink, the Markdown
-//! export and the built-in sample. Components only render these.
+//! files form a shard, how a scan is driven and what it keeps, the worker
+//! protocol, how bytes are laid out and coloured, the file map, the problem
+//! list, keys, shared reports (checked, and checked against files), the
+//! permalink, the Markdown export and the built-in sample. Components only
+//! render these.
 
+pub mod filemap;
 pub mod group;
 pub mod hex;
+pub mod keys;
 pub mod markdown;
 pub mod permalink;
 pub mod problems;
+pub mod protocol;
 pub mod sample;
 pub mod scan;
+pub mod scroll;
+pub mod shared;
+pub mod verify;
 pub mod wire;

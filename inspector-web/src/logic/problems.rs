@@ -57,9 +57,9 @@ pub struct ProblemRef {
 
 /// Every problem passing `filter`, files in order, findings by position.
 #[must_use]
-pub fn list(files: &[FileReport], filter: &Filter) -> Vec<ProblemRef> {
+pub fn list<'a>(files: impl IntoIterator<Item = &'a FileReport>, filter: &Filter) -> Vec<ProblemRef> {
     let mut out = Vec::new();
-    for (fi, f) in files.iter().enumerate() {
+    for (fi, f) in files.into_iter().enumerate() {
         for (i, x) in f.findings.iter().enumerate() {
             let severe = filter.min_severity.is_none_or(|s| Severity::of(x) >= s);
             let kind = filter.kind.as_ref().is_none_or(|k| *k == x.kind);
@@ -73,8 +73,8 @@ pub fn list(files: &[FileReport], filter: &Filter) -> Vec<ProblemRef> {
 
 /// The kinds present, for the filter menu.
 #[must_use]
-pub fn kinds(files: &[FileReport]) -> Vec<String> {
-    let mut k: Vec<String> = files.iter().flat_map(|f| f.findings.iter().map(|x| x.kind.clone())).collect();
+pub fn kinds<'a>(files: impl IntoIterator<Item = &'a FileReport>) -> Vec<String> {
+    let mut k: Vec<String> = files.into_iter().flat_map(|f| f.findings.iter().map(|x| x.kind.clone())).collect();
     k.sort();
     k.dedup();
     k
@@ -82,7 +82,7 @@ pub fn kinds(files: &[FileReport]) -> Vec<String> {
 
 /// The next (or previous) problem after `current`, wrapping around.
 #[must_use]
-pub fn step(list: &[ProblemRef], current: Option<ProblemRef>, forward: bool) -> Option<ProblemRef> {
+pub fn step<T: Copy + PartialEq>(list: &[T], current: Option<T>, forward: bool) -> Option<T> {
     if list.is_empty() {
         return None;
     }

@@ -3,13 +3,17 @@
 //! included), record rows for the table and the hex labels, index entries
 //! and epochs. The page feeds it `Blob.slice` chunks; tests feed it slices.
 
-use felix_codec::epochs::Epoch;
-use felix_codec::index::IndexEntry;
+use felix_codec::epochs::{Epoch, EPOCH_ENTRY_LEN};
+use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN};
 use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
+use felix_codec::record::RECORD_HEADER_LEN;
 use felix_codec::report::{FileReport, FindingReport};
+use felix_codec::scan::epochs::entry_position;
 use felix_codec::scan::{Item, RecordStatus};
+use felix_codec::segment_header::SEGMENT_HEADER_LEN;
 use sha2::{Digest, Sha256};
 
+use super::filemap::{MapCounts, Part};
 use super::group::{file_name, Dropped, Group};
 
 /// Record rows kept per file for the table and hex labels (32 bytes each).
@@ -42,7 +46,7 @@ impl RecordRow {
     /// Exclusive end.
     #[must_use]
     pub fn end(&self) -> u64 {
-        self.position + 28 + u64::from(self.payload_len)
+        self.position + RECORD_HEADER_LEN as u64 + u64::from(self.payload_len)
     }
 }
 
@@ -59,12 +63,27 @@ pub struct Detail {
     pub epochs: Vec<Epoch>,
     /// Findings as the scan met them (provisional verdicts), not yet handed out.
     pub live: Vec<FindingReport>,
+    /// The file map's counts (a fixed number of cells, whatever the file holds).
+    pub map: MapCounts,
 }
 
 impl Detail {
+    /// Nothing yet, for a file of `size` bytes.
+    #[must_use]
+    pub fn new(size: u64) -> Self {
+        Self { map: MapCounts::new(size), ..Self::default() }
+    }
+
     fn take(&mut self, item: &Item<'_>) {
         match item {
+            Item::SegmentHeader(_) => self.map.add(0, SEGMENT_HEADER_LEN as u64, Part::Header),
             Item::Record(r) => {
+                let part = match r.status {
+                    RecordStatus::Intact => Part::Verified,
+                    RecordStatus::OutOfOrder | RecordStatus::ChecksumMismatch => Part::Damaged,
+                    RecordStatus::Torn => Part::Torn,
+                };
+                self.map.add(r.position, r.end(), part);
                 if self.records.len() < MAX_RECORD_ROWS {
                     self.records.push(RecordRow {
                         position: r.position,
@@ -77,8 +96,18 @@ impl Detail {
                     self.records_capped = true;
                 }
             }
-            Item::IndexEntry { entry, .. } if self.index_entries.len() < MAX_INDEX_ROWS => self.index_entries.push(*entry),
-            Item::Epoch { epoch, .. } => self.epochs.push(*epoch),
+            Item::IndexEntry { n, entry } => {
+                let at = IndexEntry::file_position(*n);
+                self.map.add(at, at + INDEX_ENTRY_LEN as u64, Part::Verified);
+                if self.index_entries.len() < MAX_INDEX_ROWS {
+                    self.index_entries.push(*entry);
+                }
+            }
+            Item::Epoch { n, epoch } => {
+                let at = entry_position(usize::from(*n));
+                self.map.add(at, at + EPOCH_ENTRY_LEN as u64, Part::Verified);
+                self.epochs.push(*epoch);
+            }
             Item::Finding(f) if self.live.len() < MAX_LIVE_FINDINGS => self.live.push(FindingReport::from(*f)),
             _ => {}
         }
@@ -126,14 +155,16 @@ fn hex(bytes: &[u8]) -> String {
 pub struct GroupScan {
     inspection: Option<ShardInspection>,
     paths: Vec<String>,
+    sizes: Vec<u64>,
+    ids: Vec<u32>,
     results: Vec<Option<(Option<FileReport>, Detail, String)>>,
 }
 
 /// A scanned file: its report and the views' detail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scanned {
-    /// Index in the dropped list.
-    pub dropped: usize,
+    /// The file's id ([`Dropped::id`]).
+    pub file: u32,
     /// The report (the CLI's model).
     pub report: FileReport,
     /// Rows for the views.
@@ -150,7 +181,8 @@ impl GroupScan {
             let inputs = files.iter().map(|f| InputFile { path: f.path.clone(), name: file_name(&f.path).into(), size: f.size }).collect();
             ShardInspection::new(Some(shard.clone()), inputs)
         });
-        Self { inspection, results: files.iter().map(|_| None).collect(), paths }
+        let (sizes, ids) = (files.iter().map(|f| f.size).collect(), files.iter().map(|f| f.id).collect());
+        Self { inspection, results: files.iter().map(|_| None).collect(), paths, sizes, ids }
     }
 
     /// The order to scan the group's files in (indexes within the group).
@@ -169,7 +201,7 @@ impl GroupScan {
             Some(s) => s.begin(i),
             None => FileScan::standalone(file_name(self.paths.get(i).map_or("", String::as_str))),
         };
-        FileJob { scan, detail: Detail::default(), sha: Sha256::new(), done: 0 }
+        FileJob { scan, detail: Detail::new(self.sizes.get(i).copied().unwrap_or(0)), sha: Sha256::new(), done: 0 }
     }
 
     /// Ends file `i`.
@@ -193,7 +225,7 @@ impl GroupScan {
 
     /// The reports, in the group's file order, with cross-file checks applied.
     #[must_use]
-    pub fn finish(self, group: &Group) -> Vec<Scanned> {
+    pub fn finish(self) -> Vec<Scanned> {
         let shard_reports = self.inspection.map(ShardInspection::finish);
         let mut out = Vec::new();
         for (i, result) in self.results.into_iter().enumerate() {
@@ -207,7 +239,8 @@ impl GroupScan {
                 (None, None) => continue,
             };
             report.sha256 = Some(sha);
-            out.push(Scanned { dropped: group.files.get(i).copied().unwrap_or(i), report, detail });
+            let Some(&file) = self.ids.get(i) else { continue };
+            out.push(Scanned { file, report, detail });
         }
         out
     }
@@ -216,7 +249,11 @@ impl GroupScan {
 /// Scans in-memory files completely (tests, and the built-in sample).
 #[must_use]
 pub fn scan_all(files: &[(String, Vec<u8>)]) -> Vec<Scanned> {
-    let dropped: Vec<Dropped> = files.iter().map(|(p, b)| Dropped { path: p.clone(), size: b.len() as u64 }).collect();
+    let dropped: Vec<Dropped> = files
+        .iter()
+        .enumerate()
+        .map(|(i, (p, b))| Dropped { id: u32::try_from(i).unwrap_or(u32::MAX), path: p.clone(), size: b.len() as u64 })
+        .collect();
     let mut out = Vec::new();
     for g in super::group::group(&dropped) {
         let mut scan = GroupScan::new(&g, &dropped);
@@ -228,9 +265,9 @@ pub fn scan_all(files: &[(String, Vec<u8>)]) -> Vec<Scanned> {
             }
             scan.end(i, job);
         }
-        out.extend(scan.finish(&g));
+        out.extend(scan.finish());
     }
-    out.sort_by_key(|s| s.dropped);
+    out.sort_by_key(|s| s.file);
     out
 }
 
@@ -259,7 +296,7 @@ mod tests {
     fn findings_are_handed_out_as_the_scan_meets_them() {
         let files = sample::files();
         let (path, bytes) = files.iter().find(|(p, _)| p.ends_with("00000000000000000001.log")).unwrap();
-        let dropped = [Dropped { path: file_name(path).into(), size: bytes.len() as u64 }];
+        let dropped = [Dropped { id: 0, path: file_name(path).into(), size: bytes.len() as u64 }];
         let g = Group { shard: None, files: vec![0] };
         let mut scan = GroupScan::new(&g, &dropped);
         let mut job = scan.begin(0);

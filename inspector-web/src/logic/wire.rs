@@ -1,10 +1,12 @@
-//! What the scan worker sends the page: record rows, index entries and
-//! epochs packed as fixed-width big-endian bytes (transferred, not copied
-//! field by field), live findings and reports as JSON.
+//! Bytes between the scan worker and the page: a small writer and a strict
+//! reader (every read checked, errors name the byte), and the packing of a
+//! file's detail — record rows, index entries, epochs and the file map — as
+//! fixed-width big-endian fields, so a million rows travel as one buffer.
 //!
 //! ```text
 //! detail  = u32 record count, u8 capped, records × 29 bytes,
-//!           u32 entry count, entries × 16 bytes, u32 epoch count, epochs × 16 bytes
+//!           u32 entry count, entries × 16 bytes, u32 epoch count, epochs × 16 bytes,
+//!           u64 map size, u32 map cells, cells × 4 × u64
 //! record  = position u64, offset u64, payload_len u32, timestamp_micros u64, status u8
 //! ```
 
@@ -12,9 +14,137 @@ use felix_codec::epochs::Epoch;
 use felix_codec::index::IndexEntry;
 use felix_codec::scan::RecordStatus;
 
+use super::filemap::{cell_count, MapCounts};
 use super::scan::{Detail, RecordRow};
 
 const RECORD_BYTES: usize = 29;
+
+/// Appends big-endian fields to a buffer.
+#[derive(Debug, Default)]
+pub struct Writer(pub Vec<u8>);
+
+impl Writer {
+    /// One byte.
+    pub fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    /// A `u32`.
+    pub fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+    /// A `u64`.
+    pub fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+    /// An `f64` (its bits).
+    pub fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+    /// A length (`u32`, saturating) then the bytes.
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.u32(u32::try_from(b.len()).unwrap_or(u32::MAX));
+        self.0.extend_from_slice(b);
+    }
+    /// A string as [`Writer::bytes`].
+    pub fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+}
+
+/// Reads what a [`Writer`] wrote; every read is checked.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at byte 0 of `bytes`.
+    #[must_use]
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, at: 0 }
+    }
+    /// The position of the next read.
+    #[must_use]
+    pub fn at(&self) -> usize {
+        self.at
+    }
+    /// Whether every byte was read.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let s = self
+            .at
+            .checked_add(n)
+            .and_then(|end| self.bytes.get(self.at..end))
+            .ok_or_else(|| format!("the bytes end at byte {} where {n} more were expected", self.bytes.len()))?;
+        self.at += n;
+        Ok(s)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let at = self.at;
+        self.take(N)?.try_into().map_err(|_| format!("short field at byte {at}"))
+    }
+    /// One byte.
+    ///
+    /// # Errors
+    /// When the bytes end.
+    pub fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.array::<1>()?[0])
+    }
+    /// A `u32`.
+    ///
+    /// # Errors
+    /// When the bytes end.
+    pub fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_be_bytes(self.array()?))
+    }
+    /// A `u64`.
+    ///
+    /// # Errors
+    /// When the bytes end.
+    pub fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_be_bytes(self.array()?))
+    }
+    /// An `f64`.
+    ///
+    /// # Errors
+    /// When the bytes end.
+    pub fn f64(&mut self) -> Result<f64, String> {
+        Ok(f64::from_bits(self.u64()?))
+    }
+    /// A count of items `width` bytes each, checked against the bytes left.
+    ///
+    /// # Errors
+    /// When the count claims more than the bytes hold.
+    pub fn count(&mut self, width: usize) -> Result<usize, String> {
+        let at = self.at;
+        let n = self.u32()? as usize;
+        if n.saturating_mul(width) > self.bytes.len() - self.at {
+            return Err(format!("the count at byte {at} claims {n} items past the end of the bytes"));
+        }
+        Ok(n)
+    }
+    /// Length-prefixed bytes.
+    ///
+    /// # Errors
+    /// When the length claims more than the bytes hold.
+    pub fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.count(1)?;
+        self.take(n)
+    }
+    /// A length-prefixed UTF-8 string.
+    ///
+    /// # Errors
+    /// When the bytes end or are not UTF-8.
+    pub fn str(&mut self) -> Result<String, String> {
+        let at = self.at;
+        let b = self.bytes()?;
+        String::from_utf8(b.to_vec()).map_err(|e| format!("the text at byte {at} is not UTF-8 ({e})"))
+    }
+}
 
 fn status_byte(s: RecordStatus) -> u8 {
     match s {
@@ -38,52 +168,33 @@ fn status_of(b: u8) -> Option<RecordStatus> {
 /// Packs a file's detail (live findings are sent separately).
 #[must_use]
 pub fn pack(d: &Detail) -> Vec<u8> {
-    let mut out = Vec::with_capacity(13 + d.records.len() * RECORD_BYTES + (d.index_entries.len() + d.epochs.len()) * 16);
-    out.extend_from_slice(&u32::try_from(d.records.len()).unwrap_or(u32::MAX).to_be_bytes());
-    out.push(u8::from(d.records_capped));
-    for r in &d.records {
-        out.extend_from_slice(&r.position.to_be_bytes());
-        out.extend_from_slice(&r.offset.to_be_bytes());
-        out.extend_from_slice(&r.payload_len.to_be_bytes());
-        out.extend_from_slice(&r.timestamp_micros.to_be_bytes());
-        out.push(status_byte(r.status));
+    let mut w = Writer(Vec::with_capacity(
+        24 + d.records.len() * RECORD_BYTES + (d.index_entries.len() + d.epochs.len()) * 16 + d.map.cells.len() * 32,
+    ));
+    w.u32(u32::try_from(d.records.len()).unwrap_or(u32::MAX));
+    w.u8(u8::from(d.records_capped));
+    for r in d.records.iter().take(u32::MAX as usize) {
+        w.u64(r.position);
+        w.u64(r.offset);
+        w.u32(r.payload_len);
+        w.u64(r.timestamp_micros);
+        w.u8(status_byte(r.status));
     }
-    out.extend_from_slice(&u32::try_from(d.index_entries.len()).unwrap_or(u32::MAX).to_be_bytes());
-    for e in &d.index_entries {
-        out.extend_from_slice(&e.encode());
+    w.u32(u32::try_from(d.index_entries.len()).unwrap_or(u32::MAX));
+    for e in d.index_entries.iter().take(u32::MAX as usize) {
+        w.0.extend_from_slice(&e.encode());
     }
-    out.extend_from_slice(&u32::try_from(d.epochs.len()).unwrap_or(u32::MAX).to_be_bytes());
-    for e in &d.epochs {
-        out.extend_from_slice(&e.generation.to_be_bytes());
-        out.extend_from_slice(&e.start_offset.to_be_bytes());
+    w.u32(u32::try_from(d.epochs.len()).unwrap_or(u32::MAX));
+    for e in d.epochs.iter().take(u32::MAX as usize) {
+        w.u64(e.generation);
+        w.u64(e.start_offset);
     }
-    out
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
-        let s = self.bytes.get(self.at..self.at + n).ok_or_else(|| format!("packed detail ends at byte {}", self.at))?;
-        self.at += n;
-        Ok(s)
+    w.u64(d.map.size);
+    w.u32(u32::try_from(d.map.cells.len()).unwrap_or(u32::MAX));
+    for c in &d.map.cells {
+        c.iter().for_each(|v| w.u64(*v));
     }
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_be_bytes(self.take(8)?.try_into().map_err(|_| "short u64")?))
-    }
-    fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_be_bytes(self.take(4)?.try_into().map_err(|_| "short u32")?))
-    }
-    fn count(&mut self, width: usize) -> Result<usize, String> {
-        let n = self.u32()? as usize;
-        if n.saturating_mul(width) > self.bytes.len() - self.at {
-            return Err(format!("packed detail claims {n} items past its end"));
-        }
-        Ok(n)
-    }
+    w.0
 }
 
 /// Unpacks what [`pack`] wrote.
@@ -91,21 +202,37 @@ impl Reader<'_> {
 /// # Errors
 /// A message naming where the bytes are short or wrong.
 pub fn unpack(bytes: &[u8]) -> Result<Detail, String> {
-    let mut r = Reader { bytes, at: 0 };
+    let mut r = Reader::new(bytes);
+    unpack_from(&mut r)
+}
+
+/// Unpacks a detail at the reader's position.
+///
+/// # Errors
+/// A message naming where the bytes are short or wrong.
+pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
     let n = r.count(RECORD_BYTES)?;
-    let capped = r.take(1)?.first().copied() == Some(1);
+    let capped = r.u8()? == 1;
     let mut records = Vec::with_capacity(n);
     for _ in 0..n {
         let (position, offset, payload_len, timestamp_micros) = (r.u64()?, r.u64()?, r.u32()?, r.u64()?);
-        let b = r.take(1)?.first().copied().unwrap_or(255);
-        let status = status_of(b).ok_or_else(|| format!("unknown record status {b}"))?;
+        let at = r.at();
+        let b = r.u8()?;
+        let status = status_of(b).ok_or_else(|| format!("unknown record status {b} at byte {at}"))?;
         records.push(RecordRow { position, offset, payload_len, timestamp_micros, status });
     }
     let n = r.count(16)?;
     let index_entries = (0..n).map(|_| Ok(IndexEntry { offset: r.u64()?, position: r.u64()? })).collect::<Result<_, String>>()?;
     let n = r.count(16)?;
     let epochs = (0..n).map(|_| Ok(Epoch { generation: r.u64()?, start_offset: r.u64()? })).collect::<Result<_, String>>()?;
-    Ok(Detail { records, records_capped: capped, index_entries, epochs, live: Vec::new() })
+    let size = r.u64()?;
+    let at = r.at();
+    let n = r.count(32)?;
+    if n != cell_count(size) {
+        return Err(format!("the map at byte {at} has {n} cells where a {size}-byte file has {}", cell_count(size)));
+    }
+    let cells = (0..n).map(|_| Ok([r.u64()?, r.u64()?, r.u64()?, r.u64()?])).collect::<Result<_, String>>()?;
+    Ok(Detail { records, records_capped: capped, index_entries, epochs, live: Vec::new(), map: MapCounts { size, cells } })
 }
 
 #[cfg(test)]
@@ -121,10 +248,15 @@ mod tests {
     }
 
     #[test]
-    fn short_or_lying_bytes_are_refused() {
+    fn short_or_lying_bytes_are_refused_at_every_length() {
         let s = &scan_all(&sample::files())[0];
         let packed = pack(&s.detail);
-        assert!(unpack(&packed[..packed.len() - 1]).is_err());
-        assert!(unpack(&[0xFF, 0xFF, 0xFF, 0xFF, 0]).unwrap_err().contains("past its end"));
+        for n in 0..packed.len() {
+            assert!(unpack(&packed[..n]).is_err(), "{n} bytes");
+        }
+        assert_eq!(
+            unpack(&[0xFF, 0xFF, 0xFF, 0xFF, 0]).unwrap_err(),
+            "the count at byte 0 claims 4294967295 items past the end of the bytes"
+        );
     }
 }

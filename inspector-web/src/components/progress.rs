@@ -1,0 +1,41 @@
+//! Scan progress, and findings as the scan meets them (verdicts provisional).
+
+use std::rc::Rc;
+
+use felix_codec::report::FindingReport;
+use yew::prelude::*;
+
+use crate::state::{FileId, Loaded};
+
+/// Props.
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// The files.
+    pub files: Vec<Loaded>,
+    /// Findings met so far.
+    pub live: Rc<Vec<(FileId, FindingReport)>>,
+}
+
+/// One bar per file still scanning, and the first live findings.
+#[function_component(Progress)]
+pub fn progress(props: &Props) -> Html {
+    let busy: Vec<&Loaded> = props.files.iter().filter(|f| f.scanned.is_none()).collect();
+    if busy.is_empty() {
+        return html! {};
+    }
+    let path = |id: FileId| props.files.iter().find(|f| f.id == id).map(|f| f.path.clone());
+    html! {
+        <div class="progress" aria-live="polite">
+            { for busy.iter().map(|f| html! {
+                <div class="bar"><span>{ &f.path }</span><progress max={f.size.max(1).to_string()} value={f.done.to_string()} aria-label={format!("scanning {}", f.path)} /></div>
+            }) }
+            if !props.live.is_empty() {
+                <ul id="live-findings" class="live">
+                    { for props.live.iter().take(20).filter_map(|(id, f)| path(*id).map(|p| html! {
+                        <li data-kind={f.kind.clone()} data-position={f.position.to_string()}>{ format!("{p}: {} at byte {} — still scanning, verdict provisional", f.kind, f.position) }</li>
+                    })) }
+                </ul>
+            }
+        </div>
+    }
+}

@@ -1,0 +1,74 @@
+//! The banner over a shared report: it is a claim — whose, when, which
+//! build, as the sender says — until files dropped on the page check it.
+
+use std::rc::Rc;
+
+use felix_codec::time::format_micros;
+use yew::prelude::*;
+
+use crate::logic::shared::Source;
+use crate::state::{Claim, Tally};
+
+/// Props.
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// The shared report.
+    pub claim: Rc<Claim>,
+    /// How the checks stand.
+    pub tally: Tally,
+    /// Whether files were dropped to check it.
+    pub dropped: bool,
+    /// Dropped files the report does not list.
+    pub unpaired: Rc<Vec<String>>,
+    /// Close the shared report.
+    pub on_close: Callback<()>,
+}
+
+fn stated(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "not stated".into())
+}
+
+/// The banner.
+#[function_component(SharedBanner)]
+pub fn shared_banner(props: &Props) -> Html {
+    let c = &props.claim;
+    let source = match &c.source {
+        Source::Link => "a link".to_string(),
+        Source::JsonFile(name) => format!("the file {name}"),
+        Source::Pasted => "pasted text".to_string(),
+    };
+    let t = props.tally;
+    let (state, status) = if !props.dropped {
+        ("unchecked", "Not checked against files: drop the same files (or their folder) here to check every row.".to_string())
+    } else if t.waiting > 0 {
+        (
+            "checking",
+            format!(
+                "Checking against the dropped files… {} of {} rows done.",
+                t.matches + t.differs + t.no_file,
+                t.matches + t.differs + t.no_file + t.waiting
+            ),
+        )
+    } else {
+        (
+            "checked",
+            format!("Checked against the dropped files: {} match, {} differ, {} have no dropped file.", t.matches, t.differs, t.no_file),
+        )
+    };
+    let on_close = props.on_close.reform(|_: MouseEvent| ());
+    html! {
+        <section id="shared-banner" class="banner shared" aria-label="shared report">
+            <p><strong>{ "Shared report" }</strong>{ format!(" — a claim about someone's files, opened from {source}. What follows is what the sender says; nothing here is verified until files are dropped.") }</p>
+            <dl class="provenance">
+                <dt>{ "shared by" }</dt><dd id="shared-by">{ stated(c.provenance.shared_by.clone()) }</dd>
+                <dt>{ "made" }</dt><dd id="shared-made">{ stated(c.provenance.made_at_micros.map(format_micros)) }</dd>
+                <dt>{ "build" }</dt><dd id="shared-build">{ stated(c.provenance.build.clone()) }</dd>
+            </dl>
+            <p id="check-status" data-state={state}>{ status }</p>
+            if !props.unpaired.is_empty() {
+                <p id="unpaired">{ format!("Dropped but not in the report: {}", props.unpaired.join(", ")) }</p>
+            }
+            <button id="close-shared" onclick={on_close}>{ "Close the shared report" }</button>
+        </section>
+    }
+}

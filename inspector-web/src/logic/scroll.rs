@@ -1,0 +1,92 @@
+//! Virtual scrolling that survives huge lists: a browser will not make an
+//! element taller than a few tens of millions of pixels, yet a 1 GiB file is
+//! 67 million hex rows. Past [`MAX_SPACER_PX`] the scroll bar is scaled: its
+//! pixels map onto rows proportionally instead of one row per `row_px`.
+
+/// Tallest spacer the views make, in CSS pixels (well under every browser's limit).
+pub const MAX_SPACER_PX: u64 = 8_000_000;
+
+/// A virtual list: `rows` rows of `row_px` pixels, `visible` of them in view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Virtual {
+    /// Rows in the list.
+    pub rows: u64,
+    /// Height of a row.
+    pub row_px: u64,
+    /// Rows in view.
+    pub visible: u64,
+}
+
+impl Virtual {
+    fn natural_px(self) -> u64 {
+        self.rows.saturating_mul(self.row_px)
+    }
+
+    fn scaled(self) -> bool {
+        self.natural_px() > MAX_SPACER_PX
+    }
+
+    /// Height of the spacer that gives the scroll bar its range.
+    #[must_use]
+    pub fn spacer_px(self) -> u64 {
+        self.natural_px().min(MAX_SPACER_PX)
+    }
+
+    fn max_first(self) -> u64 {
+        self.rows.saturating_sub(self.visible)
+    }
+
+    fn max_scroll(self) -> u64 {
+        self.spacer_px().saturating_sub(self.visible * self.row_px).max(1)
+    }
+
+    /// The scroll position that shows `first` at the top.
+    #[must_use]
+    pub fn px_of(self, first: u64) -> u64 {
+        let first = first.min(self.max_first());
+        if !self.scaled() {
+            return first * self.row_px;
+        }
+        let px = u128::from(first) * u128::from(self.max_scroll()) / u128::from(self.max_first().max(1));
+        u64::try_from(px).unwrap_or(u64::MAX)
+    }
+
+    /// The first row shown at scroll position `px`.
+    #[must_use]
+    pub fn first_at(self, px: u64) -> u64 {
+        if !self.scaled() {
+            return (px / self.row_px.max(1)).min(self.max_first());
+        }
+        let px = px.min(self.max_scroll());
+        let row = u128::from(px) * u128::from(self.max_first()) / u128::from(self.max_scroll());
+        u64::try_from(row).unwrap_or(u64::MAX).min(self.max_first())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_lists_scroll_one_row_per_row_height() {
+        let v = Virtual { rows: 100, row_px: 20, visible: 24 };
+        assert_eq!((v.spacer_px(), v.px_of(10), v.first_at(200), v.first_at(10_000)), (2000, 200, 10, 76));
+    }
+
+    #[test]
+    fn a_gibibyte_of_hex_rows_reaches_both_ends_and_stays_monotonic() {
+        let v = Virtual { rows: (1u64 << 30) / 16, row_px: 20, visible: 24 };
+        assert_eq!(v.spacer_px(), MAX_SPACER_PX);
+        assert_eq!(v.first_at(0), 0);
+        assert_eq!(v.first_at(u64::MAX), v.rows - 24, "the last rows are reachable");
+        let mut last = 0;
+        for px in (0..MAX_SPACER_PX).step_by(99_991) {
+            let row = v.first_at(px);
+            assert!(row >= last);
+            last = row;
+            // A row's own position maps back to it (within the rounding of one pixel).
+            let back = v.first_at(v.px_of(row));
+            assert!(row - back <= v.rows / MAX_SPACER_PX + 1, "{row} {back}");
+        }
+    }
+}

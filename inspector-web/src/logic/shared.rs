@@ -1,0 +1,379 @@
+//! Reports that came from someone else — a permalink, a dropped or pasted
+//! JSON report (`felix-storage inspect --json`) — and what they claim about
+//! who shared them, when, and with which build.
+//!
+//! A shared report is input from strangers. Before the page shows one, every
+//! field is checked: the version, bounded counts and lengths, hashes that
+//! are 64 hex digits, kinds the codec knows, positions within the file's
+//! size, and a status that is the codec's verdict on the findings listed.
+//! A report that fails is refused with a sentence naming the field.
+
+use std::fmt;
+
+use felix_codec::report::{is_finding_kind, status_of, FileReport, Report, REPORT_VERSION};
+use felix_codec::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
+use serde::{Deserialize, Serialize};
+
+/// Largest JSON report the page opens from a file or a paste: 64 MiB.
+pub const MAX_JSON_BYTES: u64 = 64 << 20;
+/// Most files a report may list.
+pub const MAX_FILES: usize = 10_000;
+/// Most findings across all files of a report opened from a file or a paste.
+pub const MAX_FINDINGS: usize = 200_000;
+/// Longest path, shard name or build text, in bytes.
+pub const MAX_NAME_BYTES: usize = 4096;
+/// Longest finding message or note, in bytes.
+pub const MAX_TEXT_BYTES: usize = 4096;
+/// Longest "shared by" text, in characters.
+pub const MAX_BY_CHARS: usize = 200;
+
+/// How many of each thing a report may carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Files.
+    pub files: usize,
+    /// Findings across all files.
+    pub findings: usize,
+}
+
+/// The limits for a report opened from a JSON file or a paste.
+pub const FILE_LIMITS: Limits = Limits { files: MAX_FILES, findings: MAX_FINDINGS };
+
+/// Where a shared report came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A permalink's fragment.
+    Link,
+    /// A JSON file dropped or picked (its name, as given).
+    JsonFile(String),
+    /// JSON pasted into the page.
+    Pasted,
+}
+
+/// What a shared report says about itself. None of it can be verified: the
+/// page shows it as the sender's claim.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// Who shared it, in their words (≤ [`MAX_BY_CHARS`] characters).
+    pub shared_by: Option<String>,
+    /// When the link was made, microseconds since the epoch (the sender's clock).
+    pub made_at_micros: Option<u64>,
+    /// The build that made it (`felix-inspector 0.1.0`).
+    pub build: Option<String>,
+}
+
+/// A report from elsewhere, checked, with where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedReport {
+    /// The report.
+    pub report: Report,
+    /// Where it came from.
+    pub source: Source,
+    /// What it says about itself.
+    pub provenance: Provenance,
+}
+
+/// This build, as a link names it.
+#[must_use]
+pub fn this_build() -> String {
+    format!("felix-inspector {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Why a report was refused: the field (`files[2].sha256`) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// The field, as a JSON path.
+    pub field: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the report is refused: {} {}", self.field, self.problem)
+    }
+}
+
+fn refuse(field: impl Into<String>, problem: impl Into<String>) -> Refused {
+    Refused { field: field.into(), problem: problem.into() }
+}
+
+fn text(field: &str, s: &str, max: usize) -> Result<(), Refused> {
+    if s.len() > max {
+        return Err(refuse(field, format!("is {} bytes long; at most {max} are accepted", s.len())));
+    }
+    if let Some((i, c)) = s.char_indices().find(|(_, c)| c.is_control() && *c != '\n' && *c != '\t') {
+        return Err(refuse(field, format!("holds the control character U+{:04X} at byte {i}", u32::from(c))));
+    }
+    Ok(())
+}
+
+/// Whether `s` is a SHA-256 as reports write it: 64 lower-case hex digits.
+#[must_use]
+pub fn is_sha256(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Checks every field of `report` against `limits`.
+///
+/// # Errors
+/// The first field that is wrong.
+pub fn validate(report: &Report, limits: Limits) -> Result<(), Refused> {
+    if report.report_version != REPORT_VERSION {
+        return Err(refuse("report_version", format!("is {}; this page reads version {REPORT_VERSION}", report.report_version)));
+    }
+    if report.files.len() > limits.files {
+        return Err(refuse("files", format!("lists {} files; at most {} are accepted", report.files.len(), limits.files)));
+    }
+    let total: usize = report.files.iter().map(|f| f.findings.len()).sum();
+    if total > limits.findings {
+        return Err(refuse("files[*].findings", format!("hold {total} findings in all; at most {} are accepted here", limits.findings)));
+    }
+    for (i, f) in report.files.iter().enumerate() {
+        validate_file(&format!("files[{i}]"), f)?;
+    }
+    Ok(())
+}
+
+fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
+    if f.path.is_empty() {
+        return Err(refuse(format!("{at}.path"), "is empty"));
+    }
+    text(&format!("{at}.path"), &f.path, MAX_NAME_BYTES)?;
+    if let Some(shard) = &f.shard {
+        text(&format!("{at}.shard"), shard, MAX_NAME_BYTES)?;
+    }
+    if let Some(sha) = &f.sha256 {
+        if !is_sha256(sha) {
+            return Err(refuse(
+                format!("{at}.sha256"),
+                format!("is not 64 lower-case hex digits (it holds {} characters)", sha.chars().count()),
+            ));
+        }
+    }
+    if f.findings.len() > MAX_FINDINGS_PER_FILE {
+        return Err(refuse(
+            format!("{at}.findings"),
+            format!("lists {} findings; a file has at most {MAX_FINDINGS_PER_FILE}", f.findings.len()),
+        ));
+    }
+    if f.notes.len() > MAX_NOTES_PER_FILE {
+        return Err(refuse(format!("{at}.notes"), format!("lists {} notes; a file has at most {MAX_NOTES_PER_FILE}", f.notes.len())));
+    }
+    if f.records.saturating_mul(felix_codec::record::RECORD_HEADER_LEN as u64) > f.size {
+        return Err(refuse(format!("{at}.records"), format!("is {}, more than {} bytes can hold", f.records, f.size)));
+    }
+    if let (Some(a), Some(b)) = (f.first_offset, f.last_offset) {
+        if a > b {
+            return Err(refuse(format!("{at}.first_offset"), format!("is {a}, past last_offset {b}")));
+        }
+    }
+    if let Some(entries) = &f.entries {
+        if entries.len() > usize::from(felix_codec::epochs::MAX_EPOCHS) {
+            return Err(refuse(
+                format!("{at}.entries"),
+                format!("lists {} generations; at most {} exist", entries.len(), felix_codec::epochs::MAX_EPOCHS),
+            ));
+        }
+    }
+    for (n, note) in f.notes.iter().enumerate() {
+        text(&format!("{at}.notes[{n}]"), note, MAX_TEXT_BYTES)?;
+    }
+    for (n, x) in f.findings.iter().enumerate() {
+        let at = format!("{at}.findings[{n}]");
+        if !is_finding_kind(&x.kind) {
+            let shown: String = x.kind.chars().take(40).collect();
+            return Err(refuse(format!("{at}.kind"), format!("{shown:?} is not a kind of damage this build knows")));
+        }
+        if x.position > f.size {
+            return Err(refuse(format!("{at}.position"), format!("is {}, past the file's size ({} bytes)", x.position, f.size)));
+        }
+        if x.end < x.position || x.end > f.size {
+            return Err(refuse(format!("{at}.end"), format!("is {}, outside {}..={} (position..size)", x.end, x.position, f.size)));
+        }
+        text(&format!("{at}.message"), &x.message, MAX_TEXT_BYTES)?;
+    }
+    if f.findings.windows(2).any(|w| (w[0].position, w[0].end) > (w[1].position, w[1].end)) {
+        return Err(refuse(format!("{at}.findings"), "are not ordered by position"));
+    }
+    let status = status_of(&f.findings);
+    if f.status != status {
+        return Err(refuse(
+            format!("{at}.status"),
+            format!("says {:?} but the findings listed make it {:?}", f.status, status).to_lowercase(),
+        ));
+    }
+    Ok(())
+}
+
+/// Opens a JSON report (`felix-storage inspect --json`, or the page's own download).
+///
+/// # Errors
+/// Why it cannot be opened: too large, not JSON (line and column), or the field refused.
+pub fn from_json(bytes: &[u8], source: Source) -> Result<SharedReport, String> {
+    let what = match &source {
+        Source::JsonFile(name) => format!("{name:?}"),
+        Source::Link => "the link".into(),
+        Source::Pasted => "the pasted text".into(),
+    };
+    if bytes.len() as u64 > MAX_JSON_BYTES {
+        return Err(format!("{what} is {} bytes; a report may be at most {MAX_JSON_BYTES} bytes", bytes.len()));
+    }
+    let report: Report = serde_json::from_slice(bytes).map_err(|e| format!("{what} is not a version-{REPORT_VERSION} report: {e}"))?;
+    validate(&report, FILE_LIMITS).map_err(|e| format!("{what}: {e}"))?;
+    Ok(SharedReport { report, source, provenance: Provenance::default() })
+}
+
+/// Checks what a link says about itself.
+///
+/// # Errors
+/// The field refused.
+pub fn validate_provenance(p: &Provenance) -> Result<(), Refused> {
+    if let Some(by) = &p.shared_by {
+        if by.chars().count() > MAX_BY_CHARS {
+            return Err(refuse("shared_by", format!("is {} characters long; at most {MAX_BY_CHARS} are accepted", by.chars().count())));
+        }
+        text("shared_by", by, MAX_NAME_BYTES)?;
+        if by.contains('\n') {
+            return Err(refuse("shared_by", "holds a line break"));
+        }
+    }
+    if let Some(build) = &p.build {
+        text("build", build, 200)?;
+        if build.contains('\n') {
+            return Err(refuse("build", "holds a line break"));
+        }
+    }
+    if p.made_at_micros.is_some_and(|m| m > 32_503_680_000_000_000) {
+        return Err(refuse("made_at_micros", "is after the year 3000"));
+    }
+    Ok(())
+}
+
+/// The report as JSON text, exactly as `felix-storage inspect --json` prints it
+/// (pretty, with a final newline), so the two compare byte for byte.
+#[must_use]
+pub fn to_json(report: &Report) -> String {
+    let mut s = serde_json::to_string_pretty(report).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// A string shortened to `n` characters (never cut inside a character), with `…` when cut.
+#[must_use]
+pub fn short(s: &str, n: usize) -> String {
+    let mut it = s.chars();
+    let head: String = it.by_ref().take(n).collect();
+    if it.next().is_some() {
+        format!("{head}…")
+    } else {
+        head
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::{sample, scan::scan_all};
+    use proptest::prelude::*;
+
+    fn sample_report() -> Report {
+        Report::new(scan_all(&sample::files()).into_iter().map(|s| s.report).collect())
+    }
+
+    #[test]
+    fn the_sample_report_is_accepted() {
+        assert_eq!(validate(&sample_report(), FILE_LIMITS), Ok(()));
+    }
+
+    #[test]
+    fn each_hostile_field_is_refused_by_name() {
+        type Breaker = Box<dyn Fn(&mut Report)>;
+        let cases: Vec<(Breaker, &str)> = vec![
+            (Box::new(|r| r.report_version = 2), "report_version is 2; this page reads version 1"),
+            (
+                Box::new(|r| r.files[0].sha256 = Some("é".repeat(32))),
+                "files[0].sha256 is not 64 lower-case hex digits (it holds 32 characters)",
+            ),
+            (
+                Box::new(|r| r.files[0].sha256 = Some("A".repeat(64))),
+                "files[0].sha256 is not 64 lower-case hex digits (it holds 64 characters)",
+            ),
+            (
+                Box::new(|r| r.files[2].findings[0].kind = "<img src=x>".into()),
+                "files[2].findings[0].kind \"<img src=x>\" is not a kind of damage this build knows",
+            ),
+            (
+                Box::new(|r| r.files[2].findings[0].position = u64::MAX),
+                "files[2].findings[0].position is 18446744073709551615, past the file's size",
+            ),
+            (Box::new(|r| r.files[2].findings[0].end = 0), "files[2].findings[0].end is 0, outside"),
+            (
+                Box::new(|r| r.files[1].status = felix_codec::report::Status::Clean),
+                "files[1].status says clean but the findings listed make it repairable",
+            ),
+            (Box::new(|r| r.files[0].path = String::new()), "files[0].path is empty"),
+            (Box::new(|r| r.files[0].path = "a\u{1b}[31m".into()), "files[0].path holds the control character U+001B at byte 1"),
+            (Box::new(|r| r.files[0].path = "x".repeat(5000)), "files[0].path is 5000 bytes long"),
+            (Box::new(|r| r.files[0].records = u64::MAX), "files[0].records is 18446744073709551615, more than"),
+            (Box::new(|r| r.files[2].findings[0].message = "m".repeat(5000)), "files[2].findings[0].message is 5000 bytes long"),
+        ];
+        for (break_it, want) in cases {
+            let mut r = sample_report();
+            break_it(&mut r);
+            let got = validate(&r, FILE_LIMITS).unwrap_err().to_string();
+            assert!(got.starts_with(&format!("the report is refused: {want}")), "{got}\nwanted {want}");
+        }
+    }
+
+    #[test]
+    fn counts_are_capped() {
+        let mut r = sample_report();
+        let f = r.files[2].clone();
+        r.files = vec![f; MAX_FILES + 1];
+        assert_eq!(validate(&r, FILE_LIMITS).unwrap_err().field, "files");
+        let r = sample_report();
+        let one = Limits { files: 100, findings: 1 };
+        assert!(validate(&r, one).unwrap_err().to_string().contains("at most 1 are accepted here"));
+    }
+
+    #[test]
+    fn json_errors_name_the_place() {
+        let e = from_json(b"{\"report_version\":1,\"files\":[{]}", Source::JsonFile("r.json".into())).unwrap_err();
+        assert!(e.starts_with("\"r.json\" is not a version-1 report: ") && e.contains("line 1 column"), "{e}");
+        let e = from_json(b"\xff", Source::Pasted).unwrap_err();
+        assert!(e.starts_with("the pasted text is not a version-1 report"), "{e}");
+        let json = serde_json::to_vec(&sample_report()).unwrap();
+        assert_eq!(from_json(&json, Source::Pasted).unwrap().report, sample_report());
+    }
+
+    #[test]
+    fn short_never_cuts_a_character() {
+        assert_eq!(short("ééééé", 3), "ééé…");
+        assert_eq!(short("abc", 3), "abc");
+        assert_eq!(short("", 3), "");
+    }
+
+    proptest! {
+        /// Whatever bytes a file holds, the page's own report of it is accepted.
+        #[test]
+        fn reports_of_any_bytes_are_accepted(bytes in proptest::collection::vec(any::<u8>(), 0..600), name in 0..4usize) {
+            let names = ["00000000000000000000.log", "00000000000000000000.index", "epochs", "x.bin"];
+            let scanned = scan_all(&[(names[name].to_string(), bytes)]);
+            let report = Report::new(scanned.into_iter().map(|s| s.report).collect());
+            prop_assert_eq!(validate(&report, FILE_LIMITS), Ok(()));
+        }
+
+        /// Damaged sample files give reports that are accepted too.
+        #[test]
+        fn reports_of_damaged_samples_are_accepted(file in 0..7usize, at in any::<prop::sample::Index>(), cut in any::<prop::sample::Index>(), flip in 1..=255u8) {
+            let files = sample::files();
+            let (path, mut bytes) = files[file].clone();
+            let i = at.index(bytes.len());
+            bytes[i] ^= flip;
+            bytes.truncate(cut.index(bytes.len() + 1));
+            let report = Report::new(scan_all(&[(path, bytes)]).into_iter().map(|s| s.report).collect());
+            prop_assert_eq!(validate(&report, FILE_LIMITS), Ok(()));
+        }
+    }
+}

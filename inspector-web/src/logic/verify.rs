@@ -1,0 +1,281 @@
+//! Checking a shared report against files: which dropped file is which row
+//! of the report, and whether each row's claim holds — the same file (by
+//! [`identity`]) with the same findings — or what differs.
+//!
+//! Findings are compared by their verdict fields (kind, position, end,
+//! offset, repair), not by message wording, so a report made by another
+//! build of the same codec still matches.
+
+use felix_codec::report::{FileReport, FindingReport};
+use felix_codec::Repair;
+
+use super::shared::short;
+
+/// Whether two reports describe the same bytes. The one place that compares
+/// file identity: when the report's hash changes algorithm, only this changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Identity {
+    /// The same bytes.
+    Same,
+    /// Other bytes: the claimed and the actual hash.
+    Differs {
+        /// What the report says.
+        claimed: String,
+        /// What the file is.
+        actual: String,
+    },
+    /// The report names no hash, so nothing can be compared.
+    Unclaimed,
+}
+
+/// Compares the file identity the report claims with the file's.
+#[must_use]
+pub fn identity(claimed: &FileReport, actual: &FileReport) -> Identity {
+    match (&claimed.sha256, &actual.sha256) {
+        (Some(c), Some(a)) if c == a => Identity::Same,
+        (Some(c), a) => Identity::Differs { claimed: c.clone(), actual: a.clone().unwrap_or_default() },
+        (None, _) => Identity::Unclaimed,
+    }
+}
+
+/// One thing that differs between a claim and the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Difference {
+    /// Not the same bytes.
+    Hash {
+        /// What the report says.
+        claimed: String,
+        /// What the file is.
+        actual: String,
+    },
+    /// The report names no hash to compare.
+    NoHash,
+    /// A finding in the file the report does not list.
+    Added(FindingKey),
+    /// A finding the report lists that the file does not have.
+    Gone(FindingKey),
+    /// The same finding with another repair verdict.
+    Verdict {
+        /// The finding.
+        key: FindingKey,
+        /// What the report says.
+        claimed: Repair,
+        /// What the codec says now.
+        actual: Repair,
+    },
+    /// Findings past the per-file limit, counted differently.
+    Omitted {
+        /// What the report says.
+        claimed: u64,
+        /// What the file has.
+        actual: u64,
+    },
+}
+
+/// What identifies a finding.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FindingKey {
+    /// Kind name.
+    pub kind: String,
+    /// First byte.
+    pub position: u64,
+    /// End of its range.
+    pub end: u64,
+    /// Record offset.
+    pub offset: Option<u64>,
+}
+
+impl FindingKey {
+    fn of(f: &FindingReport) -> Self {
+        Self { kind: f.kind.clone(), position: f.position, end: f.end, offset: f.offset }
+    }
+}
+
+impl std::fmt::Display for FindingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at byte {}", self.kind, self.position)
+    }
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Hash { claimed, actual } => {
+                write!(f, "hash differs: the report says {}, the file is {}", short(claimed, 12), short(actual, 12))
+            }
+            Self::NoHash => write!(f, "the report names no hash to compare"),
+            Self::Added(k) => write!(f, "added: {k}"),
+            Self::Gone(k) => write!(f, "gone: {k}"),
+            Self::Verdict { key, claimed, actual } => write!(f, "verdict: {key} is repair {claimed} in the report, {actual} here"),
+            Self::Omitted { claimed, actual } => write!(f, "findings past the limit: {claimed} in the report, {actual} here"),
+        }
+    }
+}
+
+/// A row's check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// No dropped file pairs with this row.
+    NoFile,
+    /// Its file is being scanned.
+    Waiting,
+    /// Same bytes, same findings.
+    Matches,
+    /// What differs.
+    Differs(Vec<Difference>),
+}
+
+impl Check {
+    /// The word shown (and set as `data-check`).
+    #[must_use]
+    pub fn word(&self) -> &'static str {
+        match self {
+            Self::NoFile => "no file",
+            Self::Waiting => "checking",
+            Self::Matches => "matches",
+            Self::Differs(_) => "differs",
+        }
+    }
+}
+
+/// Compares a claim with the report of the file paired with it.
+#[must_use]
+pub fn check(claimed: &FileReport, actual: &FileReport) -> Check {
+    let mut out = Vec::new();
+    match identity(claimed, actual) {
+        Identity::Same => {}
+        Identity::Differs { claimed, actual } => out.push(Difference::Hash { claimed, actual }),
+        Identity::Unclaimed => out.push(Difference::NoHash),
+    }
+    let mut theirs: Vec<(FindingKey, Repair)> = claimed.findings.iter().map(|f| (FindingKey::of(f), f.repair)).collect();
+    let mut ours: Vec<(FindingKey, Repair)> = actual.findings.iter().map(|f| (FindingKey::of(f), f.repair)).collect();
+    theirs.sort();
+    ours.sort();
+    let (mut i, mut j) = (0, 0);
+    while i < theirs.len() || j < ours.len() {
+        match (theirs.get(i), ours.get(j)) {
+            (Some(t), Some(o)) if t.0 == o.0 => {
+                if t.1 != o.1 {
+                    out.push(Difference::Verdict { key: t.0.clone(), claimed: t.1, actual: o.1 });
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(t), Some(o)) if t.0 < o.0 => {
+                out.push(Difference::Gone(t.0.clone()));
+                i += 1;
+            }
+            (Some(_), Some(o)) | (None, Some(o)) => {
+                out.push(Difference::Added(o.0.clone()));
+                j += 1;
+            }
+            (Some(t), None) => {
+                out.push(Difference::Gone(t.0.clone()));
+                i += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    if claimed.findings_omitted != actual.findings_omitted {
+        out.push(Difference::Omitted { claimed: claimed.findings_omitted, actual: actual.findings_omitted });
+    }
+    if out.is_empty() {
+        Check::Matches
+    } else {
+        Check::Differs(out)
+    }
+}
+
+fn components(path: &str) -> Vec<&str> {
+    path.split(['/', '\\']).filter(|c| !c.is_empty()).collect()
+}
+
+/// How well a dropped path fits a claimed one: trailing path components in
+/// common (0 when the file names differ).
+fn fit(claimed: &str, dropped: &str) -> usize {
+    components(claimed).iter().rev().zip(components(dropped).iter().rev()).take_while(|(a, b)| a == b).count()
+}
+
+/// Pairs each claimed path with a dropped one: the dropped file sharing the
+/// most trailing path components (at least the file name), each dropped file
+/// used once, claims in order. A CLI report's absolute paths thus pair with
+/// the same shard folder dropped in a browser.
+#[must_use]
+pub fn pair(claimed: &[&str], dropped: &[&str]) -> Vec<Option<usize>> {
+    let mut used = vec![false; dropped.len()];
+    claimed
+        .iter()
+        .map(|c| {
+            let best = dropped
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !used.get(*i).copied().unwrap_or(true))
+                .map(|(i, d)| (fit(c, d), i))
+                .filter(|(score, _)| *score > 0)
+                .max_by_key(|(score, i)| (*score, std::cmp::Reverse(*i)))
+                .map(|(_, i)| i);
+            if let Some(u) = best.and_then(|i| used.get_mut(i)) {
+                *u = true;
+            }
+            best
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::{sample, scan::scan_all};
+
+    #[test]
+    fn the_same_file_matches() {
+        let s = scan_all(&sample::files());
+        for f in &s {
+            assert_eq!(check(&f.report, &f.report), Check::Matches);
+        }
+    }
+
+    #[test]
+    fn a_changed_file_differs_with_the_reason() {
+        let files = sample::files();
+        let (path, bytes) = files.iter().find(|(p, _)| p.ends_with("00000000000000000001.log")).unwrap().clone();
+        let before = &scan_all(&[(path.clone(), bytes.clone())])[0].report;
+        let mut changed = bytes.clone();
+        changed[100] ^= 1; // rot in record 2
+        let after = &scan_all(&[(path.clone(), changed)])[0].report;
+        let Check::Differs(why) = check(before, after) else { panic!("a changed file must differ") };
+        assert!(matches!(why[0], Difference::Hash { .. }), "{why:?}");
+        let added: Vec<String> = why.iter().filter(|d| matches!(d, Difference::Added(_))).map(ToString::to_string).collect();
+        assert!(added.iter().any(|a| a.starts_with("added: RecordChecksum at byte")), "{added:?}");
+        // The rot the report claimed is still there; a repaired file loses it.
+        let mut repaired = bytes;
+        repaired[1692 + 40] ^= 0x20;
+        let healed = &scan_all(&[(path, repaired)])[0].report;
+        let Check::Differs(why) = check(before, healed) else { panic!() };
+        assert_eq!(why[1].to_string(), "gone: RecordChecksum at byte 1692");
+    }
+
+    #[test]
+    fn a_claim_without_a_hash_cannot_match() {
+        let s = &scan_all(&sample::files())[0].report;
+        let mut claim = s.clone();
+        claim.sha256 = None;
+        assert_eq!(check(&claim, s), Check::Differs(vec![Difference::NoHash]));
+        assert_eq!(identity(&claim, s), Identity::Unclaimed);
+    }
+
+    #[test]
+    fn cli_paths_pair_with_dropped_folders_and_names() {
+        let claimed = [
+            "/tmp/x/root/acme-1/00000000000000000000.log",
+            "/tmp/x/root/acme-1/00000000000000000000.index",
+            "/tmp/x/root/other-2/00000000000000000000.log",
+            "lonely.log",
+        ];
+        let dropped = ["other-2/00000000000000000000.log", "acme-1/00000000000000000000.index", "acme-1/00000000000000000000.log"];
+        assert_eq!(pair(&claimed, &dropped), vec![Some(2), Some(1), Some(0), None]);
+        // A loose file pairs by name; each file pairs once.
+        assert_eq!(pair(&["a/x.log", "b/x.log"], &["x.log"]), vec![Some(0), None]);
+        assert_eq!(pair(&["x.log"], &["y.log", "<b>x.log"]), vec![None]);
+    }
+}

@@ -1,0 +1,541 @@
+//! The page's state as plain data, the actions and the reducer (after Yew's
+//! `function_todomvc`). Nothing here touches the browser: file bytes stay in
+//! the shell, keyed by [`FileId`], so every transition is tested natively.
+//!
+//! Rows are what the overview lists: the dropped files' own reports, or —
+//! when a shared report is open — the report's claims, each paired with a
+//! dropped file once files are dropped and then checked against it. Rows,
+//! the problem list and the kinds are derived once per change of files,
+//! report or filter, never per render.
+
+use std::rc::Rc;
+
+use felix_codec::report::{FileReport, FindingReport};
+
+use crate::logic::group::Dropped;
+use crate::logic::problems::{self, Filter};
+use crate::logic::protocol::ToPage;
+use crate::logic::scan::Scanned;
+use crate::logic::shared::{Provenance, SharedReport, Source};
+use crate::logic::verify::{self, Check};
+
+/// A dropped file, for as long as it is loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// A row of the overview.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowId {
+    /// A dropped file's own report.
+    File(FileId),
+    /// The n-th file of the shared report.
+    Shared(u32),
+}
+
+/// A finding of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProblemId {
+    /// The row.
+    pub row: RowId,
+    /// The finding's index in the row's report.
+    pub finding: u32,
+}
+
+/// Most provisional findings kept while scanning.
+pub const MAX_LIVE: usize = 1_000;
+
+/// One dropped file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    /// Its id.
+    pub id: FileId,
+    /// Path as dropped.
+    pub path: String,
+    /// Size.
+    pub size: u64,
+    /// Bytes scanned so far.
+    pub done: u64,
+    /// The scan, once finished.
+    pub scanned: Option<Rc<Scanned>>,
+}
+
+/// A row of the overview.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Its id.
+    pub id: RowId,
+    /// The report shown (a scan's, or a shared claim).
+    pub report: Rc<FileReport>,
+    /// The dropped file whose bytes the detail views show.
+    pub file: Option<FileId>,
+    /// For a shared claim with files dropped: whether it holds.
+    pub check: Option<Check>,
+}
+
+/// A shared report on the page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Claim {
+    /// Where it came from.
+    pub source: Source,
+    /// What it says about itself.
+    pub provenance: Provenance,
+    /// Its files.
+    pub files: Vec<Rc<FileReport>>,
+    /// The dropped file paired with each of its files.
+    pub pairing: Vec<Option<FileId>>,
+}
+
+/// Counts of the checks, for the banner.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Rows that match.
+    pub matches: usize,
+    /// Rows that differ.
+    pub differs: usize,
+    /// Rows with no dropped file.
+    pub no_file: usize,
+    /// Rows still being checked.
+    pub waiting: usize,
+}
+
+/// The page's state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct State {
+    /// Files dropped, in order.
+    pub files: Vec<Loaded>,
+    /// The shared report shown, if any.
+    pub claim: Option<Rc<Claim>>,
+    /// The overview's rows (derived).
+    pub rows: Rc<Vec<Row>>,
+    /// Every problem passing the filter (derived).
+    pub problems: Rc<Vec<ProblemId>>,
+    /// Finding kinds present, for the filter menu (derived).
+    pub kinds: Rc<Vec<String>>,
+    /// The row shown in the detail views.
+    pub selected: Option<RowId>,
+    /// The byte range selected (highlighted and scrolled to).
+    pub range: Option<(u64, u64)>,
+    /// The current problem.
+    pub problem: Option<ProblemId>,
+    /// The problem filter.
+    pub filter: Filter,
+    /// A scan is running.
+    pub scanning: bool,
+    /// Milliseconds from drop to the first finding, and to the end.
+    pub timings: (Option<f64>, Option<f64>),
+    /// The last error, shown in a banner.
+    pub error: Option<String>,
+    /// The last permalink made.
+    pub permalink: Option<String>,
+    /// Findings met while scanning, before the reports are final.
+    pub live: Rc<Vec<(FileId, FindingReport)>>,
+    /// Bumped when the hex view should take the keyboard focus (Enter on a problem).
+    pub focus_hex: u32,
+    /// The person chose the selection (until then, the first problem is selected as results arrive).
+    pub chosen: bool,
+}
+
+/// What can happen.
+#[derive(Debug)]
+pub enum Action {
+    /// New files (ids chosen by the shell): replaces the files loaded.
+    Load(Vec<Dropped>),
+    /// A message from the scan.
+    Scan(ToPage),
+    /// Select a row and optionally a byte range.
+    Select(RowId, Option<(u64, u64)>),
+    /// Select a problem (its row and bytes).
+    Problem(ProblemId),
+    /// Step to the next (`true`) or previous problem.
+    Step(bool),
+    /// Jump to the current problem's bytes and give the hex view the keyboard.
+    Jump,
+    /// Change the filter.
+    Filter(Filter),
+    /// Open a shared report (from a link, a JSON file or a paste).
+    Open(SharedReport),
+    /// Close the shared report: show the dropped files' own reports.
+    Close,
+    /// An error to show.
+    Error(String),
+    /// A permalink was made.
+    Permalink(String),
+}
+
+impl State {
+    /// The loaded file with `id`.
+    #[must_use]
+    pub fn file(&self, id: FileId) -> Option<&Loaded> {
+        self.files.iter().find(|f| f.id == id)
+    }
+
+    /// The row with `id`.
+    #[must_use]
+    pub fn row(&self, id: RowId) -> Option<&Row> {
+        self.rows.iter().find(|r| r.id == id)
+    }
+
+    /// The finding a problem names.
+    #[must_use]
+    pub fn finding(&self, p: ProblemId) -> Option<&FindingReport> {
+        self.row(p.row)?.report.findings.get(p.finding as usize)
+    }
+
+    /// The selected row's file, once scanned: what the detail views show.
+    #[must_use]
+    pub fn detail(&self) -> Option<(&Row, &Loaded, &Rc<Scanned>)> {
+        let row = self.row(self.selected?)?;
+        let file = self.file(row.file?)?;
+        Some((row, file, file.scanned.as_ref()?))
+    }
+
+    /// Dropped files no claim of the shared report pairs with.
+    #[must_use]
+    pub fn unpaired(&self) -> Vec<&Loaded> {
+        let Some(claim) = &self.claim else { return Vec::new() };
+        self.files.iter().filter(|f| !claim.pairing.contains(&Some(f.id))).collect()
+    }
+
+    /// How the checks stand.
+    #[must_use]
+    pub fn tally(&self) -> Tally {
+        let mut t = Tally::default();
+        for r in self.rows.iter() {
+            match &r.check {
+                Some(Check::Matches) => t.matches += 1,
+                Some(Check::Differs(_)) => t.differs += 1,
+                Some(Check::NoFile) => t.no_file += 1,
+                Some(Check::Waiting) => t.waiting += 1,
+                None => {}
+            }
+        }
+        t
+    }
+
+    fn derive(&mut self) {
+        let rows: Vec<Row> = match &self.claim {
+            Some(claim) => claim
+                .files
+                .iter()
+                .enumerate()
+                .map(|(i, report)| {
+                    let file = claim.pairing.get(i).copied().flatten();
+                    let check = (!self.files.is_empty()).then(|| match file.and_then(|id| self.file(id)) {
+                        None => Check::NoFile,
+                        Some(Loaded { scanned: None, .. }) => Check::Waiting,
+                        Some(Loaded { scanned: Some(s), .. }) => verify::check(report, &s.report),
+                    });
+                    Row { id: RowId::Shared(u32::try_from(i).unwrap_or(u32::MAX)), report: Rc::clone(report), file, check }
+                })
+                .collect(),
+            None => self
+                .files
+                .iter()
+                .filter_map(|f| {
+                    let s = f.scanned.as_ref()?;
+                    Some(Row { id: RowId::File(f.id), report: Rc::new(s.report.clone()), file: Some(f.id), check: None })
+                })
+                .collect(),
+        };
+        let list = problems::list(rows.iter().map(|r| r.report.as_ref()), &self.filter);
+        self.problems = Rc::new(
+            list.iter().filter_map(|p| Some(ProblemId { row: rows.get(p.file)?.id, finding: u32::try_from(p.finding).ok()? })).collect(),
+        );
+        self.kinds = Rc::new(problems::kinds(rows.iter().map(|r| r.report.as_ref())));
+        self.rows = Rc::new(rows);
+    }
+
+    fn select_problem(&mut self, p: ProblemId) {
+        let Some(f) = self.finding(p) else { return };
+        self.range = Some((f.position, f.end.max(f.position.saturating_add(1))));
+        self.selected = Some(p.row);
+        self.problem = Some(p);
+    }
+
+    fn select_first(&mut self) {
+        if self.chosen {
+            return;
+        }
+        if let Some(first) = self.problems.first().copied() {
+            self.select_problem(first);
+        } else {
+            self.selected = self.rows.iter().find(|r| r.file.is_some()).map(|r| r.id);
+        }
+    }
+
+    fn load(&mut self, files: Vec<Dropped>) {
+        let loaded: Vec<Loaded> =
+            files.into_iter().map(|d| Loaded { id: FileId(d.id), path: d.path, size: d.size, done: 0, scanned: None }).collect();
+        let claim = self.claim.as_ref().map(|c| {
+            let claimed: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
+            let dropped: Vec<&str> = loaded.iter().map(|f| f.path.as_str()).collect();
+            let pairing = verify::pair(&claimed, &dropped).into_iter().map(|i| i.and_then(|i| loaded.get(i)).map(|f| f.id)).collect();
+            Rc::new(Claim { pairing, ..(**c).clone() })
+        });
+        let keep = claim.is_some();
+        *self = State {
+            files: loaded,
+            claim,
+            scanning: true,
+            filter: self.filter.clone(),
+            selected: self.selected.filter(|_| keep),
+            problem: self.problem.filter(|_| keep),
+            range: self.range.filter(|_| keep),
+            chosen: self.chosen && keep,
+            ..State::default()
+        };
+        self.derive();
+    }
+
+    fn scan(&mut self, msg: ToPage) {
+        match msg {
+            ToPage::Ready => {}
+            ToPage::Progress { file, done } => {
+                if let Some(f) = self.files.iter_mut().find(|f| f.id == FileId(file)) {
+                    f.done = done.min(f.size);
+                }
+            }
+            ToPage::Live { file, findings, ms } => {
+                if self.file(FileId(file)).is_none() {
+                    return;
+                }
+                if self.timings.0.is_none() && !findings.is_empty() {
+                    self.timings.0 = Some(ms);
+                }
+                let room = MAX_LIVE.saturating_sub(self.live.len());
+                if room > 0 {
+                    let mut live = (*self.live).clone();
+                    live.extend(findings.into_iter().take(room).map(|f| (FileId(file), f)));
+                    self.live = Rc::new(live);
+                }
+            }
+            ToPage::Group { items, ms } => {
+                let mut any = false;
+                for s in items {
+                    let Some(f) = self.files.iter_mut().find(|f| f.id == FileId(s.file)) else { continue };
+                    if self.timings.0.is_none() && !s.report.findings.is_empty() {
+                        self.timings.0 = Some(ms);
+                    }
+                    f.done = f.size;
+                    f.scanned = Some(Rc::new(s));
+                    any = true;
+                }
+                if any {
+                    self.derive();
+                    self.select_first();
+                }
+            }
+            ToPage::Done { ms } => {
+                self.scanning = false;
+                self.timings.1 = Some(ms);
+            }
+            ToPage::Error { message } => {
+                self.error = Some(message);
+                self.scanning = false;
+            }
+        }
+    }
+
+    /// Applies `action` (the reducer, as a plain function).
+    #[must_use]
+    pub fn apply(mut self, action: Action) -> Self {
+        match action {
+            Action::Load(files) => self.load(files),
+            Action::Scan(msg) => self.scan(msg),
+            Action::Select(row, range) => {
+                if self.row(row).is_some() {
+                    self.selected = Some(row);
+                    self.range = range;
+                    self.chosen = true;
+                }
+            }
+            Action::Problem(p) => {
+                self.select_problem(p);
+                self.chosen = true;
+            }
+            Action::Step(forward) => {
+                self.chosen = true;
+                if let Some(p) = problems::step(&self.problems, self.problem, forward) {
+                    self.select_problem(p);
+                }
+            }
+            Action::Jump => {
+                if let Some(p) = self.problem {
+                    self.select_problem(p);
+                    self.focus_hex = self.focus_hex.wrapping_add(1);
+                }
+            }
+            Action::Filter(f) => {
+                self.filter = f;
+                self.derive();
+            }
+            Action::Open(shared) => {
+                let files = shared.report.files.into_iter().map(Rc::new).collect::<Vec<_>>();
+                let pairing = vec![None; files.len()];
+                self = State {
+                    claim: Some(Rc::new(Claim { source: shared.source, provenance: shared.provenance, files, pairing })),
+                    ..State::default()
+                };
+                self.derive();
+                self.select_first();
+            }
+            Action::Close => {
+                self.claim = None;
+                self.selected = None;
+                self.problem = None;
+                self.range = None;
+                self.chosen = false;
+                self.derive();
+                self.select_first();
+            }
+            Action::Error(e) => {
+                self.error = Some(e);
+                self.scanning = false;
+            }
+            Action::Permalink(p) => self.permalink = Some(p),
+        }
+        self
+    }
+}
+
+impl yew::Reducible for State {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        Rc::new(Rc::unwrap_or_clone(self).apply(action))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::scan::scan_all;
+    use crate::logic::{sample, shared};
+    use felix_codec::report::Report;
+
+    fn dropped(files: &[(String, Vec<u8>)]) -> Vec<Dropped> {
+        files.iter().enumerate().map(|(i, (p, b))| Dropped { id: i as u32 + 100, path: p.clone(), size: b.len() as u64 }).collect()
+    }
+
+    /// Scans `files` as the worker would and feeds the results one group at a time, last group first.
+    fn scan_backwards(mut s: State, files: &[(String, Vec<u8>)]) -> State {
+        let mut scanned = scan_all(files);
+        for x in &mut scanned {
+            x.file += 100;
+        }
+        for x in scanned.into_iter().rev() {
+            s = s.apply(Action::Scan(ToPage::Group { items: vec![x], ms: 1.0 }));
+        }
+        s.apply(Action::Scan(ToPage::Done { ms: 2.0 }))
+    }
+
+    #[test]
+    fn selection_is_by_id_even_while_files_finish_out_of_order() {
+        let files = sample::files();
+        let mut s = State::default().apply(Action::Load(dropped(&files)));
+        assert!(s.scanning && s.rows.is_empty());
+        // Only the last file has finished: its row is the only one, and selecting it shows it.
+        let mut last = scan_all(&files).pop().unwrap();
+        last.file += 100;
+        s = s.apply(Action::Scan(ToPage::Group { items: vec![last], ms: 1.0 }));
+        assert_eq!(s.rows.len(), 1);
+        let id = RowId::File(FileId(106));
+        s = s.apply(Action::Select(id, None));
+        assert_eq!(s.detail().unwrap().1.path, files[6].0);
+        // Every file done: selecting the first row by its id shows the first file, not the n-th scanned.
+        s = scan_backwards(s, &files);
+        s = s.apply(Action::Select(RowId::File(FileId(100)), None));
+        assert_eq!(s.detail().unwrap().1.path, files[0].0);
+        assert!(!s.scanning);
+        // A row that does not exist changes nothing.
+        let before = s.selected;
+        s = s.apply(Action::Select(RowId::File(FileId(7)), None));
+        assert_eq!(s.selected, before);
+    }
+
+    #[test]
+    fn the_first_problem_is_selected_and_n_p_walk_and_wrap() {
+        let files = sample::files();
+        let s = scan_backwards(State::default().apply(Action::Load(dropped(&files))), &files);
+        assert_eq!(s.problems.len(), 3);
+        assert_eq!(s.problem, Some(s.problems[0]));
+        assert_eq!(s.selected, Some(s.problems[0].row));
+        let f = s.finding(s.problems[0]).unwrap().clone();
+        assert_eq!(s.range, Some((f.position, f.end.max(f.position + 1))));
+        let s = s.apply(Action::Step(true)).apply(Action::Step(true)).apply(Action::Step(true));
+        assert_eq!(s.problem, Some(s.problems[0]), "wraps");
+        let s = s.apply(Action::Step(false));
+        assert_eq!(s.problem, Some(s.problems[2]));
+        let focus = s.focus_hex;
+        let s = s.apply(Action::Jump);
+        assert_eq!((s.focus_hex, s.problem), (focus + 1, Some(s.problems[2])));
+        let s = s.apply(Action::Filter(Filter { kind: Some("Truncated".into()), min_severity: None }));
+        assert_eq!(s.problems.len(), 1);
+        assert_eq!(*s.kinds, vec!["IndexEntryMismatch", "RecordChecksum", "Truncated"]);
+    }
+
+    #[test]
+    fn messages_for_files_no_longer_loaded_are_ignored() {
+        let files = sample::files();
+        let s = State::default().apply(Action::Load(dropped(&files[..1])));
+        let mut stale = scan_all(&files[..1]).pop().unwrap();
+        stale.file = 5; // an id from an earlier drop
+        let s = s
+            .apply(Action::Scan(ToPage::Group { items: vec![stale], ms: 1.0 }))
+            .apply(Action::Scan(ToPage::Progress { file: 5, done: 9 }))
+            .apply(Action::Scan(ToPage::Live { file: 5, findings: vec![], ms: 1.0 }));
+        assert!(s.rows.is_empty() && s.live.is_empty());
+        assert_eq!(s.files[0].done, 0);
+    }
+
+    fn shared_from(files: &[(String, Vec<u8>)]) -> SharedReport {
+        let report = Report::new(scan_all(files).into_iter().map(|s| s.report).collect());
+        SharedReport { report, source: shared::Source::Link, provenance: Provenance::default() }
+    }
+
+    #[test]
+    fn a_shared_report_is_a_claim_until_the_same_files_match() {
+        let files = sample::files();
+        let s = State::default().apply(Action::Open(shared_from(&files)));
+        assert_eq!(s.rows.len(), 7);
+        assert!(s.rows.iter().all(|r| r.check.is_none() && r.file.is_none()), "not checked against files");
+        assert!(s.detail().is_none(), "no bytes to show");
+        let s = s.apply(Action::Load(dropped(&files)));
+        assert_eq!(s.tally(), Tally { waiting: 7, ..Tally::default() });
+        let s = scan_backwards(s, &files);
+        assert_eq!(s.tally(), Tally { matches: 7, ..Tally::default() });
+        assert!(s.detail().is_some(), "the selected claim now shows its file's bytes");
+        assert!(s.unpaired().is_empty());
+    }
+
+    #[test]
+    fn a_changed_or_missing_file_differs_and_says_why() {
+        let files = sample::files();
+        let s = State::default().apply(Action::Open(shared_from(&files)));
+        let mut changed = files[..2].to_vec();
+        changed[1].1[30] ^= 1; // index 0, entry 0's offset
+        let s = scan_backwards(s.apply(Action::Load(dropped(&changed))), &changed);
+        assert_eq!(s.tally(), Tally { matches: 1, differs: 1, no_file: 5, waiting: 0 });
+        assert_eq!(s.rows[0].check, Some(Check::Matches));
+        let Some(Check::Differs(why)) = &s.rows[1].check else { panic!("{:?}", s.rows[1].check) };
+        assert!(why[0].to_string().starts_with("hash differs: the report says "), "{why:?}");
+        // Closing the shared report shows the dropped files' own reports.
+        let s = s.apply(Action::Close);
+        assert_eq!(s.rows.len(), 2);
+        assert!(s.rows.iter().all(|r| matches!(r.id, RowId::File(_)) && r.check.is_none()));
+    }
+
+    #[test]
+    fn opening_a_report_replaces_the_files_and_errors_stop_the_scan() {
+        let files = sample::files();
+        let s = scan_backwards(State::default().apply(Action::Load(dropped(&files))), &files);
+        let s = s.apply(Action::Open(shared_from(&files[..1])));
+        assert!(s.files.is_empty());
+        assert_eq!(s.rows.len(), 1);
+        let s =
+            s.apply(Action::Load(dropped(&files))).apply(Action::Scan(ToPage::Error { message: "x.log: reading bytes 0..4: gone".into() }));
+        assert!(!s.scanning);
+        assert_eq!(s.error.as_deref(), Some("x.log: reading bytes 0..4: gone"));
+        assert_eq!(s.unpaired().len(), 6);
+    }
+}
