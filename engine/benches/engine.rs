@@ -10,7 +10,7 @@
 //!
 //! `cargo bench -p felix-engine --bench engine` (criterion's estimates for
 //! the batch-1 case, then the full table). `FELIX_BENCH_QUICK=1` shrinks it;
-//! `FELIX_BENCH_ONLY=recovery` runs only the recovery table.
+//! `FELIX_BENCH_ONLY=recovery` runs only the recovery table, `=reads` only the reads.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
 use std::fs::OpenOptions;
@@ -164,6 +164,7 @@ fn recovery_table(quick: bool) {
 
 fn read_table() {
     let tmp = tempfile::tempdir_in(".").unwrap();
+    // (the shard directory is r/ under tmp)
     let config = Config { segment_size_bytes: 8 << 20, ..Config::default() };
     let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &tmp.path().join("r"), config).unwrap();
     let payload = vec![1u8; 256];
@@ -172,22 +173,44 @@ fn read_table() {
         shard.append(&refs).unwrap();
     }
     let n = shard.next_offset();
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut lat: Vec<Duration> = (0..10_000)
-        .map(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let t = Instant::now();
-            black_box(shard.read(seed % n, 1).unwrap());
-            t.elapsed()
-        })
-        .collect();
-    lat.sort_unstable();
+    let random_reads = |shard: &Shard| -> (Vec<Duration>, Duration) {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut lat: Vec<Duration> = (0..10_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let t = Instant::now();
+                black_box(shard.read(seed % n, 1).unwrap());
+                t.elapsed()
+            })
+            .collect();
+        let total = lat.iter().sum();
+        lat.sort_unstable();
+        (lat, total)
+    };
+    let (lat, _) = random_reads(&shard);
     println!(
-        "\nrandom reads of one 256 B record over {n} records (~27 MiB, 4 segments): p50 {:.2?}, p99 {:.2?}",
+        "\nrandom reads of one 256 B record over {n} records (~27 MiB, 4 segments), the writer's handle: p50 {:.2?}, p99 {:.2?}",
         percentile(&lat, 0.5),
         percentile(&lat, 0.99)
+    );
+    drop(shard);
+    // A fresh reader: every index entry of a sealed segment is verified against
+    // the record chain before a read trusts it (once per stretch, then remembered).
+    let t = Instant::now();
+    let (reader, _) = Shard::open_read_only(Arc::new(OsIo::new()) as Arc<dyn Io>, &tmp.path().join("r"), Config::default()).unwrap();
+    let open = t.elapsed();
+    let (lat, total) = random_reads(&reader);
+    let (warm, warm_total) = random_reads(&reader);
+    println!(
+        "  a fresh reader: open {open:.2?}; first 10,000 reads p50 {:.2?}, p99 {:.2?}, max {:.2?}, total {total:.2?} \
+         (entry verification included); again: p50 {:.2?}, p99 {:.2?}, total {warm_total:.2?}",
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        lat[lat.len() - 1],
+        percentile(&warm, 0.5),
+        percentile(&warm, 0.99),
     );
 }
 
@@ -195,6 +218,10 @@ fn main() {
     let quick = std::env::var_os("FELIX_BENCH_QUICK").is_some();
     if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("recovery") {
         recovery_table(quick);
+        return;
+    }
+    if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("reads") {
+        read_table();
         return;
     }
     let mut c = Criterion::default().configure_from_args().sample_size(20).measurement_time(Duration::from_secs(3));
