@@ -163,7 +163,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
             continue;
         }
         let Some(seg) = g.segments.last() else { return Ok(g) };
-        let (path, target_len) = (shared.dir.log(seg.id), seg.len);
+        let (id, path, target_len) = (seg.id, shared.dir.log(seg.id), seg.len);
         let target = g.next_offset;
         g.syncing = true;
         drop(g);
@@ -172,11 +172,17 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         g.syncing = false;
         shared.synced.notify_all();
         result?;
+        // Everything below `target` was in this segment or in one a roll synced.
         g.durable_next = g.durable_next.max(target);
-        g.durable_len = g.durable_len.max(target_len);
+        // A roll during the sync made another segment active: its length is not ours to set.
+        if g.segments.last().is_some_and(|s| s.id == id) {
+            g.durable_len = g.durable_len.max(target_len);
+        }
         if g.visible_next < g.durable_next {
             g.visible_next = g.durable_next;
-            g.visible_len = g.durable_len;
+        }
+        if g.segments.last().is_some_and(|s| s.id == id) {
+            g.visible_len = g.visible_len.max(g.durable_len);
         }
     }
 }
