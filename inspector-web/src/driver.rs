@@ -11,6 +11,9 @@ use crate::logic::protocol::ToPage;
 use crate::logic::scan::{GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
 use crate::web;
 
+/// Longest wait before finished groups are sent to the page.
+pub const GROUP_BATCH_MS: f64 = 200.0;
+
 /// Milliseconds on a clock shared by the page and its workers.
 #[must_use]
 pub fn wall_ms() -> f64 {
@@ -18,8 +21,13 @@ pub fn wall_ms() -> f64 {
 }
 
 /// Scans `files` (each with its bytes) group by group, sending every message to `send`.
+///
+/// Results of small groups (loose files) are sent together at most every
+/// [`GROUP_BATCH_MS`], so ten thousand dropped files are not ten thousand
+/// updates of the page.
 pub async fn run(files: Vec<(Dropped, Blob)>, send: &impl Fn(ToPage), cancelled: impl Fn() -> bool, started_ms: f64) {
     let dropped: Vec<Dropped> = files.iter().map(|(d, _)| d.clone()).collect();
+    let (mut batch, mut batched_at) = (Vec::new(), wall_ms());
     for g in group(&dropped) {
         let mut scans = GroupScan::new(&g, &dropped);
         for i in scans.order() {
@@ -59,7 +67,14 @@ pub async fn run(files: Vec<(Dropped, Blob)>, send: &impl Fn(ToPage), cancelled:
             }
             scans.end(i, job);
         }
-        send(ToPage::Group { items: scans.finish(), ms: wall_ms() - started_ms });
+        batch.extend(scans.finish());
+        if wall_ms() - batched_at >= GROUP_BATCH_MS {
+            send(ToPage::Group { items: std::mem::take(&mut batch), ms: wall_ms() - started_ms });
+            batched_at = wall_ms();
+        }
+    }
+    if !batch.is_empty() {
+        send(ToPage::Group { items: batch, ms: wall_ms() - started_ms });
     }
     send(ToPage::Done { ms: wall_ms() - started_ms });
 }

@@ -8,6 +8,7 @@
 //! the problem list and the kinds are derived once per change of files,
 //! report or filter, never per render.
 
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use felix_codec::report::{FileReport, FindingReport};
@@ -57,6 +58,8 @@ pub struct Loaded {
     pub done: u64,
     /// The scan, once finished.
     pub scanned: Option<Rc<Scanned>>,
+    /// Its report, shared with the rows (cloned once, when the scan arrives).
+    pub report: Option<Rc<FileReport>>,
 }
 
 /// A row of the overview.
@@ -193,7 +196,8 @@ impl State {
     #[must_use]
     pub fn unpaired(&self) -> Vec<&Loaded> {
         let Some(claim) = &self.claim else { return Vec::new() };
-        self.files.iter().filter(|f| !claim.pairing.contains(&Some(f.id))).collect()
+        let paired: HashSet<FileId> = claim.pairing.iter().flatten().copied().collect();
+        self.files.iter().filter(|f| !paired.contains(&f.id)).collect()
     }
 
     /// How the checks stand.
@@ -213,6 +217,7 @@ impl State {
     }
 
     fn derive(&mut self) {
+        let by_id: HashMap<FileId, &Loaded> = self.files.iter().map(|f| (f.id, f)).collect();
         let rows: Vec<Row> = match &self.claim {
             Some(claim) => claim
                 .files
@@ -220,10 +225,10 @@ impl State {
                 .enumerate()
                 .map(|(i, report)| {
                     let file = claim.pairing.get(i).copied().flatten();
-                    let check = (!self.files.is_empty()).then(|| match file.and_then(|id| self.file(id)) {
+                    let check = (!self.files.is_empty()).then(|| match file.and_then(|id| by_id.get(&id)) {
                         None => Check::NoFile,
-                        Some(Loaded { scanned: None, .. }) => Check::Waiting,
-                        Some(Loaded { scanned: Some(s), .. }) => verify::check(report, &s.report),
+                        Some(Loaded { report: None, .. }) => Check::Waiting,
+                        Some(Loaded { report: Some(r), .. }) => verify::check(report, r),
                     });
                     Row { id: RowId::Shared(u32::try_from(i).unwrap_or(u32::MAX)), report: Rc::clone(report), file, check }
                 })
@@ -231,10 +236,7 @@ impl State {
             None => self
                 .files
                 .iter()
-                .filter_map(|f| {
-                    let s = f.scanned.as_ref()?;
-                    Some(Row { id: RowId::File(f.id), report: Rc::new(s.report.clone()), file: Some(f.id), check: None })
-                })
+                .filter_map(|f| Some(Row { id: RowId::File(f.id), report: Rc::clone(f.report.as_ref()?), file: Some(f.id), check: None }))
                 .collect(),
         };
         let list = problems::list(rows.iter().map(|r| r.report.as_ref()), &self.filter);
@@ -264,8 +266,10 @@ impl State {
     }
 
     fn load(&mut self, files: Vec<Dropped>) {
-        let loaded: Vec<Loaded> =
-            files.into_iter().map(|d| Loaded { id: FileId(d.id), path: d.path, size: d.size, done: 0, scanned: None }).collect();
+        let loaded: Vec<Loaded> = files
+            .into_iter()
+            .map(|d| Loaded { id: FileId(d.id), path: d.path, size: d.size, done: 0, scanned: None, report: None })
+            .collect();
         let claim = self.claim.as_ref().map(|c| {
             let claimed: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
             let dropped: Vec<&str> = loaded.iter().map(|f| f.path.as_str()).collect();
@@ -311,12 +315,14 @@ impl State {
             }
             ToPage::Group { items, ms } => {
                 let mut any = false;
+                let at: HashMap<FileId, usize> = self.files.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
                 for s in items {
-                    let Some(f) = self.files.iter_mut().find(|f| f.id == FileId(s.file)) else { continue };
+                    let Some(f) = at.get(&FileId(s.file)).and_then(|i| self.files.get_mut(*i)) else { continue };
                     if self.timings.0.is_none() && !s.report.findings.is_empty() {
                         self.timings.0 = Some(ms);
                     }
                     f.done = f.size;
+                    f.report = Some(Rc::new(s.report.clone()));
                     f.scanned = Some(Rc::new(s));
                     any = true;
                 }

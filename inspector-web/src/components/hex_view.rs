@@ -13,6 +13,8 @@ use crate::logic::hex::{
     byte_classes, click_selection, describe, field_at, finding_at, move_cursor, parse_jump, row_count, row_of, Window, BYTES_PER_ROW,
 };
 use crate::logic::keys::{keep_in_view, nav};
+use felix_codec::segment_header::SEGMENT_HEADER_LEN;
+
 use crate::logic::scan::Scanned;
 use crate::logic::scroll::Virtual;
 use crate::web;
@@ -92,8 +94,9 @@ pub fn hex_view(props: &Props) -> Html {
         use_effect_with((*first, Rc::clone(&props.scanned)), move |(first, _)| {
             let start = first * BYTES_PER_ROW;
             let end = ((first + VISIBLE_ROWS + 1) * BYTES_PER_ROW).min(size);
-            // Reach back one record header so CRCs of headers cut by the top edge can be computed.
-            let from = start.saturating_sub(32);
+            // Reach back a header's worth (the longest prefix a header CRC covers) so the
+            // CRCs of headers cut by the top edge can be computed.
+            let from = start.saturating_sub(SEGMENT_HEADER_LEN as u64);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Ok(bytes) = web::read_slice(&blob, from, end).await {
                     window.set(Window { start: from, bytes });

@@ -51,8 +51,12 @@ pub fn cell_count(size: u64) -> usize {
 /// First byte of cell `cell` of `n` over `size` bytes.
 #[must_use]
 pub fn cell_start(cell: usize, n: usize, size: u64) -> u64 {
-    let v = u128::from(size) * cell as u128 / (n.max(1) as u128);
-    u64::try_from(v).unwrap_or(size)
+    let (cell, n) = (cell as u64, n.max(1) as u64);
+    // u64 arithmetic while it cannot overflow (files under 38 PB): u128 division is slow in wasm.
+    match size.checked_mul(cell) {
+        Some(p) => p / n,
+        None => u64::try_from(u128::from(size) * u128::from(cell) / u128::from(n)).unwrap_or(size),
+    }
 }
 
 /// The cell holding byte `pos`.
@@ -62,7 +66,11 @@ pub fn cell_of(pos: u64, n: usize, size: u64) -> usize {
         return 0;
     }
     // The largest cell whose start is at or below `pos`.
-    let guess = u128::from(pos.min(size - 1)) * n as u128 / u128::from(size);
+    let pos_in = pos.min(size - 1);
+    let guess = match pos_in.checked_mul(n as u64) {
+        Some(p) => p / size,
+        None => u64::try_from(u128::from(pos_in) * n as u128 / u128::from(size)).unwrap_or(u64::MAX),
+    };
     let mut c = usize::try_from(guess).unwrap_or(n - 1).min(n - 1);
     while c + 1 < n && cell_start(c + 1, n, size) <= pos {
         c += 1;

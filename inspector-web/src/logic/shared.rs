@@ -163,6 +163,18 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
     if f.records.saturating_mul(felix_codec::record::RECORD_HEADER_LEN as u64) > f.size {
         return Err(refuse(format!("{at}.records"), format!("is {}, more than {} bytes can hold", f.records, f.size)));
     }
+    if f.index_entries.is_some_and(|n| n.saturating_mul(felix_codec::index::INDEX_ENTRY_LEN as u64) > f.size) {
+        return Err(refuse(
+            format!("{at}.index_entries"),
+            format!("is {}, more than {} bytes can hold", f.index_entries.unwrap_or(0), f.size),
+        ));
+    }
+    if f.findings_omitted > f.size {
+        return Err(refuse(
+            format!("{at}.findings_omitted"),
+            format!("is {}, more than one per byte of a {}-byte file", f.findings_omitted, f.size),
+        ));
+    }
     if let (Some(a), Some(b)) = (f.first_offset, f.last_offset) {
         if a > b {
             return Err(refuse(format!("{at}.first_offset"), format!("is {a}, past last_offset {b}")));
@@ -317,6 +329,11 @@ mod tests {
             (Box::new(|r| r.files[0].path = "x".repeat(5000)), "files[0].path is 5000 bytes long"),
             (Box::new(|r| r.files[0].records = u64::MAX), "files[0].records is 18446744073709551615, more than"),
             (Box::new(|r| r.files[2].findings[0].message = "m".repeat(5000)), "files[2].findings[0].message is 5000 bytes long"),
+            (
+                Box::new(|r| r.files[0].findings_omitted = u64::MAX),
+                "files[0].findings_omitted is 18446744073709551615, more than one per byte",
+            ),
+            (Box::new(|r| r.files[1].index_entries = Some(u64::MAX)), "files[1].index_entries is 18446744073709551615, more than"),
         ];
         for (break_it, want) in cases {
             let mut r = sample_report();

@@ -6,6 +6,8 @@
 //! offset, repair), not by message wording, so a report made by another
 //! build of the same codec still matches.
 
+use std::collections::HashMap;
+
 use felix_codec::report::{FileReport, FindingReport};
 use felix_codec::Repair;
 
@@ -190,34 +192,46 @@ fn components(path: &str) -> Vec<&str> {
     path.split(['/', '\\']).filter(|c| !c.is_empty()).collect()
 }
 
-/// How well a dropped path fits a claimed one: trailing path components in
-/// common (0 when the file names differ).
-fn fit(claimed: &str, dropped: &str) -> usize {
-    components(claimed).iter().rev().zip(components(dropped).iter().rev()).take_while(|(a, b)| a == b).count()
+/// Trailing path components compared when pairing (a shard path is `dir/file`; deeper is noise).
+pub const MAX_PAIR_COMPONENTS: usize = 8;
+
+fn suffix(comps: &[&str], k: usize) -> Option<String> {
+    comps.get(comps.len().checked_sub(k)?..).map(|c| c.join("/"))
 }
 
 /// Pairs each claimed path with a dropped one: the dropped file sharing the
-/// most trailing path components (at least the file name), each dropped file
-/// used once, claims in order. A CLI report's absolute paths thus pair with
-/// the same shard folder dropped in a browser.
+/// most trailing path components (at least the file name, at most
+/// [`MAX_PAIR_COMPONENTS`]), each dropped file used once, claims in order. A
+/// CLI report's absolute paths thus pair with the same shard folder dropped
+/// in a browser. Linear in the paths' components, whatever the names.
 #[must_use]
 pub fn pair(claimed: &[&str], dropped: &[&str]) -> Vec<Option<usize>> {
+    let mut by_suffix: HashMap<String, (usize, Vec<usize>)> = HashMap::new();
+    for (i, d) in dropped.iter().enumerate() {
+        let comps = components(d);
+        for k in 1..=comps.len().min(MAX_PAIR_COMPONENTS) {
+            if let Some(key) = suffix(&comps, k) {
+                by_suffix.entry(key).or_default().1.push(i);
+            }
+        }
+    }
     let mut used = vec![false; dropped.len()];
     claimed
         .iter()
         .map(|c| {
-            let best = dropped
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !used.get(*i).copied().unwrap_or(true))
-                .map(|(i, d)| (fit(c, d), i))
-                .filter(|(score, _)| *score > 0)
-                .max_by_key(|(score, i)| (*score, std::cmp::Reverse(*i)))
-                .map(|(_, i)| i);
-            if let Some(u) = best.and_then(|i| used.get_mut(i)) {
-                *u = true;
+            let comps = components(c);
+            for k in (1..=comps.len().min(MAX_PAIR_COMPONENTS)).rev() {
+                let Some((next, list)) = suffix(&comps, k).and_then(|key| by_suffix.get_mut(&key)) else { continue };
+                // Each list is walked once in all: entries before `next` are used.
+                while let Some(&i) = list.get(*next) {
+                    *next += 1;
+                    if let Some(u) = used.get_mut(i).filter(|u| !**u) {
+                        *u = true;
+                        return Some(i);
+                    }
+                }
             }
-            best
+            None
         })
         .collect()
 }
@@ -277,5 +291,18 @@ mod tests {
         // A loose file pairs by name; each file pairs once.
         assert_eq!(pair(&["a/x.log", "b/x.log"], &["x.log"]), vec![Some(0), None]);
         assert_eq!(pair(&["x.log"], &["y.log", "<b>x.log"]), vec![None]);
+    }
+
+    #[test]
+    fn ten_thousand_files_of_one_name_pair_one_to_one() {
+        let dropped: Vec<String> = (0..10_000).map(|i| format!("d{i}/00000000000000000000.log")).collect();
+        let claimed: Vec<String> = (0..10_000).rev().map(|i| format!("/root/d{i}/00000000000000000000.log")).collect();
+        let d: Vec<&str> = dropped.iter().map(String::as_str).collect();
+        let c: Vec<&str> = claimed.iter().map(String::as_str).collect();
+        let p = pair(&c, &d);
+        assert!(p.iter().enumerate().all(|(k, i)| *i == Some(9_999 - k)), "each claim finds its own folder");
+        let bare = vec!["00000000000000000000.log"; 10_000];
+        let p = pair(&bare, &d);
+        assert_eq!(p.iter().flatten().collect::<std::collections::HashSet<_>>().len(), 10_000, "by name, each once");
     }
 }

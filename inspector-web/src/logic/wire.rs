@@ -11,7 +11,7 @@
 //! ```
 
 use felix_codec::epochs::Epoch;
-use felix_codec::index::IndexEntry;
+use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN};
 use felix_codec::scan::RecordStatus;
 
 use super::filemap::{cell_count, MapCounts};
@@ -221,7 +221,7 @@ pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
         let status = status_of(b).ok_or_else(|| format!("unknown record status {b} at byte {at}"))?;
         records.push(RecordRow { position, offset, payload_len, timestamp_micros, status });
     }
-    let n = r.count(16)?;
+    let n = r.count(INDEX_ENTRY_LEN)?;
     let index_entries = (0..n).map(|_| Ok(IndexEntry { offset: r.u64()?, position: r.u64()? })).collect::<Result<_, String>>()?;
     let n = r.count(16)?;
     let epochs = (0..n).map(|_| Ok(Epoch { generation: r.u64()?, start_offset: r.u64()? })).collect::<Result<_, String>>()?;
