@@ -99,13 +99,18 @@ pub fn app() -> Html {
         let (runner, dispatch) = (Rc::clone(&runner), dispatch.clone());
         use_effect_with((), move |()| {
             runner::spawn_worker(&runner, &dispatch);
-            let hash = web::hash();
-            if permalink::is_link(&hash) {
-                match permalink::decode(&hash) {
-                    Ok(report) => dispatch.emit(Action::Open(report)),
-                    Err(e) => dispatch.emit(Action::Error(e)),
+            let open = move || {
+                let hash = web::hash();
+                if permalink::is_link(&hash) {
+                    match permalink::decode(&hash) {
+                        Ok(report) => dispatch.emit(Action::Open(report)),
+                        Err(e) => dispatch.emit(Action::Error(e)),
+                    }
                 }
-            }
+            };
+            open();
+            // A link pasted into the address bar of an open page changes only the fragment.
+            web::on_hash_change(open);
             || ()
         });
     }

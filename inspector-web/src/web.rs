@@ -86,6 +86,14 @@ pub fn hash() -> String {
     web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
 }
 
+/// Calls `f` whenever the URL fragment changes (for the page's lifetime).
+pub fn on_hash_change(f: impl Fn() + 'static) {
+    let Some(window) = web_sys::window() else { return };
+    let closure = wasm_bindgen::closure::Closure::<dyn Fn()>::new(f);
+    let _ = window.add_event_listener_with_callback("hashchange", closure.as_ref().unchecked_ref());
+    closure.forget();
+}
+
 /// The page URL with `fragment` in place of the current one.
 #[must_use]
 pub fn url_with_fragment(fragment: &str) -> String {

@@ -388,6 +388,17 @@ test('a link may carry 10,000 findings: the problems panel renders a dozen rows;
   await q.goto(link({ report }));
   await q.locator('#error').waitFor();
   assert.match(await q.locator('#error').textContent(), /hold 10001 findings in all; at most 10000 are accepted here/);
+  // The issue's flood: a small fragment that inflates to 215,087 findings is refused before it is parsed.
+  f.size = 1 << 20;
+  f.findings = Array.from({ length: 215087 }, () => ({ ...f.findings[0], position: 1, end: 2 }));
+  const flood = link({ report });
+  assert.ok(flood.length < 256 * 1024, `${flood.length} characters`);
+  const r = await page();
+  await r.goto(base);
+  await r.evaluate((hash) => { location.hash = hash; }, flood.slice(base.length));
+  await r.locator('#error').waitFor();
+  assert.match(await r.locator('#error').textContent(), /inflates past 4194304 bytes, more than a link may carry/);
+  assert.equal(await r.locator('#problems').count(), 0);
 });
 
 test('file names from a dropped folder are text in every view and export', async () => {

@@ -355,6 +355,24 @@ mod tests {
     }
 
     #[test]
+    fn a_file_may_not_claim_more_findings_than_the_codec_keeps() {
+        let mut r = sample_report();
+        let f = r.files[2].findings[0].clone();
+        r.files[2].findings = vec![f; MAX_FINDINGS_PER_FILE + 1];
+        assert_eq!(
+            validate(&r, FILE_LIMITS).unwrap_err().to_string(),
+            "the report is refused: files[2].findings lists 10001 findings; a file has at most 10000"
+        );
+    }
+
+    #[test]
+    fn oversized_json_is_refused_before_it_is_parsed() {
+        let big = vec![b' '; usize::try_from(MAX_JSON_BYTES).unwrap() + 1];
+        let e = from_json(&big, Source::JsonFile("<b>big</b>.json".into())).unwrap_err();
+        assert_eq!(e, "\"<b>big</b>.json\" is 67108865 bytes; a report may be at most 67108864 bytes");
+    }
+
+    #[test]
     fn json_errors_name_the_place() {
         let e = from_json(b"{\"report_version\":1,\"files\":[{]}", Source::JsonFile("r.json".into())).unwrap_err();
         assert!(e.starts_with("\"r.json\" is not a version-1 report: ") && e.contains("line 1 column"), "{e}");
