@@ -227,14 +227,19 @@ fn detail_section(
 ) -> Html {
     let Some(selected) = state.selected.and_then(|id| state.row(id)) else { return html! {} };
     let Some((row, path, scanned)) = detail else {
+        let report = Rc::clone(&selected.report);
         return html! {
             <section class="detail">
-                <h2>{ selected.report.path.clone() }</h2>
+                <h2>{ format!("{} — {}", report.path, report.kind.as_str()) }</h2>
                 <p class="none" id="needs-files">{ "This report came without bytes: drop the same files (or their folder) to see the bytes, the file map and the records — and to check the report against them." }</p>
+                <IndexView report={Rc::clone(&report)} />
+                <EpochsView report={report} />
             </section>
         };
     };
     let Some(blob) = blob else { return html! {} };
+    // With the file on the page, the views show what its bytes say (not what a shared report claims).
+    let Some(own) = state.detail().and_then(|(_, f, _)| f.report.clone()) else { return html! {} };
     let on_range = dispatch.reform(move |range: (u64, u64)| Action::Select(row, Some(range)));
     let on_pick = {
         let (s, on_range) = (Rc::clone(&scanned), on_range.clone());
@@ -250,8 +255,8 @@ fn detail_section(
                 <HexView blob={blob} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} />
             </div>
             <RecordTable scanned={Rc::clone(&scanned)} range={state.range} on_range={on_range} />
-            <IndexView scanned={Rc::clone(&scanned)} />
-            <EpochsView scanned={scanned} />
+            <IndexView report={Rc::clone(&own)} scanned={Some(Rc::clone(&scanned))} />
+            <EpochsView report={own} />
         </section>
     }
 }

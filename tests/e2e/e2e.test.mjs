@@ -321,6 +321,18 @@ test('a CLI JSON report, dropped or pasted, shows its findings; dropped with its
   const kinds = await p.locator('#problems .gridbody [role=row]').evaluateAll((rows) => rows.map((r) => `${r.dataset.kind}@${r.dataset.position}`));
   assert.deepEqual(kinds, cli.files.flatMap((f) => f.findings.map((x) => `${x.kind}@${x.position}`)));
   await p.locator('#needs-files').waitFor();
+  // The index view names the stale entry from the report alone.
+  await p.locator('#overview tbody tr', { hasText: '00000000000000000000.index' }).click();
+  await p.locator('#index-entries tr[data-kind="IndexEntryMismatch"]').waitFor();
+  // The epochs view of a shared report draws the report's generations.
+  const payments = JSON.parse(cliReport([shard('acme_default_payments_0')]));
+  const epochs = payments.files.find((f) => f.kind === 'epochs');
+  const e = await page();
+  await e.goto(link({ report: payments }));
+  await e.locator('#overview tbody tr', { hasText: 'epochs' }).click();
+  const bars = await e.locator('#epochs-timeline .epoch').allTextContents();
+  assert.ok(bars.length >= 1);
+  assert.deepEqual(bars, epochs.entries.map(([g, o]) => `g${g} @ ${o}`));
   // Pasted, the same.
   const q = await page();
   await q.goto(base);

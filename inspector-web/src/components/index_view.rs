@@ -1,12 +1,14 @@
 //! The index view: every entry, and the codec's verdict on it — the finding
-//! that covers the entry where the codec's layout puts it, if any.
+//! that covers the entry where the codec's layout puts it, if any. From a
+//! report without its file, the entries the findings name.
 
 use std::rc::Rc;
 
 use felix_codec::file_name::FileKind;
+use felix_codec::report::FileReport;
 use yew::prelude::*;
 
-use crate::logic::hex::index_entry_finding;
+use crate::logic::hex::{index_entry_finding, index_entry_number};
 use crate::logic::scan::Scanned;
 
 const SHOWN: usize = 500;
@@ -14,19 +16,39 @@ const SHOWN: usize = 500;
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    /// The scanned file.
-    pub scanned: Rc<Scanned>,
+    /// The file's report.
+    pub report: Rc<FileReport>,
+    /// Its scan, when the file is on the page.
+    #[prop_or_default]
+    pub scanned: Option<Rc<Scanned>>,
 }
 
 /// The index view (index files only).
 #[function_component(IndexView)]
 pub fn index_view(props: &Props) -> Html {
-    let s = &props.scanned;
-    if s.report.kind != FileKind::Index {
+    let r = &props.report;
+    if r.kind != FileKind::Index {
         return html! {};
     }
+    let head = html! { <thead><tr><th scope="col">{"#"}</th><th scope="col">{"offset"}</th><th scope="col">{"position"}</th><th scope="col">{"check"}</th></tr></thead> };
+    let Some(s) = &props.scanned else {
+        let rows = r.findings.iter().filter_map(|f| Some((index_entry_number(f.position)?, f))).take(SHOWN).map(|(n, f)| {
+            html! {
+                <tr class="bad" data-kind={f.kind.clone()}>
+                    <td class="num">{ n }</td><td class="num">{ f.offset.map(|o| o.to_string()).unwrap_or_default() }</td><td class="num">{ "—" }</td>
+                    <td>{ format!("✗ {}: {}", f.kind, f.message) }</td>
+                </tr>
+            }
+        });
+        return html! {
+            <div class="index">
+                <h3>{ format!("Index entries ({}; the report names those with findings — drop the file to see every entry)", r.index_entries.unwrap_or(0)) }</h3>
+                <table id="index-entries">{ head }<tbody>{ for rows }</tbody></table>
+            </div>
+        };
+    };
     let rows = s.detail.index_entries.iter().enumerate().take(SHOWN).map(|(n, e)| {
-        let finding = index_entry_finding(&s.report.findings, n as u64);
+        let finding = index_entry_finding(&r.findings, n as u64);
         let verdict = finding.map_or_else(|| "✓ lands on its record".to_string(), |f| format!("✗ {}: {}", f.kind, f.message));
         html! {
             <tr class={if finding.is_none() { "ok" } else { "bad" }} data-kind={finding.map(|f| f.kind.clone())}>
@@ -39,7 +61,7 @@ pub fn index_view(props: &Props) -> Html {
     html! {
         <div class="index">
             <h3>{ format!("Index entries ({n}{})", if n > SHOWN { format!(", first {SHOWN} shown") } else { String::new() }) }</h3>
-            <table id="index-entries"><thead><tr><th scope="col">{"#"}</th><th scope="col">{"offset"}</th><th scope="col">{"position"}</th><th scope="col">{"check"}</th></tr></thead><tbody>{ for rows }</tbody></table>
+            <table id="index-entries">{ head }<tbody>{ for rows }</tbody></table>
         </div>
     }
 }

@@ -149,6 +149,15 @@ pub fn index_entry_finding(findings: &[FindingReport], n: u64) -> Option<&Findin
     finding_at(findings, IndexEntry::file_position(n)).and_then(|i| findings.get(i))
 }
 
+/// The number of the index entry starting at byte `position`, if one can
+/// (the codec's layout: after the header, whole entries).
+#[must_use]
+pub fn index_entry_number(position: u64) -> Option<u64> {
+    let body = position.checked_sub(INDEX_HEADER_LEN as u64)?;
+    let n = body / INDEX_ENTRY_LEN as u64;
+    (IndexEntry::file_position(n) == position).then_some(n)
+}
+
 /// Classes for one byte: its field, and `dmg` when a finding covers it.
 #[must_use]
 pub fn byte_classes(kind: FileKind, records: &[RecordRow], findings: &[FindingReport], size: u64, pos: u64) -> String {
@@ -316,6 +325,10 @@ mod tests {
         let last = index_entry_finding(&idx.report.findings, n - 1).map(|f| f.kind.as_str());
         assert_eq!(last, Some("IndexEntryMismatch"));
         assert_eq!(index_entry_finding(&idx.report.findings, 0), None);
+        let f = idx.report.findings.iter().find(|f| f.kind == "IndexEntryMismatch").unwrap();
+        assert_eq!(index_entry_number(f.position), Some(n - 1));
+        assert_eq!(index_entry_number(0), None, "the header is no entry");
+        assert_eq!(index_entry_number(IndexEntry::file_position(3) + 1), None, "not an entry's first byte");
     }
 
     #[test]
