@@ -67,7 +67,11 @@ pub fn hex_view(props: &Props) -> Html {
     let container = use_node_ref();
     // Scroll to the selected range; the cursor follows it.
     {
-        let (container, first, cursor) = (container.clone(), first.clone(), cursor.clone());
+        let (container, first, cursor, hover) = (container.clone(), first.clone(), cursor.clone(), hover.clone());
+        use_effect_with(Rc::clone(&props.scanned), move |_| {
+            hover.set(String::new()); // another file: the last hover text named a byte of the old one
+            || ()
+        });
         use_effect_with((props.range, Rc::clone(&props.scanned)), move |(range, _)| {
             let row = range.map_or(0, |(start, _)| row_of(start).saturating_sub(4)).min(rows.saturating_sub(VISIBLE_ROWS));
             scroll_to(&container, v, row);
