@@ -17,7 +17,7 @@ use felix_codec::segment_header::SegmentHeader;
 
 const SEGMENT_BYTES: usize = 64 << 20;
 const CHUNK_BYTES: usize = 1 << 20;
-const PAYLOADS: [usize; 3] = [64, 4096, 1 << 20];
+const PAYLOADS: [usize; 4] = [64, 512, 4096, 1 << 20];
 
 fn segment(payload_len: usize) -> Vec<u8> {
     let mut out = SegmentHeader::new(0, 0).encode().to_vec();

@@ -8,6 +8,7 @@
 
 /// The `N` bytes at `at`, zero-filled where the slice is short.
 #[must_use]
+#[inline]
 pub fn array<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
     let mut out = [0u8; N];
     if let Some(src) = at.checked_add(N).and_then(|end| bytes.get(at..end)) {
@@ -18,23 +19,27 @@ pub fn array<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
 
 /// Big-endian `u16` at `at`.
 #[must_use]
+#[inline]
 pub fn u16_at(bytes: &[u8], at: usize) -> u16 {
     u16::from_be_bytes(array(bytes, at))
 }
 
 /// Big-endian `u32` at `at`.
 #[must_use]
+#[inline]
 pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_be_bytes(array(bytes, at))
 }
 
 /// Big-endian `u64` at `at`.
 #[must_use]
+#[inline]
 pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(array(bytes, at))
 }
 
 /// Writes `value` big-endian into `out` at `at` (no-op where `out` is short).
+#[inline]
 pub fn put(out: &mut [u8], at: usize, value: &[u8]) {
     if let Some(dst) = at.checked_add(value.len()).and_then(|end| out.get_mut(at..end)) {
         dst.copy_from_slice(value);
@@ -43,6 +48,7 @@ pub fn put(out: &mut [u8], at: usize, value: &[u8]) {
 
 /// CRC-32 (IEEE) of `bytes`.
 #[must_use]
+#[inline]
 pub fn crc32(bytes: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(bytes);
@@ -51,6 +57,7 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 
 /// A slice of `bytes`, empty where the range falls outside it.
 #[must_use]
+#[inline]
 pub fn slice(bytes: &[u8], start: usize, end: usize) -> &[u8] {
     bytes.get(start..end).unwrap_or(&[])
 }

@@ -122,6 +122,7 @@ pub enum ExpectedOffset {
 impl ExpectedOffset {
     /// What must follow a record at `offset`.
     #[must_use]
+    #[inline]
     pub fn after(offset: u64) -> Self {
         offset.checked_add(1).map_or(Self::NoneLeft, Self::Exactly)
     }

@@ -28,7 +28,10 @@ use alloc::vec::Vec;
 use super::{Findings, Item, ScanContext, Sink};
 use crate::corruption::{CorruptionKind, Finding};
 use crate::file_name::describe_magic;
-use crate::record::{decode_record_header, ExpectedOffset, RecordHeader, RECORD_HEADER_LEN};
+use crate::record::{
+    decode_record_header, ExpectedOffset, RecordHeader, CHECKSUM_AT, HEADER_CRC_AT, OFFSET_AT, PAYLOAD_LEN_AT, RECORD_HEADER_LEN,
+    TIMESTAMP_AT,
+};
 use crate::repair::{repair_verdict, Place, TailDamage};
 use crate::segment_header::{is_unfinished_header, SegmentHeader, SEGMENT_HEADER_LEN};
 use crate::{be, MAX_PAYLOAD_BYTES};
@@ -135,6 +138,9 @@ pub struct SegmentScanner {
     last_intact_start: Option<u64>,
     clean_prefix_end: Option<u64>,
     findings: Findings,
+    /// A CRC state with nothing hashed yet, copied per record (cheaper than
+    /// `Hasher::new`, which detects CPU features each time).
+    fresh_crc: crc32fast::Hasher,
 }
 
 impl SegmentScanner {
@@ -157,6 +163,7 @@ impl SegmentScanner {
             last_intact_start: None,
             clean_prefix_end: None,
             findings: Findings::default(),
+            fresh_crc: crc32fast::Hasher::new(),
         }
     }
 
@@ -173,14 +180,82 @@ impl SegmentScanner {
     }
 
     /// Feeds the next chunk of the file.
-    pub fn feed(&mut self, chunk: &[u8], sink: &mut impl Sink) {
-        self.feed_dyn(chunk, sink);
-    }
-
-    fn feed_dyn(&mut self, mut chunk: &[u8], sink: &mut dyn Sink) {
+    pub fn feed(&mut self, mut chunk: &[u8], sink: &mut impl Sink) {
         self.total = self.total.saturating_add(chunk.len() as u64);
         while !chunk.is_empty() {
-            chunk = match &mut self.state {
+            // Whole intact records inside the chunk take the fast path (no
+            // copy, one running CRC, items built only for a sink that looks);
+            // everything else — a record split across chunks, damage, a
+            // resync — goes through the state machine below, one step at a time.
+            chunk = self.intact_records(chunk, sink);
+            if chunk.is_empty() {
+                break;
+            }
+            chunk = self.step(chunk, sink);
+        }
+    }
+
+    /// Verifies the whole records at the start of `chunk` while each is
+    /// intact and in order, and returns the rest (from the first record that
+    /// is not, or does not fit). Equivalent to the state machine for those
+    /// records, item for item.
+    ///
+    /// One CRC state serves both checksums: `header_crc` covers bytes 0..20
+    /// and `checksum` covers bytes 0..24 then the payload, so the state after
+    /// byte 20 is finalised (a copy) for the first and carried on for the second.
+    #[inline]
+    fn intact_records<'c>(&mut self, mut chunk: &'c [u8], sink: &mut impl Sink) -> &'c [u8] {
+        if !matches!(self.state, State::RecordHeader) || !self.buf.is_empty() {
+            return chunk;
+        }
+        while let Some(head) = chunk.get(..RECORD_HEADER_LEN) {
+            let mut crc = self.fresh_crc.clone();
+            crc.update(be::slice(head, 0, HEADER_CRC_AT));
+            if crc.clone().finalize() != be::u32_at(head, HEADER_CRC_AT) {
+                break;
+            }
+            let payload_len = be::u32_at(head, PAYLOAD_LEN_AT);
+            let record_len = RECORD_HEADER_LEN + payload_len as usize;
+            let offset = be::u64_at(head, OFFSET_AT);
+            let in_order = match self.expected {
+                ExpectedOffset::Exactly(e) => offset == e || (self.resynced && offset > e),
+                ExpectedOffset::Any => true,
+                ExpectedOffset::NoneLeft => false,
+            };
+            let (Some(payload), true, true) = (chunk.get(RECORD_HEADER_LEN..record_len), payload_len <= MAX_PAYLOAD_BYTES, in_order) else {
+                break;
+            };
+            crc.update(be::slice(head, HEADER_CRC_AT, CHECKSUM_AT));
+            crc.update(payload);
+            let checksum = be::u32_at(head, CHECKSUM_AT);
+            if crc.finalize() != checksum {
+                break;
+            }
+            let position = self.at;
+            self.resynced = false;
+            self.records += 1;
+            self.first_offset.get_or_insert(offset);
+            self.last_offset = Some(offset);
+            self.last_intact_start = Some(position);
+            self.expected = ExpectedOffset::after(offset);
+            self.at = position + record_len as u64;
+            let header = RecordHeader {
+                payload_len,
+                offset,
+                timestamp_micros: be::u64_at(head, TIMESTAMP_AT),
+                header_crc: be::u32_at(head, HEADER_CRC_AT),
+                checksum,
+            };
+            sink.item(Item::Record(RecordItem { position, header, status: RecordStatus::Intact }));
+            chunk = chunk.get(record_len..).unwrap_or_default();
+        }
+        chunk
+    }
+
+    /// One step of the state machine over the start of `chunk`; returns the rest.
+    fn step<'c>(&mut self, chunk: &'c [u8], sink: &mut dyn Sink) -> &'c [u8] {
+        {
+            match &mut self.state {
                 State::Header => self.fill(chunk, SEGMENT_HEADER_LEN, sink, Self::on_segment_header),
                 State::RecordHeader => self.fill(chunk, RECORD_HEADER_LEN, sink, Self::on_record_header),
                 State::Payload { remaining, hasher, .. } => {
@@ -195,7 +270,7 @@ impl SegmentScanner {
                 }
                 State::Resync { .. } => self.resync(chunk, sink),
                 State::Stopped => &[],
-            };
+            }
         }
     }
 
