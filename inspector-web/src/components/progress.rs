@@ -7,6 +7,9 @@ use yew::prelude::*;
 
 use crate::state::{FileId, Loaded};
 
+/// Progress bars shown at most (ten thousand dropped files are not ten thousand bars).
+pub const BARS_SHOWN: usize = 20;
+
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -26,9 +29,10 @@ pub fn progress(props: &Props) -> Html {
     let path = |id: FileId| props.files.iter().find(|f| f.id == id).map(|f| f.path.clone());
     html! {
         <div class="progress" aria-live="polite">
-            { for busy.iter().map(|f| html! {
+            { for busy.iter().take(BARS_SHOWN).map(|f| html! {
                 <div class="bar"><span>{ &f.path }</span><progress max={f.size.max(1).to_string()} value={f.done.to_string()} aria-label={format!("scanning {}", f.path)} /></div>
             }) }
+            if busy.len() > BARS_SHOWN { <p class="hint">{ format!("and {} more files", busy.len() - BARS_SHOWN) }</p> }
             if !props.live.is_empty() {
                 <ul id="live-findings" class="live">
                     { for props.live.iter().take(20).filter_map(|(id, f)| path(*id).map(|p| html! {

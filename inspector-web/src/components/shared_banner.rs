@@ -64,7 +64,7 @@ pub fn shared_banner(props: &Props) -> Html {
                 <dt>{ "made" }</dt><dd id="shared-made">{ stated(c.provenance.made_at_micros.map(format_micros)) }</dd>
                 <dt>{ "build" }</dt><dd id="shared-build">{ stated(c.provenance.build.clone()) }</dd>
             </dl>
-            <p id="check-status" data-state={state}>{ status }</p>
+            <p id="check-status" data-state={state} aria-live="polite">{ status }</p>
             if !props.unpaired.is_empty() {
                 <p id="unpaired">{ format!("Dropped but not in the report: {}", props.unpaired.join(", ")) }</p>
             }
