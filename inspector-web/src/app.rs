@@ -14,6 +14,7 @@ use crate::components::{
 };
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
+use crate::logic::protocol::ToPage;
 use crate::logic::shared::{self, Source};
 use crate::logic::{filemap, hex, permalink, sample};
 use crate::runner::{self, Runner};
@@ -155,7 +156,7 @@ pub fn app() -> Html {
         Callback::from(move |_: MouseEvent| {
             runner.borrow_mut().stop();
             runner::spawn_worker(&runner, &dispatch);
-            dispatch.emit(Action::Error("scan cancelled".into()));
+            dispatch.emit(Action::Scan(ToPage::Error { message: "scan cancelled".into() }));
         })
     };
     let on_key = {

@@ -60,7 +60,7 @@ fn on_worker_message(runner: &Rc<RefCell<Runner>>, data: &JsValue, dispatch: &Ca
             if let (Some(job), Some(w)) = (r.pending.take(), r.worker.as_ref()) {
                 if w.post_message(&job).is_err() {
                     drop(r);
-                    dispatch.emit(Action::Error("could not hand the files to the scan worker".into()));
+                    dispatch.emit(Action::Scan(ToPage::Error { message: "could not hand the files to the scan worker".into() }));
                 }
             }
         }
@@ -86,7 +86,9 @@ pub fn spawn_worker(runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     let d = dispatch.clone();
-    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| d.emit(Action::Error("the scan worker failed to run".into())));
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+        d.emit(Action::Scan(ToPage::Error { message: "the scan worker failed to run".into() }))
+    });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
     let mut r = runner.borrow_mut();

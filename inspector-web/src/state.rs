@@ -394,10 +394,9 @@ impl State {
                 self.derive();
                 self.select_first();
             }
-            Action::Error(e) => {
-                self.error = Some(e);
-                self.scanning = false;
-            }
+            // An error of the page's own (a link too large to make, a report refused)
+            // does not stop a scan; the scan's own errors come as `Scan(ToPage::Error)`.
+            Action::Error(e) => self.error = Some(e),
             Action::Permalink(p) => self.permalink = Some(p),
         }
         self
@@ -538,8 +537,9 @@ mod tests {
         let s = s.apply(Action::Open(shared_from(&files[..1])));
         assert!(s.files.is_empty());
         assert_eq!(s.rows.len(), 1);
-        let s =
-            s.apply(Action::Load(dropped(&files))).apply(Action::Scan(ToPage::Error { message: "x.log: reading bytes 0..4: gone".into() }));
+        let s = s.apply(Action::Load(dropped(&files))).apply(Action::Error("this report has 2 files and 10001 findings".into()));
+        assert!(s.scanning, "a page error does not stop the scan");
+        let s = s.apply(Action::Scan(ToPage::Error { message: "x.log: reading bytes 0..4: gone".into() }));
         assert!(!s.scanning);
         assert_eq!(s.error.as_deref(), Some("x.log: reading bytes 0..4: gone"));
         assert_eq!(s.unpaired().len(), 6);
