@@ -194,6 +194,7 @@ pub fn app() -> Html {
                 <OpenReport on_text={on_paste} />
                 <p class="hint">{ "Keys: n / p next and previous problem, Enter on a problem jumps to its bytes, arrows move in the problems, the bytes and the file map." }</p>
             </header>
+            <main>
             if let Some(e) = &state.error { <div class="banner error" id="error" role="alert">{ e }</div> }
             if let Some(claim) = &state.claim {
                 <SharedBanner claim={Rc::clone(claim)} tally={state.tally()} dropped={!state.files.is_empty()}
@@ -216,6 +217,7 @@ pub fn app() -> Html {
                     on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} />
             }
             { detail_section(&state, detail, blob, &dispatch) }
+            </main>
         </div>
     }
 }
