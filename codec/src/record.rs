@@ -73,12 +73,21 @@ impl RecordHeader {
 /// `Truncated` when fewer than 28 bytes are given; `RecordHeaderChecksum`;
 /// `RecordTooLarge` (the header is returned alongside, as it verified).
 pub fn decode_record_header(bytes: &[u8]) -> Result<RecordHeader, (CorruptionKind, Option<RecordHeader>)> {
+    decode_header_and_crc(bytes).map(|(header, _)| header)
+}
+
+/// [`decode_record_header`], also returning the CRC state after bytes
+/// 0..20: `checksum` covers bytes 0..24 then the payload, so that state
+/// carries on into it instead of hashing the header twice.
+fn decode_header_and_crc(bytes: &[u8]) -> Result<(RecordHeader, crc32fast::Hasher), (CorruptionKind, Option<RecordHeader>)> {
     if bytes.len() < RECORD_HEADER_LEN {
         let kind = CorruptionKind::Truncated { needed: RECORD_HEADER_LEN as u64, available: bytes.len() as u64 };
         return Err((kind, None));
     }
     let stored = be::u32_at(bytes, HEADER_CRC_AT);
-    let computed = be::crc32(be::slice(bytes, 0, HEADER_CRC_AT));
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(be::slice(bytes, 0, HEADER_CRC_AT));
+    let computed = crc.clone().finalize();
     if stored != computed {
         return Err((CorruptionKind::RecordHeaderChecksum { stored, computed }, None));
     }
@@ -93,7 +102,7 @@ pub fn decode_record_header(bytes: &[u8]) -> Result<RecordHeader, (CorruptionKin
         let kind = CorruptionKind::RecordTooLarge { payload_len: header.payload_len, limit: MAX_PAYLOAD_BYTES };
         return Err((kind, Some(header)));
     }
-    Ok(header)
+    Ok((header, crc))
 }
 
 /// True when the 28 bytes at the start of `bytes` are a verifying header with
@@ -177,7 +186,7 @@ pub struct RecordDefect {
 /// large, truncated payload, record checksum, offset out of order.
 pub fn decode_record(bytes: &[u8], expected: ExpectedOffset) -> Result<(Record<'_>, usize), RecordDefect> {
     let available = bytes.len() as u64;
-    let header = match decode_record_header(bytes) {
+    let (header, mut hasher) = match decode_header_and_crc(bytes) {
         Ok(h) => h,
         Err((kind, header)) => {
             let end = match kind {
@@ -193,7 +202,7 @@ pub fn decode_record(bytes: &[u8], expected: ExpectedOffset) -> Result<(Record<'
     }
     let len = usize::try_from(needed).unwrap_or(usize::MAX);
     let payload = be::slice(bytes, RECORD_HEADER_LEN, len);
-    let mut hasher = RecordHeader::checksum_hasher(bytes);
+    hasher.update(be::slice(bytes, HEADER_CRC_AT, CHECKSUM_AT));
     hasher.update(payload);
     let computed = hasher.finalize();
     if computed != header.checksum {

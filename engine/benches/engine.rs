@@ -6,11 +6,19 @@
 //!   one chunk per record, committed durably);
 //! - recovery time of a newest segment of 1, 16 and 256 MiB, against the
 //!   codec's in-memory scan of the same bytes;
-//! - random-read latency.
+//! - random-read latency;
+//! - `felix-storage inspect` (the process, as a user runs it) of one 256 MiB
+//!   segment against a bare `read()` + `crc32fast` pass over the same file,
+//!   and of a root of 4 shards of 64 MiB against inspecting them one after
+//!   another (issue 8, goals 1 and 2);
+//! - sequential `Shard::read` and zero-copy `Shard::read_ranges` over a
+//!   256 MiB shard against the same bare pass (goal 4).
 //!
 //! `cargo bench -p felix-engine --bench engine` (criterion's estimates for
 //! the batch-1 case, then the full table). `FELIX_BENCH_QUICK=1` shrinks it;
-//! `FELIX_BENCH_ONLY=recovery` runs only the recovery table, `=reads` only the reads.
+//! `FELIX_BENCH_ONLY=recovery` runs only the recovery table, `=reads` only the
+//! random reads, `=inspect` only the inspect tables, `=sequential` only the
+//! sequential reads. Page cache warm throughout (each file is read once first).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
 use std::fs::OpenOptions;
@@ -21,8 +29,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
+use felix_codec::index::build_index;
+use felix_codec::record::encode_record;
 use felix_codec::scan::segment::scan_segment;
 use felix_codec::scan::ScanContext;
+use felix_codec::segment_header::SegmentHeader;
 use felix_engine::shard::{Config, Shard};
 use felix_engine::{Io, OsIo};
 
@@ -214,8 +225,243 @@ fn read_table() {
     );
 }
 
+/// A page-aligned buffer of `len` bytes (the kernel's copy into a buffer 16
+/// bytes past a page boundary, where a large `Vec` starts, runs about 4x
+/// slower on this machine's AMD CPU: the baseline gets the fast one).
+fn aligned(len: usize) -> (Vec<u8>, usize) {
+    let v = vec![0u8; len + 4096];
+    let start = (4096 - v.as_ptr() as usize % 4096) % 4096;
+    (v, start)
+}
+
+/// The baseline: a bare `read()` + `crc32fast` pass, 1 MiB page-aligned reads.
+fn bare_read_crc(path: &Path) -> u32 {
+    use std::io::Read;
+    let (mut v, start) = aligned(1 << 20);
+    let buf = &mut v[start..start + (1 << 20)];
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut acc = 0;
+    loop {
+        let n = f.read(buf).unwrap();
+        if n == 0 {
+            return acc;
+        }
+        // crc32fast over each read (the codec's one CRC function): the same kernel as a running CRC.
+        acc ^= felix_codec::be::crc32(&buf[..n]);
+    }
+}
+
+/// The same pass hashing with SHA-256 instead (the report's file identity).
+fn bare_read_sha256(path: &Path) -> Vec<u8> {
+    use sha2::Digest;
+    use std::io::Read;
+    let (mut v, start) = aligned(1 << 20);
+    let buf = &mut v[start..start + (1 << 20)];
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut h = sha2::Sha256::new();
+    loop {
+        let n = f.read(buf).unwrap();
+        if n == 0 {
+            return h.finalize().to_vec();
+        }
+        h.update(&buf[..n]);
+    }
+}
+
+/// Writes a segment of `bytes` (about) of records with `payload_len`-byte
+/// payloads from offset `base`, and its index; returns the records written.
+fn write_segment(dir: &Path, id: u64, base: u64, bytes: u64, payload_len: usize) -> u64 {
+    use std::io::Write;
+    std::fs::create_dir_all(dir).unwrap();
+    let mut out = std::io::BufWriter::with_capacity(4 << 20, std::fs::File::create(dir.join(format!("{id:020}.log"))).unwrap());
+    out.write_all(&SegmentHeader::new(base, 1).encode()).unwrap();
+    let payload: Vec<u8> = (0..payload_len).map(|i| (i * 31 + 7) as u8).collect();
+    let (mut at, mut n, mut rec) = (32u64, 0u64, Vec::new());
+    let mut positions = Vec::new();
+    while at + 28 + payload_len as u64 <= bytes {
+        rec.clear();
+        encode_record(base + n, 1_700_000_000_000_000 + n, &payload, &mut rec).unwrap();
+        out.write_all(&rec).unwrap();
+        positions.push((base + n, at));
+        at += rec.len() as u64;
+        n += 1;
+    }
+    out.flush().unwrap();
+    std::fs::write(dir.join(format!("{id:020}.index")), build_index(base, positions, 4096)).unwrap();
+    n
+}
+
+/// Runs `felix-storage` with `args`, output discarded; panics unless it exits 0.
+fn cli(args: &[&str]) {
+    let status =
+        std::process::Command::new(env!("CARGO_BIN_EXE_felix-storage")).args(args).stdout(std::process::Stdio::null()).status().unwrap();
+    assert!(status.success(), "felix-storage {args:?}: {status}");
+}
+
+fn time(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+/// `rounds` interleaved rounds of each measurement (so load hits all alike):
+/// each one's times.
+fn rounds(n: usize, fs: &mut [&mut dyn FnMut() -> Duration]) -> Vec<Vec<Duration>> {
+    let mut out = vec![Vec::new(); fs.len()];
+    for _ in 0..n {
+        for (f, times) in fs.iter_mut().zip(out.iter_mut()) {
+            times.push(f());
+        }
+    }
+    out
+}
+
+/// "median (range min–max)" of a list of ratios, one per round.
+fn spread(ratios: &[f64]) -> String {
+    let best = ratios.iter().copied().fold(f64::MIN, f64::max);
+    let worst = ratios.iter().copied().fold(f64::MAX, f64::min);
+    let mut sorted = ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    format!("{:.2} (median; range {worst:.2}–{best:.2})", sorted[sorted.len() / 2])
+}
+
+fn per_round(base: &[Duration], other: &[Duration]) -> Vec<f64> {
+    base.iter().zip(other).map(|(b, o)| b.as_secs_f64() / o.as_secs_f64()).collect()
+}
+
+fn ms(d: &[Duration]) -> String {
+    let mut v: Vec<f64> = d.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+    v.sort_by(f64::total_cmp);
+    format!("{:.0}–{:.0} ms", v[0], v[v.len() - 1])
+}
+
+fn inspect_tables(quick: bool) {
+    let n = if quick { 3 } else { 7 };
+    let tmp = tempfile::tempdir_in(".").unwrap();
+    // Goal 1: one 256 MiB segment of 4 KiB records.
+    let mib = if quick { 64 } else { 256 };
+    let one = tmp.path().join("one");
+    write_segment(&one, 0, 0, mib << 20, 4096 - 28);
+    let log = one.join("00000000000000000000.log");
+    let log_s = log.to_str().unwrap();
+    bare_read_crc(&log);
+    let mut base = || {
+        time(|| {
+            black_box(bare_read_crc(&log));
+        })
+    };
+    let mut json = || time(|| cli(&["inspect", "--json", log_s]));
+    let mut text = || time(|| cli(&["inspect", log_s]));
+    let mut json1 = || time(|| cli(&["inspect", "--json", "--jobs", "1", log_s]));
+    let mut sha = || {
+        time(|| {
+            black_box(bare_read_sha256(&log));
+        })
+    };
+    let t = rounds(n, &mut [&mut base, &mut json, &mut text, &mut json1, &mut sha]);
+    println!(
+        "
+inspect of one {mib} MiB segment of 4 KiB records vs a bare read()+crc32fast pass (ratio = bare time / time; {n} interleaved rounds)"
+    );
+    println!("  bare read+crc32fast                 {}", ms(&t[0]));
+    println!("  felix-storage inspect --json        {}  ratio {}", ms(&t[1]), spread(&per_round(&t[0], &t[1])));
+    println!("  felix-storage inspect (text)        {}  ratio {}", ms(&t[2]), spread(&per_round(&t[0], &t[2])));
+    println!("  felix-storage inspect --json -j 1   {}  ratio {}", ms(&t[3]), spread(&per_round(&t[0], &t[3])));
+    println!("  bare read+SHA-256 (the ceiling)     {}  ratio {}", ms(&t[4]), spread(&per_round(&t[0], &t[4])));
+
+    // Goal 2: a root of 4 shards of 64 MiB, against the 4 one after another.
+    let shard_mib = if quick { 16 } else { 64 };
+    let root = tmp.path().join("root");
+    let shards: Vec<String> = (0..4)
+        .map(|i| {
+            let dir = root.join(format!("acme_default_orders_{i}-{i:016x}"));
+            write_segment(&dir, 0, 0, shard_mib << 20, 4096 - 28);
+            bare_read_crc(&dir.join("00000000000000000000.log"));
+            dir.to_str().unwrap().to_string()
+        })
+        .collect();
+    let root_s = root.to_str().unwrap();
+    for (label, flags) in [("--json", &["--json"][..]), ("text", &[][..])] {
+        let args =
+            |path: &str| -> Vec<String> { ["inspect"].iter().chain(flags).map(|s| (*s).to_string()).chain([path.to_string()]).collect() };
+        let run = |a: Vec<String>| cli(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut seq = || time(|| shards.iter().for_each(|s| run(args(s))));
+        let mut all = || time(|| run(args(root_s)));
+        let mut one_job = || {
+            time(|| {
+                let mut a = args(root_s);
+                a.insert(1, "--jobs=1".into());
+                run(a);
+            })
+        };
+        let t = rounds(n, &mut [&mut seq, &mut all, &mut one_job]);
+        println!("
+inspect {label} of a root of 4 shards of {shard_mib} MiB vs the 4 shards one after another (ratio = sequential / root; {n} rounds, {} cores)", felix_engine::inspect::default_jobs());
+        println!("  4 x inspect SHARD, in turn          {}", ms(&t[0]));
+        println!("  inspect ROOT                        {}  ratio {}", ms(&t[1]), spread(&per_round(&t[0], &t[1])));
+        println!("  inspect --jobs 1 ROOT               {}  ratio {}", ms(&t[2]), spread(&per_round(&t[0], &t[2])));
+    }
+}
+
+fn sequential_table(quick: bool) {
+    let n = if quick { 3 } else { 7 };
+    let mib = if quick { 64 } else { 256 };
+    let tmp = tempfile::tempdir_in(".").unwrap();
+    let dir = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
+    let records = write_segment(&dir, 0, 0, mib << 20, 4096 - 28);
+    let log = dir.join("00000000000000000000.log");
+    bare_read_crc(&log);
+    let (shard, _) = Shard::open_read_only(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, Config::default()).unwrap();
+    let max_bytes = 1 << 20;
+    let mut base = || {
+        time(|| {
+            black_box(bare_read_crc(&log));
+        })
+    };
+    let mut read = || {
+        time(|| {
+            let (mut at, mut got) = (0, 0u64);
+            loop {
+                let batch = shard.read(at, max_bytes).unwrap();
+                let Some(last) = batch.last() else { break };
+                at = last.offset + 1;
+                got += batch.len() as u64;
+            }
+            assert_eq!(got, records);
+        })
+    };
+    let mut ranges = || {
+        time(|| {
+            let (mut at, mut got) = (0, 0u64);
+            loop {
+                let batch = shard.read_ranges(at, max_bytes).unwrap();
+                let Some(last) = batch.last() else { break };
+                at = last.last_offset + 1;
+                got += batch.iter().map(|r| r.records).sum::<u64>();
+            }
+            assert_eq!(got, records);
+        })
+    };
+    let t = rounds(n, &mut [&mut base, &mut read, &mut ranges]);
+    println!(
+        "
+sequential reads of a {mib} MiB shard of 4 KiB records, 1 MiB per call, vs a bare read()+crc32fast pass (ratio = bare / time; {n} rounds)"
+    );
+    println!("  bare read+crc32fast                 {}", ms(&t[0]));
+    println!("  Shard::read (copied payloads)       {}  ratio {}", ms(&t[1]), spread(&per_round(&t[0], &t[1])));
+    println!("  Shard::read_ranges (zero-copy)      {}  ratio {}", ms(&t[2]), spread(&per_round(&t[0], &t[2])));
+}
+
 fn main() {
     let quick = std::env::var_os("FELIX_BENCH_QUICK").is_some();
+    if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("inspect") {
+        inspect_tables(quick);
+        return;
+    }
+    if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("sequential") {
+        sequential_table(quick);
+        return;
+    }
     if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("recovery") {
         recovery_table(quick);
         return;
@@ -245,4 +491,6 @@ fn main() {
     append_table(quick);
     recovery_table(quick);
     read_table();
+    sequential_table(quick);
+    inspect_tables(quick);
 }

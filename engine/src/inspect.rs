@@ -17,6 +17,8 @@ use std::fmt;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use felix_codec::file_name::{classify, EntryName, FileKind};
 use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
@@ -26,6 +28,7 @@ use felix_codec::shard_name::parse_dir_name;
 use sha2::{Digest, Sha256};
 
 use crate::io::{Io, OsIo};
+use crate::shard::walk::ReadBuf;
 
 /// Bytes read from disk per chunk.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -162,42 +165,73 @@ impl Progress for NoProgress {
     fn update(&mut self, _: &Path, _: u64, _: u64) {}
 }
 
-/// Streams one file through `scan` in chunks, computing its SHA-256 when
-/// `hash`; without a hash, stops reading once the verdict needs no more bytes.
+/// How [`inspect_with`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Compute each file's SHA-256 (the JSON report carries it; the text
+    /// report does not show it, so `inspect` without `--json` skips it and
+    /// reads only the bytes its verdicts need).
+    pub hash: bool,
+    /// Worker threads (at least 1): [`default_jobs`] unless the user says.
+    pub jobs: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { hash: true, jobs: default_jobs() }
+    }
+}
+
+/// The machine's available parallelism (1 when it cannot be told).
+#[must_use]
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// Streams one file through `scan` (when given) and `hasher` (when given)
+/// in [`CHUNK_BYTES`] reads into `buf`; without a hasher, stops reading once
+/// the verdict needs no more bytes. `on_bytes` hears of every read.
 fn stream_file(
     path: &Path,
-    scan: &mut FileScan,
-    hash: bool,
-    progress: &mut dyn Progress,
-    done: &mut u64,
-    total: u64,
-) -> Result<Option<String>, InspectError> {
+    mut scan: Option<&mut FileScan>,
+    mut hasher: Option<&mut Sha256>,
+    buf: &mut ReadBuf,
+    on_bytes: &mut dyn FnMut(&Path, u64),
+) -> Result<(), InspectError> {
     let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
-    let mut buf = vec![0u8; CHUNK_BYTES];
-    let mut hasher = Sha256::new();
+    buf.set_len(CHUNK_BYTES);
     let mut read = 0u64;
     loop {
-        if !hash && !scan.needs_bytes() {
-            let size = file.metadata().map_err(|e| io_error(path, &e))?.len();
-            scan.skip(size.saturating_sub(read));
-            return Ok(None);
+        if let (None, Some(scan)) = (&hasher, &mut scan) {
+            if !scan.needs_bytes() {
+                let size = file.metadata().map_err(|e| io_error(path, &e))?.len();
+                scan.skip(size.saturating_sub(read));
+                return Ok(());
+            }
         }
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
+        let n = match file.read(buf.bytes_mut()) {
+            Ok(0) => return Ok(()),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(io_error(path, &e)),
         };
-        let chunk = buf.get(..n).unwrap_or(&[]);
-        if hash {
-            hasher.update(chunk);
+        let chunk = buf.bytes().get(..n).unwrap_or(&[]);
+        if let Some(h) = &mut hasher {
+            h.update(chunk);
         }
-        scan.feed(chunk, &mut ());
+        if let Some(scan) = &mut scan {
+            scan.feed(chunk, &mut ());
+        }
         read += n as u64;
-        *done += n as u64;
-        progress.update(path, *done, total);
+        on_bytes(path, n as u64);
     }
-    Ok(hash.then(|| hex(&hasher.finalize())))
+}
+
+/// The SHA-256 of a whole file, as lower-case hex.
+fn hash_file(path: &Path, buf: &mut ReadBuf, on_bytes: &mut dyn FnMut(&Path, u64)) -> Result<String, InspectError> {
+    let mut hasher = Sha256::new();
+    stream_file(path, None, Some(&mut hasher), buf, on_bytes)?;
+    Ok(hex(&hasher.finalize()))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -220,52 +254,225 @@ pub fn writer_of(dir: &Path) -> Option<Option<u32>> {
     OsIo::new().lock_holder(&lock).ok().flatten().map(|h| h.pid)
 }
 
-/// Inspects every target and returns the report.
+/// Inspects every target, with each file's SHA-256, on every core, and
+/// returns the report (the same, byte for byte, as a run on one thread).
 ///
 /// # Errors
 /// A file that cannot be opened or read.
 pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<Report, InspectError> {
-    let mut total = 0;
-    for t in &resolution.targets {
-        match t {
-            Target::File(p) => total += size_of(p)?,
-            Target::Shard(_, files) => {
-                for p in files {
-                    total += size_of(p)?;
-                }
-            }
-            Target::Stray(_) => {}
+    inspect_with(resolution, &Options::default(), progress)
+}
+
+/// One piece of work for a worker: the scan of a target (a lone file, or a
+/// whole shard: its files are scanned in order, each check needs the
+/// previous), or the hash of one file.
+#[derive(Debug, Clone, Copy)]
+enum Job {
+    Scan { target: usize },
+    Hash { target: usize, file: usize },
+}
+
+/// What a job produced.
+#[derive(Debug)]
+enum Output {
+    File(Box<FileReport>),
+    Shard { reports: Vec<FileReport>, writer: Option<Option<u32>> },
+    Hash(String),
+}
+
+/// From a worker to the thread that owns progress and results.
+enum Msg {
+    Bytes(PathBuf, u64),
+    Done(usize, Result<Output, (usize, InspectError)>),
+}
+
+impl Job {
+    fn target(self) -> usize {
+        match self {
+            Self::Scan { target } | Self::Hash { target, .. } => target,
         }
     }
-    let mut done = 0;
+}
+
+/// Inspects every target as `options` say and returns the report.
+///
+/// Work is split into jobs — the scan of each target, and the hash of each
+/// file — run by `options.jobs` workers, longest first. Each worker holds
+/// one [`CHUNK_BYTES`] buffer and one partial structure, so memory does not
+/// depend on file sizes or counts. Results are put back in target order, so
+/// the report is byte-identical to a run with one worker; when reads fail,
+/// the error is the one a run in order would have met first.
+///
+/// # Errors
+/// A file that cannot be opened or read.
+pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut dyn Progress) -> Result<Report, InspectError> {
+    let targets = &resolution.targets;
+    // Sizes first, in order: a missing file fails here as it always did.
+    let mut sizes: Vec<Vec<u64>> = Vec::with_capacity(targets.len());
+    for t in targets {
+        sizes.push(match t {
+            Target::File(p) => vec![size_of(p)?],
+            Target::Shard(_, files) => files.iter().map(|p| size_of(p)).collect::<Result<_, _>>()?,
+            Target::Stray(_) => Vec::new(),
+        });
+    }
+    let mut jobs: Vec<(u64, Job)> = Vec::new();
+    for (target, t) in targets.iter().enumerate() {
+        let files = sizes.get(target).map_or(&[][..], Vec::as_slice);
+        match t {
+            Target::File(_) | Target::Shard(..) => jobs.push((files.iter().sum(), Job::Scan { target })),
+            Target::Stray(_) => {}
+        }
+        if options.hash && !matches!(t, Target::Stray(_)) {
+            // SHA-256 runs about 5x slower than the scan: weigh it so.
+            jobs.extend(files.iter().enumerate().map(|(file, size)| (size.saturating_mul(5), Job::Hash { target, file })));
+        }
+    }
+    // Longest first (stable: ties keep target order).
+    jobs.sort_by_key(|&(cost, _)| std::cmp::Reverse(cost));
+    let total: u64 = sizes.iter().flatten().sum::<u64>() * if options.hash { 2 } else { 1 };
+    let mut outputs: Vec<Option<Output>> = (0..jobs.len()).map(|_| None).collect();
+    let mut failure: Option<((usize, usize), InspectError)> = None;
+    let next = AtomicUsize::new(0);
+    // The lowest target known to have failed: later targets' jobs are skipped
+    // (an earlier target's error is what a run in order would report).
+    let failed_target = AtomicUsize::new(usize::MAX);
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<Msg>();
+        for _ in 0..options.jobs.clamp(1, jobs.len().max(1)) {
+            let tx = tx.clone();
+            let (jobs, next, failed_target) = (&jobs, &next, &failed_target);
+            scope.spawn(move || {
+                let mut buf = ReadBuf::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(_, job)) = jobs.get(i) else { break };
+                    if job.target() > failed_target.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    let mut on_bytes = |path: &Path, n: u64| {
+                        let _ = tx.send(Msg::Bytes(path.to_path_buf(), n));
+                    };
+                    let out = run_job(targets, job, &mut buf, &mut on_bytes);
+                    if let Err((_, _)) = &out {
+                        failed_target.fetch_min(job.target(), Ordering::Relaxed);
+                    }
+                    let _ = tx.send(Msg::Done(i, out));
+                }
+            });
+        }
+        drop(tx);
+        let mut done = 0u64;
+        for msg in rx {
+            match msg {
+                Msg::Bytes(path, n) => {
+                    done += n;
+                    progress.update(&path, done, total);
+                }
+                Msg::Done(i, Ok(out)) => {
+                    if let Some(slot) = outputs.get_mut(i) {
+                        *slot = Some(out);
+                    }
+                }
+                Msg::Done(i, Err((file_rank, e))) => {
+                    let key = (jobs.get(i).map_or(usize::MAX, |(_, j)| j.target()), file_rank);
+                    if failure.as_ref().is_none_or(|(k, _)| key < *k) {
+                        failure = Some((key, e));
+                    }
+                }
+            }
+        }
+    });
+    progress.finish();
+    if let Some((_, e)) = failure {
+        return Err(e);
+    }
+    assemble(resolution, &jobs, outputs, &sizes)
+}
+
+/// Runs one job; an error comes with the rank, in the target's read order,
+/// of the file that failed (so the first error in order can be chosen).
+fn run_job(targets: &[Target], job: Job, buf: &mut ReadBuf, on_bytes: &mut dyn FnMut(&Path, u64)) -> Result<Output, (usize, InspectError)> {
+    match (job, targets.get(job.target())) {
+        (Job::Scan { .. }, Some(Target::File(path))) => {
+            let mut scan = FileScan::standalone(&name_of(path));
+            stream_file(path, Some(&mut scan), None, buf, on_bytes).map_err(|e| (0, e))?;
+            Ok(Output::File(Box::new(scan.into_report(path.display().to_string(), &mut ()))))
+        }
+        (Job::Scan { .. }, Some(Target::Shard(dir, paths))) => {
+            let writer = writer_of(dir);
+            let (reports, _) = scan_shard(dir, paths, writer.is_some(), None, buf, on_bytes)?;
+            Ok(Output::Shard { reports, writer })
+        }
+        (Job::Hash { file, .. }, Some(Target::File(path))) => hash_file(path, buf, on_bytes).map(Output::Hash).map_err(|e| (file, e)),
+        (Job::Hash { file, .. }, Some(Target::Shard(_, paths))) => {
+            let Some(path) = paths.get(file) else { return Ok(Output::Hash(String::new())) };
+            let rank = read_rank(paths, file);
+            hash_file(path, buf, on_bytes).map(Output::Hash).map_err(|e| (rank, e))
+        }
+        (_, Some(Target::Stray(_)) | None) => Ok(Output::Hash(String::new())),
+    }
+}
+
+/// Where file `i` of a shard comes in the order its files are scanned.
+fn read_rank(paths: &[PathBuf], i: usize) -> usize {
+    let inputs: Vec<InputFile> = paths.iter().map(|p| InputFile { path: String::new(), name: name_of(p), size: 0 }).collect();
+    ShardInspection::new(None, inputs).order().iter().position(|&j| j == i).unwrap_or(usize::MAX)
+}
+
+/// The report, in target order, from the jobs' outputs.
+fn assemble(
+    resolution: &Resolution,
+    jobs: &[(u64, Job)],
+    outputs: Vec<Option<Output>>,
+    sizes: &[Vec<u64>],
+) -> Result<Report, InspectError> {
+    let mut scans: Vec<Option<Output>> = (0..resolution.targets.len()).map(|_| None).collect();
+    let mut hashes: Vec<Vec<Option<String>>> = sizes.iter().map(|s| vec![None; s.len()]).collect();
+    for ((_, job), out) in jobs.iter().zip(outputs) {
+        match (job, out) {
+            (Job::Hash { target, file }, Some(Output::Hash(h))) => {
+                if let Some(slot) = hashes.get_mut(*target).and_then(|t| t.get_mut(*file)) {
+                    *slot = Some(h);
+                }
+            }
+            (Job::Scan { target }, out @ Some(_)) => {
+                if let Some(slot) = scans.get_mut(*target) {
+                    *slot = out;
+                }
+            }
+            _ => {}
+        }
+    }
     let mut files = Vec::new();
     let mut notes = resolution.notes.clone();
-    for target in &resolution.targets {
-        match target {
-            Target::File(path) => {
-                let mut scan = FileScan::standalone(&name_of(path));
-                let sha = stream_file(path, &mut scan, true, progress, &mut done, total)?;
-                let mut report = scan.into_report(path.display().to_string(), &mut ());
-                report.sha256 = sha;
-                files.push(report);
+    for (i, (target, scan)) in resolution.targets.iter().zip(scans).enumerate() {
+        let mut shas = hashes.get_mut(i).map(std::mem::take).unwrap_or_default().into_iter();
+        match (target, scan) {
+            (Target::File(_), Some(Output::File(mut report))) => {
+                report.sha256 = shas.next().flatten();
+                files.push(*report);
             }
-            Target::Shard(dir, paths) => {
-                let writer = writer_of(dir);
+            (Target::Shard(dir, _), Some(Output::Shard { mut reports, writer })) => {
                 if let Some(pid) = writer {
                     let by = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
                     notes.push(format!("{}: shard is open for writing{by}; the tail may be in flight", dir.display()));
                 }
-                let (reports, _) = inspect_shard(dir, paths, writer.is_some(), true, progress, &mut done, total)?;
+                for (r, sha) in reports.iter_mut().zip(shas) {
+                    r.sha256 = sha;
+                }
                 files.extend(reports);
             }
-            Target::Stray(path) => {
+            (Target::Stray(path), _) => {
                 let mut r = FileReport::new(path.display().to_string(), FileKind::Unknown, size_of(path)?);
                 r.notes.push("not part of any shard directory: not inspected, and never read or changed by the engine".into());
                 files.push(r);
             }
+            (Target::File(path) | Target::Shard(path, _), _) => {
+                return Err(InspectError { path: path.clone(), what: "the inspection of this target did not finish".into() });
+            }
         }
     }
-    progress.finish();
     let mut report = Report::new(files);
     report.notes = notes;
     Ok(report)
@@ -287,25 +494,49 @@ pub fn inspect_shard(
     done: &mut u64,
     total: u64,
 ) -> Result<(Vec<FileReport>, ShardFacts), InspectError> {
+    let mut shas = hash.then(|| vec![None; paths.len()]);
+    let mut buf = ReadBuf::new();
+    let mut on_bytes = |path: &Path, n: u64| {
+        *done += n;
+        progress.update(path, *done, total);
+    };
+    let (mut reports, facts) = scan_shard(dir, paths, writer_live, shas.as_deref_mut(), &mut buf, &mut on_bytes).map_err(|(_, e)| e)?;
+    if let Some(shas) = shas {
+        for (r, sha) in reports.iter_mut().zip(shas) {
+            r.sha256 = sha;
+        }
+    }
+    Ok((reports, facts))
+}
+
+/// Scans a shard's files in their read order (hashing each into `shas` when
+/// given). An error comes with the failing file's rank in that order.
+fn scan_shard(
+    dir: &Path,
+    paths: &[PathBuf],
+    writer_live: bool,
+    mut shas: Option<&mut [Option<String>]>,
+    buf: &mut ReadBuf,
+    on_bytes: &mut dyn FnMut(&Path, u64),
+) -> Result<(Vec<FileReport>, ShardFacts), (usize, InspectError)> {
     let mut inputs = Vec::with_capacity(paths.len());
     for p in paths {
-        inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size: size_of(p)? });
+        inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size: size_of(p).map_err(|e| (0, e))? });
     }
     let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
     let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
-    let mut shas = vec![None; paths.len()];
-    for i in shard.order() {
+    for (rank, i) in shard.order().into_iter().enumerate() {
         let Some(path) = paths.get(i) else { continue };
         let mut scan = shard.begin(i);
-        let sha = stream_file(path, &mut scan, hash, progress, done, total)?;
-        if let Some(slot) = shas.get_mut(i) {
-            *slot = sha;
+        let mut hasher = shas.is_some().then(Sha256::new);
+        stream_file(path, Some(&mut scan), hasher.as_mut(), buf, on_bytes).map_err(|e| (rank, e))?;
+        if let (Some(h), Some(slot)) = (hasher, shas.as_deref_mut().and_then(|s| s.get_mut(i))) {
+            *slot = Some(hex(&h.finalize()));
         }
         shard.end(i, scan, &mut ());
     }
     let (mut reports, facts) = shard.finish_with_facts(dir.display().to_string());
-    for ((r, sha), path) in reports.iter_mut().zip(shas).zip(paths) {
-        r.sha256 = sha;
+    for (r, path) in reports.iter_mut().zip(paths) {
         if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
             r.notes.push(
                 "a symbolic link: read through here, but the engine refuses to open a shard holding one (it neither follows nor replaces links)"

@@ -31,9 +31,12 @@ enum Command {
     /// repair verdict and what it means. Exit 0: nothing damaged; 1: damage
     /// found; 2: could not run.
     Inspect {
-        /// Print the report as JSON (see docs/report-format.md).
+        /// Print the report as JSON (see docs/report-format.md), with each file's SHA-256.
         #[arg(long)]
         json: bool,
+        /// Worker threads (default: every core); the report is the same for any number.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
         /// Files, shard directories, or roots of shard directories.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -145,13 +148,15 @@ impl Progress for Bar {
     }
 }
 
-fn run_inspect(json: bool, paths: &[PathBuf]) -> Result<bool, (u8, String)> {
+fn run_inspect(json: bool, jobs: Option<u16>, paths: &[PathBuf]) -> Result<bool, (u8, String)> {
     let err = |e: inspect::InspectError| (2, e.to_string());
     let resolution = inspect::resolve(paths).map_err(err)?;
+    // The text report shows no hash: only the JSON one pays for it.
+    let options = inspect::Options { hash: json, jobs: jobs.map_or_else(inspect::default_jobs, usize::from) };
     let report = if !json && std::io::stderr().is_terminal() {
-        inspect::inspect(&resolution, &mut Bar { last_percent: None }).map_err(err)?
+        inspect::inspect_with(&resolution, &options, &mut Bar { last_percent: None }).map_err(err)?
     } else {
-        inspect::inspect(&resolution, &mut NoProgress).map_err(err)?
+        inspect::inspect_with(&resolution, &options, &mut NoProgress).map_err(err)?
     };
     let mut out = std::io::stdout().lock();
     let written = if json {
@@ -211,7 +216,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Inspect { json, paths } => run_inspect(json, &paths),
+        Command::Inspect { json, jobs, paths } => run_inspect(json, jobs, &paths),
         Command::Produce { root, shard, batch, wait } => {
             shard_dir(&root, &shard).and_then(|dir| commands::produce(&dir, usize::try_from(batch).unwrap_or(1), wait))
         }

@@ -5,7 +5,8 @@
 //! land exactly on a record carrying its offset. An entry that does not is
 //! dropped from memory (with a warning; `recover` rebuilds the file) and the
 //! read starts from the last one that does. Verification is remembered, so
-//! each stretch of a segment is walked once per open.
+//! each stretch of a segment is walked once per open. [`Shard::read_ranges`]
+//! returns the same records as verified file ranges, for zero-copy sends.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,11 +17,14 @@ use felix_codec::record::{ExpectedOffset, Record};
 use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::{CorruptionSite, Finding, Repair};
 
-use super::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES, READ_CHUNK_BYTES};
+use super::walk::{budget_window, walk, walk_windows, Flow, Seen, HEADER_CHUNK_BYTES, READ_CHUNK_BYTES};
 use super::{Shard, StoredRecord};
 use crate::error::EngineError;
 use crate::io::checked::CheckedIo;
 use crate::io::Io;
+
+mod ranges;
+pub use ranges::RecordRange;
 
 /// Where a read starts in one segment: a record boundary and its offset.
 type Start = (u64, ExpectedOffset);
@@ -57,6 +61,7 @@ impl Shard {
         };
         let mut out = Vec::new();
         let mut bytes = 0usize;
+        let budget = std::cell::Cell::new(max_bytes);
         for (i, (id, base, len)) in segments.into_iter().enumerate() {
             let (position, expected) = if i == 0 {
                 self.verified_start(id, base, len, from_offset)?
@@ -65,7 +70,8 @@ impl Shard {
             };
             let mut done = false;
             let path = shared.dir.log(id);
-            let walked = walk(&shared.dir.io, &path, len, ChunkedReader::new(position, expected, len), READ_CHUNK_BYTES, |seen| {
+            let (reader, window) = (ChunkedReader::new(position, expected, len), || budget_window(budget.get()));
+            let walked = walk_windows(&shared.dir.io, &path, len, reader, window, |seen| {
                 let Seen::Record(_, r) = seen else { return Flow::Continue };
                 if r.header.offset >= end {
                     done = true;
@@ -79,6 +85,7 @@ impl Shard {
                     return Flow::Stop;
                 }
                 bytes = bytes.saturating_add(r.payload.len());
+                budget.set(max_bytes.saturating_sub(bytes));
                 out.push(StoredRecord {
                     offset: r.header.offset,
                     timestamp_micros: r.header.timestamp_micros,
