@@ -248,13 +248,12 @@ fn detail_section(
         let (s, on_range) = (Rc::clone(&scanned), on_range.clone());
         Callback::from(move |pos: u64| on_range.emit(hex::click_selection(s.report.kind, &s.detail.records, s.report.size, pos)))
     };
-    let all: Vec<Rc<crate::logic::scan::Scanned>> = state.files.iter().filter_map(|f| f.scanned.clone()).collect();
-    let pointed = Rc::new(filemap::pointed_by_index(&scanned, &all));
+    let index = filemap::companion_index(&scanned, state.files.iter().filter_map(|f| f.scanned.as_ref())).cloned();
     html! {
         <section class="detail">
             <h2>{ format!("{path} — {}", scanned.report.kind.as_str()) }</h2>
             <div class="bytes">
-                <FileMapView scanned={Rc::clone(&scanned)} pointed={pointed} range={state.range} on_pick={on_pick} />
+                <FileMapView scanned={Rc::clone(&scanned)} index={index} range={state.range} on_pick={on_pick} />
                 <HexView blob={blob} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} />
             </div>
             <RecordTable scanned={Rc::clone(&scanned)} range={state.range} on_range={on_range} />

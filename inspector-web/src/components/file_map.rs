@@ -19,8 +19,8 @@ pub const STRIP_PX: f64 = 482.0;
 pub struct Props {
     /// The scanned file.
     pub scanned: Rc<Scanned>,
-    /// Positions the companion index points at.
-    pub pointed: Rc<Vec<u64>>,
+    /// The segment's companion index, when scanned with it (its entries are ticks).
+    pub index: Option<Rc<Scanned>>,
     /// The selected range (marked on the strip).
     pub range: Option<(u64, u64)>,
     /// A byte position picked on the map.
@@ -30,8 +30,10 @@ pub struct Props {
 /// The file map.
 #[function_component(FileMapView)]
 pub fn file_map(props: &Props) -> Html {
-    let map = use_memo((Rc::clone(&props.scanned), Rc::clone(&props.pointed)), |(s, pointed)| {
-        filemap::build(&s.detail.map, s.report.kind, &s.report.findings, pointed)
+    // Built once per file (not per render): the deps compare by pointer first.
+    let map = use_memo((Rc::clone(&props.scanned), props.index.clone()), |(s, index)| {
+        let pointed = index.as_deref().map(filemap::pointed).unwrap_or_default();
+        filemap::build(&s.detail.map, s.report.kind, &s.report.findings, &pointed)
     });
     let cursor = use_state(|| None::<usize>);
     let size = props.scanned.report.size;

@@ -234,19 +234,21 @@ pub fn build(counts: &MapCounts, kind: FileKind, findings: &[FindingReport], poi
     FileMap { cells: n, runs }
 }
 
-/// Where the entries of a segment's companion index point, when that index
-/// was scanned with it (same shard, same segment id): the map's ticks.
+/// A segment's companion index, when it was scanned with it (same shard,
+/// same segment id): where its entries point are the map's ticks.
 #[must_use]
-pub fn pointed_by_index(segment: &Scanned, others: &[Rc<Scanned>]) -> Vec<u64> {
+pub fn companion_index<'a>(segment: &Scanned, others: impl IntoIterator<Item = &'a Rc<Scanned>>) -> Option<&'a Rc<Scanned>> {
     let r = &segment.report;
     if r.kind != FileKind::Segment || r.segment_id.is_none() {
-        return Vec::new();
+        return None;
     }
-    others
-        .iter()
-        .find(|o| o.report.kind == FileKind::Index && o.report.segment_id == r.segment_id && o.report.shard == r.shard)
-        .map(|o| o.detail.index_entries.iter().map(|e| e.position).collect())
-        .unwrap_or_default()
+    others.into_iter().find(|o| o.report.kind == FileKind::Index && o.report.segment_id == r.segment_id && o.report.shard == r.shard)
+}
+
+/// The byte positions an index's entries point at.
+#[must_use]
+pub fn pointed(index: &Scanned) -> Vec<u64> {
+    index.detail.index_entries.iter().map(|e| e.position).collect()
 }
 
 /// The run under the cell at `cell`.
@@ -304,7 +306,8 @@ mod tests {
         let seg2 = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000002.log")).unwrap();
         let idx2 = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000002.index")).unwrap();
         let all: Vec<Rc<Scanned>> = scanned.iter().cloned().map(Rc::new).collect();
-        let pointed = pointed_by_index(seg2, &all);
+        let pointed = pointed(companion_index(seg2, &all).unwrap());
+        assert!(companion_index(idx2, &all).is_none(), "an index has no companion index");
         assert_eq!(pointed.len(), idx2.detail.index_entries.len());
         let map = build(&seg2.detail.map, seg2.report.kind, &seg2.report.findings, &pointed);
         let last = map.runs.last().unwrap();
