@@ -6,9 +6,11 @@
 //! └─ readable part ───┘ └─ 16 hex digits ┘
 //! ```
 //!
-//! The readable part is `tenant_namespace_stream_shard` with every byte
-//! outside `[A-Za-z0-9-]` replaced by `_` and each component cut to
-//! [`MAX_COMPONENT_CHARS`]. It is lossy; the hash guarantees uniqueness. The
+//! The readable part is `tenant_namespace_stream_shard` with every character
+//! outside `[A-Za-z0-9-]` replaced by `_`, each component cut to
+//! [`MAX_COMPONENT_CHARS`] characters, and an empty component written `_`.
+//! It is lossy; the hash guarantees uniqueness. These rules are the broker's
+//! (upstream `disk_log/layout.rs`) exactly: both must find the same directory. The
 //! hash input is each string component as a big-endian `u64` length followed
 //! by its bytes, then the shard number as a big-endian `u32`. No dot can ever
 //! appear, so `..` is unrepresentable rather than escaped.
@@ -16,8 +18,8 @@
 use alloc::string::String;
 use core::fmt::Write as _;
 
-/// Longest readable rendering of one component, in characters.
-pub const MAX_COMPONENT_CHARS: usize = 48;
+/// Longest readable rendering of one component, in characters (upstream's value).
+pub const MAX_COMPONENT_CHARS: usize = 32;
 /// Length of the hash suffix in hex digits.
 pub const HASH_HEX_DIGITS: usize = 16;
 
@@ -58,6 +60,9 @@ impl ShardKey<'_> {
     pub fn dir_name(&self) -> String {
         let mut out = String::new();
         for part in [self.tenant, self.namespace, self.stream] {
+            if part.is_empty() {
+                out.push('_');
+            }
             for c in part.chars().take(MAX_COMPONENT_CHARS) {
                 out.push(if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' });
             }
@@ -85,6 +90,7 @@ pub fn parse_dir_name(name: &str) -> Option<(&str, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
 
     #[test]
     fn spec_example_is_reproduced() {
@@ -109,6 +115,18 @@ mod tests {
         let c = ShardKey { tenant: "ab", namespace: "", stream: "cd", shard: 0 };
         let d = ShardKey { tenant: "a", namespace: "b", stream: "cd", shard: 0 };
         assert_ne!(c.hash(), d.hash(), "length prefixes keep component boundaries");
+    }
+
+    #[test]
+    fn the_brokers_layout_is_reproduced_exactly() {
+        // Pinned by the broker's own tests (upstream disk_log/layout.rs): changing
+        // any of these orphans every segment already on disk.
+        let k = |t, n, s, i| ShardKey { tenant: t, namespace: n, stream: s, shard: i };
+        assert_eq!(k("acme", "default", "orders", 3).dir_name(), "acme_default_orders_3-0d3af04b998d2cb1");
+        assert!(k("", "", "", 0).dir_name().starts_with("______0-"), "an empty component is written `_`");
+        let long = "x".repeat(200);
+        assert!(k(&long, "n", "s", 0).dir_name().starts_with(&format!("{}_n_s_0-", "x".repeat(32))));
+        assert!(k("ééé", "n", "s", 0).dir_name().starts_with("____n_s_0-"), "characters, not bytes");
     }
 
     #[test]

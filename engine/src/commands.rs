@@ -11,6 +11,7 @@ use felix_codec::recovery::{Action, Plan, ShardPlan};
 use felix_codec::repair::RepairOptions;
 use felix_codec::time::format_micros;
 use felix_codec::MAX_PAYLOAD_BYTES;
+use felix_engine::broker::FsyncMode;
 use felix_engine::shard::{Config, Shard};
 use felix_engine::OsIo;
 
@@ -101,52 +102,111 @@ fn read_line_bounded(input: &mut impl BufRead, line: &mut Vec<u8>, limit: usize)
     Ok(any)
 }
 
-pub fn produce(dir: &Path, batch: usize, wait: bool) -> Outcome {
-    let config = Config { wait_for_lock: wait, ..Config::default() };
-    let (shard, recovery) = Shard::open_dir(Arc::new(OsIo::new()), dir, config).map_err(|e| fail(&e))?;
-    for w in &recovery.warnings {
-        eprintln!("felix-storage: warning: {}", shown(w));
-    }
-    for action in recovery.plan.actions.iter().filter(|a| matches!(a, Action::Cut { .. } | Action::RemoveUnfinished { .. })) {
-        eprintln!("felix-storage: recovery: {}", shown(&action_line(dir, action, false)));
-    }
+/// Batches of `produce` whose fsync may be in flight at once: while one
+/// batch's flush runs, the next is read and written, and the engine's group
+/// commit lets one flush cover several. A batch in flight holds no payload
+/// (its bytes are written), so this bounds only the waiting.
+const PRODUCE_IN_FLIGHT: usize = 4;
+/// A batch is committed at `--batch` lines or this many payload bytes,
+/// whichever comes first: with the batch being read, the one handed over and
+/// the one being written, `produce` holds at most three of these.
+const PRODUCE_BATCH_BYTES: usize = 64 << 20;
+
+/// Reads stdin on its own thread into batches of at most `batch` lines (and
+/// [`PRODUCE_BATCH_BYTES`]), handing each over as soon as it is full or the
+/// input ends; a line over the record limit ends the input with an error.
+fn read_batches(batch: usize, tx: tokio::sync::mpsc::Sender<Result<Vec<felix_engine::broker::AppendRecord>, (u8, String)>>) {
     let mut stdin = std::io::stdin().lock();
-    let mut out = std::io::stdout().lock();
-    let mut lines: Vec<Vec<u8>> = Vec::with_capacity(batch);
+    let mut records = Vec::with_capacity(batch.min(1024));
+    let mut bytes = 0usize;
     let mut line = Vec::new();
     let mut number = 0u64;
-    let commit = |lines: &mut Vec<Vec<u8>>, out: &mut std::io::StdoutLock<'_>| -> Result<(), (u8, String)> {
-        if lines.is_empty() {
-            return Ok(());
-        }
-        let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
-        let range = shard.append(&refs).map_err(|e| fail(&e))?;
-        let mut text = String::with_capacity(refs.len() * 8);
-        for offset in range {
-            text.push_str(itoa::Buffer::new().format(offset));
-            text.push('\n');
-        }
-        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| out_err(&e))?;
-        lines.clear();
-        Ok(())
-    };
     loop {
         number += 1;
-        match read_line_bounded(&mut stdin, &mut line, MAX_PAYLOAD_BYTES as usize) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                commit(&mut lines, &mut out)?;
-                return Err((2, format!("<stdin>: line {number}: {e}; nothing from it on was written")));
+        let (eof, error) = match read_line_bounded(&mut stdin, &mut line, MAX_PAYLOAD_BYTES as usize) {
+            Ok(true) => {
+                bytes += line.len();
+                let payload = bytes::Bytes::from(std::mem::take(&mut line));
+                records.push(felix_engine::broker::AppendRecord { payload, timestamp_micros: felix_engine::shard::now_micros() });
+                (false, None)
             }
+            Ok(false) => (true, None),
+            Err(e) => (true, Some((2, format!("<stdin>: line {number}: {e}; nothing from it on was written")))),
+        };
+        if !records.is_empty() && (records.len() >= batch || bytes >= PRODUCE_BATCH_BYTES || eof) {
+            if tx.blocking_send(Ok(std::mem::take(&mut records))).is_err() {
+                return;
+            }
+            bytes = 0;
         }
-        lines.push(std::mem::take(&mut line));
-        if lines.len() >= batch.max(1) {
-            commit(&mut lines, &mut out)?;
+        if let Some(e) = error {
+            let _ = tx.blocking_send(Err(e));
+        }
+        if eof {
+            return;
         }
     }
-    commit(&mut lines, &mut out)?;
-    Ok(false)
+}
+
+pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, wait: bool, fsync: FsyncMode) -> Outcome {
+    use felix_engine::broker::{DiskLogProvider, LogConfig, PendingAppend};
+    type Commit = tokio::task::JoinHandle<Result<PendingAppend, felix_engine::EngineError>>;
+    let config = LogConfig { wait_for_lock: wait, fsync_mode: fsync, ..LogConfig::default() };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| (2, format!("runtime: {e}")))?;
+    runtime.block_on(async {
+        let provider = DiskLogProvider::new(root, config).map_err(|e| fail(&e))?;
+        let log = provider.open_shard(key).map_err(|e| fail(&e))?;
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+        let batch = batch.max(1);
+        std::thread::Builder::new()
+            .name("felix-stdin".into())
+            .spawn(move || read_batches(batch, tx))
+            .map_err(|e| (2, format!("<stdin>: {e}")))?;
+        let mut out = std::io::stdout().lock();
+        let mut text = String::new();
+        let mut in_flight: std::collections::VecDeque<Commit> = std::collections::VecDeque::new();
+        let mut input_done = false;
+        let mut ended: Option<(u8, String)> = None;
+        loop {
+            tokio::select! {
+                biased;
+                // Acknowledge in order, the moment each batch is durable.
+                done = async {
+                    match in_flight.front_mut() {
+                        Some(commit) => commit.await,
+                        None => std::future::pending().await,
+                    }
+                }, if !in_flight.is_empty() => {
+                    in_flight.pop_front();
+                    let done = done.map_err(|e| (2, format!("commit task: {e}")))?.map_err(|e| fail(&e))?;
+                    text.clear();
+                    for offset in done.first_offset()..=done.last_offset() {
+                        text.push_str(itoa::Buffer::new().format(offset));
+                        text.push('\n');
+                    }
+                    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| out_err(&e))?;
+                }
+                next = rx.recv(), if !input_done && ended.is_none() && in_flight.len() < PRODUCE_IN_FLIGHT => match next {
+                    Some(Ok(records)) => match log.append_pending(&records).await {
+                        Ok(pending) => {
+                            let log = log.clone();
+                            in_flight.push_back(tokio::spawn(async move { log.commit(&pending).await.map(|()| pending) }));
+                        }
+                        // What was written before stays acknowledged once durable.
+                        Err(e) => ended = Some(fail(&e)),
+                    },
+                    Some(Err(e)) => ended = Some(e),
+                    None => input_done = true,
+                },
+                else => break,
+            }
+        }
+        provider.shutdown().await.map_err(|e| fail(&e))?;
+        match ended {
+            Some(e) => Err(e),
+            None => Ok(false),
+        }
+    })
 }
 
 pub fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Outcome {

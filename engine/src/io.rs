@@ -113,6 +113,12 @@ pub trait Io: Send + Sync + Debug {
     /// Whether someone holds the writer lock `path`, without taking it or
     /// creating anything. `None` when nobody does (or the file is absent).
     fn lock_holder(&self, path: &Path) -> io::Result<Option<LockHolder>>;
+    /// Reserves `len` bytes of blocks for a file without changing its length
+    /// (`fallocate` with `FALLOC_FL_KEEP_SIZE`); a filesystem that cannot is
+    /// not an error. The default reserves nothing.
+    fn preallocate(&self, _path: &Path, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Reads exactly `buf.len()` bytes at `pos`, or fails with `UnexpectedEof`.
@@ -256,6 +262,14 @@ impl Io for OsIo {
         file.set_len(0)?;
         file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0)?;
         Ok(LockGuard::new(file))
+    }
+    fn preallocate(&self, path: &Path, len: u64) -> io::Result<()> {
+        let file = self.handle(path)?;
+        match rustix::fs::fallocate(&*file, rustix::fs::FallocateFlags::KEEP_SIZE, 0, len) {
+            Ok(()) => Ok(()),
+            Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::NOSYS => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<LockHolder>> {
         let meta = match fs::symlink_metadata(path) {

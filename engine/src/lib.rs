@@ -11,10 +11,13 @@
 //! `felix-codec`, and every verdict (damage, repair, index trust, recovery
 //! plan) is the codec's; this crate only moves bytes between the disk and the codec.
 
+#[cfg(feature = "async")]
+pub mod broker;
 pub mod demo;
 pub mod error;
 pub mod inspect;
 pub mod io;
+pub mod metrics_names;
 pub mod recover;
 pub mod shard;
 

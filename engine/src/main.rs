@@ -55,6 +55,10 @@ enum Command {
         /// Wait for another writer to let go of the shard instead of failing at once.
         #[arg(long)]
         wait: bool,
+        /// When an offset is printed: `on-commit` (after its fsync), `periodic:MS`
+        /// (once written; fsynced within MS milliseconds), or `none` (once written).
+        #[arg(long, default_value = "on-commit", value_parser = parse_fsync)]
+        fsync: felix_engine::broker::FsyncMode,
     },
     /// Print records from an offset (reads only: creates and changes nothing).
     Consume {
@@ -184,6 +188,19 @@ fn parse_shard(text: &str) -> Result<(String, String, String, u32), (u8, String)
     }
 }
 
+/// `on-commit`, `none` or `periodic:MS`.
+fn parse_fsync(text: &str) -> Result<felix_engine::broker::FsyncMode, String> {
+    use felix_engine::broker::FsyncMode;
+    match text {
+        "on-commit" => Ok(FsyncMode::OnCommit),
+        "none" => Ok(FsyncMode::None),
+        _ => match text.strip_prefix("periodic:").map(str::parse::<u64>) {
+            Some(Ok(ms)) if ms > 0 => Ok(FsyncMode::Periodic { interval: std::time::Duration::from_millis(ms) }),
+            _ => Err(format!("{text:?}: expected on-commit, none or periodic:MS (MS > 0)")),
+        },
+    }
+}
+
 /// The directory of `--shard` under `root`.
 fn shard_dir(root: &Path, shard: &str) -> Result<PathBuf, (u8, String)> {
     let (t, n, s, i) = parse_shard(shard)?;
@@ -217,9 +234,10 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Inspect { json, jobs, paths } => run_inspect(json, jobs, &paths),
-        Command::Produce { root, shard, batch, wait } => {
-            shard_dir(&root, &shard).and_then(|dir| commands::produce(&dir, usize::try_from(batch).unwrap_or(1), wait))
-        }
+        Command::Produce { root, shard, batch, wait, fsync } => parse_shard(&shard).and_then(|(tenant, namespace, stream, n)| {
+            let key = felix_engine::broker::ShardKey { tenant, namespace, stream, shard: n };
+            commands::produce(&root, &key, usize::try_from(batch).unwrap_or(1), wait, fsync)
+        }),
         Command::Consume { root, shard, from, max, format } => {
             shard_dir(&root, &shard).and_then(|dir| commands::consume(&dir, from, max, format == Format::Json))
         }

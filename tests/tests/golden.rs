@@ -54,7 +54,8 @@ fn damaged_payload_twin_is_a_record_checksum_over_the_whole_record() {
 fn damaged_length_twin_is_a_header_checksum_that_skips_to_the_end() {
     let (f, _, _) = findings(&segment_with(&RECORD_LENGTH_DAMAGED));
     assert_eq!((f[0].kind.as_str(), f[0].position, f[0].end, f[0].offset), ("RecordHeaderChecksum", 32, 62, None));
-    assert_eq!(f[0].repair, Repair::OptIn);
+    // Upstream's rule: opt-in only when the file ends within that header; the payload's 2 bytes follow it.
+    assert_eq!(f[0].repair, Repair::Never);
     assert!(f[0].message.contains("stored C654DE27, computed 41F21564"), "{}", f[0].message);
 }
 

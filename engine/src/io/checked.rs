@@ -195,6 +195,14 @@ impl CheckedIo {
         })
     }
 
+    /// Reserves blocks for a file without changing its length.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (latched).
+    pub fn preallocate(&self, path: &Path, len: u64) -> Result<(), EngineError> {
+        self.mutate(path, "fallocate", |io| io.preallocate(path, len))
+    }
+
     /// Takes the writer lock (not latching: a refusal is not an IO failure).
     ///
     /// # Errors

@@ -38,6 +38,7 @@ pub(crate) mod writer;
 use dir::ShardDir;
 
 pub use felix_codec::epochs::{bound_epochs, truncation_point};
+pub use writer::{Append, Pending};
 
 /// Default segment size: 128 MiB.
 pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 128 << 20;
@@ -61,6 +62,12 @@ pub enum Durability {
         /// The interval in microseconds.
         micros: u64,
     },
+    /// Once written, with no fsync of appends at all: the operating system
+    /// writes back when it will (a process crash loses nothing written; a
+    /// power cut may lose anything not yet written back). Segment creation,
+    /// recovery and replaced files are still made durable, and dropping the
+    /// shard syncs. Upstream's `FsyncMode::None`.
+    NoSync,
 }
 
 /// How a shard stores and keeps data. Every field has a named default.
@@ -81,6 +88,10 @@ pub struct Config {
     pub repair_checksum_tail: bool,
     /// Wait for another writer to let go of the shard instead of failing at once (off).
     pub wait_for_lock: bool,
+    /// Reserve each new segment's `segment_size_bytes` of blocks when it is
+    /// created (`fallocate`, keeping the logical size at the end of data) (off:
+    /// see the engine bench's preallocation table).
+    pub preallocate_segments: bool,
 }
 
 impl Default for Config {
@@ -93,6 +104,7 @@ impl Default for Config {
             durability: Durability::EveryBatch,
             repair_checksum_tail: false,
             wait_for_lock: false,
+            preallocate_segments: false,
         }
     }
 }
@@ -104,8 +116,23 @@ pub struct StoredRecord {
     pub offset: u64,
     /// Its publish time.
     pub timestamp_micros: u64,
+    /// Its stored `checksum` (CRC-32 over its header prefix and payload), verified.
+    pub checksum: u32,
     /// Its payload.
     pub payload: Vec<u8>,
+}
+
+/// One segment as a broker sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentInfo {
+    /// Its id (the file name's number).
+    pub id: u64,
+    /// Its first offset.
+    pub base_offset: u64,
+    /// The offset after its last record (`base_offset` when empty).
+    pub next_offset: u64,
+    /// Its length in bytes.
+    pub size_bytes: u64,
 }
 
 /// What recovery did on open (or, opened read-only, what it would do).
@@ -218,6 +245,8 @@ pub(crate) struct Inner {
     pub(crate) shutdown: bool,
     /// The id the next new segment gets.
     pub(crate) next_segment_id: u64,
+    /// Appends written since the last sync started (the next sync's fan-in).
+    pub(crate) appends_since_sync: u64,
 }
 
 /// What every part of a shard shares.
@@ -338,6 +367,7 @@ impl Shard {
             warnings: r.recovery.warnings.clone(),
             shutdown: false,
             next_segment_id,
+            appends_since_sync: 0,
         };
         let shared =
             Arc::new(Shared { dir, config, read_only, inner: Mutex::new(inner), synced: Condvar::new(), flusher_wake: Condvar::new() });
@@ -390,6 +420,17 @@ impl Shard {
     pub fn first_offset(&self) -> u64 {
         let g = self.shared.lock();
         g.segments.first().map_or(g.next_offset, |s| s.base)
+    }
+
+    /// Every segment, oldest first (the active one last).
+    #[must_use]
+    pub fn segments(&self) -> Vec<SegmentInfo> {
+        self.shared
+            .lock()
+            .segments
+            .iter()
+            .map(|s| SegmentInfo { id: s.id, base_offset: s.base, next_offset: s.next, size_bytes: s.len })
+            .collect()
     }
 
     /// Makes everything written durable now (the interval flusher's work, on demand).

@@ -37,6 +37,25 @@ impl Shard {
     /// # Errors
     /// `Trimmed`, `FailStopped`, IO failures, or damage met in the records read.
     pub fn read(&self, from_offset: u64, max_bytes: usize) -> Result<Vec<StoredRecord>, EngineError> {
+        self.read_bounded(from_offset, max_bytes, usize::MAX)
+    }
+
+    /// As [`Shard::read`], returning at most `max_records` records (at least
+    /// one when any exists): payload bytes alone do not bound a response of
+    /// empty records.
+    ///
+    /// # Errors
+    /// As [`Shard::read`].
+    pub fn read_bounded(&self, from_offset: u64, max_bytes: usize, max_records: usize) -> Result<Vec<StoredRecord>, EngineError> {
+        let started = std::time::Instant::now();
+        let out = self.read_inner(from_offset, max_bytes, max_records.max(1))?;
+        metrics::counter!(crate::metrics_names::READ_RECORDS_TOTAL).increment(out.len() as u64);
+        metrics::counter!(crate::metrics_names::READ_BYTES_TOTAL).increment(out.iter().map(|r| r.payload.len() as u64).sum::<u64>());
+        metrics::histogram!(crate::metrics_names::READ_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
+        Ok(out)
+    }
+
+    fn read_inner(&self, from_offset: u64, max_bytes: usize, max_records: usize) -> Result<Vec<StoredRecord>, EngineError> {
         let shared = &*self.shared;
         shared.dir.io.check()?;
         let (segments, end) = {
@@ -80,7 +99,7 @@ impl Shard {
                 if r.header.offset < from_offset {
                     return Flow::Continue;
                 }
-                if !out.is_empty() && bytes.saturating_add(r.payload.len()) > max_bytes {
+                if !out.is_empty() && (bytes.saturating_add(r.payload.len()) > max_bytes || out.len() >= max_records) {
                     done = true;
                     return Flow::Stop;
                 }
@@ -89,6 +108,7 @@ impl Shard {
                 out.push(StoredRecord {
                     offset: r.header.offset,
                     timestamp_micros: r.header.timestamp_micros,
+                    checksum: r.header.checksum,
                     payload: r.payload.to_vec(),
                 });
                 Flow::Continue

@@ -79,6 +79,7 @@ fn ctx(dir: &ShardDir, id: u64, newest: bool, writer_live: bool) -> ScanContext 
 
 /// Recovers the shard in `dir` (see the module doc).
 pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Recovered, EngineError> {
+    let started = std::time::Instant::now();
     let listing = dir.listing()?;
     let writer_live = mode == Mode::ReadOnly && dir.writer_live();
     let mut facts = ShardFacts { path: dir.path.display().to_string(), temporaries: listing.temporaries.clone(), ..ShardFacts::default() };
@@ -133,6 +134,19 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
     }
     if writer_live {
         warnings.push("shard is open for writing; the tail may be in flight".into());
+    }
+    if mode == Mode::Write {
+        use crate::metrics_names as names;
+        for action in &plan.actions {
+            match action {
+                Action::Cut { bytes, .. } => metrics::counter!(names::RECOVERY_TRUNCATED_BYTES).increment(*bytes),
+                Action::RemoveUnfinished { .. } => metrics::counter!(names::RECOVERY_ABANDONED_ROLLS_TOTAL).increment(1),
+                Action::RebuildIndex { .. } => metrics::counter!(names::RECOVERY_INDEX_REBUILDS_TOTAL).increment(1),
+                _ => {}
+            }
+        }
+        metrics::histogram!(names::RECOVERY_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
+        metrics::gauge!(names::SEGMENT_COUNT).set(segments.len() as f64);
     }
     // A removed unfinished segment's id is free again.
     let next_segment_id = segments.last().map_or(0, |s| s.id.saturating_add(1));

@@ -53,6 +53,67 @@ impl Shard {
         Ok(())
     }
 
+    /// Notes that `generation` begins at `start_offset`, durably. Returns
+    /// whether anything was recorded: a generation at or below the newest
+    /// already held is ignored (a leader re-reporting its own is ordinary,
+    /// an older one is stale). Upstream's `record_generation`.
+    ///
+    /// # Errors
+    /// `Generation` when `start_offset` lies before the newest generation's
+    /// start or past the log's end; `ReadOnly`; `FailStopped`; IO failures.
+    pub fn record_generation(&self, generation: u64, start_offset: u64) -> Result<bool, EngineError> {
+        let shared = &*self.shared;
+        shared.writable()?;
+        let mut g = shared.lock();
+        let latest = g.epochs.last().copied();
+        if latest.is_some_and(|e| generation <= e.generation) {
+            return Ok(false);
+        }
+        if latest.is_some_and(|e| start_offset < e.start_offset) || start_offset > g.next_offset {
+            return Err(EngineError::Generation { requested: generation, latest: latest.map_or(0, |e| e.generation) });
+        }
+        let mut entries = g.epochs.clone();
+        entries.push(Epoch { generation, start_offset });
+        let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+        let mut entries = bound_epochs(&entries, first);
+        let excess = entries.len().saturating_sub(usize::from(MAX_EPOCHS));
+        entries.drain(..excess);
+        shared.dir.io.mutation(|| write_epochs(shared, &entries))?;
+        g.epochs = entries;
+        Ok(true)
+    }
+
+    /// Where `generation` stops in this log: the answer a leader gives a
+    /// follower. `None` when the history holds no such generation (refuse
+    /// rather than guess: the answer becomes a truncation point).
+    #[must_use]
+    pub fn generation_end(&self, generation: u64) -> Option<u64> {
+        let g = self.shared.lock();
+        felix_codec::epochs::end_of_generation(&g.epochs, g.next_offset, generation)
+            .filter(|(known, _)| *known == generation)
+            .map(|(_, end)| end)
+    }
+
+    /// Drops every record at or after `offset` (upstream's `truncate`):
+    /// at or past the end, nothing; below the oldest record, the log is
+    /// emptied and restarts at `offset`.
+    ///
+    /// # Errors
+    /// As [`Shard::truncate_after`].
+    pub fn truncate_from(&self, offset: u64) -> Result<(), EngineError> {
+        let first = self.first_offset();
+        if offset > first {
+            return self.truncate_after(offset - 1);
+        }
+        let shared = &*self.shared;
+        shared.writable()?;
+        let mut g = shared.lock();
+        if offset >= g.next_offset && g.segments.iter().all(|s| s.next == s.base) {
+            return Ok(());
+        }
+        shared.dir.io.mutation(|| restart_at(shared, &mut g, offset))
+    }
+
     /// Where this replica must cut its log, given the leader's answer to
     /// "where does generation `g` end": see [`truncation_point`].
     #[must_use]
@@ -83,6 +144,25 @@ impl Shard {
         }
         shared.dir.io.mutation(|| cut_after(shared, &mut g, keep_next))
     }
+}
+
+/// Removes every segment and starts a fresh one at `offset`.
+fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineError> {
+    for s in g.segments.iter().rev() {
+        shared.dir.io.remove_if_exists(&shared.dir.index(s.id))?;
+        shared.dir.io.remove_if_exists(&shared.dir.log(s.id))?;
+    }
+    shared.dir.io.sync_dir(&shared.dir.path)?;
+    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
+    if epochs != g.epochs {
+        write_epochs(shared, &epochs)?;
+    }
+    g.epochs = epochs;
+    g.segments.clear();
+    g.next_offset = offset;
+    g.durable_next = offset;
+    g.visible_next = offset;
+    super::writer::start_segment(shared, g)
 }
 
 /// The IO of [`Shard::truncate_after`]: any failure in it stops the shard.

@@ -15,32 +15,68 @@ use felix_codec::MAX_PAYLOAD_BYTES;
 
 use super::{now_micros, Durability, Inner, MemIndex, Segment, Shard, Shared};
 use crate::error::EngineError;
+use crate::metrics_names as names;
+
+/// One record to append: its payload and, when the caller has one, its
+/// publish time (otherwise the time of the append).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Append<'a> {
+    /// The payload.
+    pub payload: &'a [u8],
+    /// Publish time in microseconds since the Unix epoch.
+    pub timestamp_micros: Option<u64>,
+}
+
+/// A batch written and given offsets, not yet known durable: pass it to
+/// [`Shard::commit`] to wait for the configured durability.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// The offsets the batch holds.
+    pub offsets: std::ops::Range<u64>,
+}
 
 impl Shard {
-    /// Appends a batch; returns the offsets assigned, once durable (or, under
-    /// `Durability::Interval`, once written).
+    /// Appends a batch; returns the offsets assigned, once durable (under
+    /// `Durability::EveryBatch`; once written under the other policies).
     ///
     /// # Errors
     /// `TooLarge` or `OffsetsExhausted` (nothing written), `ReadOnly`,
     /// `FailStopped`, or the IO failure that stopped the shard.
     pub fn append(&self, payloads: &[&[u8]]) -> Result<std::ops::Range<u64>, EngineError> {
+        let started = std::time::Instant::now();
+        let records: Vec<Append<'_>> = payloads.iter().map(|p| Append { payload: p, timestamp_micros: None }).collect();
+        let pending = self.write(&records)?;
+        self.commit(&pending)?;
+        metrics::histogram!(names::APPEND_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
+        Ok(pending.offsets)
+    }
+
+    /// Assigns offsets and writes a batch without waiting for durability: the
+    /// records hold their offsets from here whether or not the wait that
+    /// follows ([`Shard::commit`]) succeeds. Readers see them once durable
+    /// (`EveryBatch`) or at once (the other policies).
+    ///
+    /// # Errors
+    /// As [`Shard::append`].
+    pub fn write(&self, records: &[Append<'_>]) -> Result<Pending, EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
-        if let Some(p) = payloads.iter().find(|p| p.len() > MAX_PAYLOAD_BYTES as usize) {
-            return Err(EngineError::TooLarge { len: p.len() });
+        if let Some(r) = records.iter().find(|r| r.payload.len() > MAX_PAYLOAD_BYTES as usize) {
+            return Err(EngineError::TooLarge { len: r.payload.len() });
         }
         let mut g = shared.lock();
         let first = g.next_offset;
-        let records = payloads.len() as u64;
+        let count = records.len() as u64;
         // Offsets up to u64::MAX - 1 are assigned: u64::MAX has no successor.
-        if records > u64::MAX - first {
-            return Err(EngineError::OffsetsExhausted { next: first, records });
+        if count > u64::MAX - first {
+            return Err(EngineError::OffsetsExhausted { next: first, records: count });
         }
         let now = now_micros();
         shared.dir.io.mutation(move || {
             let mut buf = Vec::new();
-            for payload in payloads {
-                let record_len = (RECORD_HEADER_LEN + payload.len()) as u64;
+            let mut bytes = 0u64;
+            for record in records {
+                let record_len = (RECORD_HEADER_LEN + record.payload.len()) as u64;
                 let needs_roll = match g.segments.last() {
                     None => true,
                     Some(s) => {
@@ -55,28 +91,124 @@ impl Shard {
                 let offset = g.next_offset;
                 let Some(seg) = g.segments.last_mut() else { break };
                 let position = seg.len + buf.len() as u64;
-                encode_record(offset, now, payload, &mut buf).map_err(|_| EngineError::TooLarge { len: payload.len() })?;
+                let timestamp = record.timestamp_micros.unwrap_or(now);
+                encode_record(offset, timestamp, record.payload, &mut buf)
+                    .map_err(|_| EngineError::TooLarge { len: record.payload.len() })?;
+                bytes += record_len;
                 let _ = seg.index.observe(offset, position);
                 seg.index.verified = seg.index.entries.len();
                 seg.next = offset + 1;
-                seg.last_timestamp = now;
+                seg.last_timestamp = seg.last_timestamp.max(timestamp);
                 g.next_offset = offset + 1;
             }
             flush(shared, &mut g, &mut buf)?;
-            let end = g.next_offset;
-            match shared.config.durability {
-                Durability::EveryBatch => drop(sync_through(shared, g, end)?),
-                Durability::Interval { .. } => {
-                    // Acknowledged once written: visible to readers now, durable within the interval.
-                    g.visible_next = g.next_offset;
-                    g.visible_len = g.segments.last().map_or(0, |s| s.len);
-                    drop(g);
-                    shared.flusher_wake.notify_all();
-                }
+            g.appends_since_sync += 1;
+            if shared.config.durability != Durability::EveryBatch {
+                // Acknowledged once written: visible to readers now.
+                g.visible_next = g.next_offset;
+                g.visible_len = g.segments.last().map_or(0, |s| s.len);
             }
-            Ok(first..end)
+            metrics::counter!(names::APPEND_RECORDS_TOTAL).increment(count);
+            metrics::counter!(names::APPEND_BYTES_TOTAL).increment(bytes);
+            metrics::histogram!(names::APPEND_BATCH_RECORDS).record(count as f64);
+            metrics::gauge!(names::UNSYNCED_BYTES).set(unsynced_bytes(&g) as f64);
+            let end = g.next_offset;
+            drop(g);
+            if let Durability::Interval { .. } = shared.config.durability {
+                shared.flusher_wake.notify_all();
+            }
+            Ok(Pending { offsets: first..end })
         })
     }
+
+    /// Waits until `pending` satisfies the configured durability: its fsync
+    /// under `EveryBatch` (shared with every append written before it
+    /// started: group commit); nothing under the other policies.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO failure that stopped the shard.
+    pub fn commit(&self, pending: &Pending) -> Result<(), EngineError> {
+        let shared = &*self.shared;
+        if shared.config.durability != Durability::EveryBatch {
+            return shared.dir.io.check();
+        }
+        shared.dir.io.mutation(|| sync_through(shared, shared.lock(), pending.offsets.end).map(drop))
+    }
+
+    /// Makes the active segment durable and, when it holds records, starts a
+    /// new one so it stays immutable; returns it and a checksum of its bytes
+    /// (the first 8 bytes of their SHA-256, big-endian). Upstream's `seal`.
+    ///
+    /// # Errors
+    /// `ReadOnly`, `FailStopped`, IO failures.
+    pub fn seal(&self) -> Result<(super::SegmentInfo, u64), EngineError> {
+        let shared = &*self.shared;
+        shared.writable()?;
+        let mut g = shared.lock();
+        shared.dir.io.mutation(|| {
+            let Some(active) = g.segments.last().cloned() else {
+                start_segment(shared, &mut g)?;
+                return self.seal_info(&g);
+            };
+            let path = shared.dir.log(active.id);
+            timed_sync(shared, &path, std::mem::take(&mut g.appends_since_sync))?;
+            g.durable_next = g.next_offset;
+            g.durable_len = active.len;
+            g.visible_next = g.next_offset;
+            g.visible_len = active.len;
+            let info = super::SegmentInfo { id: active.id, base_offset: active.base, next_offset: active.next, size_bytes: active.len };
+            let checksum = file_checksum(shared, &path, active.len)?;
+            if active.next > active.base {
+                start_segment(shared, &mut g)?;
+            }
+            Ok((info, checksum))
+        })
+    }
+
+    fn seal_info(&self, g: &Inner) -> Result<(super::SegmentInfo, u64), EngineError> {
+        let s = g.segments.last().ok_or_else(|| EngineError::Io {
+            path: self.dir().to_path_buf(),
+            op: "seal",
+            message: "no segment".into(),
+        })?;
+        let info = super::SegmentInfo { id: s.id, base_offset: s.base, next_offset: s.next, size_bytes: s.len };
+        Ok((info, file_checksum(&self.shared, &self.shared.dir.log(s.id), s.len)?))
+    }
+
+    /// Bytes written but not yet durable: what a power cut would lose now.
+    #[must_use]
+    pub fn unsynced_bytes(&self) -> u64 {
+        unsynced_bytes(&self.shared.lock())
+    }
+
+    /// Everything below this offset is durable.
+    #[must_use]
+    pub fn durable_offset(&self) -> u64 {
+        self.shared.lock().durable_next
+    }
+}
+
+/// The first 8 bytes of the SHA-256 of a file's first `len` bytes, read in pieces.
+fn file_checksum(shared: &Shared, path: &std::path::Path, len: u64) -> Result<u64, EngineError> {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut pos = 0u64;
+    while pos < len {
+        let n = usize::try_from(len - pos).unwrap_or(usize::MAX).min(buf.len());
+        let chunk = buf.get_mut(..n).unwrap_or_default();
+        shared.dir.io.read_exact_at(path, pos, chunk)?;
+        hasher.update(&*chunk);
+        pos += n as u64;
+    }
+    let digest = hasher.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
+    Ok(u64::from_be_bytes(first))
+}
+
+fn unsynced_bytes(g: &Inner) -> u64 {
+    g.segments.last().map_or(0, |s| s.len.saturating_sub(g.durable_len))
 }
 
 /// Writes buffered records to the active segment, then its new index entries.
@@ -113,11 +245,16 @@ fn write_new_index_entries(shared: &Shared, seg: &mut Segment) -> Result<(), Eng
 /// Seals the active segment (fsync) and creates the next one.
 fn roll(shared: &Shared, g: &mut Inner) -> Result<(), EngineError> {
     if let Some(active) = g.segments.last() {
-        shared.dir.io.sync_data(&shared.dir.log(active.id))?;
+        timed_sync(shared, &shared.dir.log(active.id), std::mem::take(&mut g.appends_since_sync))?;
         g.durable_next = g.next_offset;
         g.durable_len = active.len;
         g.visible_next = g.visible_next.max(g.durable_next);
     }
+    start_segment(shared, g)
+}
+
+/// Creates the next segment at the next offset and makes it the active one.
+pub(crate) fn start_segment(shared: &Shared, g: &mut Inner) -> Result<(), EngineError> {
     let id = g.next_segment_id;
     let base = g.next_offset;
     create_segment(shared, id, base)?;
@@ -133,6 +270,8 @@ fn roll(shared: &Shared, g: &mut Inner) -> Result<(), EngineError> {
     g.next_segment_id = id.saturating_add(1);
     g.durable_len = SEGMENT_HEADER_LEN as u64;
     g.visible_len = SEGMENT_HEADER_LEN as u64;
+    metrics::counter!(names::SEGMENT_ROLL_TOTAL).increment(1);
+    metrics::gauge!(names::SEGMENT_COUNT).set(g.segments.len() as f64);
     Ok(())
 }
 
@@ -144,6 +283,9 @@ fn create_segment(shared: &Shared, id: u64, base: u64) -> Result<(), EngineError
     let dir = &shared.dir;
     let header = SegmentHeader::new(base, now_micros()).encode();
     dir.write_file_durably(&felix_codec::file_name::segment_file_name(id), &header)?;
+    if shared.config.preallocate_segments {
+        dir.io.preallocate(&dir.log(id), shared.config.segment_size_bytes)?;
+    }
     let index = dir.index(id);
     dir.io.remove_if_exists(&index)?;
     dir.io.create(&index)?;
@@ -165,9 +307,10 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         let Some(seg) = g.segments.last() else { return Ok(g) };
         let (id, path, target_len) = (seg.id, shared.dir.log(seg.id), seg.len);
         let target = g.next_offset;
+        let appends = std::mem::take(&mut g.appends_since_sync);
         g.syncing = true;
         drop(g);
-        let result = shared.dir.io.sync_data(&path);
+        let result = timed_sync(shared, &path, appends);
         g = shared.lock();
         g.syncing = false;
         shared.synced.notify_all();
@@ -184,7 +327,24 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         if g.segments.last().is_some_and(|s| s.id == id) {
             g.visible_len = g.visible_len.max(g.durable_len);
         }
+        metrics::gauge!(names::UNSYNCED_BYTES).set(unsynced_bytes(&g) as f64);
     }
+}
+
+/// One `fdatasync`, with its metrics: duration, the appends it covers (the
+/// group-commit fan-in), and failures.
+fn timed_sync(shared: &Shared, path: &std::path::Path, appends: u64) -> Result<(), EngineError> {
+    let started = Instant::now();
+    let result = shared.dir.io.sync_data(path);
+    match &result {
+        Ok(()) => {
+            metrics::counter!(names::SYNC_TOTAL).increment(1);
+            metrics::histogram!(names::SYNC_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
+            metrics::histogram!(names::SYNC_BATCH_APPENDS).record(appends as f64);
+        }
+        Err(_) => metrics::counter!(names::SYNC_FAILURES_TOTAL).increment(1),
+    }
+    result
 }
 
 /// The `Durability::Interval` flusher: syncs everything written at most

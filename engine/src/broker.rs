@@ -1,0 +1,630 @@
+//! A drop-in for the broker's durable log: the same async surface as the
+//! Felix broker's own `felix-storage` crate (`AppendOnlyLog`, `LogProvider`,
+//! `DiskLog`, `DiskLogProvider`, `FsyncMode`, `LogConfig`, the two-phase
+//! `append_pending` + `commit`) over this engine's [`Shard`]. Behind the
+//! `async` feature (tokio). `docs/broker.md` maps every item to upstream's.
+//!
+//! Where the blocking happens: an append's write and its `fdatasync` run on
+//! tokio's blocking pool (`spawn_blocking`), never on a reactor thread, and so
+//! do reads, truncation and sealing. Group commit happens in the engine: many
+//! appends in flight share one flush. The periodic policy's flusher is the
+//! engine's own thread (no timer task), so it works whichever runtime calls in.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use felix_codec::epochs::Epoch;
+
+use crate::error::EngineError;
+use crate::io::{Io, OsIo};
+use crate::metrics_names as names;
+use crate::shard::{Append, Config, Durability, Pending, SegmentInfo, Shard, DEFAULT_SEGMENT_SIZE_BYTES};
+
+/// Offsets are `u64`.
+pub type Offset = u64;
+/// Segment ids are `u64`.
+pub type SegmentId = u64;
+/// The facade's result type.
+pub type Result<T> = std::result::Result<T, EngineError>;
+/// A boxed, sendable future (upstream's `BoxFuture`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A shard's key (owned).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ShardKey {
+    /// Tenant.
+    pub tenant: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Stream.
+    pub stream: String,
+    /// Shard number.
+    pub shard: u32,
+}
+
+impl ShardKey {
+    fn codec(&self) -> felix_codec::shard_name::ShardKey<'_> {
+        felix_codec::shard_name::ShardKey { tenant: &self.tenant, namespace: &self.namespace, stream: &self.stream, shard: self.shard }
+    }
+
+    /// `tenant/namespace/stream/shard`, for messages.
+    #[must_use]
+    pub fn label(&self) -> String {
+        format!("{}/{}/{}/{}", self.tenant, self.namespace, self.stream, self.shard)
+    }
+}
+
+/// A record to append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendRecord {
+    /// Its payload.
+    pub payload: Bytes,
+    /// Its publish time.
+    pub timestamp_micros: u64,
+}
+
+/// A record read back, its checksum verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRecord {
+    /// Its offset.
+    pub offset: Offset,
+    /// Its publish time.
+    pub timestamp_micros: u64,
+    /// Its stored checksum.
+    pub checksum: u32,
+    /// Its payload.
+    pub payload: Bytes,
+}
+
+/// When an append is acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsyncMode {
+    /// Once written; appends are never fsynced (the OS writes back).
+    None,
+    /// Once written; a flusher makes them durable within `interval`.
+    Periodic {
+        /// The durability window.
+        interval: Duration,
+    },
+    /// Once the fsync covering it returned.
+    OnCommit,
+}
+
+/// How logs are stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogConfig {
+    /// Roll to a new segment past this size.
+    pub segment_size_bytes: u64,
+    /// An index entry per this many bytes.
+    pub index_spacing_bytes: u64,
+    /// When appends are acknowledged.
+    pub fsync_mode: FsyncMode,
+    /// Most records one `read_range` returns.
+    pub max_records_per_read: usize,
+    /// Reserve a segment's blocks when it is created (`fallocate`, keep size).
+    pub preallocate_segments: bool,
+    /// Let recovery cut a damaged tail that is rot, not a torn write.
+    pub repair_checksum_tail: bool,
+    /// Delete whole oldest segments past this many bytes.
+    pub retention_bytes: Option<u64>,
+    /// Delete whole oldest segments whose newest record is older.
+    pub retention_age: Option<Duration>,
+    /// How often retention runs (its own timer, never on a publish).
+    pub retention_check_interval: Duration,
+    /// Wait for another process's writer to let go of a shard instead of
+    /// failing at once (ours; upstream has no cross-process lock).
+    pub wait_for_lock: bool,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            segment_size_bytes: DEFAULT_SEGMENT_SIZE_BYTES,
+            index_spacing_bytes: felix_codec::index::DEFAULT_INDEX_SPACING_BYTES,
+            fsync_mode: FsyncMode::OnCommit,
+            max_records_per_read: 10_000,
+            preallocate_segments: false,
+            repair_checksum_tail: false,
+            retention_bytes: None,
+            retention_age: None,
+            retention_check_interval: Duration::from_secs(60),
+            wait_for_lock: false,
+        }
+    }
+}
+
+fn invalid(what: &str) -> EngineError {
+    EngineError::Io { path: PathBuf::new(), op: "configure", message: what.into() }
+}
+
+impl LogConfig {
+    /// Rejects configurations that cannot produce a working log.
+    ///
+    /// # Errors
+    /// What is wrong, in words.
+    pub fn validate(&self) -> Result<()> {
+        let minimum = (felix_codec::segment_header::SEGMENT_HEADER_LEN + felix_codec::record::RECORD_HEADER_LEN) as u64;
+        if self.segment_size_bytes < minimum {
+            return Err(invalid("segment_size_bytes is too small to hold a single record"));
+        }
+        if self.index_spacing_bytes == 0 {
+            return Err(invalid("index_spacing_bytes must be greater than zero"));
+        }
+        if self.max_records_per_read == 0 {
+            return Err(invalid("max_records_per_read must be greater than zero"));
+        }
+        if self.retention_bytes == Some(0) || self.retention_age == Some(Duration::ZERO) {
+            return Err(invalid("a retention bound must be greater than zero; omit it to disable retention"));
+        }
+        if (self.retention_bytes.is_some() || self.retention_age.is_some()) && self.retention_check_interval.is_zero() {
+            return Err(invalid("retention_check_interval must be greater than zero"));
+        }
+        if matches!(self.fsync_mode, FsyncMode::Periodic { interval } if interval.is_zero()) {
+            return Err(invalid("periodic fsync interval must be greater than zero"));
+        }
+        Ok(())
+    }
+
+    /// Longest window during which an acknowledged record may not be durable
+    /// (`None`: unbounded, the OS decides). With `Periodic` the engine's bound
+    /// is the interval plus the duration of one `fdatasync`.
+    #[must_use]
+    pub fn durability_window(&self) -> Option<Duration> {
+        match self.fsync_mode {
+            FsyncMode::None => None,
+            FsyncMode::Periodic { interval } => Some(interval),
+            FsyncMode::OnCommit => Some(Duration::ZERO),
+        }
+    }
+
+    fn engine(&self) -> Config {
+        let durability = match self.fsync_mode {
+            FsyncMode::None => Durability::NoSync,
+            FsyncMode::Periodic { interval } => Durability::Interval { micros: u64::try_from(interval.as_micros()).unwrap_or(u64::MAX) },
+            FsyncMode::OnCommit => Durability::EveryBatch,
+        };
+        Config {
+            segment_size_bytes: self.segment_size_bytes,
+            index_spacing_bytes: self.index_spacing_bytes,
+            retention_bytes: self.retention_bytes,
+            retention_age_micros: self.retention_age.map(|a| u64::try_from(a.as_micros()).unwrap_or(u64::MAX)),
+            durability,
+            repair_checksum_tail: self.repair_checksum_tail,
+            wait_for_lock: self.wait_for_lock,
+            preallocate_segments: self.preallocate_segments,
+        }
+    }
+}
+
+/// The offsets an append got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendResult {
+    /// The first.
+    pub first_offset: Offset,
+    /// The last.
+    pub last_offset: Offset,
+}
+
+/// One segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentDescriptor {
+    /// Its id.
+    pub id: SegmentId,
+    /// Its first offset.
+    pub base_offset: Offset,
+    /// Its last offset (its base offset when empty).
+    pub last_offset: Offset,
+    /// Its length.
+    pub size_bytes: u64,
+}
+
+impl From<SegmentInfo> for SegmentDescriptor {
+    fn from(s: SegmentInfo) -> Self {
+        Self {
+            id: s.id,
+            base_offset: s.base_offset,
+            last_offset: s.next_offset.saturating_sub(1).max(s.base_offset),
+            size_bytes: s.size_bytes,
+        }
+    }
+}
+
+/// Where a read starts and how much it may return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadRange {
+    /// The first offset.
+    pub start: Offset,
+    /// About this many payload bytes (always at least one record).
+    pub max_bytes: usize,
+}
+
+/// A segment made immutable, with a checksum of its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SealedSegment {
+    /// The segment.
+    pub descriptor: SegmentDescriptor,
+    /// The first 8 bytes of its SHA-256 (upstream's algorithm is its own).
+    pub checksum: u64,
+}
+
+/// An append-only log (upstream's trait, method for method).
+pub trait AppendOnlyLog: Send + Sync {
+    /// Appends a batch; returns its offsets once the fsync policy is met.
+    fn append(&self, records: &[AppendRecord]) -> BoxFuture<'_, Result<AppendResult>>;
+    /// Reads from `range.start`.
+    fn read_range(&self, range: ReadRange) -> BoxFuture<'_, Result<Vec<LogRecord>>>;
+    /// The offset the next append gets.
+    fn tail_offset(&self) -> BoxFuture<'_, Result<Offset>>;
+    /// Drops every record at or after `offset`.
+    fn truncate(&self, offset: Offset) -> BoxFuture<'_, Result<()>>;
+    /// Notes that `generation` begins at `start_offset`; whether it was recorded.
+    ///
+    /// # Errors
+    /// As [`Shard::record_generation`].
+    fn record_generation(&self, _generation: u64, _start_offset: Offset) -> Result<bool> {
+        Ok(false)
+    }
+    /// The generation history, oldest first.
+    fn generations(&self) -> Vec<Epoch> {
+        Vec::new()
+    }
+    /// Where `generation` stops given `tail`; `None` when it is not in the history.
+    fn generation_end(&self, _generation: u64, _tail: Offset) -> Option<Offset> {
+        None
+    }
+    /// Makes the active segment immutable and says what it holds.
+    fn seal(&self) -> BoxFuture<'_, Result<SealedSegment>>;
+}
+
+/// Opens logs by shard key.
+pub trait LogProvider: Send + Sync {
+    /// The log type.
+    type Log: AppendOnlyLog;
+    /// Opens (or returns the open) log of `shard`.
+    fn open(&self, shard: &ShardKey) -> BoxFuture<'_, Result<Self::Log>>;
+}
+
+/// Runs blocking engine work on tokio's blocking pool.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| EngineError::Io {
+        path: PathBuf::new(),
+        op: "blocking task",
+        message: e.to_string(),
+    })?
+}
+
+struct LogInner {
+    label: String,
+    config: LogConfig,
+    shard: Shard,
+    retention: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// A durable log for one shard: cheap to clone, every clone the same log.
+#[derive(Clone)]
+pub struct DiskLog {
+    inner: Arc<LogInner>,
+}
+
+impl std::fmt::Debug for DiskLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiskLog")
+            .field("label", &self.inner.label)
+            .field("fsync_mode", &self.inner.config.fsync_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A batch written and given offsets, not yet known durable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingAppend {
+    /// Its offsets.
+    pub result: AppendResult,
+    pending: Pending,
+}
+
+impl PendingAppend {
+    /// The first offset.
+    #[must_use]
+    pub fn first_offset(&self) -> Offset {
+        self.result.first_offset
+    }
+    /// The last offset.
+    #[must_use]
+    pub fn last_offset(&self) -> Offset {
+        self.result.last_offset
+    }
+}
+
+impl DiskLog {
+    /// Opens (creating and recovering) the log in `dir`, taking its writer's
+    /// lock for the life of the last clone.
+    ///
+    /// # Errors
+    /// An invalid configuration; everything [`Shard::open_dir`] refuses.
+    pub fn open(dir: impl Into<PathBuf>, label: impl Into<String>, config: LogConfig) -> Result<Self> {
+        Self::open_with_io(Arc::new(OsIo::new()), dir, label, config)
+    }
+
+    /// As [`DiskLog::open`], through `io` (the crash tests' simulated disk).
+    ///
+    /// # Errors
+    /// As [`DiskLog::open`].
+    pub fn open_with_io(io: Arc<dyn Io>, dir: impl Into<PathBuf>, label: impl Into<String>, config: LogConfig) -> Result<Self> {
+        config.validate()?;
+        let (shard, _) = Shard::open_dir(io, &dir.into(), config.engine())?;
+        let inner = Arc::new(LogInner { label: label.into(), config, shard, retention: Mutex::new(None) });
+        if inner.config.retention_bytes.is_some() || inner.config.retention_age.is_some() {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let weak = Arc::downgrade(&inner);
+                let every = inner.config.retention_check_interval;
+                let task = runtime.spawn(async move {
+                    let mut tick = tokio::time::interval(every);
+                    tick.tick().await;
+                    loop {
+                        tick.tick().await;
+                        let Some(inner) = weak.upgrade() else { return };
+                        let _ = blocking(move || inner.shard.apply_retention(crate::shard::now_micros())).await;
+                    }
+                });
+                *inner.retention.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task);
+            }
+        }
+        Ok(Self { inner })
+    }
+
+    /// The shard's name, for messages.
+    #[must_use]
+    pub fn label(&self) -> &str {
+        &self.inner.label
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &LogConfig {
+        &self.inner.config
+    }
+
+    /// The engine's shard underneath.
+    #[must_use]
+    pub fn shard(&self) -> &Shard {
+        &self.inner.shard
+    }
+
+    /// The oldest readable offset.
+    #[must_use]
+    pub fn base_offset(&self) -> Offset {
+        self.inner.shard.first_offset()
+    }
+
+    /// Everything below this offset survives a crash.
+    #[must_use]
+    pub fn durable_offset(&self) -> Offset {
+        self.inner.shard.durable_offset()
+    }
+
+    /// Bytes written but not yet flushed.
+    #[must_use]
+    pub fn unsynced_bytes(&self) -> u64 {
+        self.inner.shard.unsynced_bytes()
+    }
+
+    /// Every segment, oldest first.
+    #[must_use]
+    pub fn segments(&self) -> Vec<SegmentDescriptor> {
+        self.inner.shard.segments().into_iter().map(SegmentDescriptor::from).collect()
+    }
+
+    /// Assigns offsets and writes `records` without waiting for durability
+    /// (they hold their offsets from here, whatever the commit does).
+    ///
+    /// # Errors
+    /// An empty batch; as [`Shard::write`].
+    pub async fn append_pending(&self, records: &[AppendRecord]) -> Result<PendingAppend> {
+        if records.is_empty() {
+            return Err(invalid("an append needs at least one record"));
+        }
+        let inner = Arc::clone(&self.inner);
+        let records = records.to_vec();
+        blocking(move || {
+            let batch: Vec<Append<'_>> =
+                records.iter().map(|r| Append { payload: &r.payload, timestamp_micros: Some(r.timestamp_micros) }).collect();
+            let pending = inner.shard.write(&batch)?;
+            let result = AppendResult { first_offset: pending.offsets.start, last_offset: pending.offsets.end.saturating_sub(1) };
+            Ok(PendingAppend { result, pending })
+        })
+        .await
+    }
+
+    /// Waits until `pending` meets the fsync policy (`OnCommit`: its flush,
+    /// shared with every append written before it started).
+    ///
+    /// # Errors
+    /// `FailStopped` or the IO failure that stopped the shard.
+    pub async fn commit(&self, pending: &PendingAppend) -> Result<()> {
+        if self.inner.config.fsync_mode != FsyncMode::OnCommit {
+            return self.inner.shard.failure().map_or(Ok(()), |cause| Err(EngineError::FailStopped { cause }));
+        }
+        let inner = Arc::clone(&self.inner);
+        let pending = pending.pending.clone();
+        blocking(move || inner.shard.commit(&pending)).await
+    }
+
+    /// Flushes now, whatever the policy.
+    ///
+    /// # Errors
+    /// `FailStopped` or the IO failure that stopped the shard.
+    pub async fn sync(&self) -> Result<()> {
+        let inner = Arc::clone(&self.inner);
+        blocking(move || inner.shard.sync()).await
+    }
+
+    /// Stops background work and flushes everything one last time.
+    ///
+    /// # Errors
+    /// As [`DiskLog::sync`].
+    pub async fn shutdown(&self) -> Result<()> {
+        if let Some(task) = self.inner.retention.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+            task.abort();
+        }
+        self.sync().await
+    }
+}
+
+impl AppendOnlyLog for DiskLog {
+    fn append(&self, records: &[AppendRecord]) -> BoxFuture<'_, Result<AppendResult>> {
+        let records = records.to_vec();
+        Box::pin(async move {
+            let started = std::time::Instant::now();
+            let pending = self.append_pending(&records).await?;
+            self.commit(&pending).await?;
+            metrics::histogram!(names::APPEND_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
+            Ok(pending.result)
+        })
+    }
+
+    fn read_range(&self, range: ReadRange) -> BoxFuture<'_, Result<Vec<LogRecord>>> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move {
+            blocking(move || {
+                let max = inner.config.max_records_per_read;
+                let records = inner.shard.read_bounded(range.start, range.max_bytes, max)?;
+                Ok(records
+                    .into_iter()
+                    .map(|r| LogRecord {
+                        offset: r.offset,
+                        timestamp_micros: r.timestamp_micros,
+                        checksum: r.checksum,
+                        payload: Bytes::from(r.payload),
+                    })
+                    .collect())
+            })
+            .await
+        })
+    }
+
+    fn tail_offset(&self) -> BoxFuture<'_, Result<Offset>> {
+        Box::pin(async move { Ok(self.inner.shard.next_offset()) })
+    }
+
+    fn truncate(&self, offset: Offset) -> BoxFuture<'_, Result<()>> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { blocking(move || inner.shard.truncate_from(offset)).await })
+    }
+
+    fn record_generation(&self, generation: u64, start_offset: Offset) -> Result<bool> {
+        self.inner.shard.record_generation(generation, start_offset)
+    }
+
+    fn generations(&self) -> Vec<Epoch> {
+        self.inner.shard.epochs()
+    }
+
+    fn generation_end(&self, generation: u64, tail: Offset) -> Option<Offset> {
+        let epochs = self.inner.shard.epochs();
+        felix_codec::epochs::end_of_generation(&epochs, tail, generation).filter(|(known, _)| *known == generation).map(|(_, end)| end)
+    }
+
+    fn seal(&self) -> BoxFuture<'_, Result<SealedSegment>> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move {
+            blocking(move || {
+                let (info, checksum) = inner.shard.seal()?;
+                Ok(SealedSegment { descriptor: info.into(), checksum })
+            })
+            .await
+        })
+    }
+}
+
+/// Opens one [`DiskLog`] per shard under a root; repeated opens of a shard
+/// return the same log (one writer per shard: the engine's lock enforces it
+/// across processes too).
+#[derive(Debug)]
+pub struct DiskLogProvider {
+    root: PathBuf,
+    config: LogConfig,
+    io: Arc<dyn Io>,
+    open_logs: Mutex<HashMap<ShardKey, DiskLog>>,
+}
+
+impl DiskLogProvider {
+    /// A provider over `root` (created, durably, with the first shard).
+    ///
+    /// # Errors
+    /// An invalid configuration.
+    pub fn new(root: impl Into<PathBuf>, config: LogConfig) -> Result<Self> {
+        Self::with_io(Arc::new(OsIo::new()), root, config)
+    }
+
+    /// As [`DiskLogProvider::new`], through `io`.
+    ///
+    /// # Errors
+    /// An invalid configuration.
+    pub fn with_io(io: Arc<dyn Io>, root: impl Into<PathBuf>, config: LogConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(Self { root: root.into(), config, io, open_logs: Mutex::new(HashMap::new()) })
+    }
+
+    /// The root.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The configuration every log gets.
+    #[must_use]
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+
+    /// Opens, or returns the open, log of `shard`.
+    ///
+    /// # Errors
+    /// As [`DiskLog::open`].
+    pub fn open_shard(&self, shard: &ShardKey) -> Result<DiskLog> {
+        let mut open = self.open_logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(log) = open.get(shard) {
+            return Ok(log.clone());
+        }
+        let dir = Shard::dir_of(&self.root, &shard.codec());
+        let log = DiskLog::open_with_io(Arc::clone(&self.io), dir, shard.label(), self.config.clone())?;
+        open.insert(shard.clone(), log.clone());
+        Ok(log)
+    }
+
+    /// The shards open now.
+    #[must_use]
+    pub fn open_shards(&self) -> Vec<ShardKey> {
+        self.open_logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).keys().cloned().collect()
+    }
+
+    /// Flushes and stops every open log; the first error, after trying them all.
+    ///
+    /// # Errors
+    /// The first log's failure.
+    pub async fn shutdown(&self) -> Result<()> {
+        let logs: Vec<DiskLog> = self.open_logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).values().cloned().collect();
+        let mut first = None;
+        for log in logs {
+            if let Err(e) = log.shutdown().await {
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl LogProvider for DiskLogProvider {
+    type Log = DiskLog;
+
+    fn open(&self, shard: &ShardKey) -> BoxFuture<'_, Result<Self::Log>> {
+        let shard = shard.clone();
+        Box::pin(async move { self.open_shard(&shard) })
+    }
+}

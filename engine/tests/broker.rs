@@ -1,0 +1,229 @@
+//! The broker facade (`felix_engine::broker`), tested like the engine under
+//! it: the upstream surface and its semantics, the three fsync policies, a
+//! fault at every IO call and a crash at every sync through the async path,
+//! and one writer per shard across providers.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLog, DiskLogProvider, FsyncMode, LogConfig, LogProvider, ReadRange, ShardKey};
+use felix_engine::io::sim::SimIo;
+use felix_engine::{EngineError, Io};
+
+fn key(n: u32) -> ShardKey {
+    ShardKey { tenant: "acme".into(), namespace: "default".into(), stream: "orders".into(), shard: n }
+}
+
+fn rec(text: &str, ts: u64) -> AppendRecord {
+    AppendRecord { payload: Bytes::copy_from_slice(text.as_bytes()), timestamp_micros: ts }
+}
+
+fn small(mode: FsyncMode) -> LogConfig {
+    LogConfig { segment_size_bytes: 200, index_spacing_bytes: 64, fsync_mode: mode, ..LogConfig::default() }
+}
+
+async fn read_all(log: &DiskLog) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    let mut at = log.base_offset();
+    loop {
+        let batch = log.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
+        let Some(last) = batch.last() else { return out };
+        at = last.offset + 1;
+        out.extend(batch.into_iter().map(|r| (r.offset, String::from_utf8(r.payload.to_vec()).unwrap())));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upstream_surface_with_its_semantics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let provider = DiskLogProvider::new(tmp.path(), small(FsyncMode::OnCommit)).unwrap();
+    let log = provider.open(&key(0)).await.unwrap();
+    assert_eq!(log.label(), "acme/default/orders/0");
+    assert!(tmp.path().join("acme_default_orders_0-0d3aed4b998d2798").is_dir(), "the broker's directory name");
+    let r = log.append(&[rec("a", 11), rec("b", 12)]).await.unwrap();
+    assert_eq!((r.first_offset, r.last_offset), (0, 1));
+    // Two-phase: offsets are assigned at write time, durability at commit.
+    let pending = log.append_pending(&[rec("c", 13)]).await.unwrap();
+    assert_eq!(pending.first_offset(), 2);
+    log.commit(&pending).await.unwrap();
+    assert_eq!(log.durable_offset(), 3);
+    assert_eq!(log.tail_offset().await.unwrap(), 3);
+    let got = log.read_range(ReadRange { start: 1, max_bytes: 1 }).await.unwrap();
+    assert_eq!((got.len(), got[0].offset, got[0].timestamp_micros), (1, 1, 12), "at least one record, the caller's timestamp");
+    assert_ne!(got[0].checksum, 0);
+    // Generations.
+    assert!(log.record_generation(1, 0).unwrap());
+    assert!(!log.record_generation(1, 0).unwrap(), "a generation already held is ignored");
+    assert!(log.record_generation(3, 2).unwrap());
+    assert_eq!(log.generations().iter().map(|e| (e.generation, e.start_offset)).collect::<Vec<_>>(), [(1, 0), (3, 2)]);
+    assert_eq!(log.generation_end(1, 3), Some(2));
+    assert_eq!(log.generation_end(2, 3), None, "not in the history: refuse rather than guess");
+    // Seal: durable, checksummed, and a fresh segment follows.
+    let sealed = log.seal().await.unwrap();
+    let again = log.segments();
+    assert_eq!((sealed.descriptor.base_offset, sealed.descriptor.last_offset), (0, 2));
+    assert_eq!(again.last().unwrap().base_offset, 3, "appends go to a new segment");
+    // Truncate drops every record at or after the offset…
+    log.append(&[rec("d", 14), rec("e", 15)]).await.unwrap();
+    log.truncate(4).await.unwrap();
+    assert_eq!(read_all(&log).await.iter().map(|(_, p)| p.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "d"]);
+    log.truncate(99).await.unwrap();
+    assert_eq!(log.tail_offset().await.unwrap(), 4, "past the tail: nothing");
+    // …and below the oldest record empties the log, which restarts there.
+    log.truncate(0).await.unwrap();
+    assert!(read_all(&log).await.is_empty());
+    assert_eq!(log.append(&[rec("fresh", 16)]).await.unwrap().first_offset, 0);
+    // The provider hands out one log per shard.
+    let same = provider.open_shard(&key(0)).unwrap();
+    assert_eq!(same.tail_offset().await.unwrap(), 1);
+    assert_eq!(provider.open_shards(), [key(0)]);
+    // Another provider on the same root is another writer: refused.
+    let other = DiskLogProvider::new(tmp.path(), small(FsyncMode::OnCommit)).unwrap();
+    let err = other.open_shard(&key(0)).unwrap_err();
+    assert!(matches!(err, EngineError::Locked { .. }), "{err}");
+    provider.shutdown().await.unwrap();
+    // An empty batch is refused, as upstream's is.
+    assert!(log.append(&[]).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configurations_that_cannot_work_are_refused_at_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in [
+        LogConfig { segment_size_bytes: 40, ..LogConfig::default() },
+        LogConfig { index_spacing_bytes: 0, ..LogConfig::default() },
+        LogConfig { fsync_mode: FsyncMode::Periodic { interval: Duration::ZERO }, ..LogConfig::default() },
+        LogConfig { retention_bytes: Some(0), ..LogConfig::default() },
+    ] {
+        assert!(DiskLog::open(tmp.path().join("x"), "x", bad.clone()).is_err(), "{bad:?}");
+    }
+    assert_eq!(LogConfig { fsync_mode: FsyncMode::None, ..LogConfig::default() }.durability_window(), None);
+    assert_eq!(LogConfig::default().durability_window(), Some(Duration::ZERO));
+}
+
+fn sim_dir() -> PathBuf {
+    PathBuf::from("/sim/root/acme_default_orders_0-0d3aed4b998d2798")
+}
+
+fn payload(i: u64) -> String {
+    format!("record-{i}-{}", "y".repeat((i % 17) as usize))
+}
+
+/// Appends 30 records in batches of 1–3 through the facade until an error;
+/// returns what was acknowledged.
+async fn workload(log: &DiskLog) -> Vec<(u64, String)> {
+    let mut acked = Vec::new();
+    let mut i = 0;
+    while i < 30 {
+        let batch: Vec<AppendRecord> = (i..(i + 1 + i % 3).min(30)).map(|j| rec(&payload(j), j)).collect();
+        match log.append(&batch).await {
+            Ok(r) => {
+                for (o, b) in (r.first_offset..=r.last_offset).zip(&batch) {
+                    acked.push((o, String::from_utf8(b.payload.to_vec()).unwrap()));
+                }
+                i += batch.len() as u64;
+            }
+            Err(_) => {
+                let later = log.append(&[rec("later", 0)]).await.unwrap_err();
+                assert!(matches!(later, EngineError::FailStopped { .. }), "{later}");
+                break;
+            }
+        }
+    }
+    acked
+}
+
+async fn check(io: &SimIo, acked: &[(u64, String)], label: &str) {
+    let rebooted = Arc::new(io.crash());
+    let log = DiskLog::open_with_io(rebooted as Arc<dyn Io>, sim_dir(), "x", small(FsyncMode::OnCommit))
+        .unwrap_or_else(|e| panic!("{label}: reopen failed: {e}"));
+    let got = read_all(&log).await;
+    assert!(got.len() >= acked.len(), "{label}: lost acknowledged records");
+    assert_eq!(&got[..acked.len()], acked, "{label}");
+    for (o, p) in &got[acked.len()..] {
+        assert_eq!(*p, payload(*o), "{label}: unexpected record");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fault_at_every_io_call_and_a_crash_at_every_sync_through_the_facade() {
+    let probe = Arc::new(SimIo::new());
+    let log = DiskLog::open_with_io(Arc::clone(&probe) as Arc<dyn Io>, sim_dir(), "x", small(FsyncMode::OnCommit)).unwrap();
+    workload(&log).await;
+    let (calls, syncs) = (probe.mutations(), probe.syncs());
+    drop(log);
+    for n in 1..=calls + 1 {
+        let io = Arc::new(SimIo::new());
+        io.fail_at(n);
+        let acked = match DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", small(FsyncMode::OnCommit)) {
+            Ok(log) => workload(&log).await,
+            Err(_) => Vec::new(),
+        };
+        check(&io, &acked, &format!("failure at IO call {n} of {calls}")).await;
+    }
+    for k in 1..=syncs {
+        let io = Arc::new(SimIo::new());
+        io.crash_after_sync(k);
+        let acked = match DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", small(FsyncMode::OnCommit)) {
+            Ok(log) => workload(&log).await,
+            Err(_) => Vec::new(),
+        };
+        check(&io, &acked, &format!("crash after sync {k} of {syncs}")).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn periodic_and_none_acknowledge_once_written_and_are_durable_after_shutdown() {
+    for mode in [FsyncMode::Periodic { interval: Duration::from_millis(5) }, FsyncMode::None] {
+        let io = Arc::new(SimIo::new());
+        let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", small(mode)).unwrap();
+        log.append(&[rec("first", 1)]).await.unwrap();
+        log.sync().await.unwrap();
+        let before = io.syncs();
+        let r = log.append(&[rec("written", 2)]).await.unwrap();
+        assert_eq!(io.syncs(), before, "{mode:?}: acknowledged without a sync");
+        assert_eq!(read_all(&log).await[1], (r.first_offset, "written".into()), "{mode:?}: readable at once");
+        if let FsyncMode::Periodic { .. } = mode {
+            // The flusher alone makes it durable, with no later append.
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while io.syncs() == before {
+                assert!(std::time::Instant::now() < deadline, "the periodic flusher never synced");
+                tokio::task::yield_now().await;
+            }
+        } else {
+            assert!(log.unsynced_bytes() > 0, "none: nothing syncs it until shutdown");
+            log.shutdown().await.unwrap();
+        }
+        let rebooted = DiskLog::open_with_io(Arc::new(io.crash()) as Arc<dyn Io>, sim_dir(), "x", small(FsyncMode::OnCommit)).unwrap();
+        assert_eq!(read_all(&rebooted).await.len(), 2, "{mode:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_appenders_share_flushes_and_get_unique_offsets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let provider = Arc::new(DiskLogProvider::new(tmp.path(), LogConfig::default()).unwrap());
+    let log = provider.open_shard(&key(1)).unwrap();
+    let tasks: Vec<_> = (0..8)
+        .map(|t| {
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                for i in 0..25 {
+                    got.push(log.append(&[rec(&format!("t{t}-{i}"), 0)]).await.unwrap().first_offset);
+                }
+                got
+            })
+        })
+        .collect();
+    let mut offsets = Vec::new();
+    for t in tasks {
+        offsets.extend(t.await.unwrap());
+    }
+    offsets.sort_unstable();
+    assert_eq!(offsets, (0..200).collect::<Vec<u64>>());
+    assert_eq!(read_all(&log).await.len(), 200);
+}
