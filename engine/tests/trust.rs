@@ -495,3 +495,40 @@ fn offsets_end_at_u64_max_minus_one_and_the_writer_refuses_past_it() {
     assert_eq!(shard.append(&[b"e"]), Err(EngineError::OffsetsExhausted { next: u64::MAX, records: 1 }));
     assert_eq!(read_all(&shard).len(), 3);
 }
+
+// ------------------------------------------- the broker's crash states
+
+#[test]
+fn an_unfinished_newest_segment_is_removed_and_every_acknowledged_record_kept() {
+    for leftover in [0usize, 17] {
+        let io = Arc::new(SimIo::new());
+        let (shard, _) = open(&io, small()).unwrap();
+        let acked = append_n(&shard, 0, 30);
+        drop(shard);
+        // Killed during a roll: the next segment exists with part of its header (or none).
+        let next_id = names(&io, ".log").len() as u64;
+        io.put(&dir().join(felix_codec::file_name::segment_file_name(next_id)), &SegmentHeader::new(30, 99).encode()[..leftover]);
+        let (shard, recovery) = open(&io, small()).unwrap();
+        assert!(
+            matches!(&recovery.plan.actions[..], [Action::RemoveUnfinished { bytes, .. }] if *bytes == leftover as u64),
+            "{:?}",
+            recovery.plan
+        );
+        assert_eq!(read_all(&shard), acked, "{leftover} bytes: every acknowledged record is kept");
+        assert_eq!(recovery.evidence.len(), usize::from(leftover > 0));
+        if leftover > 0 {
+            assert_eq!(io.contents(&recovery.evidence[0]).unwrap().len(), leftover, "its bytes are kept as evidence");
+        }
+        assert_eq!(shard.append(&[b"next"]).unwrap().start, 30, "the log continues where it was");
+        drop(shard);
+        let (again, recovery) = open(&Arc::new(io.crash()), small()).unwrap();
+        let rebuilt: Vec<&Action> = recovery.plan.actions.iter().filter(|a| !matches!(a, Action::RebuildIndex { .. })).collect();
+        assert!(rebuilt.is_empty(), "{:?}", recovery.plan);
+        assert!(
+            recovery.plan.actions.len() <= 1,
+            "only the newest segment's index (never synced) may need rebuilding: {:?}",
+            recovery.plan
+        );
+        assert_eq!(read_all(&again).len(), 31);
+    }
+}

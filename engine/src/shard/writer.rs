@@ -246,6 +246,12 @@ fn write_new_index_entries(shared: &Shared, seg: &mut Segment) -> Result<(), Eng
 fn roll(shared: &Shared, g: &mut Inner) -> Result<(), EngineError> {
     if let Some(active) = g.segments.last() {
         timed_sync(shared, &shared.dir.log(active.id), std::mem::take(&mut g.appends_since_sync))?;
+        // A sealed segment's index is made durable once (its directory entry
+        // with the next segment's): after a crash only the newest is rebuilt.
+        let index = shared.dir.index(active.id);
+        if shared.dir.io.kind(&index)?.is_some() {
+            shared.dir.io.sync_data(&index)?;
+        }
         g.durable_next = g.next_offset;
         g.durable_len = active.len;
         g.visible_next = g.visible_next.max(g.durable_next);
