@@ -23,7 +23,7 @@ use felix_codec::epochs::Epoch;
 use crate::error::EngineError;
 use crate::io::{Io, OsIo};
 use crate::metrics_names as names;
-use crate::shard::{Append, Config, Durability, Pending, SegmentInfo, Shard, DEFAULT_SEGMENT_SIZE_BYTES};
+use crate::shard::{Append, Config, Durability, Pending, SegmentInfo, Shard};
 
 /// Offsets are `u64`.
 pub type Offset = u64;
@@ -124,7 +124,7 @@ pub struct LogConfig {
 impl Default for LogConfig {
     fn default() -> Self {
         Self {
-            segment_size_bytes: DEFAULT_SEGMENT_SIZE_BYTES,
+            segment_size_bytes: 256 << 20,
             index_spacing_bytes: felix_codec::index::DEFAULT_INDEX_SPACING_BYTES,
             fsync_mode: FsyncMode::OnCommit,
             max_records_per_read: 10_000,
