@@ -315,6 +315,7 @@ impl fmt::Display for CorruptionKind {
 /// Whether recovery may repair a finding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum Repair {
     /// Recovery repairs it on open with no operator involvement

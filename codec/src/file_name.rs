@@ -44,6 +44,7 @@ pub const EVIDENCE_NOTE_SUFFIX: &str = ".json";
 /// The kind of a file in a shard directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum FileKind {
     /// `*.log`, magic `FLSG`.

@@ -24,6 +24,7 @@ extern crate alloc;
 
 pub mod be;
 pub mod corruption;
+pub mod diff;
 pub mod epochs;
 pub mod file_name;
 pub mod golden;

@@ -104,6 +104,7 @@ pub struct ShardFacts {
 /// One step of a plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(tag = "action", rename_all = "kebab-case"))]
 pub enum Action {
     /// Remove a temporary the engine wrote and never finished.
@@ -180,6 +181,7 @@ impl Action {
 /// A finding left after the plan, and its file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RemainingFinding {
     /// File name.
     pub file: String,
@@ -191,6 +193,7 @@ pub struct RemainingFinding {
 /// The plan for one shard.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ShardPlan {
     /// The shard directory as shown.
     pub path: String,
@@ -218,6 +221,7 @@ impl ShardPlan {
 /// Plans for several shards: what `recover --dry-run --json` prints.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Plan {
     /// [`PLAN_VERSION`].
     pub plan_version: u32,

@@ -16,6 +16,7 @@ pub const REPORT_VERSION: u32 = 1;
 /// A whole report: every file inspected, in the order given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Report {
     /// [`REPORT_VERSION`].
     pub report_version: u32,
@@ -30,6 +31,7 @@ pub struct Report {
 /// A file's overall verdict, for a badge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum Status {
     /// No findings.
@@ -43,6 +45,7 @@ pub enum Status {
 /// What was found in one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileReport {
     /// The path as given (CLI) or as dropped (browser).
     pub path: String,
@@ -82,6 +85,7 @@ pub struct FileReport {
 /// One finding as reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FindingReport {
     /// The exact `CorruptionKind` name.
     pub kind: String,

@@ -404,3 +404,67 @@ pub fn demo(dir: &Path) -> Outcome {
     say!("try: felix-storage inspect {}", dir.display());
     Ok(false)
 }
+
+pub fn diff(a: &Path, b: &Path, json: bool) -> Outcome {
+    use std::io::IsTerminal;
+    let err = |e: felix_engine::inspect::InspectError| (2, e.to_string());
+    let files_a = felix_engine::diff::replica_files(a).map_err(err)?;
+    let files_b = felix_engine::diff::replica_files(b).map_err(err)?;
+    let total = felix_engine::diff::total_bytes(&[&files_a, &files_b]);
+    let bar = (!json && std::io::stderr().is_terminal() && total >= crate::progress::MIN_BYTES).then(|| crate::progress::bar(total));
+    let on_bytes = |n: u64| {
+        if let Some(bar) = &bar {
+            bar.inc(n);
+        }
+    };
+    let diff = felix_engine::diff::diff((a, &files_a), (b, &files_b), &on_bytes).map_err(err)?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let text = if json {
+        let mut text = serde_json::to_string_pretty(&diff).map_err(|e| (2, format!("diff: {e}")))?;
+        text.push('\n');
+        text
+    } else {
+        shown(&diff.to_text()).into_owned()
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| out_err(&e))?;
+    Ok(diff.differs())
+}
+
+pub fn completions(shell: clap_complete::Shell, command: &mut clap::Command) -> Outcome {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, command, "felix-storage", &mut out);
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&out).and_then(|()| stdout.flush()).map_err(|e| out_err(&e))?;
+    Ok(false)
+}
+
+/// The man page `felix-storage(1)`, or with a subcommand's name
+/// `felix-storage-NAME(1)` (the pages the first one's SUBCOMMANDS section
+/// names), rendered by `clap_mangen` from the same definitions as `--help`.
+pub fn man(command: clap::Command, page: Option<&str>) -> Outcome {
+    let command = match page {
+        None => command,
+        Some(name) => {
+            let Some(sub) = command.get_subcommands().find(|s| s.get_name() == name) else {
+                let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
+                return Err((2, format!("man {}: no such subcommand; one of {}", field(name), names.join(", "))));
+            };
+            let full = format!("felix-storage-{name}");
+            sub.clone().display_name(full.clone()).bin_name(format!("felix-storage {name}")).version(env!("CARGO_PKG_VERSION"))
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(command).render(&mut out).map_err(|e| (2, format!("man page: {e}")))?;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&out).and_then(|()| stdout.flush()).map_err(|e| out_err(&e))?;
+    Ok(false)
+}
+
+pub fn schema(document: felix_engine::schema::Document) -> Outcome {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(document.schema_text().as_bytes()).and_then(|()| stdout.flush()).map_err(|e| out_err(&e))?;
+    Ok(false)
+}

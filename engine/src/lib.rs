@@ -14,11 +14,13 @@
 #[cfg(feature = "async")]
 pub mod broker;
 pub mod demo;
+pub mod diff;
 pub mod error;
 pub mod inspect;
 pub mod io;
 pub mod metrics_names;
 pub mod recover;
+pub mod schema;
 pub mod shard;
 
 pub use error::EngineError;

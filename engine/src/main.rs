@@ -6,12 +6,13 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use felix_codec::shard_name::ShardKey;
 use felix_engine::inspect::{self, NoProgress, Progress};
 use felix_engine::EngineError;
 
 mod commands;
+mod progress;
 
 /// Most lines per durable commit `produce` accepts.
 pub const MAX_BATCH: usize = 65_536;
@@ -113,6 +114,42 @@ enum Command {
         /// Where to write it (created; must be empty if it exists).
         dir: PathBuf,
     },
+    /// Where two replicas of a shard diverge, by each record's verified checksum (never payload bytes).
+    ///
+    /// Prints each side's offsets and epochs, the common range, the first
+    /// divergent offset, what one side has more, the damage that blocks the
+    /// comparison, and where each side would truncate as a follower of the
+    /// other. Exit 0: identical; 1: they differ or damage blocks the
+    /// comparison; 2: could not run.
+    Diff {
+        /// Replica A: a shard directory (or a root of shards, with --shard).
+        a: PathBuf,
+        /// Replica B: a shard directory (or a root of shards, with --shard).
+        b: PathBuf,
+        /// A and B are roots; compare this shard of each: TENANT/NAMESPACE/STREAM/N
+        #[arg(long)]
+        shard: Option<String>,
+        /// Print the diff as JSON (see docs/report-format.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a shell completion script for felix-storage.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print felix-storage's man page (roff), generated from the same definitions as --help.
+    Man {
+        /// A subcommand's page (felix-storage-SUBCOMMAND(1)) instead of felix-storage(1).
+        subcommand: Option<String>,
+    },
+    /// Print the JSON Schema of a document felix-storage prints.
+    Schema {
+        /// `report` (inspect --json), `diff` (diff --json) or `plan` (recover --json).
+        #[arg(value_enum)]
+        document: felix_engine::schema::Document,
+    },
 }
 
 /// Output format of `consume`.
@@ -124,9 +161,10 @@ enum Format {
     Json,
 }
 
-/// A one-line progress bar on stderr, for scans of more than 64 MiB.
+/// The progress bar (`indicatif`: rate, ETA) for scans of more than 64
+/// MiB, on stderr only when it is a terminal.
 struct Bar {
-    last_percent: Option<u64>,
+    bar: Option<indicatif::ProgressBar>,
 }
 
 impl Progress for Bar {
@@ -134,20 +172,15 @@ impl Progress for Bar {
         if total < 64 << 20 {
             return;
         }
-        let percent = done.saturating_mul(100) / total.max(1);
-        if self.last_percent == Some(percent) {
-            return;
-        }
-        self.last_percent = Some(percent);
-        let filled = usize::try_from(percent / 4).unwrap_or(25);
-        let name = commands::shown(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).into_owned();
-        eprint!("\r[{:<25}] {percent:>3}% {} / {} MiB  {name:<28}", "#".repeat(filled), done >> 20, total >> 20);
-        let _ = std::io::stderr().flush();
+        let bar = self.bar.get_or_insert_with(|| progress::bar(total));
+        bar.set_position(done);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        progress::show_file(bar, &name);
     }
 
     fn finish(&mut self) {
-        if self.last_percent.is_some() {
-            eprint!("\r{:<80}\r", "");
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
         }
     }
 }
@@ -158,7 +191,7 @@ fn run_inspect(json: bool, jobs: Option<u16>, paths: &[PathBuf]) -> Result<bool,
     // The text report shows no hash: only the JSON one pays for it.
     let options = inspect::Options { hash: json, jobs: jobs.map_or_else(inspect::default_jobs, usize::from) };
     let report = if !json && std::io::stderr().is_terminal() {
-        inspect::inspect_with(&resolution, &options, &mut Bar { last_percent: None }).map_err(err)?
+        inspect::inspect_with(&resolution, &options, &mut Bar { bar: None }).map_err(err)?
     } else {
         inspect::inspect_with(&resolution, &options, &mut NoProgress).map_err(err)?
     };
@@ -250,6 +283,16 @@ fn main() -> ExitCode {
         }
         Command::Dump { file, from_offset, max_bytes } => commands::dump(&file, from_offset, max_bytes),
         Command::Demo { dir } => commands::demo(&dir),
+        Command::Diff { a, b, shard, json } => {
+            let dirs = match &shard {
+                Some(s) => shard_dir(&a, s).and_then(|da| Ok((da, shard_dir(&b, s)?))),
+                None => Ok((a, b)),
+            };
+            dirs.and_then(|(a, b)| commands::diff(&a, &b, json))
+        }
+        Command::Completions { shell } => commands::completions(shell, &mut Cli::command()),
+        Command::Man { subcommand } => commands::man(Cli::command(), subcommand.as_deref()),
+        Command::Schema { document } => commands::schema(document),
     };
     match result {
         Ok(false) => ExitCode::SUCCESS,

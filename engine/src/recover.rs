@@ -12,7 +12,7 @@ use std::sync::Arc;
 use felix_codec::index::IndexEntry;
 use felix_codec::reader::ChunkedReader;
 use felix_codec::record::ExpectedOffset;
-use felix_codec::recovery::{plan_shard, ShardPlan};
+use felix_codec::recovery::{plan_shard, Action, ShardPlan};
 use felix_codec::repair::RepairOptions;
 use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 
@@ -75,8 +75,26 @@ pub fn recover(io: Arc<dyn Io>, dir: &Path, options: RepairOptions, wait: bool, 
     let mut rebuild = |d: &ShardDir, id: u64| rebuild_index(d, id, index_spacing_bytes);
     let evidence = recovery::execute(&shard_dir, &outcome.plan, &mut rebuild)?;
     outcome.executed = !outcome.plan.refused();
+    name_evidence_used(&mut outcome.plan, &evidence);
     outcome.evidence = evidence.into_iter().map(|n| dir.join(n)).collect();
     Ok(outcome)
+}
+
+/// Puts the evidence names the run actually used (a name already taken gets
+/// a `-N` suffix) into the plan's actions, in the order they were written,
+/// so what `recover` prints is what it did.
+fn name_evidence_used(plan: &mut ShardPlan, used: &[String]) {
+    let mut used = used.iter();
+    for action in &mut plan.actions {
+        let slot = match action {
+            Action::Cut { evidence, .. } => evidence,
+            Action::RemoveUnfinished { evidence: Some(evidence), .. } => evidence,
+            _ => continue,
+        };
+        if let Some(name) = used.next() {
+            name.clone_into(slot);
+        }
+    }
 }
 
 /// Rewrites segment `id`'s index from its record chain (headers walked from

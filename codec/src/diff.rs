@@ -1,0 +1,839 @@
+//! Where two replicas of a shard diverge: a pure state machine fed each
+//! side's intact records in log order, one record at a time, so whoever owns
+//! the IO (the CLI reading two directories, the page slicing two folders)
+//! streams both sides in step in bounded memory and gets the same verdict.
+//!
+//! ```text
+//! let mut diff = DiffMachine::new();
+//! loop {
+//!     match diff.need() {
+//!         Need::Record(side) => diff.push(side, next_intact_record_of(side)), // None: that side ended
+//!         Need::Nothing => break,
+//!     }
+//! }
+//! let answer = diff.finish(facts_of_a, facts_of_b);
+//! ```
+//!
+//! The machine holds at most one record of each side: the driver feeds the
+//! side whose next offset is needed, so memory does not grow with the logs.
+//! A record is summarised by its offset, its verified checksum and where it
+//! lives — never its payload, so no diff (and no shared diff) can carry one.
+//!
+//! The rules:
+//!
+//! | both sides hold offset `o` (intact)  | the same checksum: compared; different: divergent (the first is `first_divergent_offset`) |
+//! |--------------------------------------|------------------------------------------------|
+//! | only one side holds `o`              | not compared: before or after the other's range it is "one side has more", inside it a hole the other side's damage explains |
+//! | a side's damage (a segment finding)  | blocks the comparison: the diff is never `identical`, the finding is named |
+//! | index findings                       | named, but block nothing: the diff reads records, not indexes |
+//! | an epochs finding                    | the file reads as empty: that side has no history to truncate by |
+//!
+//! Each side's truncation point is the leader-epoch rule
+//! ([`crate::epochs::truncation_point`]) with that side as the follower and
+//! the other as the leader.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::diff::{DiffMachine, Need, RecordSummary, Side, SideFacts};
+//! let rec = |offset, checksum| RecordSummary { offset, checksum, segment_id: 0, position: 32 + offset * 30, payload_len: 2, timestamp_micros: 1 };
+//! let a = [rec(0, 7), rec(1, 8), rec(2, 9)];
+//! let b = [rec(0, 7), rec(1, 5)];
+//! let (mut ia, mut ib) = (a.iter().copied(), b.iter().copied());
+//! let mut diff = DiffMachine::new();
+//! while let Need::Record(side) = diff.need() {
+//!     let next = match side { Side::A => ia.next(), Side::B => ib.next() };
+//!     diff.push(side, next);
+//! }
+//! let d = diff.finish(SideFacts::new("a"), SideFacts::new("b"));
+//! assert_eq!(d.first_divergent_offset, Some(1));
+//! assert!(!d.identical);
+//! assert_eq!(d.a.next_offset, 3);
+//! ```
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+
+use crate::epochs::{end_of_generation, truncation_point, Epoch};
+use crate::file_name::segment_file_name;
+use crate::file_name::FileKind;
+#[cfg(doc)]
+use crate::recovery::is_segment_kind;
+use crate::recovery::RemainingFinding;
+use crate::report::FileReport;
+
+/// Version of the diff's JSON shape.
+pub const DIFF_VERSION: u32 = 1;
+
+/// Most findings a diff names per side; past it they are counted.
+pub const MAX_DIFF_FINDINGS: usize = 1_000;
+
+/// Most notes a diff keeps.
+const MAX_NOTES: usize = 16;
+
+/// One replica of the two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The first replica given.
+    A,
+    /// The second replica given.
+    B,
+}
+
+/// What the machine wants next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// The next intact record of this side (or `None`: it ended).
+    Record(Side),
+    /// Both sides ended: call [`DiffMachine::finish`].
+    Nothing,
+}
+
+/// One intact record (both checksums verified), as the diff sees it: never
+/// its payload.
+///
+/// ```
+/// use felix_codec::diff::RecordSummary;
+/// let r = RecordSummary { offset: 5, checksum: 0x2402_152C, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 9 };
+/// assert_eq!(r.checksum, 0x2402_152C);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RecordSummary {
+    /// Its offset.
+    pub offset: u64,
+    /// Its verified payload checksum (CRC-32C over header fields and payload).
+    pub checksum: u32,
+    /// The segment holding it.
+    pub segment_id: u64,
+    /// Its first byte in that segment.
+    pub position: u64,
+    /// Its payload's length.
+    pub payload_len: u32,
+    /// Its publish time.
+    pub timestamp_micros: u64,
+}
+
+impl RecordSummary {
+    /// From a scanner's record item.
+    ///
+    /// ```
+    /// use felix_codec::diff::RecordSummary;
+    /// use felix_codec::record::RecordHeader;
+    /// use felix_codec::scan::{RecordItem, RecordStatus};
+    /// let header = RecordHeader { payload_len: 2, offset: 7, timestamp_micros: 9, header_crc: 1, checksum: 2 };
+    /// let item = RecordItem { position: 32, header, status: RecordStatus::Intact };
+    /// assert_eq!(RecordSummary::of(3, &item).offset, 7);
+    /// ```
+    #[must_use]
+    pub fn of(segment_id: u64, item: &crate::scan::RecordItem) -> Self {
+        Self {
+            offset: item.header.offset,
+            checksum: item.header.checksum,
+            segment_id,
+            position: item.position,
+            payload_len: item.header.payload_len,
+            timestamp_micros: item.header.timestamp_micros,
+        }
+    }
+}
+
+/// What the machine counts of one side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Track {
+    first: Option<u64>,
+    last: Option<u64>,
+    records: u64,
+    /// Records whose offset did not follow the previous one (never compared).
+    unordered: u64,
+    ended: bool,
+}
+
+impl Track {
+    /// Whether `r` continues this side's log (strictly after the last offset).
+    fn accept(&mut self, r: &RecordSummary) -> bool {
+        if self.last.is_some_and(|l| r.offset <= l) {
+            self.unordered = self.unordered.saturating_add(1);
+            return false;
+        }
+        self.first.get_or_insert(r.offset);
+        self.last = Some(r.offset);
+        self.records = self.records.saturating_add(1);
+        true
+    }
+}
+
+/// The diff in progress: feed it with [`DiffMachine::push`] as
+/// [`DiffMachine::need`] asks.
+#[derive(Clone, Debug, Default)]
+pub struct DiffMachine {
+    a: Track,
+    b: Track,
+    head_a: Option<RecordSummary>,
+    head_b: Option<RecordSummary>,
+    compared: u64,
+    divergent: u64,
+    first: Option<(RecordSummary, RecordSummary)>,
+}
+
+impl DiffMachine {
+    /// A diff of two logs, nothing seen yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Which side's next record is wanted.
+    #[must_use]
+    pub fn need(&self) -> Need {
+        if self.head_a.is_none() && !self.a.ended {
+            Need::Record(Side::A)
+        } else if self.head_b.is_none() && !self.b.ended {
+            Need::Record(Side::B)
+        } else {
+            Need::Nothing
+        }
+    }
+
+    /// The next intact record of `side`, in log order; `None` when that side
+    /// has no more. A record whose offset does not follow the side's last one
+    /// is counted and skipped (its damage is a finding of that side). Pushing
+    /// to a side that ended, or one the machine did not ask for, is harmless:
+    /// a record pushed while one is held is compared first.
+    pub fn push(&mut self, side: Side, record: Option<RecordSummary>) {
+        let (track, head) = match side {
+            Side::A => (&mut self.a, &mut self.head_a),
+            Side::B => (&mut self.b, &mut self.head_b),
+        };
+        match record {
+            None => track.ended = true,
+            Some(r) if !track.ended => {
+                if head.is_some() {
+                    // Not asked for: settle what is held first, keeping at most one per side.
+                    self.settle(true);
+                    let (track, head) = match side {
+                        Side::A => (&mut self.a, &mut self.head_a),
+                        Side::B => (&mut self.b, &mut self.head_b),
+                    };
+                    if track.accept(&r) {
+                        *head = Some(r);
+                    }
+                } else if track.accept(&r) {
+                    *head = Some(r);
+                }
+            }
+            Some(_) => {}
+        }
+        self.settle(false);
+    }
+
+    /// Compares or retires held records while the order allows. With
+    /// `force`, retires the lower one even when the other side may still
+    /// bring its match (used only when a side pushed past its turn).
+    fn settle(&mut self, force: bool) {
+        loop {
+            match (self.head_a, self.head_b) {
+                (Some(a), Some(b)) if a.offset == b.offset => {
+                    self.compared = self.compared.saturating_add(1);
+                    if a.checksum != b.checksum {
+                        self.divergent = self.divergent.saturating_add(1);
+                        if self.first.is_none() {
+                            self.first = Some((a, b));
+                        }
+                    }
+                    self.head_a = None;
+                    self.head_b = None;
+                }
+                (Some(a), Some(b)) => {
+                    if a.offset < b.offset {
+                        self.head_a = None;
+                    } else {
+                        self.head_b = None;
+                    }
+                }
+                (Some(_), None) if self.b.ended || force => self.head_a = None,
+                (None, Some(_)) if self.a.ended || force => self.head_b = None,
+                _ => return,
+            }
+            if force {
+                return;
+            }
+        }
+    }
+
+    /// The verdict, with what each side's inspection found and its epochs.
+    #[must_use]
+    pub fn finish(mut self, a: SideFacts, b: SideFacts) -> Diff {
+        self.a.ended = true;
+        self.b.ended = true;
+        self.settle(false);
+        let side_a = SideReport::new(a, self.a);
+        let side_b = SideReport::new(b, self.b);
+        let common = match (side_a.first_offset, side_b.first_offset) {
+            (Some(fa), Some(fb)) => {
+                let from = fa.max(fb);
+                let to = side_a.next_offset.min(side_b.next_offset);
+                (from < to).then_some(OffsetRange { from, to })
+            }
+            _ => None,
+        };
+        let only_a = only(&side_a, &side_b, common);
+        let only_b = only(&side_b, &side_a, common);
+        let divergence = self.first.map(|(ra, rb)| Divergence { offset: ra.offset, a: RecordRef::of(&ra), b: RecordRef::of(&rb) });
+        let first_divergent_offset = divergence.as_ref().map(|d| d.offset);
+        let mut notes = Vec::new();
+        let truncate_a_to = follower_truncation(&side_a, &side_b, "A", "B", &mut notes);
+        let truncate_b_to = follower_truncation(&side_b, &side_a, "B", "A", &mut notes);
+        if let Some(d) = first_divergent_offset {
+            for (name, t) in [("A", truncate_a_to), ("B", truncate_b_to)] {
+                if t.is_some_and(|t| t > d) {
+                    push_note(
+                        &mut notes,
+                        format!(
+                        "{name} keeps offset {d} under the epochs rule, yet the records at {d} differ: both sides wrote it in generations \
+                         the epochs do not tell apart (two leaders at once, or epochs lost)"
+                    ),
+                    );
+                }
+            }
+        }
+        for (name, s) in [("A", &side_a), ("B", &side_b)] {
+            if s.unordered_records > 0 {
+                push_note(&mut notes, format!("{name}: {} intact records out of offset order were not compared", s.unordered_records));
+            }
+        }
+        let identical = divergence.is_none()
+            && only_a.is_empty()
+            && only_b.is_empty()
+            && self.compared == side_a.records
+            && self.compared == side_b.records
+            && !side_a.blocked
+            && !side_b.blocked;
+        Diff {
+            diff_version: DIFF_VERSION,
+            identical,
+            first_divergent_offset,
+            divergence,
+            common_range: common,
+            compared_records: self.compared,
+            divergent_records: self.divergent,
+            only_a,
+            only_b,
+            a: side_a,
+            b: side_b,
+            truncate_a_to,
+            truncate_b_to,
+            notes,
+        }
+    }
+}
+
+fn push_note(notes: &mut Vec<String>, note: String) {
+    if notes.len() < MAX_NOTES {
+        notes.push(note);
+    }
+}
+
+/// The offsets `this` holds outside the common range (before and after).
+fn only(this: &SideReport, other: &SideReport, common: Option<OffsetRange>) -> Vec<OffsetRange> {
+    let Some(first) = this.first_offset else { return Vec::new() };
+    let next = this.next_offset;
+    let Some(common) = common else {
+        // Nothing in common: all of this side is its own (when the other has records, or not).
+        let _ = other;
+        return alloc::vec![OffsetRange { from: first, to: next }];
+    };
+    let mut out = Vec::new();
+    if first < common.from {
+        out.push(OffsetRange { from: first, to: common.from });
+    }
+    if next > common.to {
+        out.push(OffsetRange { from: common.to, to: next });
+    }
+    out
+}
+
+/// Where `follower` would cut, asking `leader` where its latest generation ends.
+fn follower_truncation(follower: &SideReport, leader: &SideReport, f: &str, l: &str, notes: &mut Vec<String>) -> Option<u64> {
+    let to_epoch = |e: &[u64; 2]| Epoch { generation: e[0], start_offset: e[1] };
+    let local: Vec<Epoch> = follower.epochs.iter().map(to_epoch).collect();
+    let theirs: Vec<Epoch> = leader.epochs.iter().map(to_epoch).collect();
+    let Some(latest) = local.last() else {
+        push_note(notes, format!("{f} has no epochs: the divergence rule cannot place its truncation as a follower of {l}"));
+        return None;
+    };
+    let Some((known, leader_end)) = end_of_generation(&theirs, leader.next_offset, latest.generation) else {
+        push_note(
+            notes,
+            format!(
+                "{l} knows no generation at or below {f}'s latest ({}): the divergence rule gives {f} no truncation point",
+                latest.generation
+            ),
+        );
+        return None;
+    };
+    Some(truncation_point(&local, follower.next_offset, known, leader_end))
+}
+
+/// What the caller knows of one side besides its records: its path, its
+/// inspection's findings and its epochs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SideFacts {
+    /// The shard directory as shown.
+    pub path: String,
+    /// Its epochs (empty when the file is missing or damaged).
+    pub epochs: Vec<Epoch>,
+    /// Every finding of its inspection, with the file (name) it is in.
+    pub findings: Vec<RemainingFinding>,
+    /// Findings its inspection counted past its per-file limit.
+    pub findings_omitted: u64,
+    /// The next offset when the log holds no intact record (the newest
+    /// segment's base offset), when known.
+    pub empty_next_offset: Option<u64>,
+}
+
+impl SideFacts {
+    /// A side with nothing known but its path.
+    #[must_use]
+    pub fn new(path: &str) -> Self {
+        Self { path: path.into(), ..Self::default() }
+    }
+
+    /// What a shard's inspection says of it: every finding (with its file's
+    /// name), the epochs (as the report reads them: empty when damaged), and
+    /// the newest segment's base offset. The CLI and the page both build a
+    /// side this way from the one report model.
+    ///
+    /// ```
+    /// use felix_codec::diff::SideFacts;
+    /// use felix_codec::file_name::FileKind;
+    /// use felix_codec::report::FileReport;
+    /// let mut epochs = FileReport::new("s/epochs".into(), FileKind::Epochs, 44);
+    /// epochs.entries = Some(vec![[1, 0], [3, 100]]);
+    /// let side = SideFacts::from_reports("s", &[epochs]);
+    /// assert_eq!(side.epochs.len(), 2);
+    /// ```
+    #[must_use]
+    pub fn from_reports(path: &str, reports: &[FileReport]) -> Self {
+        let mut side = Self::new(path);
+        let mut newest: Option<(u64, u64)> = None;
+        for r in reports {
+            let name = r.path.rsplit(['/', '\\']).next().unwrap_or(&r.path);
+            for f in &r.findings {
+                side.findings.push(RemainingFinding { file: name.into(), finding: f.clone() });
+            }
+            side.findings_omitted = side.findings_omitted.saturating_add(r.findings_omitted);
+            match r.kind {
+                FileKind::Epochs if crate::file_name::classify(name) == crate::file_name::EntryName::Epochs => {
+                    let entries = r.entries.as_deref().unwrap_or(&[]);
+                    side.epochs = entries.iter().map(|[g, s]| Epoch { generation: *g, start_offset: *s }).collect();
+                }
+                FileKind::Segment => {
+                    if let (Some(id), Some(base)) = (r.segment_id, r.base_offset) {
+                        if newest.is_none_or(|(n, _)| id > n) {
+                            newest = Some((id, base));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        side.empty_next_offset = newest.map(|(_, base)| base);
+        side
+    }
+}
+
+/// `[from, to)` of offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct OffsetRange {
+    /// First offset.
+    pub from: u64,
+    /// One past the last offset.
+    pub to: u64,
+}
+
+/// One record at the first divergence: where it is and its header's
+/// values, never its payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RecordRef {
+    /// The segment file's name.
+    pub file: String,
+    /// The record's first byte in it.
+    pub position: u64,
+    /// Payload length in bytes.
+    pub payload_len: u32,
+    /// Publish time.
+    pub timestamp_micros: u64,
+    /// Its verified checksum, 8 upper-case hex digits.
+    pub checksum: String,
+}
+
+impl RecordRef {
+    fn of(r: &RecordSummary) -> Self {
+        Self {
+            file: segment_file_name(r.segment_id),
+            position: r.position,
+            payload_len: r.payload_len,
+            timestamp_micros: r.timestamp_micros,
+            checksum: format!("{:08X}", r.checksum),
+        }
+    }
+}
+
+/// The first offset both sides hold with different records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Divergence {
+    /// The offset.
+    pub offset: u64,
+    /// A's record there.
+    pub a: RecordRef,
+    /// B's record there.
+    pub b: RecordRef,
+}
+
+/// One side of a diff.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SideReport {
+    /// The shard directory as shown.
+    pub path: String,
+    /// Its first intact record's offset (`null`: none).
+    pub first_offset: Option<u64>,
+    /// One past its last intact record (the newest segment's base offset when it holds none).
+    pub next_offset: u64,
+    /// Intact records in offset order.
+    pub records: u64,
+    /// Intact records out of offset order (not compared).
+    pub unordered_records: u64,
+    /// `[[generation, start_offset], …]`.
+    pub epochs: Vec<[u64; 2]>,
+    /// Whether its damage blocks the comparison (a segment finding).
+    pub blocked: bool,
+    /// Its inspection's findings, each with its file.
+    pub findings: Vec<RemainingFinding>,
+    /// Findings past [`MAX_DIFF_FINDINGS`] (or the inspection's own limit), counted only.
+    pub findings_omitted: u64,
+}
+
+impl SideReport {
+    fn new(facts: SideFacts, track: Track) -> Self {
+        let blocked = facts.findings.iter().any(|f| blocks(&f.finding.kind)) || track.unordered > 0;
+        let total = facts.findings.len();
+        let mut findings = facts.findings;
+        findings.truncate(MAX_DIFF_FINDINGS);
+        let omitted = facts.findings_omitted.saturating_add(total.saturating_sub(findings.len()) as u64);
+        let next_offset = track.last.map_or(facts.empty_next_offset.unwrap_or(0), |l| l.saturating_add(1));
+        Self {
+            path: facts.path,
+            first_offset: track.first,
+            next_offset,
+            records: track.records,
+            unordered_records: track.unordered,
+            epochs: facts.epochs.iter().map(|e| [e.generation, e.start_offset]).collect(),
+            blocked,
+            findings,
+            findings_omitted: omitted,
+        }
+    }
+}
+
+/// The answer: what `felix-storage diff --json` prints (see
+/// `docs/report-format.md`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Diff {
+    /// [`DIFF_VERSION`].
+    pub diff_version: u32,
+    /// Same records over the common range, neither side holds more, and no
+    /// damage blocks the comparison.
+    pub identical: bool,
+    /// The first offset both sides hold with different checksums.
+    pub first_divergent_offset: Option<u64>,
+    /// Both records at that offset.
+    pub divergence: Option<Divergence>,
+    /// Offsets both sides hold a record for (`null`: none in common).
+    pub common_range: Option<OffsetRange>,
+    /// Offsets both sides held intact, compared.
+    pub compared_records: u64,
+    /// Of those, how many differ.
+    pub divergent_records: u64,
+    /// Offset ranges only A holds (before or after the common range).
+    pub only_a: Vec<OffsetRange>,
+    /// Offset ranges only B holds.
+    pub only_b: Vec<OffsetRange>,
+    /// Replica A.
+    pub a: SideReport,
+    /// Replica B.
+    pub b: SideReport,
+    /// Where A keeps offsets below as a follower of B (the leader-epoch rule); `null`: the rule cannot place it.
+    pub truncate_a_to: Option<u64>,
+    /// Where B keeps offsets below as a follower of A.
+    pub truncate_b_to: Option<u64>,
+    /// What else a person should know, in words.
+    pub notes: Vec<String>,
+}
+
+impl Diff {
+    /// Whether `felix-storage diff` exits 1: the replicas differ or damage blocks the comparison.
+    #[must_use]
+    pub fn differs(&self) -> bool {
+        !self.identical
+    }
+
+    /// The diff as text for a person (the CLI escapes it for the terminal).
+    ///
+    /// ```
+    /// use felix_codec::diff::{DiffMachine, SideFacts};
+    /// let d = DiffMachine::new().finish(SideFacts::new("a"), SideFacts::new("b"));
+    /// assert!(d.to_text().contains("identical"));
+    /// ```
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for (name, s) in [("A", &self.a), ("B", &self.b)] {
+            let first = s.first_offset.map_or_else(|| "no record".into(), |f| format!("offsets {f}..{}", s.next_offset));
+            let _ = writeln!(out, "{name}: {}: {first} ({} intact), epochs {}", s.path, s.records, epochs_text(&s.epochs));
+        }
+        match self.common_range {
+            Some(r) => {
+                let _ = writeln!(out, "common range: {}..{} ({} records compared)", r.from, r.to, self.compared_records);
+            }
+            None => out.push_str("common range: none\n"),
+        }
+        match &self.divergence {
+            Some(d) => {
+                let _ = writeln!(
+                    out,
+                    "FIRST DIVERGENT OFFSET {}: A {} at byte {} checksum {}, B {} at byte {} checksum {} ({} offsets differ)",
+                    d.offset, d.a.file, d.a.position, d.a.checksum, d.b.file, d.b.position, d.b.checksum, self.divergent_records
+                );
+            }
+            None => out.push_str("no divergent offset\n"),
+        }
+        for (name, ranges) in [("A", &self.only_a), ("B", &self.only_b)] {
+            for r in ranges {
+                let _ = writeln!(out, "only {name} holds offsets {}..{}", r.from, r.to);
+            }
+        }
+        for (name, s) in [("A", &self.a), ("B", &self.b)] {
+            for f in &s.findings {
+                let blocks = if blocks(&f.finding.kind) { "blocks the comparison" } else { "noted" };
+                let _ = writeln!(
+                    out,
+                    "{name} damage ({blocks}): {}/{}: {} at byte {}{}: {}",
+                    s.path,
+                    f.file,
+                    f.finding.kind,
+                    f.finding.position,
+                    f.finding.offset.map_or_else(String::new, |o| format!(", offset {o}")),
+                    f.finding.message
+                );
+            }
+            if s.findings_omitted > 0 {
+                let _ = writeln!(out, "{name}: {} more findings not shown", s.findings_omitted);
+            }
+        }
+        for (name, other, t, s) in [("A", "B", self.truncate_a_to, &self.a), ("B", "A", self.truncate_b_to, &self.b)] {
+            match t {
+                Some(t) if t < s.next_offset => {
+                    let _ = writeln!(out, "as a follower of {other}, {name} truncates to {t} (drops offsets {t}..{})", s.next_offset);
+                }
+                Some(t) => {
+                    let _ = writeln!(out, "as a follower of {other}, {name} keeps everything (truncation point {t})");
+                }
+                None => {}
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
+        out.push_str(if self.identical { "identical\n" } else { "DIFFERENT\n" });
+        out
+    }
+}
+
+/// Whether a finding of this kind blocks the comparison: damage to a
+/// segment's records or header (the same split as [`is_segment_kind`]).
+#[must_use]
+pub fn blocks(kind: &str) -> bool {
+    !kind.starts_with("Index") && !kind.starts_with("Epochs")
+}
+
+fn epochs_text(epochs: &[[u64; 2]]) -> String {
+    if epochs.is_empty() {
+        return "none".into();
+    }
+    let parts: Vec<String> = epochs.iter().map(|[g, s]| format!("g{g}@{s}")).collect();
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
+    use crate::report::FindingReport;
+    use alloc::vec;
+
+    fn rec(offset: u64, checksum: u32) -> RecordSummary {
+        RecordSummary { offset, checksum, segment_id: 0, position: 32 + offset * 30, payload_len: 2, timestamp_micros: 1 }
+    }
+
+    fn run(a: &[RecordSummary], b: &[RecordSummary], fa: SideFacts, fb: SideFacts) -> (Diff, usize) {
+        let (mut ia, mut ib) = (a.iter().copied(), b.iter().copied());
+        let mut m = DiffMachine::new();
+        let mut held_max = 0;
+        while let Need::Record(side) = m.need() {
+            let next = match side {
+                Side::A => ia.next(),
+                Side::B => ib.next(),
+            };
+            m.push(side, next);
+            held_max = held_max.max(usize::from(m.head_a.is_some()) + usize::from(m.head_b.is_some()));
+        }
+        (m.finish(fa, fb), held_max)
+    }
+
+    fn found(file: &str, f: &Finding) -> RemainingFinding {
+        RemainingFinding { file: file.into(), finding: FindingReport::from(f) }
+    }
+
+    fn log(range: core::ops::Range<u64>, salt: u32) -> Vec<RecordSummary> {
+        range.map(|o| rec(o, o as u32 ^ salt)).collect()
+    }
+
+    #[test]
+    fn a_follower_copy_then_ten_different_each_diverges_at_fifty() {
+        let mut a = log(0..50, 0);
+        let mut b = a.clone();
+        a.extend(log(50..60, 0xAAAA));
+        b.extend(log(50..60, 0xBBBB));
+        let (d, held) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!(d.first_divergent_offset, Some(50));
+        assert_eq!((d.compared_records, d.divergent_records), (60, 10));
+        assert!(!d.identical && d.only_a.is_empty() && d.only_b.is_empty());
+        assert!(held <= 2, "holds at most one record per side");
+        let div = d.divergence.unwrap();
+        assert_eq!((div.a.position, div.a.checksum.as_str()), (32 + 50 * 30, "0000AA98"));
+    }
+
+    #[test]
+    fn identical_logs_and_two_empty_logs_are_identical() {
+        let a = log(0..100, 3);
+        assert!(run(&a, &a, SideFacts::new("a"), SideFacts::new("b")).0.identical);
+        let (d, _) = run(&[], &[], SideFacts::new("a"), SideFacts::new("b"));
+        assert!(d.identical && d.common_range.is_none() && d.first_divergent_offset.is_none());
+    }
+
+    #[test]
+    fn one_side_longer_or_empty_or_starting_later_is_extent_not_divergence() {
+        let a = log(0..100, 0);
+        let (d, _) = run(&a, &a[..40], SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!((d.first_divergent_offset, d.only_a.clone(), d.only_b.clone()), (None, vec![OffsetRange { from: 40, to: 100 }], vec![]));
+        assert!(!d.identical);
+        let (d, _) = run(&a, &[], SideFacts::new("a"), SideFacts { empty_next_offset: Some(0), ..SideFacts::new("b") });
+        assert_eq!((d.common_range, d.only_a[0], d.b.next_offset), (None, OffsetRange { from: 0, to: 100 }, 0));
+        // A follower that began mid-log (its first segment starts at 70).
+        let (d, _) = run(&a, &a[70..], SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!(d.common_range, Some(OffsetRange { from: 70, to: 100 }));
+        assert_eq!((d.only_a[0], d.compared_records, d.first_divergent_offset), (OffsetRange { from: 0, to: 70 }, 30, None));
+    }
+
+    #[test]
+    fn a_hole_from_damage_is_not_a_divergence_and_blocks() {
+        let a = log(0..60, 0);
+        let mut b = log(0..60, 0);
+        b.remove(30);
+        let rot = Finding {
+            kind: CorruptionKind::RecordChecksum { stored: 1, computed: 2 },
+            site: CorruptionSite { shard: None, segment_id: Some(0), position: 932 },
+            end: 962,
+            offset: Some(30),
+            repair: Repair::Never,
+        };
+        let fb = SideFacts { findings: vec![found("00000000000000000000.log", &rot)], ..SideFacts::new("b") };
+        let (d, _) = run(&a, &b, SideFacts::new("a"), fb);
+        assert_eq!((d.first_divergent_offset, d.compared_records), (None, 59));
+        assert!(d.b.blocked && !d.identical);
+        assert_eq!(d.b.findings[0].finding.kind, "RecordChecksum");
+        assert!(d.to_text().contains("B damage (blocks the comparison)"));
+    }
+
+    #[test]
+    fn out_of_order_records_are_counted_not_compared() {
+        let mut a = log(0..10, 0);
+        a.push(rec(5, 99));
+        a.extend(log(10..12, 0));
+        let b = log(0..12, 0);
+        let (d, _) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!((d.a.unordered_records, d.first_divergent_offset, d.compared_records), (1, None, 12));
+        assert!(d.a.blocked && !d.identical);
+    }
+
+    #[test]
+    fn pushes_out_of_turn_and_after_the_end_keep_memory_bounded() {
+        let mut m = DiffMachine::new();
+        for o in 0..1000 {
+            m.push(Side::A, Some(rec(o, 1)));
+            assert!(m.head_b.is_none() && usize::from(m.head_a.is_some()) <= 1);
+        }
+        m.push(Side::A, None);
+        m.push(Side::A, Some(rec(5000, 1)));
+        m.push(Side::B, None);
+        let d = m.finish(SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!((d.a.records, d.a.next_offset), (1000, 1000));
+    }
+
+    #[test]
+    fn truncation_follows_the_epochs_rule_both_ways() {
+        let mut a = log(0..50, 0);
+        let mut b = a.clone();
+        a.extend(log(50..60, 0xAAAA));
+        b.extend(log(50..60, 0xBBBB));
+        let ea = vec![Epoch { generation: 1, start_offset: 0 }];
+        let eb = vec![Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 50 }];
+        let (d, _) = run(&a, &b, SideFacts { epochs: ea, ..SideFacts::new("a") }, SideFacts { epochs: eb, ..SideFacts::new("b") });
+        assert_eq!((d.truncate_a_to, d.truncate_b_to), (Some(50), Some(50)));
+        assert!(d.notes.is_empty(), "{:?}", d.notes);
+        // Without epochs the rule cannot place either side, and says so.
+        let (d, _) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!((d.truncate_a_to, d.truncate_b_to), (None, None));
+        assert_eq!(d.notes.len(), 2);
+    }
+
+    #[test]
+    fn the_same_generation_on_both_sides_is_named_as_two_leaders() {
+        let mut a = log(0..50, 0);
+        let mut b = a.clone();
+        a.extend(log(50..60, 0xAAAA));
+        b.extend(log(50..60, 0xBBBB));
+        let e = vec![Epoch { generation: 1, start_offset: 0 }];
+        let (d, _) = run(&a, &b, SideFacts { epochs: e.clone(), ..SideFacts::new("a") }, SideFacts { epochs: e, ..SideFacts::new("b") });
+        assert_eq!(d.truncate_a_to, Some(60));
+        assert!(d.notes.iter().any(|n| n.contains("two leaders")), "{:?}", d.notes);
+    }
+
+    #[test]
+    fn findings_are_capped() {
+        let f = Finding {
+            kind: CorruptionKind::IndexEntryMismatch { offset: 3, position: 77 },
+            site: CorruptionSite { shard: None, segment_id: Some(0), position: 40 },
+            end: 56,
+            offset: None,
+            repair: Repair::Always,
+        };
+        let many = (0..MAX_DIFF_FINDINGS + 5).map(|_| found("x.index", &f)).collect();
+        let (d, _) = run(&[], &[], SideFacts { findings: many, findings_omitted: 7, ..SideFacts::new("a") }, SideFacts::new("b"));
+        assert_eq!((d.a.findings.len(), d.a.findings_omitted), (MAX_DIFF_FINDINGS, 12));
+        assert!(!d.a.blocked, "an index finding blocks nothing");
+        assert!(d.identical);
+    }
+}

@@ -1,0 +1,208 @@
+//! `felix-storage diff`: where two replicas of a shard diverge.
+//!
+//! Each side is inspected exactly as `inspect` inspects a shard (the codec's
+//! `ShardInspection`, files in its read order, one page-aligned 1 MiB read
+//! buffer), on a thread of its own; its intact records go, summarised
+//! (offset, checksum, place — never a payload), in batches over a bounded
+//! channel to the codec's [`DiffMachine`], which asks for whichever side it
+//! needs next. Memory is bounded whatever the sizes: two read buffers, at most
+//! [`BATCHES_IN_FLIGHT`] batches of [`BATCH_RECORDS`] summaries a side, and each
+//! inspection's bounded state. Both sides are read at once, so on two cores
+//! the time is about one `inspect` of the larger side.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use felix_codec::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts};
+use felix_codec::file_name::{classify, parse_file_name, EntryName, FileKind};
+use felix_codec::inspect::{InputFile, ShardInspection};
+use felix_codec::scan::{Item, RecordStatus};
+
+use crate::inspect::{is_shard_dir, shard_files, writer_of, InspectError};
+use crate::shard::walk::ReadBuf;
+
+/// Record summaries per batch sent from a side's reader to the diff.
+pub const BATCH_RECORDS: usize = 4096;
+/// Batches a side's reader may have sent ahead of the diff.
+pub const BATCHES_IN_FLIGHT: usize = 4;
+/// Bytes per read.
+const CHUNK_BYTES: usize = 1 << 20;
+
+enum Msg {
+    Records(Vec<RecordSummary>),
+    Done(Result<SideFacts, InspectError>),
+}
+
+fn io_error(path: &Path, e: &std::io::Error) -> InspectError {
+    InspectError { path: path.to_path_buf(), what: e.to_string() }
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Checks that `dir` can be one side of a diff: a shard directory, or an
+/// empty one (a replica that holds nothing yet). Returns its files.
+///
+/// # Errors
+/// Not a directory, a root of shards (`--shard` picks one), or a directory
+/// holding no segment, index or epochs file.
+pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
+    let meta = fs::metadata(dir).map_err(|e| io_error(dir, &e))?;
+    if !meta.is_dir() {
+        return Err(InspectError {
+            path: dir.to_path_buf(),
+            what: "not a directory: give two shard directories (or two roots and --shard)".into(),
+        });
+    }
+    let files = shard_files(dir)?;
+    let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
+    if is_shard_dir(dir, &names) || names.iter().any(|n| classify(n) == EntryName::Epochs) {
+        return Ok(files);
+    }
+    let has_subdirs = fs::read_dir(dir).map_err(|e| io_error(dir, &e))?.any(|e| e.is_ok_and(|e| e.file_type().is_ok_and(|t| t.is_dir())));
+    if has_subdirs {
+        return Err(InspectError {
+            path: dir.to_path_buf(),
+            what: "holds directories, not segment files: a root of shards? give --shard TENANT/NAMESPACE/STREAM/N".into(),
+        });
+    }
+    if names.iter().all(|n| matches!(classify(n), EntryName::Lock | EntryName::Temporary | EntryName::Evidence { .. })) {
+        return Ok(files); // an empty replica
+    }
+    Err(InspectError {
+        path: dir.to_path_buf(),
+        what: "no segment (NNNNNNNNNNNNNNNNNNNN.log), index or epochs file here: not a shard directory".into(),
+    })
+}
+
+/// Total bytes a diff of `a` and `b` reads (for a progress bar).
+#[must_use]
+pub fn total_bytes(files: &[&[PathBuf]]) -> u64 {
+    files.iter().flat_map(|f| f.iter()).filter_map(|p| fs::metadata(p).ok()).map(|m| m.len()).sum()
+}
+
+/// Diffs the replicas in `a` and `b` (shard directories, with their files
+/// from [`replica_files`]). `on_bytes` hears of every read, from both
+/// readers' threads.
+///
+/// # Errors
+/// A file that cannot be read (naming it).
+pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u64) + Sync)) -> Result<Diff, InspectError> {
+    std::thread::scope(|scope| {
+        let (tx_a, rx_a) = sync_channel(BATCHES_IN_FLIGHT);
+        let (tx_b, rx_b) = sync_channel(BATCHES_IN_FLIGHT);
+        scope.spawn(move || read_side(a.0, a.1, &tx_a, on_bytes));
+        scope.spawn(move || read_side(b.0, b.1, &tx_b, on_bytes));
+        let mut sides = [Feed::new(rx_a), Feed::new(rx_b)];
+        let mut machine = DiffMachine::new();
+        while let Need::Record(side) = machine.need() {
+            let feed = match side {
+                Side::A => &mut sides[0],
+                Side::B => &mut sides[1],
+            };
+            let next = feed.next()?;
+            machine.push(side, next);
+        }
+        let [fa, fb] = sides;
+        let facts_a = fa.facts()?;
+        let facts_b = fb.facts()?;
+        Ok(machine.finish(facts_a, facts_b))
+    })
+}
+
+/// One side's stream as the diff pulls it.
+struct Feed {
+    rx: Receiver<Msg>,
+    batch: std::vec::IntoIter<RecordSummary>,
+    done: Option<SideFacts>,
+}
+
+impl Feed {
+    fn new(rx: Receiver<Msg>) -> Self {
+        Self { rx, batch: Vec::new().into_iter(), done: None }
+    }
+
+    fn next(&mut self) -> Result<Option<RecordSummary>, InspectError> {
+        loop {
+            if let Some(r) = self.batch.next() {
+                return Ok(Some(r));
+            }
+            if self.done.is_some() {
+                return Ok(None);
+            }
+            match self.rx.recv() {
+                Ok(Msg::Records(batch)) => self.batch = batch.into_iter(),
+                Ok(Msg::Done(facts)) => self.done = Some(facts?),
+                Err(_) => return Err(InspectError { path: PathBuf::new(), what: "a replica's reader stopped".into() }),
+            }
+        }
+    }
+
+    fn facts(mut self) -> Result<SideFacts, InspectError> {
+        while self.next()?.is_some() {}
+        Ok(self.done.unwrap_or_default())
+    }
+}
+
+/// Inspects one replica, sending its intact records in batches and then
+/// its facts. Stops early (quietly) when the diff went away.
+fn read_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) {
+    let result = inspect_side(dir, paths, tx, on_bytes);
+    let _ = tx.send(Msg::Done(result));
+}
+
+fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) -> Result<SideFacts, InspectError> {
+    let mut inputs = Vec::with_capacity(paths.len());
+    for p in paths {
+        let size = fs::metadata(p).map_err(|e| io_error(p, &e))?.len();
+        inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
+    }
+    let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
+    let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_of(dir).is_some());
+    let mut buf = ReadBuf::new();
+    buf.set_len(CHUNK_BYTES);
+    let mut batch: Vec<RecordSummary> = Vec::with_capacity(BATCH_RECORDS);
+    let gone = std::cell::Cell::new(false);
+    for i in shard.order() {
+        let Some(path) = paths.get(i) else { continue };
+        let segment_id = match parse_file_name(&name_of(path)) {
+            Some((id, FileKind::Segment)) => Some(id),
+            _ => None,
+        };
+        let mut sink = |item: Item<'_>| {
+            if let (Item::Record(r), Some(id)) = (item, segment_id) {
+                if r.status == RecordStatus::Intact && !gone.get() {
+                    batch.push(RecordSummary::of(id, &r));
+                    if batch.len() >= BATCH_RECORDS {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS));
+                        gone.set(tx.send(Msg::Records(full)).is_err());
+                    }
+                }
+            }
+        };
+        let mut scan = shard.begin(i);
+        let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
+        loop {
+            let n = match file.read(buf.bytes_mut()) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_error(path, &e)),
+            };
+            scan.feed(buf.bytes().get(..n).unwrap_or(&[]), &mut sink);
+            on_bytes(n as u64);
+            if gone.get() {
+                return Err(InspectError { path: path.clone(), what: "the diff stopped".into() });
+            }
+        }
+        shard.end(i, scan, &mut sink);
+    }
+    if !batch.is_empty() && tx.send(Msg::Records(batch)).is_err() {
+        return Err(InspectError { path: dir.to_path_buf(), what: "the diff stopped".into() });
+    }
+    let reports = shard.finish();
+    Ok(SideFacts::from_reports(&dir.display().to_string(), &reports))
+}

@@ -1,0 +1,259 @@
+//! `felix-storage diff` as a process, on shards the engine wrote: where two
+//! replicas diverge, what blocks the comparison, and what never appears in
+//! its output (payload bytes, raw control characters).
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use felix_codec::record::encode_record;
+use felix_codec::segment_header::SegmentHeader;
+use felix_engine::{Config, OsIo, Shard};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_felix-storage")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+fn diff_json(a: &Path, b: &Path) -> (Option<i32>, serde_json::Value) {
+    let o = run(&["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    (o.status.code(), v)
+}
+
+const SECRET: &str = "PAYLOAD-BYTES-NEVER-SHOWN";
+
+fn payload(side: &str, i: u64) -> Vec<u8> {
+    format!("{SECRET}-{side}-{i}").into_bytes()
+}
+
+fn small_segments() -> Config {
+    Config { segment_size_bytes: 600, ..Config::default() }
+}
+
+/// Appends `range` (payloads named by `side`) to the shard in `dir`, in
+/// generation `generation` when given.
+fn append(dir: &Path, generation: Option<u64>, side: &str, range: std::ops::Range<u64>) {
+    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()), dir, small_segments()).unwrap();
+    if let Some(g) = generation {
+        shard.begin_generation(g).unwrap();
+    }
+    for i in range {
+        shard.append(&[&payload(side, i)]).unwrap();
+    }
+    shard.sync().unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() != "writer.lock" {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Replica A with 50 records in generation 1; B begins as a byte-for-byte
+/// copy of them (as a follower's log is); then A appends 10 more in
+/// generation 1 while B, now leader, appends 10 different ones in generation 2.
+fn diverged(tmp: &Path) -> (PathBuf, PathBuf) {
+    let a = tmp.join("a/acme_default_orders_0-0d3aed4b998d2798");
+    let b = tmp.join("b/acme_default_orders_0-0d3aed4b998d2798");
+    append(&a, Some(1), "common", 0..50);
+    copy_dir(&a, &b);
+    append(&a, None, "a", 50..60);
+    append(&b, Some(2), "b", 50..60);
+    (a, b)
+}
+
+#[test]
+fn a_follower_copy_then_ten_different_each_diverges_at_50_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = diverged(tmp.path());
+    let (code, v) = diff_json(&a, &b);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["diff_version"], 1);
+    assert_eq!(v["identical"], false);
+    assert_eq!(v["first_divergent_offset"], 50);
+    assert_eq!(v["divergent_records"], 10);
+    assert_eq!(v["common_range"], serde_json::json!({"from": 0, "to": 60}));
+    for side in ["a", "b"] {
+        assert_eq!(v[side]["first_offset"], 0);
+        assert_eq!(v[side]["next_offset"], 60);
+        assert_eq!(v[side]["findings"], serde_json::json!([]));
+    }
+    assert_eq!(v["a"]["epochs"], serde_json::json!([[1, 0]]));
+    assert_eq!(v["b"]["epochs"], serde_json::json!([[1, 0], [2, 50]]));
+    // The leader-epoch rule, both ways: A (generation 1 ends at 50 on B) and
+    // B (generation 1 ends at 60 on A, but B's own generation 2 starts at 50).
+    assert_eq!((v["truncate_a_to"].as_u64(), v["truncate_b_to"].as_u64()), (Some(50), Some(50)));
+    let d = &v["divergence"];
+    assert_ne!(d["a"]["checksum"], d["b"]["checksum"]);
+    assert_eq!(d["a"]["payload_len"].as_u64().unwrap() as usize, payload("a", 50).len());
+    // The text says the same, and neither ever carries a payload byte.
+    let text = run(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let out = String::from_utf8(text.stdout).unwrap();
+    assert_eq!(text.status.code(), Some(1));
+    assert!(out.contains("FIRST DIVERGENT OFFSET 50:"), "{out}");
+    assert!(out.contains("A truncates to 50 (drops offsets 50..60)"), "{out}");
+    let json = run(&["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]).stdout;
+    for shown in [out.as_bytes(), &json] {
+        assert!(!String::from_utf8_lossy(shown).contains(SECRET), "a payload leaked into the diff");
+    }
+}
+
+#[test]
+fn identical_replicas_exit_0_and_roots_with_shard_pick_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = diverged(tmp.path());
+    let c = tmp.path().join("c/acme_default_orders_0-0d3aed4b998d2798");
+    copy_dir(&a, &c);
+    let (code, v) = diff_json(&a, &c);
+    assert_eq!((code, v["identical"].as_bool(), v["compared_records"].as_u64()), (Some(0), Some(true), Some(60)));
+    assert_eq!((v["only_a"].as_array().unwrap().len(), v["only_b"].as_array().unwrap().len()), (0, 0));
+    let roots = [tmp.path().join("a"), tmp.path().join("c")].map(|p| p.to_str().unwrap().to_owned());
+    let o = run(&["diff", &roots[0], &roots[1], "--shard", "acme/default/orders/0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("identical\n"));
+    // A root without --shard is named as such, exit 2.
+    let o = run(&["diff", &roots[0], &roots[1]]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--shard"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_torn_tail_is_named_as_damage_not_a_divergence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = diverged(tmp.path());
+    let t = tmp.path().join("t/acme_default_orders_0-0d3aed4b998d2798");
+    copy_dir(&a, &t);
+    let newest =
+        std::fs::read_dir(&t).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "log")).max().unwrap();
+    let len = std::fs::metadata(&newest).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&newest).unwrap().set_len(len - 5).unwrap();
+    let (code, v) = diff_json(&a, &t);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["first_divergent_offset"], serde_json::Value::Null, "a torn tail is not a divergence");
+    assert_eq!(v["b"]["blocked"], true);
+    assert_eq!(v["b"]["next_offset"], 59);
+    assert_eq!(v["b"]["findings"][0]["kind"], "Truncated");
+    assert_eq!(v["b"]["findings"][0]["offset"], 59);
+    assert_eq!(v["only_a"], serde_json::json!([{"from": 59, "to": 60}]));
+    assert_eq!(v["compared_records"], 59);
+    let out = String::from_utf8(run(&["diff", a.to_str().unwrap(), t.to_str().unwrap()]).stdout).unwrap();
+    assert!(out.contains("B damage (blocks the comparison)") && out.contains("Truncated at byte"), "{out}");
+}
+
+#[test]
+fn an_empty_replica_and_a_follower_that_began_mid_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = diverged(tmp.path());
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let (code, v) = diff_json(&a, &empty);
+    assert_eq!(code, Some(1));
+    assert_eq!((v["b"]["first_offset"].clone(), v["b"]["records"].as_u64()), (serde_json::Value::Null, Some(0)));
+    assert_eq!(v["common_range"], serde_json::Value::Null);
+    assert_eq!(v["only_a"], serde_json::json!([{"from": 0, "to": 60}]));
+    assert_eq!(v["first_divergent_offset"], serde_json::Value::Null);
+    // A follower whose log begins mid-way (its first segments are gone): the
+    // common range starts at its first offset and nothing diverges.
+    let m = tmp.path().join("m/acme_default_orders_0-0d3aed4b998d2798");
+    copy_dir(&a, &m);
+    let mut logs: Vec<PathBuf> =
+        std::fs::read_dir(&m).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "log")).collect();
+    logs.sort();
+    assert!(logs.len() >= 3, "small segments: {logs:?}");
+    for old in &logs[..2] {
+        std::fs::remove_file(old).unwrap();
+        std::fs::remove_file(old.with_extension("index")).unwrap();
+    }
+    let (code, v) = diff_json(&a, &m);
+    assert_eq!(code, Some(1));
+    let first = v["b"]["first_offset"].as_u64().unwrap();
+    assert!(first > 0);
+    assert_eq!(v["common_range"], serde_json::json!({"from": first, "to": 60}));
+    assert_eq!(v["only_a"], serde_json::json!([{"from": 0, "to": first}]));
+    assert_eq!((v["first_divergent_offset"].clone(), v["b"]["blocked"].as_bool()), (serde_json::Value::Null, Some(false)));
+}
+
+#[test]
+fn bad_arguments_exit_2_naming_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = diverged(tmp.path());
+    let missing = tmp.path().join("nope");
+    let file = a.join("epochs");
+    let foreign = tmp.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), b"hello").unwrap();
+    for (other, says) in [(&missing, "nope"), (&file, "not a directory"), (&foreign, "not a shard directory")] {
+        let o = run(&["diff", a.to_str().unwrap(), other.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(says) && err.lines().count() == 1, "{err}");
+    }
+    let o = run(&["diff", "x", "y", "--shard", "acme/../0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["diff", "only-one"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn hostile_directory_names_are_escaped_in_the_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = diverged(tmp.path());
+    let evil = tmp.path().join("evil\x1b[2J\x07\nforged line");
+    copy_dir(&a, &evil);
+    let o = run(&["diff", a.to_str().unwrap(), evil.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(!out.contains('\x1b') && !out.contains('\x07'), "{out:?}");
+    assert!(out.contains("evil\\u{1b}[2J\\u{7}"), "{out}");
+    let (_, v) = diff_json(&a, &evil);
+    assert_eq!(v["b"]["path"].as_str().unwrap(), evil.to_str().unwrap(), "JSON carries the name as data");
+}
+
+/// A segment of `n` records of 8-byte payloads from `base`, the payload
+/// of offset `o` being `salt ^ o`.
+fn write_big(dir: &Path, base: u64, n: u64, salt: impl Fn(u64) -> u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut out = SegmentHeader::new(base, 1).encode().to_vec();
+    out.reserve(usize::try_from(n).unwrap() * 36);
+    for o in base..base + n {
+        encode_record(o, 1, &(salt(o) ^ o).to_le_bytes(), &mut out).unwrap();
+    }
+    std::fs::write(dir.join(format!("{base:020}.log")), out).unwrap();
+}
+
+/// Runs the binary with its address space limited to `mib` MiB (as
+/// `inspect_parallel` does): a diff that held either side would fail.
+fn run_limited(mib: u64, args: &[&str]) -> Output {
+    let script = format!("ulimit -v {}; exec \"$0\" \"$@\"", mib * 1024);
+    Command::new("sh").arg("-c").arg(script).arg(bin()).args(args).output().unwrap()
+}
+
+#[test]
+fn replicas_of_very_different_sizes_diff_in_bounded_memory() {
+    // 3 million records (108 MB) against 2 million that agree on the first
+    // million: holding either side's summaries (48 bytes a record) would
+    // need far more than the limit.
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    write_big(&a, 0, 3_000_000, |_| 0);
+    write_big(&b, 0, 2_000_000, |o| if o < 1_000_000 { 0 } else { 0xFF });
+    let o = run_limited(128, &["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["first_divergent_offset"], 1_000_000);
+    assert_eq!(v["divergent_records"], 1_000_000);
+    assert_eq!(v["only_a"], serde_json::json!([{"from": 2_000_000, "to": 3_000_000}]));
+    assert_eq!((v["a"]["records"].as_u64(), v["b"]["records"].as_u64()), (Some(3_000_000), Some(2_000_000)));
+    // A missing index is noted on each side, and blocks nothing.
+    assert_eq!(v["a"]["blocked"], false);
+}
