@@ -79,6 +79,14 @@ pub enum EngineError {
     },
     /// The shard was opened for reading only.
     ReadOnly,
+    /// A batch written but not yet committed was cut away by a truncation
+    /// before it became durable: it is not acknowledged.
+    TruncatedAway {
+        /// The batch's offsets.
+        offsets: std::ops::Range<u64>,
+        /// Where the truncation cut (records from here on are gone).
+        cut_at: u64,
+    },
 }
 
 impl EngineError {
@@ -118,6 +126,11 @@ impl fmt::Display for EngineError {
                 u64::MAX - 1
             ),
             Self::ReadOnly => f.write_str("the shard was opened for reading only"),
+            Self::TruncatedAway { offsets, cut_at } => write!(
+                f,
+                "offsets {}..{} were truncated away (from offset {cut_at}) before they became durable: not acknowledged",
+                offsets.start, offsets.end
+            ),
         }
     }
 }

@@ -244,14 +244,15 @@ fn shard_dir(root: &Path, shard: &str) -> Result<PathBuf, (u8, String)> {
 pub(crate) fn fail(e: &EngineError) -> (u8, String) {
     let code = match e {
         EngineError::Corrupt { .. }
-        | EngineError::FailStopped { .. }
+        | EngineError::TruncatedAway { .. }
         | EngineError::Trimmed { .. }
         | EngineError::Generation { .. }
         | EngineError::Locked { .. }
         | EngineError::NoShard { .. }
         | EngineError::NotRegular { .. }
         | EngineError::OffsetsExhausted { .. } => 1,
-        EngineError::Io { .. } | EngineError::TooLarge { .. } | EngineError::ReadOnly => 2,
+        // A stopped shard stopped on an IO failure: an IO error, like the first one.
+        EngineError::Io { .. } | EngineError::FailStopped { .. } | EngineError::TooLarge { .. } | EngineError::ReadOnly => 2,
     };
     (code, e.to_string())
 }

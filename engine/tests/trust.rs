@@ -532,3 +532,63 @@ fn an_unfinished_newest_segment_is_removed_and_every_acknowledged_record_kept() 
         assert_eq!(read_all(&again).len(), 31);
     }
 }
+
+// ------------------------------------------- commits and truncations
+
+#[test]
+fn a_pending_batch_cut_away_by_a_truncation_is_never_acknowledged() {
+    use felix_engine::shard::Append;
+    let io = Arc::new(SimIo::new());
+    let (shard, _) = open(&io, small()).unwrap();
+    append_n(&shard, 0, 5);
+    let pending = shard.write(&[Append { payload: b"in flight", timestamp_micros: None }]).unwrap();
+    assert_eq!(pending.offsets, 5..6);
+    shard.truncate_after(2).unwrap();
+    // Later appends pass the batch's end: its offset now holds another record.
+    append_n(&shard, 3, 5);
+    let err = shard.commit(&pending).unwrap_err();
+    assert_eq!(err, EngineError::TruncatedAway { offsets: 5..6, cut_at: 3 });
+    // Below the oldest record too (the log restarts).
+    let pending = shard.write(&[Append { payload: b"again", timestamp_micros: None }]).unwrap();
+    shard.truncate_from(0).unwrap();
+    assert!(matches!(shard.commit(&pending), Err(EngineError::TruncatedAway { cut_at: 0, .. })));
+    // A batch written after the cut commits normally.
+    let fresh = shard.write(&[Append { payload: b"fresh", timestamp_micros: None }]).unwrap();
+    shard.commit(&fresh).unwrap();
+    assert_eq!(read_all(&shard), [(0, b"fresh".to_vec())]);
+}
+
+#[test]
+fn truncating_below_the_oldest_record_never_restarts_below_the_target_after_a_crash() {
+    let config = Config { retention_bytes: Some(600), ..small() };
+    let setup = |io: &Arc<SimIo>| {
+        let (shard, _) = open(io, config.clone()).unwrap();
+        append_n(&shard, 0, 50);
+        shard.apply_retention(u64::MAX / 2).unwrap();
+        shard
+    };
+    let probe = Arc::new(SimIo::new());
+    let shard = setup(&probe);
+    let first = shard.first_offset();
+    assert!(first > 10, "retention left [{first}, 50)");
+    let s0 = probe.syncs();
+    shard.truncate_from(10).unwrap();
+    let s1 = probe.syncs();
+    drop(shard);
+    for k in s0 + 1..=s1 {
+        let io = Arc::new(SimIo::new());
+        let shard = setup(&io);
+        io.crash_after_sync(k);
+        let _ = shard.truncate_from(10);
+        drop(shard);
+        let (re, _) = open(&Arc::new(io.crash()), config.clone()).unwrap();
+        let got = read_all(&re);
+        let label = format!("crash after sync {} of {}", k - s0, s1 - s0);
+        if got.is_empty() {
+            assert_eq!((re.first_offset(), re.next_offset()), (10, 10), "{label}: an empty log restarts at the target");
+        } else {
+            assert_eq!(got[0].0, first, "{label}: else a prefix of the old log");
+            assert!(re.next_offset() >= 10, "{label}");
+        }
+    }
+}

@@ -247,6 +247,38 @@ pub(crate) struct Inner {
     pub(crate) next_segment_id: u64,
     /// Appends written since the last sync started (the next sync's fan-in).
     pub(crate) appends_since_sync: u64,
+    /// Truncations so far, and the lowest offset each cut from (the last
+    /// [`TRUNCATION_HISTORY`]): a pending batch written before one that cut
+    /// below its end is gone, and its commit says so.
+    pub(crate) truncations: u64,
+    pub(crate) recent_cuts: std::collections::VecDeque<(u64, u64)>,
+}
+
+/// How many truncations a pending batch's commit can tell apart; an older
+/// batch facing more is refused as if cut (truncations are rare).
+pub(crate) const TRUNCATION_HISTORY: usize = 64;
+
+impl Inner {
+    /// Records a truncation that cut every record from `cut_at` on.
+    pub(crate) fn note_cut(&mut self, cut_at: u64) {
+        self.truncations += 1;
+        self.recent_cuts.push_back((self.truncations, cut_at));
+        if self.recent_cuts.len() > TRUNCATION_HISTORY {
+            self.recent_cuts.pop_front();
+        }
+    }
+
+    /// Where a truncation after `seen` cut below `end`, if one did.
+    pub(crate) fn cut_since(&self, seen: u64, end: u64) -> Option<u64> {
+        if self.truncations == seen {
+            return None;
+        }
+        let oldest_known = self.recent_cuts.front().map_or(u64::MAX, |(n, _)| *n);
+        if seen + 1 < oldest_known {
+            return Some(self.recent_cuts.iter().map(|(_, c)| *c).min().unwrap_or(0));
+        }
+        self.recent_cuts.iter().filter(|(n, _)| *n > seen).map(|(_, c)| *c).filter(|c| *c < end).min()
+    }
 }
 
 /// What every part of a shard shares.
@@ -368,6 +400,8 @@ impl Shard {
             shutdown: false,
             next_segment_id,
             appends_since_sync: 0,
+            truncations: 0,
+            recent_cuts: std::collections::VecDeque::new(),
         };
         let shared =
             Arc::new(Shared { dir, config, read_only, inner: Mutex::new(inner), synced: Condvar::new(), flusher_wake: Condvar::new() });

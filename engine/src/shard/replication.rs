@@ -146,23 +146,49 @@ impl Shard {
     }
 }
 
-/// Removes every segment and starts a fresh one at `offset`.
+/// Empties the log and restarts it at `offset`, crash-safely: the newer
+/// segments go first (newest first), then the oldest is replaced atomically
+/// by an empty segment based at `offset` (temp → fsync → rename → fsync
+/// directory). A crash in between leaves a prefix of the old log — never an
+/// empty directory a reopen would restart at offset 0.
 fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineError> {
-    for s in g.segments.iter().rev() {
+    let Some(oldest) = g.segments.first().map(|s| s.id) else {
+        g.next_offset = offset;
+        g.durable_next = offset;
+        g.visible_next = offset;
+        return super::writer::start_segment(shared, g);
+    };
+    for s in g.segments.iter().skip(1).rev() {
         shared.dir.io.remove_if_exists(&shared.dir.index(s.id))?;
         shared.dir.io.remove_if_exists(&shared.dir.log(s.id))?;
     }
     shared.dir.io.sync_dir(&shared.dir.path)?;
+    let header = felix_codec::segment_header::SegmentHeader::new(offset, super::now_micros()).encode();
+    shared.dir.write_file_durably(&felix_codec::file_name::segment_file_name(oldest), &header)?;
     let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
     if epochs != g.epochs {
         write_epochs(shared, &epochs)?;
     }
     g.epochs = epochs;
-    g.segments.clear();
+    let mut seg = super::Segment {
+        id: oldest,
+        base: offset,
+        len: SEGMENT_HEADER_LEN as u64,
+        next: offset,
+        index: MemIndex::new(shared.config.index_spacing_bytes),
+        index_on_disk: 0,
+        last_timestamp: 0,
+    };
+    super::recovery::write_index(&shared.dir, &mut seg)?;
+    g.segments = vec![seg];
     g.next_offset = offset;
     g.durable_next = offset;
+    g.durable_len = SEGMENT_HEADER_LEN as u64;
     g.visible_next = offset;
-    super::writer::start_segment(shared, g)
+    g.visible_len = SEGMENT_HEADER_LEN as u64;
+    g.next_segment_id = oldest.saturating_add(1);
+    g.note_cut(offset);
+    Ok(())
 }
 
 /// The IO of [`Shard::truncate_after`]: any failure in it stops the shard.
@@ -228,5 +254,6 @@ fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), Engin
     g.visible_next = keep_next;
     g.visible_len = cut;
     g.next_segment_id = g.segments.last().map_or(0, |s| s.id.saturating_add(1));
+    g.note_cut(keep_next);
     Ok(())
 }

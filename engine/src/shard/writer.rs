@@ -33,6 +33,8 @@ pub struct Append<'a> {
 pub struct Pending {
     /// The offsets the batch holds.
     pub offsets: std::ops::Range<u64>,
+    /// Truncations the shard had seen when the batch was written.
+    truncations: u64,
 }
 
 impl Shard {
@@ -113,11 +115,12 @@ impl Shard {
             metrics::histogram!(names::APPEND_BATCH_RECORDS).record(count as f64);
             metrics::gauge!(names::UNSYNCED_BYTES).set(unsynced_bytes(&g) as f64);
             let end = g.next_offset;
+            let truncations = g.truncations;
             drop(g);
             if let Durability::Interval { .. } = shared.config.durability {
                 shared.flusher_wake.notify_all();
             }
-            Ok(Pending { offsets: first..end })
+            Ok(Pending { offsets: first..end, truncations })
         })
     }
 
@@ -129,10 +132,21 @@ impl Shard {
     /// `FailStopped`, or the IO failure that stopped the shard.
     pub fn commit(&self, pending: &Pending) -> Result<(), EngineError> {
         let shared = &*self.shared;
-        if shared.config.durability != Durability::EveryBatch {
-            return shared.dir.io.check();
+        shared.dir.io.check()?;
+        let cut = |g: &Inner| g.cut_since(pending.truncations, pending.offsets.end);
+        let gone = |cut_at| EngineError::TruncatedAway { offsets: pending.offsets.clone(), cut_at };
+        if let Some(cut_at) = cut(&shared.lock()) {
+            return Err(gone(cut_at));
         }
-        shared.dir.io.mutation(|| sync_through(shared, shared.lock(), pending.offsets.end).map(drop))
+        if shared.config.durability != Durability::EveryBatch {
+            return Ok(());
+        }
+        let g = shared.dir.io.mutation(|| sync_through(shared, shared.lock(), pending.offsets.end))?;
+        // A truncation while the sync was in flight may have cut the batch.
+        match cut(&g) {
+            Some(cut_at) => Err(gone(cut_at)),
+            None => Ok(()),
+        }
     }
 
     /// Makes the active segment durable and, when it holds records, starts a
@@ -151,16 +165,16 @@ impl Shard {
                 return self.seal_info(&g);
             };
             let path = shared.dir.log(active.id);
-            timed_sync(shared, &path, std::mem::take(&mut g.appends_since_sync))?;
-            g.durable_next = g.next_offset;
-            g.durable_len = active.len;
-            g.visible_next = g.next_offset;
-            g.visible_len = active.len;
             let info = super::SegmentInfo { id: active.id, base_offset: active.base, next_offset: active.next, size_bytes: active.len };
-            let checksum = file_checksum(shared, &path, active.len)?;
             if active.next > active.base {
-                start_segment(shared, &mut g)?;
+                roll(shared, &mut g)?;
+            } else {
+                timed_sync(shared, &path, std::mem::take(&mut g.appends_since_sync))?;
+                g.durable_next = g.next_offset;
+                g.durable_len = active.len;
             }
+            g.visible_next = g.visible_next.max(g.durable_next);
+            let checksum = file_checksum(shared, &path, active.len)?;
             Ok((info, checksum))
         })
     }
@@ -303,7 +317,8 @@ fn create_segment(shared: &Shared, id: u64, base: u64) -> Result<(), EngineError
 pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>, end: u64) -> Result<MutexGuard<'a, Inner>, EngineError> {
     loop {
         shared.dir.io.check()?;
-        if g.durable_next >= end {
+        // Nothing past the next offset exists (a truncation may have cut it): never wait for it.
+        if g.durable_next >= end.min(g.next_offset) {
             return Ok(g);
         }
         if g.syncing {
