@@ -53,8 +53,14 @@ pub struct FileReport {
     pub kind: FileKind,
     /// Size in bytes.
     pub size: u64,
-    /// Lower-case hex SHA-256 of the file's bytes, so a receiver of the report
-    /// can tell whether they hold the same file. `None` when not computed.
+    /// The file's identity: which hash, and its value, so a receiver of the
+    /// report can tell whether they hold the same bytes. `None` when not
+    /// computed (a stray file; reports made before the field existed).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub hash: Option<FileHash>,
+    /// Lower-case hex SHA-256 of the file's bytes (what `sha256sum` prints),
+    /// on request (`inspect --json --sha256`); older reports carry only this.
+    /// `None` when not computed.
     pub sha256: Option<String>,
     /// The shard directory the file was in, when inspected as part of one.
     pub shard: Option<String>,
@@ -80,6 +86,82 @@ pub struct FileReport {
     pub findings_omitted: u64,
     /// Tolerated conditions, e.g. a torn final index entry.
     pub notes: Vec<String>,
+}
+
+/// The algorithm of a report's file identity ([`FileHash`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum HashAlgorithm {
+    /// BLAKE3 with its default 32-byte output: what `inspect --json` and the page compute.
+    Blake3,
+    /// SHA-256 (what `sha256sum` prints).
+    Sha256,
+}
+
+impl HashAlgorithm {
+    /// The name a report writes (`"blake3"`, `"sha256"`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Blake3 => "blake3",
+            Self::Sha256 => "sha256",
+        }
+    }
+
+    /// Bytes of its digest.
+    #[must_use]
+    pub fn digest_len(self) -> usize {
+        32
+    }
+}
+
+/// A file's identity in a report: `{"algorithm": "blake3", "value": "…"}`.
+/// Only the data: the codec computes no hash (the CLI and the page do, with
+/// the same crate, and write the value with [`FileHash::new`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FileHash {
+    /// Which hash.
+    pub algorithm: HashAlgorithm,
+    /// Its digest in lower-case hex.
+    pub value: String,
+}
+
+impl FileHash {
+    /// The identity whose digest is `digest`, written as reports write it.
+    #[must_use]
+    pub fn new(algorithm: HashAlgorithm, digest: &[u8]) -> Self {
+        Self { algorithm, value: hex(digest) }
+    }
+
+    /// Whether `value` is a digest of this algorithm as reports write it:
+    /// lower-case hex of [`HashAlgorithm::digest_len`] bytes.
+    #[must_use]
+    pub fn is_well_formed(&self) -> bool {
+        is_hex_digest(&self.value, self.algorithm.digest_len())
+    }
+}
+
+/// Lower-case hex of `bytes`.
+#[must_use]
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        for nibble in [b >> 4, b & 0xF] {
+            out.push(char::from(DIGITS.get(usize::from(nibble)).copied().unwrap_or(b'0')));
+        }
+    }
+    out
+}
+
+/// Whether `s` is `len` bytes in lower-case hex (`2 * len` digits `0-9a-f`).
+#[must_use]
+pub fn is_hex_digest(s: &str, len: usize) -> bool {
+    s.len() == len * 2 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// One finding as reported.
@@ -122,6 +204,7 @@ impl FileReport {
             path,
             kind,
             size,
+            hash: None,
             sha256: None,
             shard: None,
             segment_id: None,
@@ -341,6 +424,17 @@ mod tests {
             }
         }
         all.to_vec()
+    }
+
+    #[test]
+    fn hashes_are_written_in_lower_case_hex() {
+        let h = FileHash::new(HashAlgorithm::Blake3, &[0x00, 0x9f, 0xa0, 0xff]);
+        assert_eq!(h.value, "009fa0ff");
+        assert!(!h.is_well_formed(), "4 bytes are not a 32-byte digest");
+        let h = FileHash::new(HashAlgorithm::Sha256, &[0xab; 32]);
+        assert!(h.is_well_formed());
+        assert!(!is_hex_digest(&"AB".repeat(32), 32) && !is_hex_digest(&"é".repeat(32), 32) && !is_hex_digest("", 32));
+        assert_eq!((HashAlgorithm::Blake3.as_str(), HashAlgorithm::Sha256.as_str()), ("blake3", "sha256"));
     }
 
     #[test]

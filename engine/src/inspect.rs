@@ -23,7 +23,7 @@ use std::sync::mpsc;
 use felix_codec::file_name::{classify, EntryName, FileKind};
 use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
 use felix_codec::recovery::ShardFacts;
-use felix_codec::report::{FileReport, Report};
+use felix_codec::report::{FileHash, FileReport, HashAlgorithm, Report};
 use felix_codec::shard_name::parse_dir_name;
 use sha2::{Digest, Sha256};
 
@@ -168,17 +168,20 @@ impl Progress for NoProgress {
 /// How [`inspect_with`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// Compute each file's SHA-256 (the JSON report carries it; the text
-    /// report does not show it, so `inspect` without `--json` skips it and
-    /// reads only the bytes its verdicts need).
+    /// Compute each file's identity hash, BLAKE3 (the JSON report carries it;
+    /// the text report does not show it, so `inspect` without `--json` skips
+    /// it and reads only the bytes its verdicts need).
     pub hash: bool,
+    /// Also compute each file's SHA-256 (`--sha256`: the value `sha256sum`
+    /// prints, in the report's `sha256` field).
+    pub sha256: bool,
     /// Worker threads (at least 1): [`default_jobs`] unless the user says.
     pub jobs: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { hash: true, jobs: default_jobs() }
+        Self { hash: true, sha256: false, jobs: default_jobs() }
     }
 }
 
@@ -188,13 +191,45 @@ pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
+/// A file hash being computed: BLAKE3 (the report's identity) or SHA-256.
+#[derive(Debug)]
+enum Hasher {
+    Blake3(Box<blake3::Hasher>),
+    Sha256(Sha256),
+}
+
+impl Hasher {
+    fn new(algorithm: HashAlgorithm) -> Self {
+        match algorithm {
+            HashAlgorithm::Blake3 => Self::Blake3(Box::new(blake3::Hasher::new())),
+            HashAlgorithm::Sha256 => Self::Sha256(Sha256::new()),
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Self::Blake3(h) => {
+                h.update(bytes);
+            }
+            Self::Sha256(h) => h.update(bytes),
+        }
+    }
+
+    fn finish(self) -> FileHash {
+        match self {
+            Self::Blake3(h) => FileHash::new(HashAlgorithm::Blake3, h.finalize().as_bytes()),
+            Self::Sha256(h) => FileHash::new(HashAlgorithm::Sha256, &h.finalize()),
+        }
+    }
+}
+
 /// Streams one file through `scan` (when given) and `hasher` (when given)
 /// in [`CHUNK_BYTES`] reads into `buf`; without a hasher, stops reading once
 /// the verdict needs no more bytes. `on_bytes` hears of every read.
 fn stream_file(
     path: &Path,
     mut scan: Option<&mut FileScan>,
-    mut hasher: Option<&mut Sha256>,
+    mut hasher: Option<&mut Hasher>,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
 ) -> Result<(), InspectError> {
@@ -227,19 +262,16 @@ fn stream_file(
     }
 }
 
-/// The SHA-256 of a whole file, as lower-case hex.
-fn hash_file(path: &Path, buf: &mut ReadBuf, on_bytes: &mut dyn FnMut(&Path, u64)) -> Result<String, InspectError> {
-    let mut hasher = Sha256::new();
+/// The hash of a whole file.
+fn hash_file(
+    path: &Path,
+    algorithm: HashAlgorithm,
+    buf: &mut ReadBuf,
+    on_bytes: &mut dyn FnMut(&Path, u64),
+) -> Result<FileHash, InspectError> {
+    let mut hasher = Hasher::new(algorithm);
     stream_file(path, None, Some(&mut hasher), buf, on_bytes)?;
-    Ok(hex(&hasher.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    Ok(hasher.finish())
 }
 
 fn size_of(path: &Path) -> Result<u64, InspectError> {
@@ -269,7 +301,7 @@ pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<R
 #[derive(Debug, Clone, Copy)]
 enum Job {
     Scan { target: usize },
-    Hash { target: usize, file: usize },
+    Hash { target: usize, file: usize, algorithm: HashAlgorithm },
 }
 
 /// What a job produced.
@@ -277,7 +309,7 @@ enum Job {
 enum Output {
     File(Box<FileReport>),
     Shard { reports: Vec<FileReport>, writer: Option<Option<u32>> },
-    Hash(String),
+    Hash(Option<FileHash>),
 }
 
 /// From a worker to the thread that owns progress and results.
@@ -323,14 +355,21 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
             Target::File(_) | Target::Shard(..) => jobs.push((files.iter().sum(), Job::Scan { target })),
             Target::Stray(_) => {}
         }
-        if options.hash && !matches!(t, Target::Stray(_)) {
-            // SHA-256 runs about 5x slower than the scan: weigh it so.
-            jobs.extend(files.iter().enumerate().map(|(file, size)| (size.saturating_mul(5), Job::Hash { target, file })));
+        if matches!(t, Target::Stray(_)) {
+            continue;
+        }
+        // In memory, BLAKE3 runs about 3x slower than the scan, SHA-256 about 7x: weigh them so.
+        for (algorithm, wanted, weight) in [(HashAlgorithm::Blake3, options.hash, 3), (HashAlgorithm::Sha256, options.sha256, 7)] {
+            if wanted {
+                jobs.extend(
+                    files.iter().enumerate().map(|(file, size)| (size.saturating_mul(weight), Job::Hash { target, file, algorithm })),
+                );
+            }
         }
     }
     // Longest first (stable: ties keep target order).
     jobs.sort_by_key(|&(cost, _)| std::cmp::Reverse(cost));
-    let total: u64 = sizes.iter().flatten().sum::<u64>() * if options.hash { 2 } else { 1 };
+    let total: u64 = sizes.iter().flatten().sum::<u64>() * (1 + u64::from(options.hash) + u64::from(options.sha256));
     let mut outputs: Vec<Option<Output>> = (0..jobs.len()).map(|_| None).collect();
     let mut failure: Option<((usize, usize), InspectError)> = None;
     let next = AtomicUsize::new(0);
@@ -404,13 +443,15 @@ fn run_job(targets: &[Target], job: Job, buf: &mut ReadBuf, on_bytes: &mut dyn F
             let (reports, _) = scan_shard(dir, paths, writer.is_some(), None, buf, on_bytes)?;
             Ok(Output::Shard { reports, writer })
         }
-        (Job::Hash { file, .. }, Some(Target::File(path))) => hash_file(path, buf, on_bytes).map(Output::Hash).map_err(|e| (file, e)),
-        (Job::Hash { file, .. }, Some(Target::Shard(_, paths))) => {
-            let Some(path) = paths.get(file) else { return Ok(Output::Hash(String::new())) };
-            let rank = read_rank(paths, file);
-            hash_file(path, buf, on_bytes).map(Output::Hash).map_err(|e| (rank, e))
+        (Job::Hash { file, algorithm, .. }, Some(Target::File(path))) => {
+            hash_file(path, algorithm, buf, on_bytes).map(|h| Output::Hash(Some(h))).map_err(|e| (file, e))
         }
-        (_, Some(Target::Stray(_)) | None) => Ok(Output::Hash(String::new())),
+        (Job::Hash { file, algorithm, .. }, Some(Target::Shard(_, paths))) => {
+            let Some(path) = paths.get(file) else { return Ok(Output::Hash(None)) };
+            let rank = read_rank(paths, file);
+            hash_file(path, algorithm, buf, on_bytes).map(|h| Output::Hash(Some(h))).map_err(|e| (rank, e))
+        }
+        (_, Some(Target::Stray(_)) | None) => Ok(Output::Hash(None)),
     }
 }
 
@@ -428,12 +469,12 @@ fn assemble(
     sizes: &[Vec<u64>],
 ) -> Result<Report, InspectError> {
     let mut scans: Vec<Option<Output>> = (0..resolution.targets.len()).map(|_| None).collect();
-    let mut hashes: Vec<Vec<Option<String>>> = sizes.iter().map(|s| vec![None; s.len()]).collect();
+    let mut hashes: Vec<Vec<Hashes>> = sizes.iter().map(|s| vec![Hashes::default(); s.len()]).collect();
     for ((_, job), out) in jobs.iter().zip(outputs) {
         match (job, out) {
-            (Job::Hash { target, file }, Some(Output::Hash(h))) => {
+            (Job::Hash { target, file, .. }, Some(Output::Hash(Some(h)))) => {
                 if let Some(slot) = hashes.get_mut(*target).and_then(|t| t.get_mut(*file)) {
-                    *slot = Some(h);
+                    slot.put(h);
                 }
             }
             (Job::Scan { target }, out @ Some(_)) => {
@@ -450,7 +491,7 @@ fn assemble(
         let mut shas = hashes.get_mut(i).map(std::mem::take).unwrap_or_default().into_iter();
         match (target, scan) {
             (Target::File(_), Some(Output::File(mut report))) => {
-                report.sha256 = shas.next().flatten();
+                shas.next().unwrap_or_default().fill(&mut report);
                 files.push(*report);
             }
             (Target::Shard(dir, _), Some(Output::Shard { mut reports, writer })) => {
@@ -458,8 +499,8 @@ fn assemble(
                     let by = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
                     notes.push(format!("{}: shard is open for writing{by}; the tail may be in flight", dir.display()));
                 }
-                for (r, sha) in reports.iter_mut().zip(shas) {
-                    r.sha256 = sha;
+                for (r, h) in reports.iter_mut().zip(shas) {
+                    h.fill(r);
                 }
                 files.extend(reports);
             }
@@ -478,9 +519,30 @@ fn assemble(
     Ok(report)
 }
 
+/// The hashes computed for one file.
+#[derive(Debug, Clone, Default)]
+struct Hashes {
+    identity: Option<FileHash>,
+    sha256: Option<String>,
+}
+
+impl Hashes {
+    fn put(&mut self, h: FileHash) {
+        match h.algorithm {
+            HashAlgorithm::Blake3 => self.identity = Some(h),
+            HashAlgorithm::Sha256 => self.sha256 = Some(h.value),
+        }
+    }
+
+    fn fill(self, report: &mut FileReport) {
+        report.hash = self.identity;
+        report.sha256 = self.sha256;
+    }
+}
+
 /// Inspects one shard directory: the reports of its files and the facts
 /// recovery plans from. `writer_live`: a writer holds the shard right now;
-/// `hash`: compute each file's hash (recovery needs none, and then reads
+/// `hash`: compute each file's identity hash (recovery needs none, and then reads
 /// only the bytes a verdict depends on).
 ///
 /// # Errors
@@ -502,20 +564,20 @@ pub fn inspect_shard(
     };
     let (mut reports, facts) = scan_shard(dir, paths, writer_live, shas.as_deref_mut(), &mut buf, &mut on_bytes).map_err(|(_, e)| e)?;
     if let Some(shas) = shas {
-        for (r, sha) in reports.iter_mut().zip(shas) {
-            r.sha256 = sha;
+        for (r, h) in reports.iter_mut().zip(shas) {
+            r.hash = h;
         }
     }
     Ok((reports, facts))
 }
 
 /// Scans a shard's files in their read order (hashing each into `shas` when
-/// given). An error comes with the failing file's rank in that order.
+/// given, with the identity hash). An error comes with the failing file's rank in that order.
 fn scan_shard(
     dir: &Path,
     paths: &[PathBuf],
     writer_live: bool,
-    mut shas: Option<&mut [Option<String>]>,
+    mut shas: Option<&mut [Option<FileHash>]>,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
 ) -> Result<(Vec<FileReport>, ShardFacts), (usize, InspectError)> {
@@ -528,10 +590,10 @@ fn scan_shard(
     for (rank, i) in shard.order().into_iter().enumerate() {
         let Some(path) = paths.get(i) else { continue };
         let mut scan = shard.begin(i);
-        let mut hasher = shas.is_some().then(Sha256::new);
+        let mut hasher = shas.is_some().then(|| Hasher::new(HashAlgorithm::Blake3));
         stream_file(path, Some(&mut scan), hasher.as_mut(), buf, on_bytes).map_err(|e| (rank, e))?;
         if let (Some(h), Some(slot)) = (hasher, shas.as_deref_mut().and_then(|s| s.get_mut(i))) {
-            *slot = Some(hex(&h.finalize()));
+            *slot = Some(h.finish());
         }
         shard.end(i, scan, &mut ());
     }

@@ -32,9 +32,12 @@ enum Command {
     /// repair verdict and what it means. Exit 0: nothing damaged; 1: damage
     /// found; 2: could not run.
     Inspect {
-        /// Print the report as JSON (see docs/report-format.md), with each file's SHA-256.
+        /// Print the report as JSON (see docs/report-format.md), with each file's BLAKE3 hash.
         #[arg(long)]
         json: bool,
+        /// Also give each file's SHA-256 in the JSON report (the value `sha256sum` prints).
+        #[arg(long, requires = "json")]
+        sha256: bool,
         /// Worker threads (default: every core); the report is the same for any number.
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
         jobs: Option<u16>,
@@ -185,11 +188,11 @@ impl Progress for Bar {
     }
 }
 
-fn run_inspect(json: bool, jobs: Option<u16>, paths: &[PathBuf]) -> Result<bool, (u8, String)> {
+fn run_inspect(json: bool, sha256: bool, jobs: Option<u16>, paths: &[PathBuf]) -> Result<bool, (u8, String)> {
     let err = |e: inspect::InspectError| (2, e.to_string());
     let resolution = inspect::resolve(paths).map_err(err)?;
     // The text report shows no hash: only the JSON one pays for it.
-    let options = inspect::Options { hash: json, jobs: jobs.map_or_else(inspect::default_jobs, usize::from) };
+    let options = inspect::Options { hash: json, sha256, jobs: jobs.map_or_else(inspect::default_jobs, usize::from) };
     let report = if !json && std::io::stderr().is_terminal() {
         inspect::inspect_with(&resolution, &options, &mut Bar { bar: None }).map_err(err)?
     } else {
@@ -267,7 +270,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Inspect { json, jobs, paths } => run_inspect(json, jobs, &paths),
+        Command::Inspect { json, sha256, jobs, paths } => run_inspect(json, sha256, jobs, &paths),
         Command::Produce { root, shard, batch, wait, fsync } => parse_shard(&shard).and_then(|(tenant, namespace, stream, n)| {
             let key = felix_engine::broker::ShardKey { tenant, namespace, stream, shard: n };
             commands::produce(&root, &key, usize::try_from(batch).unwrap_or(1), wait, fsync)

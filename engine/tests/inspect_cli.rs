@@ -76,7 +76,7 @@ fn a_torn_tail_exits_1_with_one_line_naming_kind_position_offset_and_verdict() {
 }
 
 #[test]
-fn json_over_a_root_reports_every_file_with_findings_and_sha256() {
+fn json_over_a_root_reports_every_file_with_findings_and_hash() {
     let tmp = tempfile::tempdir().unwrap();
     let shard = tmp.path().join("root").join("t_n_s_0-00000000000000aa");
     let (mut s1, p1) = write_shard(&shard);
@@ -97,7 +97,7 @@ fn json_over_a_root_reports_every_file_with_findings_and_sha256() {
     let ep = files.iter().find(|f| f["kind"] == "epochs").unwrap();
     assert_eq!(ep["entries"], serde_json::json!([[1, 0], [2, 12]]));
     assert_eq!(seg["shard"], "t_n_s_0-00000000000000aa");
-    assert_eq!(seg["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!((seg["hash"]["algorithm"].as_str(), seg["hash"]["value"].as_str().map(str::len)), (Some("blake3"), Some(64)));
 }
 
 #[test]

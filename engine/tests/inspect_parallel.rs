@@ -101,21 +101,28 @@ fn a_root_gets_the_same_report_byte_for_byte_with_any_number_of_workers() {
 }
 
 #[test]
-fn json_carries_each_files_sha256_and_text_shows_the_same_verdicts() {
+fn json_carries_each_files_hash_and_text_shows_the_same_verdicts() {
     let tmp = tempfile::tempdir().unwrap();
     write_root(tmp.path());
     let o = run(&["inspect", "--json", tmp.path().to_str().unwrap()]);
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let files = report["files"].as_array().unwrap();
+    let with_sha = run(&["inspect", "--json", "--sha256", tmp.path().to_str().unwrap()]);
+    let with_sha: serde_json::Value = serde_json::from_slice(&with_sha.stdout).unwrap();
     let mut hashed = 0;
-    for f in files {
+    for (f, s) in files.iter().zip(with_sha["files"].as_array().unwrap()) {
         let path = f["path"].as_str().unwrap();
+        assert!(f["sha256"].is_null(), "SHA-256 only with --sha256: {path}");
         if f["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("not part of any shard")) {
-            assert!(f["sha256"].is_null(), "a stray file is never read: {path}");
+            assert!(f["hash"].is_null() && s["sha256"].is_null(), "a stray file is never read: {path}");
             continue;
         }
-        let expected: String = Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(f["sha256"].as_str(), Some(expected.as_str()), "{path}");
+        let bytes = std::fs::read(path).unwrap();
+        let blake3 = blake3::hash(&bytes).to_hex().to_string();
+        assert_eq!(f["hash"], serde_json::json!({"algorithm": "blake3", "value": blake3}), "{path}");
+        let expected: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(s["sha256"].as_str(), Some(expected.as_str()), "{path}");
+        assert_eq!(s["hash"], f["hash"], "--sha256 adds SHA-256; the identity stays BLAKE3");
         hashed += 1;
     }
     assert_eq!(hashed, 10, "every shard file is hashed");

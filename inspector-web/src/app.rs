@@ -2,7 +2,7 @@
 //! by id, since they are browser objects), the scan runner, and the layout.
 //! Components get plain data and typed callbacks.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use web_sys::{Blob, File};
@@ -15,8 +15,8 @@ use crate::components::{
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
 use crate::logic::protocol::ToPage;
-use crate::logic::shared::{self, Source};
-use crate::logic::{filemap, hex, permalink, sample};
+use crate::logic::shared::{self, SharedReport, Source};
+use crate::logic::{filemap, hex, permalink, sample, verify};
 use crate::runner::{self, Runner};
 use crate::state::{Action, FileId, RowId, State};
 use crate::web;
@@ -31,9 +31,23 @@ struct Loader {
     blobs: Blobs,
     runner: Rc<RefCell<Runner>>,
     dispatch: Callback<Action>,
+    /// The shared report open names files by SHA-256 only (made before the `hash` field).
+    sha256: Rc<Cell<bool>>,
 }
 
 impl Loader {
+    /// Opens a shared report; files dropped for it get the hash it can be checked with.
+    fn open(&self, report: SharedReport) {
+        self.sha256.set(verify::needs_sha256(&report.report.files));
+        self.dispatch.emit(Action::Open(report));
+    }
+
+    /// Closes the shared report.
+    fn close(&self) {
+        self.sha256.set(false);
+        self.dispatch.emit(Action::Close);
+    }
+
     /// Loads `files` into the state under fresh ids and starts their scan.
     fn load(&self, files: Vec<(String, File)>) {
         if files.is_empty() {
@@ -52,7 +66,7 @@ impl Loader {
         }
         *self.blobs.borrow_mut() = list.iter().map(|(d, b)| (FileId(d.id), b.clone())).collect();
         self.dispatch.emit(Action::Load(list.iter().map(|(d, _)| d.clone()).collect()));
-        runner::start(list, &self.runner, &self.dispatch);
+        runner::start(list, self.sha256.get(), &self.runner, &self.dispatch);
     }
 
     /// Opens a dropped JSON report, then scans the other files against it.
@@ -67,7 +81,7 @@ impl Loader {
         match web::read_slice(&file, 0, size).await {
             Ok(bytes) => match shared::from_json(&bytes, Source::JsonFile(path)) {
                 Ok(report) => {
-                    self.dispatch.emit(Action::Open(report));
+                    self.open(report);
                     self.load(rest);
                 }
                 Err(e) => self.dispatch.emit(Action::Error(e)),
@@ -93,18 +107,24 @@ pub fn app() -> Html {
     let runner: Rc<RefCell<Runner>> = (*use_memo((), |()| Rc::new(RefCell::new(Runner::default())))).clone();
     let loader = {
         let (runner, dispatch) = (Rc::clone(&runner), dispatch.clone());
-        (*use_memo((), move |()| Loader { next_id: Rc::new(RefCell::new(0)), blobs: Rc::new(RefCell::new(Vec::new())), runner, dispatch }))
-            .clone()
+        (*use_memo((), move |()| Loader {
+            next_id: Rc::new(RefCell::new(0)),
+            blobs: Rc::new(RefCell::new(Vec::new())),
+            runner,
+            dispatch,
+            sha256: Rc::new(Cell::new(false)),
+        }))
+        .clone()
     };
     {
-        let (runner, dispatch) = (Rc::clone(&runner), dispatch.clone());
+        let (runner, dispatch, loader) = (Rc::clone(&runner), dispatch.clone(), loader.clone());
         use_effect_with((), move |()| {
             runner::spawn_worker(&runner, &dispatch);
             let open = move || {
                 let hash = web::hash();
                 if permalink::is_link(&hash) {
                     match permalink::decode(&hash) {
-                        Ok(report) => dispatch.emit(Action::Open(report)),
+                        Ok(report) => loader.open(report),
                         Err(e) => dispatch.emit(Action::Error(e)),
                     }
                 }
@@ -145,9 +165,9 @@ pub fn app() -> Html {
         })
     };
     let on_paste = {
-        let dispatch = dispatch.clone();
+        let (dispatch, loader) = (dispatch.clone(), loader.clone());
         Callback::from(move |text: String| match shared::from_json(text.as_bytes(), Source::Pasted) {
-            Ok(report) => dispatch.emit(Action::Open(report)),
+            Ok(report) => loader.open(report),
             Err(e) => dispatch.emit(Action::Error(e)),
         })
     };
@@ -199,13 +219,16 @@ pub fn app() -> Html {
             if let Some(claim) = &state.claim {
                 <SharedBanner claim={Rc::clone(claim)} tally={state.tally()} dropped={!state.files.is_empty()}
                     unpaired={Rc::new(state.unpaired().iter().map(|f| f.path.clone()).collect::<Vec<_>>())}
-                    on_close={dispatch.reform(|()| Action::Close)} />
+                    on_close={{ let l = loader.clone(); Callback::from(move |()| l.close()) }} />
             }
             <Progress files={state.files.clone()} live={Rc::clone(&state.live)} />
             if let (Some(first), Some(all)) = state.timings {
                 <p class="timing" id="timing">{ format!("first finding after {first:.0} ms, all verified after {all:.0} ms") }</p>
             } else if let (None, Some(all)) = state.timings {
                 <p class="timing" id="timing">{ format!("all verified after {all:.0} ms, nothing damaged") }</p>
+            }
+            if let Some(ms) = state.hashed_ms {
+                <p class="timing" id="hash-timing">{ format!("every file hashed after {ms:.0} ms") }</p>
             }
             if !state.rows.is_empty() {
                 <Overview rows={Rc::clone(&state.rows)} selected={state.selected} shared={state.claim.is_some()} on_select={on_select} />
@@ -214,6 +237,7 @@ pub fn app() -> Html {
                     on_filter={dispatch.reform(Action::Filter)} on_problem={dispatch.reform(Action::Problem)}
                     on_step={dispatch.reform(Action::Step)} on_jump={dispatch.reform(|()| Action::Jump)} />
                 <ShareBar rows={Rc::clone(&state.rows)} claim={state.claim.clone()} permalink={state.permalink.clone()}
+                    complete={state.claim.is_some() || state.all_hashed()}
                     on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} />
             }
             { detail_section(&state, detail, blob, &dispatch) }

@@ -1,8 +1,9 @@
-//! The page's half of the scan: a warm Web Worker (spawned when the page
-//! loads, so a drop does not wait for its module), or — when no worker can
-//! start — the same loop on the page in awaited chunks. Messages go both
-//! ways through `logic::protocol`, and arrive in the reducer as
-//! [`Action::Scan`].
+//! The page's half of the workers: two warm Web Workers of the same script
+//! (spawned when the page loads, so a drop does not wait for a module) —
+//! the scan worker, and the hash worker it hands every chunk to through a
+//! `MessageChannel` — or, when no worker can start, the scan and then the
+//! hashes on the page in awaited chunks. Messages go every way through
+//! `logic::protocol`, and arrive in the reducer as [`Action::Scan`].
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -10,124 +11,212 @@ use std::rc::Rc;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Blob, MessageEvent, Worker};
+use web_sys::{Blob, MessageChannel, MessageEvent, Worker};
 use yew::Callback;
 
 use crate::driver;
 use crate::logic::group::Dropped;
-use crate::logic::protocol::{self, Job, ToPage, FILES_KEY, JOB_KEY};
+use crate::logic::protocol::{self, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY};
 use crate::state::Action;
 
-/// The scan worker's script (trunk's loader shim; `filehash` is off so the name is stable).
+/// The workers' script (trunk's loader shim; `filehash` is off so the name is stable).
 pub const WORKER_SCRIPT: &str = "./felix-scan-worker_loader.js";
 
-/// The scan machinery: the worker (warm, or running a job), or a cancel flag
-/// for the page's own loop.
+/// Which worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Scan,
+    Hash,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Scan => "scan",
+            Self::Hash => "hash",
+        }
+    }
+}
+
+/// One worker: warm, or running a job (a job sent before it is ready waits).
 #[derive(Debug, Default)]
-pub struct Runner {
+struct Slot {
     worker: Option<Worker>,
     ready: bool,
     busy: bool,
-    pending: Option<Object>,
+    pending: Option<(Object, Array)>,
+}
+
+impl Slot {
+    fn stop(&mut self) {
+        if let Some(w) = self.worker.take() {
+            w.terminate();
+        }
+        *self = Self::default();
+    }
+
+    /// Sends `msg` (with `transfer`) now, or when the worker says it is ready.
+    fn send(&mut self, msg: Object, transfer: Array) -> bool {
+        let Some(w) = &self.worker else { return false };
+        self.busy = true;
+        if !self.ready {
+            self.pending = Some((msg, transfer));
+            return true;
+        }
+        w.post_message_with_transfer(&msg, &transfer).is_ok()
+    }
+}
+
+/// The scan machinery: the two workers, or a cancel flag for the page's own loop.
+#[derive(Debug, Default)]
+pub struct Runner {
+    scan: Slot,
+    hash: Slot,
+    /// Files whose hashes the hash worker still owes.
+    hashes_left: usize,
     cancel: Option<Rc<Cell<bool>>>,
 }
 
 impl Runner {
     /// Stops whatever runs.
     pub fn stop(&mut self) {
-        if let Some(w) = self.worker.take() {
-            w.terminate();
-        }
+        self.scan.stop();
+        self.hash.stop();
+        self.hashes_left = 0;
         if let Some(c) = self.cancel.take() {
             c.set(true);
         }
-        self.ready = false;
-        self.busy = false;
-        self.pending = None;
+    }
+
+    fn slot(&mut self, role: Role) -> &mut Slot {
+        match role {
+            Role::Scan => &mut self.scan,
+            Role::Hash => &mut self.hash,
+        }
     }
 }
 
-fn on_worker_message(runner: &Rc<RefCell<Runner>>, data: &JsValue, dispatch: &Callback<Action>) {
+fn on_worker_message(runner: &Rc<RefCell<Runner>>, role: Role, data: &JsValue, dispatch: &Callback<Action>) {
     let bytes = if data.is_instance_of::<Uint8Array>() { Uint8Array::new(data).to_vec() } else { Vec::new() };
     let msg = match protocol::decode(&bytes) {
         Ok(msg) => msg,
-        Err(e) => ToPage::Error { message: format!("the scan worker sent an unreadable message: {e}") },
+        Err(e) => ToPage::Error { message: format!("the {} worker sent an unreadable message: {e}", role.name()) },
     };
     match msg {
         ToPage::Ready => {
             let mut r = runner.borrow_mut();
-            r.ready = true;
-            if let (Some(job), Some(w)) = (r.pending.take(), r.worker.as_ref()) {
-                if w.post_message(&job).is_err() {
+            let slot = r.slot(role);
+            slot.ready = true;
+            if let (Some((job, transfer)), Some(w)) = (slot.pending.take(), slot.worker.as_ref()) {
+                if w.post_message_with_transfer(&job, &transfer).is_err() {
                     drop(r);
-                    dispatch.emit(Action::Scan(ToPage::Error { message: "could not hand the files to the scan worker".into() }));
+                    let message = format!("could not hand the files to the {} worker", role.name());
+                    dispatch.emit(Action::Scan(ToPage::Error { message }));
                 }
             }
         }
         msg => {
-            if matches!(msg, ToPage::Done { .. } | ToPage::Error { .. }) {
-                runner.borrow_mut().busy = false;
+            {
+                let mut r = runner.borrow_mut();
+                match &msg {
+                    ToPage::Done { .. } if role == Role::Scan => r.scan.busy = false,
+                    ToPage::Hashes { items, .. } => {
+                        r.hashes_left = r.hashes_left.saturating_sub(items.len());
+                        r.hash.busy = r.hashes_left > 0;
+                    }
+                    ToPage::Error { .. } => r.slot(role).busy = false,
+                    _ => {}
+                }
             }
             dispatch.emit(Action::Scan(msg));
         }
     }
 }
 
-/// Spawns the scan worker ahead of time. It says "ready" once running; a job sent earlier waits.
-pub fn spawn_worker(runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
+fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) {
     let Ok(worker) = Worker::new(WORKER_SCRIPT) else { return };
     let weak = Rc::downgrade(runner);
     let d = dispatch.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         if let Some(runner) = weak.upgrade() {
-            on_worker_message(&runner, &e.data(), &d);
+            on_worker_message(&runner, role, &e.data(), &d);
         }
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     let d = dispatch.clone();
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
-        d.emit(Action::Scan(ToPage::Error { message: "the scan worker failed to run".into() }))
+        d.emit(Action::Scan(ToPage::Error { message: format!("the {} worker failed to run", role.name()) }))
     });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
     let mut r = runner.borrow_mut();
-    r.worker = Some(worker);
-    r.ready = false;
+    let slot = r.slot(role);
+    slot.stop();
+    slot.worker = Some(worker);
 }
 
-/// Starts scanning `files`, already loaded into the state under their ids:
-/// in the worker, or on the page if none runs.
-pub fn start(files: Vec<(Dropped, Blob)>, runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
+/// Spawns the scan and hash workers ahead of time. Each says "ready" once running; a job sent earlier waits.
+pub fn spawn_worker(runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
+    spawn(runner, Role::Scan, dispatch);
+    spawn(runner, Role::Hash, dispatch);
+}
+
+fn message(files: &[(Dropped, Blob)], job: &Job, port: Option<&JsValue>) -> (Object, Array) {
+    let msg = Object::new();
+    let blobs: Array = files.iter().map(|(_, b)| JsValue::from(b)).collect();
+    let _ = Reflect::set(&msg, &JOB_KEY.into(), &Uint8Array::from(protocol::encode_job(job).as_slice()));
+    let _ = Reflect::set(&msg, &FILES_KEY.into(), &blobs);
+    let transfer = Array::new();
+    if let Some(p) = port {
+        let _ = Reflect::set(&msg, &PORT_KEY.into(), p);
+        transfer.push(p);
+    }
+    (msg, transfer)
+}
+
+/// Starts scanning and hashing `files`, already loaded into the state under
+/// their ids (`sha256`: SHA-256 too): in the workers, or on the page if none runs.
+pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
     let started_ms = driver::wall_ms();
-    if runner.borrow().busy {
-        // A scan is running: stop it and start from a fresh worker.
+    let busy = {
+        let r = runner.borrow();
+        r.scan.busy || r.hash.busy
+    };
+    if busy {
+        // A job is running: stop it and start from fresh workers.
         runner.borrow_mut().stop();
         spawn_worker(runner, dispatch);
     }
-    let job = Job { files: files.iter().map(|(d, _)| d.clone()).collect(), started_ms };
-    let msg = Object::new();
-    let blobs: Array = files.iter().map(|(_, b)| JsValue::from(b)).collect();
-    let _ = Reflect::set(&msg, &JOB_KEY.into(), &Uint8Array::from(protocol::encode_job(&job).as_slice()));
-    let _ = Reflect::set(&msg, &FILES_KEY.into(), &blobs);
+    let dropped: Vec<Dropped> = files.iter().map(|(d, _)| d.clone()).collect();
     {
         let mut r = runner.borrow_mut();
-        if r.worker.is_some() {
-            r.busy = true;
-            if !r.ready {
-                r.pending = Some(msg);
+        if r.scan.worker.is_some() {
+            let channel = if r.hash.worker.is_some() { MessageChannel::new().ok() } else { None };
+            let sent = if let Some(channel) = channel {
+                let hash = Job { files: dropped.clone(), started_ms, task: Task::Hash { sha256 } };
+                let (msg, transfer) = message(&files, &hash, Some(&channel.port2()));
+                r.hashes_left = files.len();
+                let scan = Job { files: dropped.clone(), started_ms, task: Task::Scan };
+                let (scan_msg, scan_transfer) = message(&files, &scan, Some(&channel.port1()));
+                r.hash.send(msg, transfer) && r.scan.send(scan_msg, scan_transfer)
+            } else {
+                let job = Job { files: dropped.clone(), started_ms, task: Task::ScanThenHash { sha256 } };
+                let (msg, transfer) = message(&files, &job, None);
+                r.scan.send(msg, transfer)
+            };
+            if sent {
                 return;
             }
-            if r.worker.as_ref().is_some_and(|w| w.post_message(&msg).is_ok()) {
-                return;
-            }
+            r.stop();
         }
     }
-    // No worker: scan on the page, in awaited chunks.
+    // No worker: scan, then hash, on the page, in awaited chunks.
     let cancel = Rc::new(Cell::new(false));
     runner.borrow_mut().cancel = Some(Rc::clone(&cancel));
     let dispatch = dispatch.clone();
     wasm_bindgen_futures::spawn_local(async move {
-        driver::run(files, &|m| dispatch.emit(Action::Scan(m)), move || cancel.get(), started_ms).await;
+        let send = |m| dispatch.emit(Action::Scan(m));
+        driver::run(files, &send, move || cancel.get(), started_ms, Task::ScanThenHash { sha256 }, None).await;
     });
 }

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use felix_codec::report::{FileReport, FindingReport};
 
 use crate::logic::group::Dropped;
+use crate::logic::hash::Hashed;
 use crate::logic::problems::{self, Filter};
 use crate::logic::protocol::ToPage;
 use crate::logic::scan::Scanned;
@@ -58,8 +59,23 @@ pub struct Loaded {
     pub done: u64,
     /// The scan, once finished.
     pub scanned: Option<Rc<Scanned>>,
-    /// Its report, shared with the rows (cloned once, when the scan arrives).
+    /// Its hashes, once computed (they may come before or after the scan).
+    pub hashed: Option<Hashed>,
+    /// Its report with the hashes known so far, shared with the rows
+    /// (made when the scan arrives, and again when the hashes do).
     pub report: Option<Rc<FileReport>>,
+}
+
+impl Loaded {
+    fn make_report(&mut self) {
+        self.report = self.scanned.as_ref().map(|s| {
+            let mut r = s.report.clone();
+            if let Some(h) = &self.hashed {
+                h.fill(&mut r);
+            }
+            Rc::new(r)
+        });
+    }
 }
 
 /// A row of the overview.
@@ -126,6 +142,8 @@ pub struct State {
     pub scanning: bool,
     /// Milliseconds from drop to the first finding, and to the end.
     pub timings: (Option<f64>, Option<f64>),
+    /// Milliseconds from drop to the last file's hash.
+    pub hashed_ms: Option<f64>,
     /// The last error, shown in a banner.
     pub error: Option<String>,
     /// The last permalink made.
@@ -268,7 +286,7 @@ impl State {
     fn load(&mut self, files: Vec<Dropped>) {
         let loaded: Vec<Loaded> = files
             .into_iter()
-            .map(|d| Loaded { id: FileId(d.id), path: d.path, size: d.size, done: 0, scanned: None, report: None })
+            .map(|d| Loaded { id: FileId(d.id), path: d.path, size: d.size, done: 0, scanned: None, hashed: None, report: None })
             .collect();
         let claim = self.claim.as_ref().map(|c| {
             let claimed: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
@@ -322,8 +340,8 @@ impl State {
                         self.timings.0 = Some(ms);
                     }
                     f.done = f.size;
-                    f.report = Some(Rc::new(s.report.clone()));
                     f.scanned = Some(Rc::new(s));
+                    f.make_report();
                     any = true;
                 }
                 if any {
@@ -339,7 +357,30 @@ impl State {
                 self.error = Some(message);
                 self.scanning = false;
             }
+            ToPage::Hashes { items, ms } => {
+                let at: HashMap<FileId, usize> = self.files.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
+                let mut any = false;
+                for (file, h) in items {
+                    let Some(f) = at.get(&FileId(file)).and_then(|i| self.files.get_mut(*i)) else { continue };
+                    f.hashed = Some(h);
+                    f.make_report();
+                    any = true;
+                }
+                if any {
+                    if self.all_hashed() {
+                        self.hashed_ms = Some(ms);
+                    }
+                    self.derive();
+                }
+            }
         }
+    }
+
+    /// Whether every dropped file's report is final: scanned and hashed (what
+    /// the JSON export waits for, so it equals `inspect --json`).
+    #[must_use]
+    pub fn all_hashed(&self) -> bool {
+        self.files.iter().all(|f| f.hashed.is_some())
     }
 
     /// Applies `action` (the reducer, as a plain function).
@@ -422,16 +463,57 @@ mod tests {
         files.iter().enumerate().map(|(i, (p, b))| Dropped { id: i as u32 + 100, path: p.clone(), size: b.len() as u64 }).collect()
     }
 
-    /// Scans `files` as the worker would and feeds the results one group at a time, last group first.
-    fn scan_backwards(mut s: State, files: &[(String, Vec<u8>)]) -> State {
+    /// Scans `files` as the workers would and feeds the results one group at
+    /// a time, last group first (reports without their hashes, as the scan
+    /// worker sends them), then the hashes (as the hash worker sends them).
+    fn scan_backwards(s: State, files: &[(String, Vec<u8>)]) -> State {
+        hash_all(scan_only(s, files), files)
+    }
+
+    fn scan_only(mut s: State, files: &[(String, Vec<u8>)]) -> State {
         let mut scanned = scan_all(files);
         for x in &mut scanned {
             x.file += 100;
+            x.report.hash = None;
         }
         for x in scanned.into_iter().rev() {
             s = s.apply(Action::Scan(ToPage::Group { items: vec![x], ms: 1.0 }));
         }
         s.apply(Action::Scan(ToPage::Done { ms: 2.0 }))
+    }
+
+    fn hash_all(s: State, files: &[(String, Vec<u8>)]) -> State {
+        let items = files.iter().enumerate().map(|(i, (_, b))| (i as u32 + 100, crate::logic::hash::hash_bytes(b, false))).collect();
+        s.apply(Action::Scan(ToPage::Hashes { items, ms: 3.0 }))
+    }
+
+    #[test]
+    fn the_verdict_is_shown_before_the_hash_and_the_report_completes_after() {
+        let files = sample::files();
+        let s = scan_only(State::default().apply(Action::Load(dropped(&files))), &files);
+        assert!(!s.scanning && s.rows.len() == 7, "every verdict is in");
+        assert!(s.rows.iter().all(|r| r.report.hash.is_none()) && !s.all_hashed() && s.hashed_ms.is_none());
+        let s = hash_all(s, &files);
+        assert!(s.all_hashed() && s.hashed_ms == Some(3.0));
+        let want = scan_all(&files);
+        for (row, w) in s.rows.iter().zip(&want) {
+            assert_eq!(*row.report, w.report, "the page's final report is the scan's plus its hashes");
+        }
+        // Hashes may also come first: the report is made when the scan arrives.
+        let s = hash_all(State::default().apply(Action::Load(dropped(&files))), &files);
+        assert!(s.rows.is_empty() && s.all_hashed());
+        let s = scan_only(s, &files);
+        assert!(s.rows.iter().zip(&want).all(|(r, w)| *r.report == w.report));
+    }
+
+    #[test]
+    fn a_claim_waits_for_the_hash_not_only_the_verdict() {
+        let files = sample::files();
+        let s = State::default().apply(Action::Open(shared_from(&files))).apply(Action::Load(dropped(&files)));
+        let s = scan_only(s, &files);
+        assert_eq!(s.tally(), Tally { waiting: 7, ..Tally::default() }, "same findings, but the bytes are not yet known to be the same");
+        let s = hash_all(s, &files);
+        assert_eq!(s.tally(), Tally { matches: 7, ..Tally::default() });
     }
 
     #[test]
@@ -523,7 +605,7 @@ mod tests {
         assert_eq!(s.tally(), Tally { matches: 1, differs: 1, no_file: 5, waiting: 0 });
         assert_eq!(s.rows[0].check, Some(Check::Matches));
         let Some(Check::Differs(why)) = &s.rows[1].check else { panic!("{:?}", s.rows[1].check) };
-        assert!(why[0].to_string().starts_with("hash differs: the report says "), "{why:?}");
+        assert!(why[0].to_string().starts_with("hash differs (blake3): the report says "), "{why:?}");
         // Closing the shared report shows the dropped files' own reports.
         let s = s.apply(Action::Close);
         assert_eq!(s.rows.len(), 2);

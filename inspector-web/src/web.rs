@@ -2,7 +2,7 @@
 //! a file, make a file from bytes, download text, read the URL fragment,
 //! and walk a dropped folder (the directory entry API).
 
-use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, BlobPropertyBag, File, HtmlAnchorElement, Url};
@@ -37,11 +37,20 @@ pub fn start_read(blob: &Blob, start: u64, end: u64) -> Result<JsFuture, String>
 /// # Errors
 /// The browser's message.
 pub async fn finish_read(read: JsFuture, out: &mut Vec<u8>) -> Result<(), String> {
-    let buf = read.await.map_err(|e| js_err(&e))?;
+    finish_read_keep(read, out).await.map(drop)
+}
+
+/// [`finish_read`], also handing back the browser's buffer (to pass on to
+/// another worker without copying).
+///
+/// # Errors
+/// The browser's message.
+pub async fn finish_read_keep(read: JsFuture, out: &mut Vec<u8>) -> Result<ArrayBuffer, String> {
+    let buf: ArrayBuffer = read.await.map_err(|e| js_err(&e))?.dyn_into().map_err(|_| "the read gave no ArrayBuffer".to_string())?;
     let view = Uint8Array::new(&buf);
     out.resize(view.length() as usize, 0);
     view.copy_to(out);
-    Ok(())
+    Ok(buf)
 }
 
 /// A `File` holding `bytes` (the built-in sample goes through the same path as dropped files).

@@ -162,9 +162,12 @@ test('a torn .log shows its finding, highlighted bytes, and byte for byte the CL
   const torn = p.locator('#records .rec.selected');
   assert.equal(await torn.locator('span').first().textContent(), '59');
   assert.ok(await torn.isVisible());
-  // The JSON download is byte for byte what the CLI prints for the same file.
+  // The JSON download is byte for byte what the CLI prints for the same file
+  // (offered once the file's hash, computed beside the scan, is in).
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
   const ours = await download(p, '#download-json');
   assert.equal(ours, cliReport(['00000000000000000001.log'], dir));
+  assert.equal(JSON.parse(ours).files[0].hash.algorithm, 'blake3');
   // The permalink says who shared it and when; opened fresh, it is a claim.
   await p.fill('#shared-by-input', 'broker 7 <b>on-call</b>');
   await p.click('#permalink');
@@ -196,7 +199,7 @@ test('a torn .log shows its finding, highlighted bytes, and byte for byte the CL
   const differs = fresh.locator('#overview td.check[data-check="differs"]');
   await differs.waitFor({ timeout: 15000 });
   const reasons = await differs.locator('.reasons li').allTextContents();
-  assert.match(reasons[0], /^hash differs: the report says [0-9a-f]{12}…, the file is [0-9a-f]{12}…$/);
+  assert.match(reasons[0], /^hash differs \(blake3\): the report says [0-9a-f]{12}…, the file is [0-9a-f]{12}…$/);
   assert.ok(reasons.some((r) => /^added: \w+ at byte \d+$/.test(r)), reasons.join(' | '));
   assert.ok(p.workers.some((u) => u.endsWith('/felix-scan-worker_loader.js')), `the scan ran in a Web Worker: ${p.workers}`);
   await p.screenshot({ path: join(ARTIFACTS, 'inspector-torn-tail.png'), fullPage: true });
@@ -352,6 +355,42 @@ test('a CLI JSON report, dropped or pasted, shows its findings; dropped with its
   const checks = await r.locator('#overview td.check').evaluateAll((cells) => cells.map((c) => c.dataset.check));
   assert.deepEqual(checks, cli.files.map(() => 'matches'));
   assert.deepEqual(await axeViolations(r), [], 'the shared banner and the checks are accessible too');
+  // A report from before the `hash` field (SHA-256 only) is checked by SHA-256: the page computes it for that report.
+  const old = JSON.parse(cliReport(['--sha256', dir]));
+  for (const f of old.files) delete f.hash;
+  assert.ok(old.files.every((f) => /^[0-9a-f]{64}$/.test(f.sha256)));
+  const oldFile = join(await mkdtemp(join(tmpdir(), 'felix-old-')), 'felix-report.json');
+  await writeFile(oldFile, JSON.stringify(old, null, 2));
+  const o = await page();
+  await o.goto(base);
+  await drop(o, [{ path: 'felix-report.json', from: oldFile }, ...(await folder(dir))]);
+  await o.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+  assert.deepEqual(await o.locator('#overview td.check').evaluateAll((cells) => cells.map((c) => c.dataset.check)), old.files.map(() => 'matches'));
+  // One changed byte: that row differs by SHA-256.
+  const changed = await mkdtemp(join(tmpdir(), 'felix-old-changed-'));
+  const files = await folder(dir);
+  for (const f of files) {
+    const b = await readFile(f.from);
+    if (f.path.endsWith('00000000000000000000.index')) b[b.length - 1] ^= 1;
+    await writeFile(join(changed, basename(f.from)), b);
+  }
+  await o.goto(base);
+  await drop(o, [{ path: 'felix-report.json', from: oldFile }, ...files.map((f) => ({ path: f.path, from: join(changed, basename(f.from)) }))]);
+  await o.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+  const reasons = await o.locator('#overview td.check[data-check="differs"] .reasons li').allTextContents();
+  assert.match(reasons[0], /^hash differs \(sha256\): /);
+});
+
+test('with no Web Worker the page scans and then hashes on its own, and the report is still the CLI\'s byte for byte', async () => {
+  const dir = shard('acme_default_payments_0');
+  const p = await page();
+  await p.addInitScript(() => { delete window.Worker; });
+  await p.goto(base);
+  await p.setInputFiles('#file-input', join(dir, '00000000000000000001.log'));
+  await p.locator('#problems [role=row][data-kind="Truncated"]').waitFor({ timeout: 15000 });
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  assert.equal(p.workers.length, 0, 'no worker ran');
+  assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000001.log'], dir));
 });
 
 test('hostile permalinks: a multi-byte hash is refused by name, markup shows as text, and the Markdown export is inert', async () => {
@@ -364,6 +403,12 @@ test('hostile permalinks: a multi-byte hash is refused by name, markup shows as 
   await p.goto(link({ report: bad }));
   await p.locator('#error').waitFor();
   assert.match(await p.locator('#error').textContent(), /files\[0\]\.sha256 is not 64 lower-case hex digits \(it holds 22 characters\)/);
+  const badHash = structuredClone(report);
+  badHash.files[0].hash.value = '€'.repeat(22);
+  const h = await page();
+  await h.goto(link({ report: badHash }));
+  await h.locator('#error').waitFor();
+  assert.match(await h.locator('#error').textContent(), /files\[0\]\.hash\.value is not 64 lower-case hex digits \(it holds 22 characters\)/);
   // HTML and Markdown in paths, messages and the sender's name: text on the page.
   const evil = structuredClone(report);
   const path = '`<img src=x onerror="window.__pwned=1">`|x\n# ALL FILES CLEAN\n![t](https://tracker.invalid/p.png)';

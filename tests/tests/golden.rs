@@ -69,6 +69,7 @@ fn report_json_has_the_documented_shape() {
         "path",
         "kind",
         "size",
+        "hash",
         "sha256",
         "base_offset",
         "records",

@@ -1,13 +1,18 @@
-//! The scan worker: receives a job (`logic::protocol`) with the `File`s
-//! beside it, runs the shared scan loop off the main thread, and posts each
-//! [`ToPage`] message back as one byte buffer (transferred, not copied).
+//! The inspector's worker, started twice by the page: as the scan worker
+//! and as the hash worker. It receives a job (`logic::protocol`) with the
+//! `File`s and one end of a `MessageChannel` beside it, runs the shared loop
+//! for its task off the main thread ([`driver::run`] or [`driver::hash`]),
+//! and posts each [`ToPage`] message back as one byte buffer (transferred,
+//! not copied).
+
+use std::rc::Rc;
 
 use felix_inspector::driver;
-use felix_inspector::logic::protocol::{self, ToPage, FILES_KEY, JOB_KEY};
+use felix_inspector::logic::protocol::{self, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY};
 use js_sys::{Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
+use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 
 fn post(scope: &DedicatedWorkerGlobalScope, msg: &ToPage) {
     let bytes = Uint8Array::from(protocol::encode(msg).as_slice());
@@ -23,6 +28,7 @@ fn main() {
         let job =
             Reflect::get(&data, &JOB_KEY.into()).ok().filter(|v| v.is_instance_of::<Uint8Array>()).map(|v| Uint8Array::new(&v).to_vec());
         let files: Array = Reflect::get(&data, &FILES_KEY.into()).ok().and_then(|v| v.dyn_into().ok()).unwrap_or_default();
+        let port: Option<MessagePort> = Reflect::get(&data, &PORT_KEY.into()).ok().and_then(|v| v.dyn_into().ok());
         let job = job.ok_or_else(|| "the page sent no job".to_string()).and_then(|b| protocol::decode_job(&b));
         let job = match job {
             Ok(job) if job.files.len() == files.length() as usize => job,
@@ -34,9 +40,15 @@ fn main() {
         };
         let list: Vec<_> = job.files.into_iter().zip(files.iter().map(JsCast::unchecked_into::<Blob>)).collect();
         let scope = reply.clone();
-        wasm_bindgen_futures::spawn_local(async move {
-            driver::run(list, &|m| post(&scope, &m), || false, job.started_ms).await;
-        });
+        match (job.task, port) {
+            (Task::Hash { sha256 }, Some(port)) => {
+                driver::hash(list, &port, sha256, job.started_ms, Rc::new(move |m| post(&scope, &m)));
+            }
+            (Task::Hash { .. }, None) => post(&reply, &ToPage::Error { message: "the page sent the hash worker no channel".into() }),
+            (task, port) => wasm_bindgen_futures::spawn_local(async move {
+                driver::run(list, &|m| post(&scope, &m), || false, job.started_ms, task, port).await;
+            }),
+        }
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();

@@ -4,11 +4,11 @@
 use std::rc::Rc;
 
 use felix_codec::file_name::FileKind;
-use felix_codec::report::Status;
+use felix_codec::report::{FileReport, Status};
 use yew::prelude::*;
 
 use crate::logic::shared::short;
-use crate::logic::verify::Check;
+use crate::logic::verify::{self, Check};
 use crate::state::{Row, RowId};
 
 /// Props.
@@ -94,7 +94,7 @@ pub fn overview(props: &Props) -> Html {
                 <td class="num">{ opt(f.last_offset) }</td>
                 <td class="num">{ detail }</td>
                 <td><span class={classes!("badge", badge)}>{ word }</span></td>
-                <td class="sha" title={f.sha256.clone().unwrap_or_default()}>{ f.sha256.as_deref().map(|s| short(s, 12)).unwrap_or_default() }</td>
+                { hash_cell(f, props.shared) }
                 if props.shared { { check_cell(r.check.as_ref()) } }
             </tr>
         }
@@ -107,11 +107,23 @@ pub fn overview(props: &Props) -> Html {
                 <thead><tr>
                     <th scope="col">{"shard"}</th><th scope="col">{"file"}</th><th scope="col">{"kind"}</th><th scope="col">{"size"}</th>
                     <th scope="col">{"base"}</th><th scope="col">{"first"}</th><th scope="col">{"last"}</th><th scope="col">{"contents"}</th>
-                    <th scope="col">{"status"}</th><th scope="col">{"sha256"}</th>
+                    <th scope="col">{"status"}</th><th scope="col">{"hash"}</th>
                     if props.shared { <th scope="col">{"check"}</th> }
                 </tr></thead>
                 <tbody>{ for rows }</tbody>
             </table>
         </section>
+    }
+}
+
+/// The file's identity: the algorithm and the value's first digits (all of it on hover);
+/// "hashing…" for a dropped file whose hash is still being computed.
+fn hash_cell(f: &FileReport, shared: bool) -> Html {
+    match verify::claimed_identity(f) {
+        Some((algorithm, value)) => html! {
+            <td class="sha" title={format!("{} {value}", algorithm.as_str())}>{ format!("{} {}", algorithm.as_str(), short(value, 12)) }</td>
+        },
+        None if !shared => html! { <td class="sha pending">{ "hashing…" }</td> },
+        None => html! { <td class="sha"></td> },
     }
 }

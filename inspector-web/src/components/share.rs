@@ -25,6 +25,8 @@ pub struct Props {
     pub claim: Option<Rc<Claim>>,
     /// The permalink made, if any.
     pub permalink: Option<String>,
+    /// Whether every row's report is final (the dropped files' hashes are in).
+    pub complete: bool,
     /// Something failed.
     pub on_error: Callback<String>,
     /// A permalink was made.
@@ -100,15 +102,16 @@ pub fn share_bar(props: &Props) -> Html {
     };
     html! {
         <section class="share" aria-label="share the report">
-            <button id="download-json" onclick={json}>{ "Download report (JSON)" }</button>
-            <button id="download-md" onclick={md}>{ "Download report (Markdown)" }</button>
+            if !props.complete { <span class="hint" id="hashing">{ "The verdicts are in; the report is ready once each file's hash is." }</span> }
+            <button id="download-json" onclick={json} disabled={!props.complete}>{ "Download report (JSON)" }</button>
+            <button id="download-md" onclick={md} disabled={!props.complete}>{ "Download report (Markdown)" }</button>
             <label>{ "shared by (optional) " }
                 <input id="shared-by-input" type="text" ref={by} maxlength={shared::MAX_BY_CHARS.to_string()} placeholder="e.g. broker 7, on-call" />
             </label>
-            <button id="permalink" onclick={link}>{ "Copy permalink" }</button>
+            <button id="permalink" onclick={link} disabled={!props.complete}>{ "Copy permalink" }</button>
             if let Some(url) = &props.permalink {
                 <input id="permalink-url" readonly=true value={url.clone()} aria-label="permalink" />
-                <span class="hint">{ format!("The link carries the findings, each file's SHA-256 and what you typed above — never the file bytes. At most {} findings and {} characters.", permalink::MAX_LINK_FINDINGS, permalink::MAX_FRAGMENT_CHARS) }</span>
+                <span class="hint">{ format!("The link carries the findings, each file's hash and what you typed above — never the file bytes. At most {} findings and {} characters.", permalink::MAX_LINK_FINDINGS, permalink::MAX_FRAGMENT_CHARS) }</span>
             }
         </section>
     }

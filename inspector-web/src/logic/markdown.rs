@@ -86,14 +86,15 @@ pub fn render(report: &Report, preface: &Preface) -> String {
     }
     let _ =
         writeln!(out, "report\\_version {}, {} files, {} findings\n", report.report_version, report.files.len(), report.finding_count());
-    let _ = writeln!(out, "| file | kind | size | status | records | offsets | sha256 |");
+    let _ = writeln!(out, "| file | kind | size | status | records | offsets | hash |");
     let _ = writeln!(out, "|---|---|---:|---|---:|---|---|");
     for f in &report.files {
         let offsets = match (f.first_offset, f.last_offset) {
             (Some(a), Some(b)) => format!("{a}..={b}"),
             _ => String::new(),
         };
-        let sha = f.sha256.as_deref().map_or(String::new(), |s| code(&super::shared::short(s, 12)));
+        let sha = super::verify::claimed_identity(f)
+            .map_or(String::new(), |(a, v)| format!("{} {}", a.as_str(), code(&super::shared::short(v, 12))));
         let status = format!("{:?}", f.status).to_lowercase();
         let _ = writeln!(
             out,

@@ -1,5 +1,5 @@
 //! Everything the inspector decides, as plain Rust tested natively: which
-//! files form a shard, how a scan is driven and what it keeps, the worker
+//! files form a shard, how a scan is driven and what it keeps, the file hashes, the worker
 //! protocol, how bytes are laid out and coloured, the file map, the problem
 //! list, keys, shared reports (checked, and checked against files), the
 //! permalink, the Markdown export and the built-in sample. Components only
@@ -7,6 +7,7 @@
 
 pub mod filemap;
 pub mod group;
+pub mod hash;
 pub mod hex;
 pub mod keys;
 pub mod markdown;

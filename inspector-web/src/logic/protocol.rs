@@ -1,23 +1,34 @@
-//! The scan worker's protocol, both directions, defined once: the page sends
-//! a [`Job`] (its bytes under [`JOB_KEY`], the `File`s under [`FILES_KEY`]);
-//! the worker answers with [`ToPage`] messages, each one byte buffer. Both
-//! sides encode and decode with the functions here, so they cannot drift;
-//! the round trip is tested natively.
+//! The workers' protocol, every direction, defined once. Two workers run
+//! the same script: the scan worker and the hash worker. The page sends
+//! each a [`Job`] (its bytes under [`JOB_KEY`], the `File`s under
+//! [`FILES_KEY`], and one end of a `MessageChannel` under [`PORT_KEY`]);
+//! both answer with [`ToPage`] messages, each one byte buffer. Through the
+//! channel the scan worker hands each chunk it read to the hash worker
+//! ([`Feed`], the chunk's `ArrayBuffer` transferred beside it under
+//! [`CHUNK_KEY`]), so every byte is read once; the hash worker acknowledges
+//! each ([`Feed::Ack`]). Both sides encode and decode with the functions
+//! here, so they cannot drift; the round trip is tested natively.
 //!
 //! ```text
-//! job     = 0x10, f64 started_ms, u32 n, n × (u32 id, str path, u64 size)
+//! job     = 0x10, f64 started_ms, u8 task, u32 n, n × (u32 id, str path, u64 size)
+//!           task: 0 scan (a hash worker is fed), 1 scan then hash, 2 hash, +4 with SHA-256
+//! chunk   = 0x20, u32 file, u64 at          (the bytes beside it)
+//! rest    = 0x21, u32 file, u64 at          (no more chunks: read the file from `at` on)
+//! ack     = 0x22, u64 bytes
 //! ready   = 0x01
 //! progress= 0x02, u32 file, u64 done
 //! live    = 0x03, u32 file, f64 ms, str findings (JSON)
 //! group   = 0x04, f64 ms, u32 n, n × (u32 file, str report (JSON), bytes detail (wire::pack))
 //! done    = 0x05, f64 ms
 //! error   = 0x06, str message
+//! hashes  = 0x07, f64 ms, u32 n, n × (u32 file, u8 algorithm, str value, u8 has_sha256, [str sha256])
 //! str     = u32 length, UTF-8 bytes
 //! ```
 
-use felix_codec::report::FindingReport;
+use felix_codec::report::{FileHash, FindingReport, HashAlgorithm};
 
 use super::group::Dropped;
+use super::hash::Hashed;
 use super::scan::Scanned;
 use super::wire::{self, Reader, Writer};
 
@@ -25,14 +36,65 @@ use super::wire::{self, Reader, Writer};
 pub const JOB_KEY: &str = "job";
 /// Key of the `File` list in the page's message to the worker.
 pub const FILES_KEY: &str = "files";
+/// Key of the `MessagePort` joining the scan worker to the hash worker.
+pub const PORT_KEY: &str = "port";
+/// Key of a [`Feed`] message's bytes on the port.
+pub const FEED_KEY: &str = "feed";
+/// Key of the chunk's `ArrayBuffer` beside a [`Feed::Chunk`].
+pub const CHUNK_KEY: &str = "chunk";
 
-/// What the page asks the worker to scan (the `File`s travel beside it, in the same order).
+/// What a worker is asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Task {
+    /// Scan, handing every chunk read to the hash worker on the port.
+    Scan,
+    /// Scan, then hash each file by reading it again (no hash worker runs:
+    /// the page's own fallback loop).
+    ScanThenHash {
+        /// SHA-256 too.
+        sha256: bool,
+    },
+    /// Hash what the scan worker hands over on the port.
+    Hash {
+        /// SHA-256 too.
+        sha256: bool,
+    },
+}
+
+/// What the page asks a worker to do (the `File`s travel beside it, in the same order).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     /// The files: the page's id, path and size of each.
     pub files: Vec<Dropped>,
     /// When the drop happened (ms on the shared wall clock).
     pub started_ms: f64,
+    /// What to do with them.
+    pub task: Task,
+}
+
+/// Between the scan worker and the hash worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feed {
+    /// The bytes of `file` from `at` (the chunk travels beside the message).
+    Chunk {
+        /// The file's id.
+        file: u32,
+        /// Where the chunk starts.
+        at: u64,
+    },
+    /// No more chunks of `file` come: the hash worker reads it from `at` to its end itself
+    /// (`at` = its size when every byte was handed over).
+    Rest {
+        /// The file's id.
+        file: u32,
+        /// Where its own reading starts.
+        at: u64,
+    },
+    /// The hash worker is done with `bytes` more bytes of chunks.
+    Ack {
+        /// Bytes.
+        bytes: u64,
+    },
 }
 
 /// What the worker tells the page.
@@ -73,6 +135,13 @@ pub enum ToPage {
         /// What went wrong, for the banner.
         message: String,
     },
+    /// Files hashed (batched like groups).
+    Hashes {
+        /// Each file's id and hashes.
+        items: Vec<(u32, Hashed)>,
+        /// Milliseconds since the drop.
+        ms: f64,
+    },
 }
 
 const JOB: u8 = 0x10;
@@ -82,6 +151,36 @@ const LIVE: u8 = 0x03;
 const GROUP: u8 = 0x04;
 const DONE: u8 = 0x05;
 const ERROR: u8 = 0x06;
+const HASHES: u8 = 0x07;
+const CHUNK: u8 = 0x20;
+const REST: u8 = 0x21;
+const ACK: u8 = 0x22;
+const WITH_SHA256: u8 = 4;
+
+fn task_byte(task: Task) -> u8 {
+    match task {
+        Task::Scan => 0,
+        Task::ScanThenHash { sha256 } => 1 | if sha256 { WITH_SHA256 } else { 0 },
+        Task::Hash { sha256 } => 2 | if sha256 { WITH_SHA256 } else { 0 },
+    }
+}
+
+fn task_of(b: u8) -> Option<Task> {
+    let sha256 = b & WITH_SHA256 != 0;
+    match b & !WITH_SHA256 {
+        0 if !sha256 => Some(Task::Scan),
+        1 => Some(Task::ScanThenHash { sha256 }),
+        2 => Some(Task::Hash { sha256 }),
+        _ => None,
+    }
+}
+
+fn algorithm_byte(a: HashAlgorithm) -> u8 {
+    match a {
+        HashAlgorithm::Blake3 => 1,
+        HashAlgorithm::Sha256 => 2,
+    }
+}
 
 /// The job's bytes.
 #[must_use]
@@ -89,6 +188,7 @@ pub fn encode_job(job: &Job) -> Vec<u8> {
     let mut w = Writer::default();
     w.u8(JOB);
     w.f64(job.started_ms);
+    w.u8(task_byte(job.task));
     w.u32(u32::try_from(job.files.len()).unwrap_or(u32::MAX));
     for f in &job.files {
         w.u32(f.id);
@@ -117,10 +217,47 @@ pub fn decode_job(bytes: &[u8]) -> Result<Job, String> {
         return Err(format!("byte 0 is {tag:#04x}, not a job ({JOB:#04x})"));
     }
     let started_ms = r.f64()?;
+    let at = r.at();
+    let task = r.u8()?;
+    let task = task_of(task).ok_or_else(|| format!("byte {at} is {task:#04x}, which names no task"))?;
     let n = r.count(16)?;
     let files = (0..n).map(|_| Ok(Dropped { id: r.u32()?, path: r.str()?, size: r.u64()? })).collect::<Result<_, String>>()?;
     expect_end(&r)?;
-    Ok(Job { files, started_ms })
+    Ok(Job { files, started_ms, task })
+}
+
+/// A [`Feed`] message's bytes.
+#[must_use]
+pub fn encode_feed(feed: Feed) -> Vec<u8> {
+    let mut w = Writer::default();
+    match feed {
+        Feed::Chunk { file, at } | Feed::Rest { file, at } => {
+            w.u8(if matches!(feed, Feed::Chunk { .. }) { CHUNK } else { REST });
+            w.u32(file);
+            w.u64(at);
+        }
+        Feed::Ack { bytes } => {
+            w.u8(ACK);
+            w.u64(bytes);
+        }
+    }
+    w.0
+}
+
+/// Reads a [`Feed`] message.
+///
+/// # Errors
+/// A message naming the byte where the bytes are not one.
+pub fn decode_feed(bytes: &[u8]) -> Result<Feed, String> {
+    let mut r = Reader::new(bytes);
+    let feed = match r.u8()? {
+        CHUNK => Feed::Chunk { file: r.u32()?, at: r.u64()? },
+        REST => Feed::Rest { file: r.u32()?, at: r.u64()? },
+        ACK => Feed::Ack { bytes: r.u64()? },
+        tag => return Err(format!("byte 0 is {tag:#04x}, which names no feed message")),
+    };
+    expect_end(&r)?;
+    Ok(feed)
 }
 
 /// A worker message's bytes.
@@ -158,6 +295,20 @@ pub fn encode(msg: &ToPage) -> Vec<u8> {
             w.u8(ERROR);
             w.str(message);
         }
+        ToPage::Hashes { items, ms } => {
+            w.u8(HASHES);
+            w.f64(*ms);
+            w.u32(u32::try_from(items.len()).unwrap_or(u32::MAX));
+            for (file, h) in items {
+                w.u32(*file);
+                w.u8(algorithm_byte(h.hash.algorithm));
+                w.str(&h.hash.value);
+                w.u8(u8::from(h.sha256.is_some()));
+                if let Some(s) = &h.sha256 {
+                    w.str(s);
+                }
+            }
+        }
     }
     w.0
 }
@@ -194,6 +345,29 @@ pub fn decode(bytes: &[u8]) -> Result<ToPage, String> {
         }
         DONE => ToPage::Done { ms: r.f64()? },
         ERROR => ToPage::Error { message: r.str()? },
+        HASHES => {
+            let ms = r.f64()?;
+            let n = r.count(11)?;
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                let file = r.u32()?;
+                let at = r.at();
+                let algorithm = match r.u8()? {
+                    1 => HashAlgorithm::Blake3,
+                    2 => HashAlgorithm::Sha256,
+                    b => return Err(format!("byte {at} is {b:#04x}, which names no hash algorithm")),
+                };
+                let hash = FileHash { algorithm, value: r.str()? };
+                let at = r.at();
+                let sha256 = match r.u8()? {
+                    0 => None,
+                    1 => Some(r.str()?),
+                    b => return Err(format!("byte {at} is {b:#04x}, neither 0 nor 1")),
+                };
+                items.push((file, Hashed { hash, sha256 }));
+            }
+            ToPage::Hashes { items, ms }
+        }
         tag => return Err(format!("byte 0 is {tag:#04x}, which names no worker message")),
     };
     expect_end(&r)?;
@@ -217,6 +391,14 @@ mod tests {
             ToPage::Group { items: Vec::new(), ms: 1.0 },
             ToPage::Done { ms: 1234.25 },
             ToPage::Error { message: "a/ü\n<b>: reading bytes 0..1: gone".into() },
+            ToPage::Hashes {
+                items: vec![
+                    (3, crate::logic::hash::hash_bytes(b"abc", true)),
+                    (u32::MAX, crate::logic::hash::hash_bytes(b"", false)),
+                ],
+                ms: 7.0,
+            },
+            ToPage::Hashes { items: Vec::new(), ms: 0.0 },
         ]
     }
 
@@ -225,11 +407,31 @@ mod tests {
         for m in every_message() {
             assert_eq!(decode(&encode(&m)).unwrap(), m);
         }
-        let job = Job {
-            files: vec![Dropped { id: 4, path: "shard/0.log".into(), size: 10 }, Dropped { id: 9, path: "ü `x`".into(), size: 0 }],
-            started_ms: 5.5,
-        };
-        assert_eq!(decode_job(&encode_job(&job)).unwrap(), job);
+        for task in [
+            Task::Scan,
+            Task::ScanThenHash { sha256: false },
+            Task::ScanThenHash { sha256: true },
+            Task::Hash { sha256: false },
+            Task::Hash { sha256: true },
+        ] {
+            let job = Job {
+                files: vec![Dropped { id: 4, path: "shard/0.log".into(), size: 10 }, Dropped { id: 9, path: "ü `x`".into(), size: 0 }],
+                started_ms: 5.5,
+                task,
+            };
+            assert_eq!(decode_job(&encode_job(&job)).unwrap(), job);
+        }
+        for feed in [Feed::Chunk { file: 1, at: 4 << 20 }, Feed::Rest { file: u32::MAX, at: u64::MAX }, Feed::Ack { bytes: 65_536 }] {
+            let bytes = encode_feed(feed);
+            assert_eq!(decode_feed(&bytes).unwrap(), feed);
+            for n in 0..bytes.len() {
+                assert!(decode_feed(&bytes[..n]).is_err(), "{feed:?} cut to {n} bytes");
+            }
+        }
+        assert_eq!(decode_feed(&[0x30]).unwrap_err(), "byte 0 is 0x30, which names no feed message");
+        let mut job = encode_job(&Job { files: Vec::new(), started_ms: 0.0, task: Task::Scan });
+        job[9] = 3;
+        assert_eq!(decode_job(&job).unwrap_err(), "byte 9 is 0x03, which names no task");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Driving the codec over one group of files, chunk by chunk, and keeping
-//! what the views need: the report (exactly the CLI's model, SHA-256
-//! included), record rows for the table and the hex labels, index entries
+//! what the views need: the report (exactly the CLI's model; its file
+//! hashes come separately, from `logic::hash`, so the verdict never waits
+//! for them), record rows for the table and the hex labels, index entries
 //! and epochs. The page feeds it `Blob.slice` chunks; tests feed it slices.
 
 use felix_codec::epochs::{Epoch, EPOCH_ENTRY_LEN};
@@ -11,7 +12,6 @@ use felix_codec::report::{FileReport, FindingReport};
 use felix_codec::scan::epochs::entry_position;
 use felix_codec::scan::{Item, RecordStatus};
 use felix_codec::segment_header::SEGMENT_HEADER_LEN;
-use sha2::{Digest, Sha256};
 
 use super::filemap::{MapCounts, Part};
 use super::group::{file_name, Dropped, Group};
@@ -119,14 +119,12 @@ impl Detail {
 pub struct FileJob {
     scan: FileScan,
     detail: Detail,
-    sha: Sha256,
     done: u64,
 }
 
 impl FileJob {
     /// Feeds the next chunk.
     pub fn feed(&mut self, chunk: &[u8]) {
-        self.sha.update(chunk);
         let detail = &mut self.detail;
         self.scan.feed(chunk, &mut |item: Item<'_>| detail.take(&item));
         self.done += chunk.len() as u64;
@@ -146,10 +144,6 @@ impl FileJob {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The scan of one group: a shard, or one loose file.
 #[derive(Debug)]
 pub struct GroupScan {
@@ -157,7 +151,7 @@ pub struct GroupScan {
     paths: Vec<String>,
     sizes: Vec<u64>,
     ids: Vec<u32>,
-    results: Vec<Option<(Option<FileReport>, Detail, String)>>,
+    results: Vec<Option<(Option<FileReport>, Detail)>>,
 }
 
 /// A scanned file: its report and the views' detail.
@@ -201,13 +195,12 @@ impl GroupScan {
             Some(s) => s.begin(i),
             None => FileScan::standalone(file_name(self.paths.get(i).map_or("", String::as_str))),
         };
-        FileJob { scan, detail: Detail::new(self.sizes.get(i).copied().unwrap_or(0)), sha: Sha256::new(), done: 0 }
+        FileJob { scan, detail: Detail::new(self.sizes.get(i).copied().unwrap_or(0)), done: 0 }
     }
 
     /// Ends file `i`.
     pub fn end(&mut self, i: usize, job: FileJob) {
-        let FileJob { scan, mut detail, sha, .. } = job;
-        let sha = hex(&sha.finalize());
+        let FileJob { scan, mut detail, .. } = job;
         let mut sink = |item: Item<'_>| detail.take(&item);
         let report = match &mut self.inspection {
             Some(s) => {
@@ -219,18 +212,19 @@ impl GroupScan {
         // Live findings were for the page while scanning; the report is final.
         detail.live.clear();
         if let Some(slot) = self.results.get_mut(i) {
-            *slot = Some((report, detail, sha));
+            *slot = Some((report, detail));
         }
     }
 
-    /// The reports, in the group's file order, with cross-file checks applied.
+    /// The reports, in the group's file order, with cross-file checks applied
+    /// (without their hashes: those come from `logic::hash`).
     #[must_use]
     pub fn finish(self) -> Vec<Scanned> {
         let shard_reports = self.inspection.map(ShardInspection::finish);
         let mut out = Vec::new();
         for (i, result) in self.results.into_iter().enumerate() {
-            let Some((report, detail, sha)) = result else { continue };
-            let mut report = match (report, &shard_reports) {
+            let Some((report, detail)) = result else { continue };
+            let report = match (report, &shard_reports) {
                 (Some(r), _) => r,
                 (None, Some(all)) => match all.get(i) {
                     Some(r) => r.clone(),
@@ -238,7 +232,6 @@ impl GroupScan {
                 },
                 (None, None) => continue,
             };
-            report.sha256 = Some(sha);
             let Some(&file) = self.ids.get(i) else { continue };
             out.push(Scanned { file, report, detail });
         }
@@ -246,7 +239,7 @@ impl GroupScan {
     }
 }
 
-/// Scans in-memory files completely (tests, and the built-in sample).
+/// Scans and hashes in-memory files completely (tests): the reports the page ends with.
 #[must_use]
 pub fn scan_all(files: &[(String, Vec<u8>)]) -> Vec<Scanned> {
     let dropped: Vec<Dropped> = files
@@ -268,6 +261,11 @@ pub fn scan_all(files: &[(String, Vec<u8>)]) -> Vec<Scanned> {
         out.extend(scan.finish());
     }
     out.sort_by_key(|s| s.file);
+    for s in &mut out {
+        if let Some((_, bytes)) = files.get(s.file as usize) {
+            super::hash::hash_bytes(bytes, false).fill(&mut s.report);
+        }
+    }
     out
 }
 
@@ -289,7 +287,8 @@ mod tests {
         assert_eq!(epochs.detail.epochs.len(), 3);
         let seg = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000000.log")).unwrap();
         assert_eq!(seg.detail.records.len() as u64, seg.report.records);
-        assert_eq!(seg.report.sha256.as_deref().map(str::len), Some(64));
+        assert_eq!(seg.report.hash.as_ref().map(|h| (h.algorithm.as_str(), h.value.len())), Some(("blake3", 64)));
+        assert_eq!(seg.report.sha256, None, "SHA-256 only when asked for");
     }
 
     #[test]
@@ -317,7 +316,7 @@ mod tests {
         let ours = scan_all(&[(name.clone(), bytes.clone())]);
         let cli = felix_codec::inspect::inspect_in_memory(None, &[(name, bytes.as_slice())], 4096);
         let mut want = cli.files[0].clone();
-        want.sha256 = ours[0].report.sha256.clone();
+        want.hash = Some(super::super::hash::hash_bytes(bytes, false).hash);
         assert_eq!(ours[0].report, want);
     }
 }

@@ -4,13 +4,14 @@
 //!
 //! A shared report is input from strangers. Before the page shows one, every
 //! field is checked: the version, bounded counts and lengths, hashes that
-//! are 64 hex digits, kinds the codec knows, positions within the file's
+//! are 64 lower-case hex digits (`hash.value`, and `sha256` — all an older
+//! report has), kinds the codec knows, positions within the file's
 //! size, and a status that is the codec's verdict on the findings listed.
 //! A report that fails is refused with a sentence naming the field.
 
 use std::fmt;
 
-use felix_codec::report::{is_finding_kind, status_of, FileReport, Report, REPORT_VERSION};
+use felix_codec::report::{is_finding_kind, is_hex_digest, status_of, FileReport, Report, REPORT_VERSION};
 use felix_codec::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
 
@@ -108,10 +109,31 @@ fn text(field: &str, s: &str, max: usize) -> Result<(), Refused> {
     Ok(())
 }
 
-/// Whether `s` is a SHA-256 as reports write it: 64 lower-case hex digits.
-#[must_use]
-pub fn is_sha256(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+/// Checks a file's hashes as reports write them: the identity (`hash`:
+/// its algorithm is one serde knows, its value lower-case hex of that
+/// algorithm's digest) and `sha256` (64 lower-case hex digits; a report made
+/// before the `hash` field has only this one).
+///
+/// # Errors
+/// The hash field that is wrong.
+pub fn check_hashes(at: &str, f: &FileReport) -> Result<(), Refused> {
+    let digits = |field: &str, v: &str, len: usize| {
+        if is_hex_digest(v, len) {
+            Ok(())
+        } else {
+            Err(refuse(
+                format!("{at}.{field}"),
+                format!("is not {} lower-case hex digits (it holds {} characters)", len * 2, v.chars().count()),
+            ))
+        }
+    };
+    if let Some(h) = &f.hash {
+        digits("hash.value", &h.value, h.algorithm.digest_len())?;
+    }
+    if let Some(sha) = &f.sha256 {
+        digits("sha256", sha, 32)?;
+    }
+    Ok(())
 }
 
 /// Checks every field of `report` against `limits`.
@@ -143,14 +165,7 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
     if let Some(shard) = &f.shard {
         text(&format!("{at}.shard"), shard, MAX_NAME_BYTES)?;
     }
-    if let Some(sha) = &f.sha256 {
-        if !is_sha256(sha) {
-            return Err(refuse(
-                format!("{at}.sha256"),
-                format!("is not 64 lower-case hex digits (it holds {} characters)", sha.chars().count()),
-            ));
-        }
-    }
+    check_hashes(at, f)?;
     if f.findings.len() > MAX_FINDINGS_PER_FILE {
         return Err(refuse(
             format!("{at}.findings"),
@@ -299,6 +314,23 @@ mod tests {
     }
 
     #[test]
+    fn a_report_from_before_the_hash_field_still_opens() {
+        // Version 1 as it was: `sha256` only, no `hash` key at all.
+        let mut v = serde_json::to_value(sample_report()).unwrap();
+        for f in v["files"].as_array_mut().unwrap() {
+            f.as_object_mut().unwrap().remove("hash");
+            f["sha256"] = serde_json::Value::String("ab".repeat(32));
+        }
+        let opened = from_json(v.to_string().as_bytes(), Source::Pasted).unwrap();
+        assert!(opened.report.files.iter().all(|f| f.hash.is_none() && f.sha256.as_deref() == Some("ab".repeat(32).as_str())));
+        // A hash algorithm this build does not know is refused, by name.
+        let mut v = serde_json::to_value(sample_report()).unwrap();
+        v["files"][0]["hash"]["algorithm"] = "md5".into();
+        let e = from_json(v.to_string().as_bytes(), Source::Pasted).unwrap_err();
+        assert!(e.starts_with("the pasted text is not a version-1 report: unknown variant `md5`, expected `blake3` or `sha256`"), "{e}");
+    }
+
+    #[test]
     fn each_hostile_field_is_refused_by_name() {
         type Breaker = Box<dyn Fn(&mut Report)>;
         let cases: Vec<(Breaker, &str)> = vec![
@@ -310,6 +342,14 @@ mod tests {
             (
                 Box::new(|r| r.files[0].sha256 = Some("A".repeat(64))),
                 "files[0].sha256 is not 64 lower-case hex digits (it holds 64 characters)",
+            ),
+            (
+                Box::new(|r| r.files[1].hash.as_mut().unwrap().value = "ab".into()),
+                "files[1].hash.value is not 64 lower-case hex digits (it holds 2 characters)",
+            ),
+            (
+                Box::new(|r| r.files[1].hash.as_mut().unwrap().value = "\u{202e}".repeat(64)),
+                "files[1].hash.value is not 64 lower-case hex digits (it holds 64 characters)",
             ),
             (
                 Box::new(|r| r.files[2].findings[0].kind = "<img src=x>".into()),

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use felix_codec::report::{FileReport, FindingReport};
+use felix_codec::report::{FileReport, FindingReport, HashAlgorithm};
 use felix_codec::Repair;
 
 use super::shared::short;
@@ -21,6 +21,8 @@ pub enum Identity {
     Same,
     /// Other bytes: the claimed and the actual hash.
     Differs {
+        /// The algorithm compared.
+        algorithm: HashAlgorithm,
         /// What the report says.
         claimed: String,
         /// What the file is.
@@ -28,15 +30,45 @@ pub enum Identity {
     },
     /// The report names no hash, so nothing can be compared.
     Unclaimed,
+    /// The file's hash of that algorithm is not computed yet.
+    Pending,
 }
 
-/// Compares the file identity the report claims with the file's.
+/// The identity a report names for a file: its `hash`, or — in a report
+/// made before that field existed — its `sha256`.
+#[must_use]
+pub fn claimed_identity(report: &FileReport) -> Option<(HashAlgorithm, &str)> {
+    match (&report.hash, &report.sha256) {
+        (Some(h), _) => Some((h.algorithm, h.value.as_str())),
+        (None, Some(sha)) => Some((HashAlgorithm::Sha256, sha.as_str())),
+        (None, None) => None,
+    }
+}
+
+/// The value of `algorithm` a report carries for its file, if any.
+fn value_of(report: &FileReport, algorithm: HashAlgorithm) -> Option<&str> {
+    match (&report.hash, algorithm) {
+        (Some(h), a) if h.algorithm == a => Some(h.value.as_str()),
+        (_, HashAlgorithm::Sha256) => report.sha256.as_deref(),
+        _ => None,
+    }
+}
+
+/// Whether checking `claims` needs the files' SHA-256 (some claim names only a `sha256`).
+#[must_use]
+pub fn needs_sha256(claims: &[FileReport]) -> bool {
+    claims.iter().any(|c| claimed_identity(c).is_some_and(|(a, _)| a == HashAlgorithm::Sha256))
+}
+
+/// Compares the file identity the report claims with the file's: the same
+/// algorithm's values (BLAKE3 for today's reports, SHA-256 for older ones).
 #[must_use]
 pub fn identity(claimed: &FileReport, actual: &FileReport) -> Identity {
-    match (&claimed.sha256, &actual.sha256) {
-        (Some(c), Some(a)) if c == a => Identity::Same,
-        (Some(c), a) => Identity::Differs { claimed: c.clone(), actual: a.clone().unwrap_or_default() },
-        (None, _) => Identity::Unclaimed,
+    let Some((algorithm, c)) = claimed_identity(claimed) else { return Identity::Unclaimed };
+    match value_of(actual, algorithm) {
+        Some(a) if a == c => Identity::Same,
+        Some(a) => Identity::Differs { algorithm, claimed: c.to_string(), actual: a.to_string() },
+        None => Identity::Pending,
     }
 }
 
@@ -45,6 +77,8 @@ pub fn identity(claimed: &FileReport, actual: &FileReport) -> Identity {
 pub enum Difference {
     /// Not the same bytes.
     Hash {
+        /// The algorithm compared.
+        algorithm: HashAlgorithm,
         /// What the report says.
         claimed: String,
         /// What the file is.
@@ -102,8 +136,9 @@ impl std::fmt::Display for FindingKey {
 impl std::fmt::Display for Difference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Hash { claimed, actual } => {
-                write!(f, "hash differs: the report says {}, the file is {}", short(claimed, 12), short(actual, 12))
+            Self::Hash { algorithm, claimed, actual } => {
+                let a = algorithm.as_str();
+                write!(f, "hash differs ({a}): the report says {}, the file is {}", short(claimed, 12), short(actual, 12))
             }
             Self::NoHash => write!(f, "the report names no hash to compare"),
             Self::Added(k) => write!(f, "added: {k}"),
@@ -140,14 +175,16 @@ impl Check {
     }
 }
 
-/// Compares a claim with the report of the file paired with it.
+/// Compares a claim with the report of the file paired with it
+/// ([`Check::Waiting`] until the file's hash is in).
 #[must_use]
 pub fn check(claimed: &FileReport, actual: &FileReport) -> Check {
     let mut out = Vec::new();
     match identity(claimed, actual) {
         Identity::Same => {}
-        Identity::Differs { claimed, actual } => out.push(Difference::Hash { claimed, actual }),
+        Identity::Differs { algorithm, claimed, actual } => out.push(Difference::Hash { algorithm, claimed, actual }),
         Identity::Unclaimed => out.push(Difference::NoHash),
+        Identity::Pending => return Check::Waiting,
     }
     let mut theirs: Vec<(FindingKey, Repair)> = claimed.findings.iter().map(|f| (FindingKey::of(f), f.repair)).collect();
     let mut ours: Vec<(FindingKey, Repair)> = actual.findings.iter().map(|f| (FindingKey::of(f), f.repair)).collect();
@@ -273,9 +310,47 @@ mod tests {
     fn a_claim_without_a_hash_cannot_match() {
         let s = &scan_all(&sample::files())[0].report;
         let mut claim = s.clone();
+        claim.hash = None;
         claim.sha256 = None;
         assert_eq!(check(&claim, s), Check::Differs(vec![Difference::NoHash]));
         assert_eq!(identity(&claim, s), Identity::Unclaimed);
+    }
+
+    #[test]
+    fn a_file_is_checked_once_its_hash_is_in() {
+        let s = &scan_all(&sample::files())[0].report;
+        let mut scanned = s.clone();
+        scanned.hash = None;
+        assert_eq!(identity(s, &scanned), Identity::Pending);
+        assert_eq!(check(s, &scanned), Check::Waiting, "the verdict is in, the hash is not: still checking");
+        assert_eq!(check(s, s), Check::Matches);
+    }
+
+    #[test]
+    fn an_old_report_is_checked_by_its_sha256() {
+        let files = sample::files();
+        let (path, bytes) = &files[0];
+        let mut now = scan_all(&[(path.clone(), bytes.clone())])[0].report.clone();
+        // A report from before the `hash` field: only `sha256`.
+        let mut old = now.clone();
+        old.hash = None;
+        old.sha256 = crate::logic::hash::hash_bytes(bytes, true).sha256;
+        assert!(needs_sha256(std::slice::from_ref(&old)) && !needs_sha256(std::slice::from_ref(&now)));
+        assert_eq!(identity(&old, &now), Identity::Pending, "the page computes no SHA-256 unless asked");
+        crate::logic::hash::hash_bytes(bytes, true).fill(&mut now);
+        assert_eq!(identity(&old, &now), Identity::Same);
+        assert_eq!(check(&old, &now), Check::Matches);
+        let mut other = now.clone();
+        other.sha256 = Some("0".repeat(64));
+        other.hash = Some(felix_codec::report::FileHash { algorithm: HashAlgorithm::Blake3, value: "1".repeat(64) });
+        let Identity::Differs { algorithm, claimed, actual } = identity(&old, &other) else { panic!() };
+        assert_eq!((algorithm, claimed, actual), (HashAlgorithm::Sha256, old.sha256.clone().unwrap(), "0".repeat(64)));
+        let Check::Differs(why) = check(&old, &other) else { panic!() };
+        assert!(why[0].to_string().starts_with("hash differs (sha256): the report says "), "{why:?}");
+        // Today's report names BLAKE3: a file's SHA-256 alone does not check it.
+        let mut sha_only = now.clone();
+        sha_only.hash = None;
+        assert_eq!(identity(&now, &sha_only), Identity::Pending);
     }
 
     #[test]
