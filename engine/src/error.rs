@@ -117,7 +117,7 @@ impl fmt::Display for EngineError {
             Self::NoShard { dir } => write!(f, "{}: no such shard directory", dir.display()),
             Self::NotRegular { path, what } => write!(
                 f,
-                "{}: {what} where a Felix file belongs; the engine neither follows nor replaces it — move it away or replace it with the file itself",
+                "{}: {what} where a Felix file or shard directory belongs; the engine neither follows nor replaces it: move it away, or give the file or directory itself",
                 path.display()
             ),
             Self::OffsetsExhausted { next, records } => write!(

@@ -123,6 +123,19 @@ impl CheckedIo {
         self.mutate(dir, "mkdir", |io| io.create_dir(dir))
     }
 
+    /// Creates one directory; one that exists already (another process made
+    /// it first) is not a failure: `Ok(false)`.
+    ///
+    /// # Errors
+    /// `FailStopped`, or any other IO error (latched).
+    pub fn create_dir_if_missing(&self, dir: &Path) -> Result<bool, EngineError> {
+        self.mutate(dir, "mkdir", |io| match io.create_dir(dir) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        })
+    }
+
     /// Creates an empty file exclusively.
     ///
     /// # Errors

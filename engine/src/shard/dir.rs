@@ -98,13 +98,21 @@ impl ShardDir {
         while let Some(dir) = at.filter(|d| !d.as_os_str().is_empty()) {
             match self.io.kind(dir)? {
                 Some(EntryType::Dir) => break,
+                // A root reached through a symbolic link is followed (data disks
+                // are often linked in); the shard directory itself never is.
+                Some(EntryType::Symlink) if dir != self.path => break,
                 Some(other) => return Err(EngineError::NotRegular { path: dir.to_path_buf(), what: other.describe() }),
                 None => missing.push(dir.to_path_buf()),
             }
             at = dir.parent();
         }
         for dir in missing.iter().rev() {
-            self.io.create_dir(dir)?;
+            // Another writer may create it first: then it exists, and is made durable all the same.
+            self.io.create_dir_if_missing(dir)?;
+            if self.io.kind(dir)? != Some(EntryType::Dir) {
+                let what = self.io.kind(dir)?.map_or("missing", EntryType::describe);
+                return Err(EngineError::NotRegular { path: dir.clone(), what });
+            }
             self.io.sync_dir(&parent_of(dir))?;
         }
         let root = parent_of(&self.path);

@@ -231,6 +231,11 @@ pub fn walk_segment_file(
     mut visit: impl FnMut(u64, Record<'_>) -> bool,
 ) -> Result<FileWalk, EngineError> {
     let io = CheckedIo::new(io);
+    match io.kind(path)? {
+        Some(crate::io::EntryType::File) => {}
+        Some(other) => return Err(EngineError::NotRegular { path: path.to_path_buf(), what: other.describe() }),
+        None => return Err(EngineError::io(path, "open", &std::io::Error::from(std::io::ErrorKind::NotFound))),
+    }
     let len = io.len(path)?;
     let mut head = [0u8; SEGMENT_HEADER_LEN];
     let n = usize::try_from(len).unwrap_or(usize::MAX).min(SEGMENT_HEADER_LEN);

@@ -1,0 +1,114 @@
+//! The engine's promises on a real filesystem, where the simulator cannot
+//! say what the kernel does: roots reached through symbolic links, shard
+//! directories that are links, two writers creating one root at once,
+//! special files where a Felix file belongs, and a provider that lets go.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use felix_codec::shard_name::ShardKey as Key;
+use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLogProvider, LogConfig, LogProvider, ReadRange, ShardKey};
+use felix_engine::{EngineError, Io, OsIo, Shard};
+
+fn os() -> Arc<dyn Io> {
+    Arc::new(OsIo::new())
+}
+
+fn key(shard: u32) -> Key<'static> {
+    Key { tenant: "acme", namespace: "default", stream: "orders", shard }
+}
+
+fn mkfifo(path: &Path) {
+    assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_root_reached_through_a_symlink_is_followed_and_a_linked_shard_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let disk = tmp.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let root = tmp.path().join("data");
+    std::os::unix::fs::symlink(&disk, &root).unwrap();
+    let (shard, _) = Shard::open(os(), &root, &key(0), felix_engine::Config::default()).unwrap();
+    shard.append(&[b"one".as_slice()]).unwrap();
+    drop(shard);
+    let dir = Shard::dir_of(&root, &key(0));
+    assert!(disk.join(dir.file_name().unwrap()).join("00000000000000000000.log").is_file(), "written through the linked root");
+
+    // A shard directory that is itself a link is never followed.
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let linked = Shard::dir_of(&root, &key(1));
+    std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+    let e = Shard::open(os(), &root, &key(1), felix_engine::Config::default()).map(drop).unwrap_err();
+    assert!(matches!(&e, EngineError::NotRegular { path, what: "a symbolic link" } if *path == linked), "{e}");
+    assert!(e.to_string().contains("shard directory"), "{e}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written where the link points");
+}
+
+#[test]
+fn writers_of_different_shards_creating_one_new_root_at_once_all_succeed() {
+    for round in 0..20 {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Arc::new(tmp.path().join(format!("a/b/root-{round}")));
+        let threads: Vec<_> = (0..4)
+            .map(|n| {
+                let root = Arc::clone(&root);
+                std::thread::spawn(move || {
+                    let (shard, _) = Shard::open(os(), &root, &key(n), felix_engine::Config::default())?;
+                    shard.append(&[b"x".as_slice()]).map(drop)
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        assert_eq!(std::fs::read_dir(root.as_ref()).unwrap().count(), 4);
+    }
+}
+
+#[test]
+fn dump_refuses_a_fifo_named_like_a_segment_instead_of_hanging() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("00000000000000000000.log");
+    mkfifo(&fifo);
+    let started = Instant::now();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_felix-storage"))
+        .arg("dump")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("dump hung on a FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("00000000000000000000.log") && err.contains("FIFO"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_that_shuts_down_lets_go_of_its_shards() {
+    let tmp = tempfile::tempdir().unwrap();
+    let provider = DiskLogProvider::new(tmp.path(), LogConfig::default()).unwrap();
+    let k = ShardKey { tenant: "acme".into(), namespace: "default".into(), stream: "orders".into(), shard: 0 };
+    let log = provider.open(&k).await.unwrap();
+    log.append(&[AppendRecord { payload: Bytes::from_static(b"kept"), timestamp_micros: 1 }]).await.unwrap();
+    drop(log);
+    provider.shutdown().await.unwrap();
+    // The lock is gone: another provider (another broker process) opens it.
+    let other = DiskLogProvider::new(tmp.path(), LogConfig::default()).unwrap();
+    let log = other.open(&k).await.unwrap();
+    let got = log.read_range(ReadRange { start: 0, max_bytes: 1 << 20 }).await.unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(&got[0].payload[..], b"kept");
+}
