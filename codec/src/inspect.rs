@@ -104,9 +104,13 @@ impl FileScan {
 
     fn new(name: String, ctx: ScanContext, check: Option<IndexCheck>) -> Self {
         // The engine's own side files are never read as structures: a leftover
-        // temporary or a piece of evidence is not damage.
+        // temporary or a piece of evidence is not damage. Inside a shard, a
+        // file whose name is not one of the format's (`server.log`, a copy
+        // named `… (1).log`) is not read either: the engine never reads it,
+        // so it can be neither the shard's data nor its damage.
         let kind = match classify(&name) {
             EntryName::Lock | EntryName::Temporary | EntryName::Evidence { .. } => Some(FileKind::Unknown),
+            EntryName::Foreign if ctx.shard.is_some() => Some(FileKind::Unknown),
             _ => FileKind::from_name(&name),
         };
         let mut scan = Self { kind, name, ctx, first: Vec::new(), state: ScanState::Undecided };
@@ -543,11 +547,17 @@ fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileR
             r.notes = s.findings.notes;
         }
         Done::Unknown { first, .. } => r.notes.push(match classify(name) {
-            EntryName::Lock => "the writer's lock file: a writer holds it (flock) while the shard is open for writing".into(),
+            EntryName::Lock => {
+                "the writer's lock file: a writer holds it (flock) only while it has the shard open; the file alone means nothing".into()
+            }
             EntryName::Temporary => "a temporary file of the engine's, never finished: recovery removes it".into(),
             EntryName::Evidence { position, .. } => {
                 format!("evidence: bytes recovery cut from this segment at byte {position} (or why), kept and never replaced")
             }
+            EntryName::Foreign if ctx.shard.is_some() => format!(
+                "not one of the format's file names, so no Felix reader or writer ever reads it (inspect it alone to check its bytes); its first bytes look like {}",
+                describe_magic(&first)
+            ),
             _ => format!("not a Felix storage file: its first bytes look like {}", describe_magic(&first)),
         }),
     }

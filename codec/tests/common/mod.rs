@@ -167,7 +167,22 @@ pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
         "shard-short-older",
         dir(vec![("00000000000000000000.log", SegmentHeader::new(0, 5).encode()[..17].to_vec()), ("00000000000000000001.log", newer)]),
     ));
+    // Inside a shard only the format's own names are read: a stray `server.log`
+    // (even one holding segment bytes) is neither data nor damage.
+    cases.push((
+        "shard-stray-log-names",
+        dir(vec![
+            ("00000000000000000000.log", older.clone()),
+            ("server.log", b"2026-12-01 started\n".to_vec()),
+            ("00000000000000000000 (1).log", older_torn_copy(&older)),
+            ("writer.lock", Vec::new()),
+        ]),
+    ));
     cases
+}
+
+fn older_torn_copy(segment: &[u8]) -> Vec<u8> {
+    segment.get(..segment.len().saturating_sub(3)).unwrap_or_default().to_vec()
 }
 
 /// One line per finding and per file, in a stable text form.
