@@ -4,7 +4,8 @@
 //!
 //! `cargo bench -p felix-codec --bench scan` prints criterion's estimates,
 //! then a table of ratios (scan throughput / crc32fast throughput; ≥ 0.8 is
-//! the target for 4 KiB payloads and up).
+//! the target for 4 KiB payloads and up), and a row for a zero-filled tail
+//! (what a sparse or zeroed range costs the resync).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
 use std::hint::black_box;
@@ -87,4 +88,27 @@ fn main() {
         let (crc_rate, scan_rate) = (mib / crc.as_secs_f64(), mib / sc.as_secs_f64());
         println!("{payload:>10} {crc_rate:>14.0} {scan_rate:>14.0} {:>8.2}", scan_rate / crc_rate);
     }
+    // A zero-filled tail (a sparse file, a preallocated or zeroed range):
+    // one record, then 64 MiB of zeros the resync crosses.
+    let mut zeros = SegmentHeader::new(0, 0).encode().to_vec();
+    encode_record(0, 0, b"one", &mut zeros).unwrap();
+    zeros.resize(SEGMENT_BYTES, 0);
+    let mib = zeros.len() as f64 / f64::from(1 << 20);
+    let crc = best(7, || {
+        black_box(crc32fast::hash(black_box(&zeros)));
+    });
+    let sc = best(7, || {
+        black_box(scan_damaged(black_box(&zeros)));
+    });
+    let (crc_rate, scan_rate) = (mib / crc.as_secs_f64(), mib / sc.as_secs_f64());
+    println!("{:>10} {crc_rate:>14.0} {scan_rate:>14.0} {:>8.2}", "zeros", scan_rate / crc_rate);
+}
+
+/// Scans bytes expected to hold damage; returns the findings' count.
+fn scan_damaged(bytes: &[u8]) -> usize {
+    let mut s = SegmentScanner::new(ScanContext { newest_segment: true, ..ScanContext::default() });
+    for chunk in bytes.chunks(CHUNK_BYTES) {
+        s.feed(chunk, &mut ());
+    }
+    s.finish(&mut ()).findings.findings.len()
 }
