@@ -62,7 +62,7 @@ use crate::file_name::FileKind;
 #[cfg(doc)]
 use crate::recovery::is_segment_kind;
 use crate::recovery::RemainingFinding;
-use crate::report::FileReport;
+use crate::report::{one_line, FileReport};
 
 /// Version of the diff's JSON shape.
 pub const DIFF_VERSION: u32 = 1;
@@ -601,7 +601,7 @@ impl Diff {
         let mut out = String::new();
         for (name, s) in [("A", &self.a), ("B", &self.b)] {
             let first = s.first_offset.map_or_else(|| "no record".into(), |f| format!("offsets {f}..{}", s.next_offset));
-            let _ = writeln!(out, "{name}: {}: {first} ({} intact), epochs {}", s.path, s.records, epochs_text(&s.epochs));
+            let _ = writeln!(out, "{name}: {}: {first} ({} intact), epochs {}", one_line(&s.path), s.records, epochs_text(&s.epochs));
         }
         match self.common_range {
             Some(r) => {
@@ -614,7 +614,12 @@ impl Diff {
                 let _ = writeln!(
                     out,
                     "FIRST DIVERGENT OFFSET {}: A {} at byte {} checksum {}, B {} at byte {} checksum {} ({} offsets differ)",
-                    d.offset, d.a.file, d.a.position, d.a.checksum, d.b.file, d.b.position, d.b.checksum, self.divergent_records
+                    d.offset,
+                    one_line(&d.a.file),
+                    d.a.position,
+                    d.a.checksum,
+                    one_line(&d.b.file),
+                    d.b.position, d.b.checksum, self.divergent_records
                 );
             }
             None => out.push_str("no divergent offset\n"),
@@ -630,12 +635,12 @@ impl Diff {
                 let _ = writeln!(
                     out,
                     "{name} damage ({blocks}): {}/{}: {} at byte {}{}: {}",
-                    s.path,
-                    f.file,
+                    one_line(&s.path),
+                    one_line(&f.file),
                     f.finding.kind,
                     f.finding.position,
                     f.finding.offset.map_or_else(String::new, |o| format!(", offset {o}")),
-                    f.finding.message
+                    one_line(&f.finding.message)
                 );
             }
             if s.findings_omitted > 0 {
@@ -654,7 +659,7 @@ impl Diff {
             }
         }
         for n in &self.notes {
-            let _ = writeln!(out, "note: {n}");
+            let _ = writeln!(out, "note: {}", one_line(n));
         }
         out.push_str(if self.identical { "identical\n" } else { "DIFFERENT\n" });
         out

@@ -2,6 +2,7 @@
 //! browser renders and exports it; `docs/report-format.md` documents it.
 //! Bump [`REPORT_VERSION`] on any change that could break a script.
 
+use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -301,19 +302,21 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for file in &self.files {
+            let path = one_line(&file.path);
             for f in &file.findings {
-                let _ = write!(out, "{}: {} at byte {} ({:#x})", file.path, f.kind, f.position, f.position);
+                let _ = write!(out, "{path}: {} at byte {} ({:#x})", f.kind, f.position, f.position);
                 if let Some(offset) = f.offset {
                     let _ = write!(out, ", offset {offset}");
                 }
-                let _ = writeln!(out, ", repair {}: {}", f.repair, f.message);
+                let _ = writeln!(out, ", repair {}: {}", f.repair, one_line(&f.message));
             }
             if file.findings_omitted > 0 {
-                let _ = writeln!(out, "{}: {} more findings not listed", file.path, file.findings_omitted);
+                let _ = writeln!(out, "{path}: {} more findings not listed", file.findings_omitted);
             }
         }
         for file in &self.files {
-            let _ = write!(out, "{}: {} {}, {} bytes", file.path, file.status_word(), file.kind.as_str(), file.size);
+            let path = one_line(&file.path);
+            let _ = write!(out, "{path}: {} {}, {} bytes", file.status_word(), file.kind.as_str(), file.size);
             match file.kind {
                 FileKind::Segment => {
                     let _ = write!(out, ", {} intact records", file.records);
@@ -333,11 +336,11 @@ impl Report {
             }
             let _ = writeln!(out);
             for note in &file.notes {
-                let _ = writeln!(out, "{}: note: {note}", file.path);
+                let _ = writeln!(out, "{path}: note: {}", one_line(note));
             }
         }
         for note in &self.notes {
-            let _ = writeln!(out, "note: {note}");
+            let _ = writeln!(out, "note: {}", one_line(note));
         }
         let files = self.files.len();
         let _ = writeln!(out, "{} file{}, {} finding{}", files, plural(files as u64), self.finding_count(), plural(self.finding_count()));
@@ -355,6 +358,30 @@ impl FileReport {
     }
 }
 
+/// One field of a text report, safe to print on one line: every control
+/// character (newline and tab too) and every Unicode bidirectional control
+/// is shown escaped (`\n`, `\u{202e}`), so a hostile file name, note or
+/// message can neither forge a line of the report nor reorder what a
+/// terminal shows. Text with none is borrowed as is.
+#[must_use]
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    fn hostile(c: char) -> bool {
+        c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !text.chars().any(hostile) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hostile(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 fn plural(n: u64) -> &'static str {
     if n == 1 {
         ""
@@ -367,6 +394,17 @@ fn plural(n: u64) -> &'static str {
 mod tests {
     use super::*;
     use crate::CorruptionKind as K;
+
+    #[test]
+    fn a_hostile_path_note_or_message_cannot_forge_a_line_of_the_text_report() {
+        let mut file = FileReport::new("evil\nfake.log: clean segment\u{202e}gol.x\t\u{1b}[2J".into(), FileKind::Segment, 0);
+        file.notes.push("note\rwith\ncontrol".into());
+        let text = Report::new(alloc::vec![file]).to_text();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(text.contains("evil\\nfake.log: clean segment\\u{202e}gol.x\\t\\u{1b}[2J: clean segment, 0 bytes"), "{text}");
+        assert!(text.contains("note: note\\rwith\\ncontrol"), "{text}");
+        assert!(matches!(one_line("plain é 東"), Cow::Borrowed(_)));
+    }
 
     /// One value of every kind: the `match` fails to compile when a kind is added,
     /// so [`FINDING_KIND_NAMES`] cannot fall behind.

@@ -302,7 +302,7 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::SUCCESS,
         Ok(true) => ExitCode::from(1),
         Err((code, message)) => {
-            eprintln!("felix-storage: {}", commands::shown(&message));
+            eprintln!("felix-storage: {}", felix_codec::report::one_line(&message));
             ExitCode::from(code)
         }
     }

@@ -112,3 +112,34 @@ async fn a_provider_that_shuts_down_lets_go_of_its_shards() {
     assert_eq!(got.len(), 1);
     assert_eq!(&got[0].payload[..], b"kept");
 }
+
+#[test]
+fn a_newline_in_a_path_cannot_forge_a_line_of_inspect_or_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root\nfelix-storage: 0 files, 0 findings\u{202e}");
+    std::fs::create_dir(&root).unwrap();
+    let bin = env!("CARGO_BIN_EXE_felix-storage");
+    let mut produce = std::process::Command::new(bin)
+        .args(["produce", "--shard", "a/b/c/0"])
+        .arg(&root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(produce.stdin.as_mut().unwrap(), b"hi\n").unwrap();
+    drop(produce.stdin.take());
+    assert!(produce.wait().unwrap().success());
+    let out = std::process::Command::new(bin).arg("inspect").arg(&root).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let escaped = "root\\nfelix-storage: 0 files, 0 findings\\u{202e}/";
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.last(), Some(&"3 files, 0 findings"), "{text}");
+    for line in &lines[..lines.len() - 1] {
+        assert!(line.contains(escaped), "a line that does not carry the escaped root: {line:?}");
+    }
+    // An error naming the path says it on one line too.
+    let out = std::process::Command::new(bin).arg("inspect").arg(root.join("missing\nfelix-storage: ok")).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("missing\\nfelix-storage: ok"), "{err}");
+}
