@@ -408,6 +408,30 @@ fn a_sealed_segment_sparse_to_100_gib_is_refused_in_bounded_memory() {
 }
 
 #[test]
+fn an_index_of_four_million_entries_opens_in_bounded_memory_and_is_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    produce(tmp.path(), &["a", "b"]);
+    let index = shard_dir(tmp.path()).join("00000000000000000000.index");
+    // 64 MiB of ascending entries (past the first, naming no record): four
+    // times the most any reader keeps.
+    let mut bytes = IndexHeader::new(0).encode().to_vec();
+    bytes.reserve(16 << 22);
+    for i in 0..(4u64 << 20) {
+        bytes.extend_from_slice(&IndexEntry { offset: i, position: 32 + 29 * i }.encode());
+    }
+    std::fs::write(&index, &bytes).unwrap();
+    let o = run_limited(128, &["consume", tmp.path().to_str().unwrap(), "--shard", SHARD], None);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(out(&o).lines().count(), 2, "{}", out(&o));
+    let o = run_limited(128, &["recover", tmp.path().to_str().unwrap(), "--dry-run"], None);
+    assert!(out(&o).contains("00000000000000000000.index: would rebuild"), "{}{}", out(&o), err(&o));
+    let o = run_limited(128, &["recover", tmp.path().to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    assert!(std::fs::metadata(&index).unwrap().len() < 1024, "rebuilt at the configured spacing");
+    assert_eq!(consume_all(tmp.path()).len(), 2);
+}
+
+#[test]
 fn a_1_gib_damaged_tail_moves_to_evidence_in_bounded_memory() {
     let tmp = tempfile::tempdir().unwrap();
     produce(tmp.path(), &["a"]);

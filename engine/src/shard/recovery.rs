@@ -287,12 +287,16 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: bool) -> 
     let path = dir.log(id);
     let len = dir.io.len(&path)?;
     let index_summary = scan_index(dir, id, true)?;
-    let disk_entries: Vec<IndexEntry> = index_summary.as_ref().map(|s| s.kept.iter().map(|(_, e)| *e).collect()).unwrap_or_default();
+    // Memory: the entries are held twice at most (the summary's, which the
+    // quick check reads, and the check's copy), each at most
+    // MAX_CHECKED_ENTRIES; the in-memory index is built from the summary's.
     let mut check =
         index_summary.as_ref().filter(|s| s.header.is_some()).map(|s| IndexCheck::new(ctx(dir, id, true, false), s.kept.clone()));
-    let last_disk = disk_entries.last().copied();
+    let last_disk = index_summary.as_ref().and_then(|s| s.kept.last()).map(|(_, e)| *e);
     let mut fresh = MemIndex::new(config.index_spacing_bytes);
-    let mut continued = MemIndex::from_entries(config.index_spacing_bytes, disk_entries.clone());
+    // Only whether the writer's planner would add an entry after the last
+    // one on disk matters while scanning (a lagging index).
+    let mut continued = MemIndex::from_entries(config.index_spacing_bytes, last_disk.into_iter().collect());
     let mut lagging = false;
     let mut clean = true;
     let mut last: Option<(u64, u64)> = None; // (offset, timestamp) of the last clean record
@@ -335,8 +339,14 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: bool) -> 
     };
     let state = match (summary.header, summary.unfinished) {
         (Some(h), false) if !summary.findings.findings.iter().any(|f| f.position() < SEGMENT_HEADER_LEN as u64) => {
-            let index = if problem.is_some() { fresh } else { continued };
-            let mut index = index;
+            // A sound index is the one on disk (not lagging: the scan planned
+            // no entry past its last one).
+            let mut index = match index_summary {
+                Some(s) if problem.is_none() => {
+                    MemIndex::from_entries(config.index_spacing_bytes, s.kept.into_iter().map(|(_, e)| e).collect())
+                }
+                _ => fresh,
+            };
             index.verified = index.entries.len();
             Some(Segment {
                 id,
