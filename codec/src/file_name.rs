@@ -38,6 +38,9 @@ pub const LOCK_FILE_NAME: &str = "writer.lock";
 pub const TEMPORARY_SUFFIX: &str = ".tmp";
 /// Marker between a segment's name and the cut position in an evidence file.
 pub const EVIDENCE_MARKER: &str = ".cut-";
+/// The name a damaged epochs file is kept under when the engine writes a new
+/// one (`epochs.damaged`, then `epochs.damaged-2`, …).
+pub const DAMAGED_EPOCHS_NAME: &str = "epochs.damaged";
 /// Suffix of an evidence file's note.
 pub const EVIDENCE_NOTE_SUFFIX: &str = ".json";
 
@@ -165,6 +168,9 @@ pub enum EntryName {
         /// The byte position they were cut at.
         position: u64,
     },
+    /// A damaged epochs file the engine replaced, kept as evidence
+    /// (`epochs.damaged[-K]`): never read as the history, never replaced.
+    DamagedEpochs,
     /// Any other name: not a Felix file. The engine never reads, changes or removes it.
     Foreign,
 }
@@ -186,6 +192,13 @@ pub fn classify(name: &str) -> EntryName {
     }
     if let Some((segment_id, position)) = parse_evidence_name(name) {
         return EntryName::Evidence { segment_id, position };
+    }
+    if let Some(rest) = name.strip_prefix(DAMAGED_EPOCHS_NAME) {
+        let attempt = rest.strip_prefix('-');
+        let canonical = |a: &str| a.len() <= 10 && !a.starts_with('0') && a.bytes().all(|b| b.is_ascii_digit()) && a.parse::<u32>().is_ok_and(|n| n >= 2);
+        if rest.is_empty() || attempt.is_some_and(canonical) {
+            return EntryName::DamagedEpochs;
+        }
     }
     if let Some(target) = name.strip_suffix(TEMPORARY_SUFFIX) {
         let ours = matches!(classify(target), EntryName::Segment(_) | EntryName::Index(_) | EntryName::Epochs | EntryName::Evidence { .. });
@@ -211,6 +224,17 @@ pub fn evidence_name(id: u64, position: u64, attempt: u32) -> String {
         format!("{}{EVIDENCE_MARKER}{position}", segment_file_name(id))
     } else {
         format!("{}{EVIDENCE_MARKER}{position}-{attempt}", segment_file_name(id))
+    }
+}
+
+/// The name a damaged epochs file is kept under: `epochs.damaged` for
+/// `attempt` 1, `epochs.damaged-<attempt>` when that is taken.
+#[must_use]
+pub fn damaged_epochs_name(attempt: u32) -> String {
+    if attempt <= 1 {
+        DAMAGED_EPOCHS_NAME.into()
+    } else {
+        format!("{DAMAGED_EPOCHS_NAME}-{attempt}")
     }
 }
 
@@ -262,7 +286,7 @@ mod tests {
     #[test]
     fn only_the_engines_own_names_are_its_own() {
         use EntryName as E;
-        let cases: [(&str, EntryName); 16] = [
+        let cases: [(&str, EntryName); 21] = [
             ("00000000000000000007.log", E::Segment(7)),
             ("00000000000000000007.index", E::Index(7)),
             ("epochs", E::Epochs),
@@ -279,6 +303,11 @@ mod tests {
             ("00000000000000000007.log.tmp.tmp", E::Foreign),
             ("00000000000000000007.log.cut-x", E::Foreign),
             ("7.log.cut-94", E::Foreign),
+            ("epochs.damaged", E::DamagedEpochs),
+            ("epochs.damaged-2", E::DamagedEpochs),
+            ("epochs.damaged-1", E::Foreign),
+            ("epochs.damaged-02", E::Foreign),
+            ("epochs.damaged.tmp", E::Foreign),
         ];
         for (name, want) in cases {
             assert_eq!(classify(name), want, "{name}");
@@ -287,6 +316,7 @@ mod tests {
         assert_eq!(evidence_name(7, 94, 2), "00000000000000000007.log.cut-94-2");
         assert_eq!(evidence_note_name("a"), "a.json");
         assert_eq!(temporary_name("epochs"), "epochs.tmp");
+        assert_eq!((damaged_epochs_name(1).as_str(), damaged_epochs_name(3).as_str()), ("epochs.damaged", "epochs.damaged-3"));
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl FileScan {
         // named `… (1).log`) is not read either: the engine never reads it,
         // so it can be neither the shard's data nor its damage.
         let kind = match classify(&name) {
-            EntryName::Lock | EntryName::Temporary | EntryName::Evidence { .. } => Some(FileKind::Unknown),
+            EntryName::Lock | EntryName::Temporary | EntryName::Evidence { .. } | EntryName::DamagedEpochs => Some(FileKind::Unknown),
             EntryName::Foreign if ctx.shard.is_some() => Some(FileKind::Unknown),
             _ => FileKind::from_name(&name),
         };
@@ -553,6 +553,9 @@ fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileR
             EntryName::Temporary => "a temporary file of the engine's, never finished: recovery removes it".into(),
             EntryName::Evidence { position, .. } => {
                 format!("evidence: bytes recovery cut from this segment at byte {position} (or why), kept and never replaced")
+            }
+            EntryName::DamagedEpochs => {
+                "evidence: a damaged epochs file the engine replaced with a sound one, kept and never replaced".into()
             }
             EntryName::Foreign if ctx.shard.is_some() => format!(
                 "not one of the format's file names, so no Felix reader or writer ever reads it (inspect it alone to check its bytes); its first bytes look like {}",

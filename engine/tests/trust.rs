@@ -592,3 +592,66 @@ fn truncating_below_the_oldest_record_never_restarts_below_the_target_after_a_cr
         }
     }
 }
+
+#[test]
+fn a_damaged_epochs_file_is_kept_as_evidence_before_a_new_one_replaces_it() {
+    let epochs = dir().join("epochs");
+    let damage = |io: &SimIo, tag: u8| -> Vec<u8> {
+        let mut bytes = io.contents(&epochs).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= tag;
+        io.put(&epochs, &bytes);
+        bytes
+    };
+    let io = Arc::new(SimIo::new());
+    let (shard, _) = open(&io, small()).unwrap();
+    append_n(&shard, 0, 3);
+    shard.begin_generation(1).unwrap();
+    drop(shard);
+    let first = damage(&io, 0x01);
+    // The next generation: the damaged history is kept under a name of its own.
+    let (shard, recovery) = open(&io, small()).unwrap();
+    assert!(recovery.warnings.iter().any(|w| w.contains("epochs")), "{:?}", recovery.warnings);
+    assert!(shard.epochs().is_empty(), "a damaged history reads as empty");
+    let syncs_before = io.syncs();
+    shard.begin_generation(2).unwrap();
+    let syncs_after = io.syncs();
+    drop(shard);
+    assert_eq!(io.contents(&dir().join("epochs.damaged")), Some(first.clone()));
+    // Damaged again: the first evidence stays, the second gets the next name.
+    let second = damage(&io, 0x02);
+    let (shard, _) = open(&io, small()).unwrap();
+    shard.begin_generation(3).unwrap();
+    assert_eq!(shard.epochs().iter().map(|e| e.generation).collect::<Vec<_>>(), [3]);
+    drop(shard);
+    assert_eq!(io.contents(&dir().join("epochs.damaged")), Some(first.clone()));
+    assert_eq!(io.contents(&dir().join("epochs.damaged-2")), Some(second));
+    // inspect calls it evidence, not damage.
+    let files: Vec<(String, Vec<u8>)> = ["epochs", "epochs.damaged", "epochs.damaged-2"]
+        .iter()
+        .map(|n| ((*n).to_string(), io.contents(&dir().join(n)).unwrap()))
+        .collect();
+    let refs: Vec<(String, &[u8])> = files.iter().map(|(n, b)| (n.clone(), b.as_slice())).collect();
+    let report = felix_codec::inspect::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
+    assert_eq!(report.finding_count(), 0);
+    assert!(report.files[1].notes[0].starts_with("evidence: a damaged epochs file"), "{:?}", report.files[1].notes);
+
+    // A crash after each sync of that generation change: the damaged bytes
+    // survive under one name or the other.
+    for k in 1..=(syncs_after - syncs_before) {
+        let io = Arc::new(SimIo::new());
+        let (shard, _) = open(&io, small()).unwrap();
+        append_n(&shard, 0, 3);
+        shard.begin_generation(1).unwrap();
+        drop(shard);
+        let damaged = damage(&io, 0x01);
+        let (shard, _) = open(&io, small()).unwrap();
+        io.crash_after_sync(io.syncs() + k);
+        let _ = shard.begin_generation(2);
+        drop(shard);
+        let rebooted = io.crash();
+        let kept = [dir().join("epochs"), dir().join("epochs.damaged")].iter().any(|p| rebooted.contents(p) == Some(damaged.clone()));
+        assert!(kept, "crash after sync {k}: the damaged epochs file is gone");
+        open(&Arc::new(rebooted), small()).unwrap_or_else(|e| panic!("crash after sync {k}: {e}"));
+    }
+}

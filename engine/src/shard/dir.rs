@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use felix_codec::file_name::{
-    classify, evidence_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName, EPOCHS_FILE_NAME,
+    classify, damaged_epochs_name, evidence_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName, EPOCHS_FILE_NAME,
     LOCK_FILE_NAME,
 };
 
@@ -161,7 +161,7 @@ impl ShardDir {
                 EntryName::Index(id) => out.indexes.push(id),
                 EntryName::Epochs => out.epochs = true,
                 EntryName::Temporary => out.temporaries.push(name.to_string()),
-                EntryName::Lock | EntryName::Evidence { .. } => {}
+                EntryName::Lock | EntryName::Evidence { .. } | EntryName::DamagedEpochs => {}
                 EntryName::Foreign => out.foreign.push(name.to_string()),
             }
         }
@@ -222,6 +222,25 @@ impl ShardDir {
         self.io.remove_if_exists(&note_tmp)?;
         self.io.sync_dir(&self.path)?;
         Ok(name)
+    }
+
+    /// Keeps the (damaged) epochs file under the first free
+    /// `epochs.damaged[-K]` as a second name of the same file (a hard link:
+    /// nothing is copied), so the rename of a new epochs file over it
+    /// destroys nothing; the link is durable before this returns. Returns
+    /// the name used.
+    pub(crate) fn keep_damaged_epochs(&self) -> Result<String, EngineError> {
+        let source = self.epochs();
+        for attempt in 1..=MAX_EVIDENCE_ATTEMPTS {
+            let name = damaged_epochs_name(attempt);
+            if self.io.link_new(&source, &self.file(&name))? {
+                // Durable before the rename that will take the old name away.
+                self.io.sync_dir(&self.path)?;
+                return Ok(name);
+            }
+        }
+        let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("{MAX_EVIDENCE_ATTEMPTS} evidence names are taken"));
+        Err(self.io.latch(EngineError::io(&source, "link", &e)))
     }
 
     /// Gives `tmp` the first free name `name_for(1)`, `name_for(2)`, … and

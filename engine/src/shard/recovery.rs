@@ -526,6 +526,18 @@ fn load_epochs(dir: &ShardDir, present: bool, facts: &mut ShardFacts, warnings: 
         return Ok(Vec::new());
     }
     let path = dir.epochs();
+    let summary = scan_epochs(dir)?;
+    for f in &summary.findings.findings {
+        warnings.push(format!("{}: {} — read as empty: divergence cannot be repaired automatically", path.display(), f.kind));
+        facts.other_findings.push((felix_codec::file_name::EPOCHS_FILE_NAME.into(), f.clone()));
+    }
+    Ok(summary.entries)
+}
+
+/// Scans the epochs file: read up to its largest valid size (16,396 bytes),
+/// the rest only counted.
+pub(crate) fn scan_epochs(dir: &ShardDir) -> Result<felix_codec::scan::EpochsSummary, EngineError> {
+    let path = dir.epochs();
     let len = dir.io.len(&path)?;
     let mut scanner = EpochsScanner::new(ScanContext { shard: Some(dir.name.clone()), ..ScanContext::default() });
     let take = len.min(MAX_EPOCHS_FILE_LEN as u64 + 1);
@@ -533,10 +545,5 @@ fn load_epochs(dir: &ShardDir, present: bool, facts: &mut ShardFacts, warnings: 
     dir.io.read_exact_at(&path, 0, &mut buf)?;
     scanner.feed(&buf, &mut ());
     scanner.skip(len - take);
-    let summary = scanner.finish(&mut ());
-    for f in &summary.findings.findings {
-        warnings.push(format!("{}: {} — read as empty: divergence cannot be repaired automatically", path.display(), f.kind));
-        facts.other_findings.push((felix_codec::file_name::EPOCHS_FILE_NAME.into(), f.clone()));
-    }
-    Ok(summary.entries)
+    Ok(scanner.finish(&mut ()))
 }

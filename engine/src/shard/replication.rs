@@ -18,6 +18,11 @@ pub(crate) fn write_epochs(shared: &Shared, entries: &[Epoch]) -> Result<(), Eng
         let finding = Finding { kind, site, end: 0, offset: None, repair: Repair::Never };
         EngineError::Corrupt { path: shared.dir.epochs(), finding: Box::new(finding) }
     })?;
+    // A damaged epochs file (it read as empty) is evidence: before a sound one
+    // replaces it, it is kept under a name of its own, never replaced.
+    if shared.dir.io.kind(&shared.dir.epochs())?.is_some() && !super::recovery::scan_epochs(&shared.dir)?.findings.findings.is_empty() {
+        shared.dir.keep_damaged_epochs()?;
+    }
     shared.dir.write_file_durably(EPOCHS_FILE_NAME, &bytes)
 }
 
