@@ -126,6 +126,23 @@ impl FileScan {
         self.kind
     }
 
+    /// Whether this is the shard's newest segment: the one file whose tail
+    /// a live writer may be writing.
+    #[must_use]
+    pub fn is_newest_segment(&self) -> bool {
+        self.ctx.newest_segment && self.kind.is_none_or(|k| k == FileKind::Segment)
+    }
+
+    /// Says a writer holds the shard open after all (the caller probed again
+    /// once the bytes were read: a writer may have started during the scan);
+    /// takes effect when the scan ends.
+    pub fn set_writer_live(&mut self, live: bool) {
+        self.ctx.writer_live = live;
+        if let ScanState::Segment(scanner, _) = &mut self.state {
+            scanner.set_writer_live(live);
+        }
+    }
+
     fn start(&mut self, check: Option<IndexCheck>) {
         let kind = self.kind.unwrap_or_else(|| FileKind::from_magic(&self.first));
         self.kind = Some(kind);

@@ -595,6 +595,11 @@ fn scan_shard(
         if let (Some(h), Some(slot)) = (hasher, shas.as_deref_mut().and_then(|s| s.get_mut(i))) {
             *slot = Some(h.finish());
         }
+        // A writer may have started while the newest segment was read: its
+        // tail is then a record in flight, not damage. Probe again.
+        if !writer_live && scan.is_newest_segment() && writer_of(dir).is_some() {
+            scan.set_writer_live(true);
+        }
         shard.end(i, scan, &mut ());
     }
     let (mut reports, facts) = shard.finish_with_facts(dir.display().to_string());

@@ -143,3 +143,135 @@ fn a_newline_in_a_path_cannot_forge_a_line_of_inspect_or_an_error() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("missing\\nfelix-storage: ok"), "{err}");
 }
+
+/// A shard of two records whose newest segment ends 10 bytes into a third
+/// (what a reader sees while a writer is mid-append).
+fn torn_shard(root: &Path) -> std::path::PathBuf {
+    let (shard, _) = Shard::open(os(), root, &key(0), felix_engine::Config::default()).unwrap();
+    shard.append(&[b"one".as_slice(), b"two".as_slice()]).unwrap();
+    drop(shard);
+    let dir = Shard::dir_of(root, &key(0));
+    let log = dir.join("00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(&[0, 0, 0, 5, 0, 0, 0, 0, 0, 0]);
+    std::fs::write(&log, bytes).unwrap();
+    dir
+}
+
+/// Takes the shard's writer lock the first time the scan reports progress:
+/// a writer that starts while `inspect` reads.
+struct WriterStarts {
+    lock: std::path::PathBuf,
+    held: Option<felix_engine::io::LockGuard>,
+}
+
+impl felix_engine::inspect::Progress for WriterStarts {
+    fn update(&mut self, _path: &Path, _done: u64, _total: u64) {
+        if self.held.is_none() {
+            self.held = Some(OsIo::new().lock(&self.lock, false).unwrap());
+        }
+    }
+}
+
+#[test]
+fn a_writer_that_starts_while_inspect_reads_makes_the_torn_tail_a_record_in_flight() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = torn_shard(tmp.path());
+    let paths = felix_engine::inspect::shard_files(&dir).unwrap();
+    let flagged = |reports: &[felix_codec::report::FileReport]| -> Vec<String> {
+        reports.iter().flat_map(|r| r.findings.iter().map(|f| f.kind.clone())).collect()
+    };
+    // No writer: the torn tail is damage.
+    let (reports, _) =
+        felix_engine::inspect::inspect_shard(&dir, &paths, false, false, &mut felix_engine::inspect::NoProgress, &mut 0, 0).unwrap();
+    assert_eq!(flagged(&reports), ["Truncated"]);
+    // A writer starts during the scan: the probe after reading sees it.
+    let mut progress = WriterStarts { lock: dir.join("writer.lock"), held: None };
+    let (reports, facts) = felix_engine::inspect::inspect_shard(&dir, &paths, false, false, &mut progress, &mut 0, 0).unwrap();
+    assert!(progress.held.is_some(), "the scan reported progress");
+    assert!(flagged(&reports).is_empty(), "{:?}", flagged(&reports));
+    let notes: Vec<&String> = reports.iter().flat_map(|r| &r.notes).collect();
+    assert!(notes.iter().any(|n| n.contains("tail may be in flight")), "{notes:?}");
+    assert!(facts.segments.iter().all(|s| s.findings.is_empty()));
+}
+
+/// The simulated filesystem, with a writer taking the shard's lock the
+/// first time a reader reads the newest segment past its header.
+#[derive(Debug)]
+struct LockOnRead {
+    inner: Arc<felix_engine::io::sim::SimIo>,
+    log: std::path::PathBuf,
+    lock: std::path::PathBuf,
+    held: std::sync::Mutex<Option<felix_engine::io::LockGuard>>,
+}
+
+impl Io for LockOnRead {
+    fn list(&self, dir: &Path) -> std::io::Result<Vec<felix_engine::io::DirEntry>> {
+        self.inner.list(dir)
+    }
+    fn kind(&self, path: &Path) -> std::io::Result<Option<felix_engine::io::EntryType>> {
+        self.inner.kind(path)
+    }
+    fn create_dir(&self, dir: &Path) -> std::io::Result<()> {
+        self.inner.create_dir(dir)
+    }
+    fn len(&self, path: &Path) -> std::io::Result<u64> {
+        self.inner.len(path)
+    }
+    fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read_at(path, pos, buf)?;
+        let mut held = self.held.lock().unwrap();
+        if path == self.log && pos + buf.len() as u64 > 32 && held.is_none() {
+            *held = Some(self.inner.lock(&self.lock, false)?);
+        }
+        Ok(n)
+    }
+    fn create(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.create(path)
+    }
+    fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> std::io::Result<()> {
+        self.inner.write_at(path, pos, data)
+    }
+    fn set_len(&self, path: &Path, len: u64) -> std::io::Result<()> {
+        self.inner.set_len(path, len)
+    }
+    fn sync_data(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.sync_data(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        self.inner.sync_dir(dir)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn link(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.inner.link(from, to)
+    }
+    fn remove(&self, path: &Path) -> std::io::Result<()> {
+        self.inner.remove(path)
+    }
+    fn lock(&self, path: &Path, wait: bool) -> std::io::Result<felix_engine::io::LockGuard> {
+        self.inner.lock(path, wait)
+    }
+    fn lock_holder(&self, path: &Path) -> std::io::Result<Option<felix_engine::io::LockHolder>> {
+        self.inner.lock_holder(path)
+    }
+}
+
+#[test]
+fn a_reader_opening_as_a_writer_starts_calls_the_torn_tail_in_flight() {
+    let sim = Arc::new(felix_engine::io::sim::SimIo::new());
+    let dir = std::path::PathBuf::from("/sim/root/acme_default_orders_0-0d3aed4b998d2798");
+    let (shard, _) = Shard::open_dir(Arc::clone(&sim) as Arc<dyn Io>, &dir, felix_engine::Config::default()).unwrap();
+    shard.append(&[b"one".as_slice(), b"two".as_slice()]).unwrap();
+    drop(shard);
+    let log = dir.join("00000000000000000000.log");
+    let mut bytes = sim.contents(&log).unwrap();
+    bytes.extend_from_slice(&[0, 0, 0, 5, 0, 0, 0, 0, 0, 0]);
+    sim.put(&log, &bytes);
+    let io = Arc::new(LockOnRead { inner: Arc::clone(&sim), log, lock: dir.join("writer.lock"), held: std::sync::Mutex::new(None) });
+    let (reader, recovery) = Shard::open_read_only(io as Arc<dyn Io>, &dir, felix_engine::Config::default()).unwrap();
+    assert!(recovery.writer_live, "the probe after the scan saw the writer");
+    assert!(recovery.warnings.iter().any(|w| w.contains("in flight")), "{:?}", recovery.warnings);
+    assert_eq!(reader.read(0, 1 << 20).unwrap().len(), 2);
+}

@@ -167,6 +167,13 @@ impl SegmentScanner {
         }
     }
 
+    /// Says a writer holds the shard open after all (probed again when the
+    /// bytes are read: one may have started during the scan). Takes effect
+    /// at [`Self::finish`], where a tail ending inside a record is judged.
+    pub fn set_writer_live(&mut self, live: bool) {
+        self.ctx.writer_live = live;
+    }
+
     /// Bytes fed so far.
     #[must_use]
     pub fn bytes_scanned(&self) -> u64 {

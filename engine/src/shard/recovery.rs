@@ -81,12 +81,18 @@ fn ctx(dir: &ShardDir, id: u64, newest: bool, writer_live: bool) -> ScanContext 
 pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Recovered, EngineError> {
     let started = std::time::Instant::now();
     let listing = dir.listing()?;
-    let writer_live = mode == Mode::ReadOnly && dir.writer_live();
+    // A reader probes the writer's lock before and (for the newest segment,
+    // whose tail a writer that started meanwhile may be writing) after the scan.
+    let mut writer_live = mode == Mode::ReadOnly && dir.writer_live();
     let mut facts = ShardFacts { path: dir.path.display().to_string(), temporaries: listing.temporaries.clone(), ..ShardFacts::default() };
     let mut checked = Vec::with_capacity(listing.segments.len());
     let newest = listing.segments.last().copied();
     for &id in &listing.segments {
-        let c = if Some(id) == newest { check_newest(dir, id, config, writer_live)? } else { check_sealed(dir, id, config)? };
+        let c = if Some(id) == newest {
+            check_newest(dir, id, config, (mode == Mode::ReadOnly).then_some(&mut writer_live))?
+        } else {
+            check_sealed(dir, id, config)?
+        };
         checked.push(c);
     }
     // Consecutive segments continue each other's offsets.
@@ -283,7 +289,11 @@ fn read_header(dir: &ShardDir, id: u64, len: u64) -> Result<Result<SegmentHeader
 
 /// The newest segment: a full scan with the codec's scanner, its index
 /// checked against the record chain as it goes.
-fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: bool) -> Result<Checked, EngineError> {
+///
+/// `writer_live` (a reader's only): whether a writer holds the shard, probed
+/// again after the bytes are read (and updated).
+fn check_newest(dir: &ShardDir, id: u64, config: &Config, mut writer_live: Option<&mut bool>) -> Result<Checked, EngineError> {
+    let live_before = writer_live.as_deref().copied().unwrap_or(false);
     let path = dir.log(id);
     let len = dir.io.len(&path)?;
     let index_summary = scan_index(dir, id, true)?;
@@ -300,7 +310,7 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: bool) -> 
     let mut lagging = false;
     let mut clean = true;
     let mut last: Option<(u64, u64)> = None; // (offset, timestamp) of the last clean record
-    let mut scanner = SegmentScanner::new(ctx(dir, id, true, writer_live));
+    let mut scanner = SegmentScanner::new(ctx(dir, id, true, live_before));
     let mut sink = |item: Item<'_>| {
         if let Some(c) = check.as_mut() {
             c.item(&item);
@@ -318,6 +328,12 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: bool) -> 
         }
     };
     feed_file(dir, &path, len, |chunk| scanner.feed(chunk, &mut sink))?;
+    if let Some(live) = writer_live.as_deref_mut() {
+        if !*live && dir.writer_live() {
+            *live = true;
+            scanner.set_writer_live(true);
+        }
+    }
     let summary = scanner.finish(&mut sink);
     let mismatches = check.map(IndexCheck::finish).unwrap_or_default();
     let facts = SegmentFacts {
