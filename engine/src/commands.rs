@@ -436,6 +436,15 @@ pub fn diff(a: &Path, b: &Path, json: bool) -> Outcome {
 pub fn completions(shell: clap_complete::Shell, command: &mut clap::Command) -> Outcome {
     let mut out = Vec::new();
     clap_complete::generate(shell, command, "felix-storage", &mut out);
+    if shell == clap_complete::Shell::Bash {
+        // clap_complete's bash script spells the state of a hyphenated
+        // binary's subcommands two ways (`felix__storage__subcmd__diff` in
+        // the loop, `felix__subcmd__storage__subcmd__diff` in the arms), so
+        // no subcommand's options ever complete (clap-rs/clap#6421, fixed
+        // upstream by #6428): spell the arms as the loop does.
+        let text = String::from_utf8_lossy(&out).replace("felix__subcmd__storage", "felix__storage");
+        out = text.into_bytes();
+    }
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(&out).and_then(|()| stdout.flush()).map_err(|e| out_err(&e))?;
     Ok(false)
