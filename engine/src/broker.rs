@@ -611,7 +611,8 @@ impl DiskLogProvider {
     pub async fn shutdown(&self) -> Result<()> {
         // The provider lets go of every log: once its callers drop theirs, the
         // shards' locks are released; a later open_shard opens (and recovers) anew.
-        let logs: Vec<DiskLog> = self.open_logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain().map(|(_, log)| log).collect();
+        let logs: Vec<DiskLog> =
+            self.open_logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain().map(|(_, log)| log).collect();
         let mut first = None;
         for log in logs {
             if let Err(e) = log.shutdown().await {

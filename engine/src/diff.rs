@@ -69,7 +69,10 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
             what: "holds directories, not segment files: a root of shards? give --shard TENANT/NAMESPACE/STREAM/N".into(),
         });
     }
-    if names.iter().all(|n| matches!(classify(n), EntryName::Lock | EntryName::Temporary | EntryName::Evidence { .. } | EntryName::DamagedEpochs)) {
+    if names
+        .iter()
+        .all(|n| matches!(classify(n), EntryName::Lock | EntryName::Temporary | EntryName::Evidence { .. } | EntryName::DamagedEpochs))
+    {
         return Ok(files); // an empty replica
     }
     Err(InspectError {

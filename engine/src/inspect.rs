@@ -440,7 +440,7 @@ fn run_job(targets: &[Target], job: Job, buf: &mut ReadBuf, on_bytes: &mut dyn F
         }
         (Job::Scan { .. }, Some(Target::Shard(dir, paths))) => {
             let writer = writer_of(dir);
-            let (reports, _) = scan_shard(dir, paths, writer.is_some(), None, buf, on_bytes)?;
+            let (reports, _) = scan_shard(dir, paths, Writer::Probe, None, buf, on_bytes)?;
             Ok(Output::Shard { reports, writer })
         }
         (Job::Hash { file, algorithm, .. }, Some(Target::File(path))) => {
@@ -540,17 +540,29 @@ impl Hashes {
     }
 }
 
+/// What the caller of [`inspect_shard`] knows about the shard's writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writer {
+    /// Probe the writer's lock before reading, and again once the newest
+    /// segment is read (a writer may start during the scan): while one holds
+    /// it, a tail ending inside a record is a record in flight, not damage.
+    Probe,
+    /// The caller holds the shard's lock itself (`recover`): no writer can
+    /// be live, and a torn tail is a torn tail.
+    Excluded,
+}
+
 /// Inspects one shard directory: the reports of its files and the facts
-/// recovery plans from. `writer_live`: a writer holds the shard right now;
-/// `hash`: compute each file's identity hash (recovery needs none, and then reads
-/// only the bytes a verdict depends on).
+/// recovery plans from. `writer`: see [`Writer`]; `hash`: compute each
+/// file's identity hash (recovery needs none, and then reads only the bytes
+/// a verdict depends on).
 ///
 /// # Errors
 /// A file that cannot be opened or read.
 pub fn inspect_shard(
     dir: &Path,
     paths: &[PathBuf],
-    writer_live: bool,
+    writer: Writer,
     hash: bool,
     progress: &mut dyn Progress,
     done: &mut u64,
@@ -562,7 +574,7 @@ pub fn inspect_shard(
         *done += n;
         progress.update(path, *done, total);
     };
-    let (mut reports, facts) = scan_shard(dir, paths, writer_live, shas.as_deref_mut(), &mut buf, &mut on_bytes).map_err(|(_, e)| e)?;
+    let (mut reports, facts) = scan_shard(dir, paths, writer, shas.as_deref_mut(), &mut buf, &mut on_bytes).map_err(|(_, e)| e)?;
     if let Some(shas) = shas {
         for (r, h) in reports.iter_mut().zip(shas) {
             r.hash = h;
@@ -576,7 +588,7 @@ pub fn inspect_shard(
 fn scan_shard(
     dir: &Path,
     paths: &[PathBuf],
-    writer_live: bool,
+    writer: Writer,
     mut shas: Option<&mut [Option<FileHash>]>,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
@@ -586,6 +598,8 @@ fn scan_shard(
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size: size_of(p).map_err(|e| (0, e))? });
     }
     let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
+    let probe = writer == Writer::Probe;
+    let writer_live = probe && writer_of(dir).is_some();
     let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
     for (rank, i) in shard.order().into_iter().enumerate() {
         let Some(path) = paths.get(i) else { continue };
@@ -597,7 +611,7 @@ fn scan_shard(
         }
         // A writer may have started while the newest segment was read: its
         // tail is then a record in flight, not damage. Probe again.
-        if !writer_live && scan.is_newest_segment() && writer_of(dir).is_some() {
+        if probe && !writer_live && scan.is_newest_segment() && writer_of(dir).is_some() {
             scan.set_writer_live(true);
         }
         shard.end(i, scan, &mut ());

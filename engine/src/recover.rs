@@ -17,7 +17,7 @@ use felix_codec::repair::RepairOptions;
 use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 
 use crate::error::EngineError;
-use crate::inspect::{self, InspectError, NoProgress};
+use crate::inspect::{self, InspectError, NoProgress, Writer};
 use crate::io::Io;
 use crate::shard::dir::ShardDir;
 use crate::shard::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
@@ -45,16 +45,19 @@ fn inspect_error(e: InspectError) -> EngineError {
 /// # Errors
 /// `NoShard`; a file that cannot be read.
 pub fn plan(dir: &Path, options: RepairOptions) -> Result<Outcome, EngineError> {
-    plan_with(dir, options, inspect::writer_of(dir).is_some())
+    let before = inspect::writer_of(dir).is_some();
+    let mut outcome = plan_with(dir, options, Writer::Probe)?;
+    outcome.writer_live = before || inspect::writer_of(dir).is_some();
+    Ok(outcome)
 }
 
-fn plan_with(dir: &Path, options: RepairOptions, writer_live: bool) -> Result<Outcome, EngineError> {
+fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outcome, EngineError> {
     if !dir.is_dir() {
         return Err(EngineError::NoShard { dir: dir.to_path_buf() });
     }
     let files = inspect::shard_files(dir).map_err(inspect_error)?;
-    let (_, facts) = inspect::inspect_shard(dir, &files, writer_live, false, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
-    Ok(Outcome { plan: plan_shard(&facts, options), executed: false, evidence: Vec::new(), writer_live })
+    let (_, facts) = inspect::inspect_shard(dir, &files, writer, false, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
+    Ok(Outcome { plan: plan_shard(&facts, options), executed: false, evidence: Vec::new(), writer_live: false })
 }
 
 /// Takes the shard's writer lock (failing at once with `Locked` unless
@@ -71,7 +74,7 @@ pub fn recover(io: Arc<dyn Io>, dir: &Path, options: RepairOptions, wait: bool, 
     shard_dir.listing()?; // refuses a Felix name on a link or a directory before anything is changed
     let _lock = shard_dir.lock(wait)?;
     // We hold the lock: no writer is live, and a torn tail is a torn tail.
-    let mut outcome = plan_with(dir, options, false)?;
+    let mut outcome = plan_with(dir, options, Writer::Excluded)?;
     let mut rebuild = |d: &ShardDir, id: u64| rebuild_index(d, id, index_spacing_bytes);
     let evidence = recovery::execute(&shard_dir, &outcome.plan, &mut rebuild)?;
     outcome.executed = !outcome.plan.refused();

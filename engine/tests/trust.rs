@@ -627,10 +627,8 @@ fn a_damaged_epochs_file_is_kept_as_evidence_before_a_new_one_replaces_it() {
     assert_eq!(io.contents(&dir().join("epochs.damaged")), Some(first.clone()));
     assert_eq!(io.contents(&dir().join("epochs.damaged-2")), Some(second));
     // inspect calls it evidence, not damage.
-    let files: Vec<(String, Vec<u8>)> = ["epochs", "epochs.damaged", "epochs.damaged-2"]
-        .iter()
-        .map(|n| ((*n).to_string(), io.contents(&dir().join(n)).unwrap()))
-        .collect();
+    let files: Vec<(String, Vec<u8>)> =
+        ["epochs", "epochs.damaged", "epochs.damaged-2"].iter().map(|n| ((*n).to_string(), io.contents(&dir().join(n)).unwrap())).collect();
     let refs: Vec<(String, &[u8])> = files.iter().map(|(n, b)| (n.clone(), b.as_slice())).collect();
     let report = felix_codec::inspect::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
     assert_eq!(report.finding_count(), 0);

@@ -182,12 +182,21 @@ fn a_writer_that_starts_while_inspect_reads_makes_the_torn_tail_a_record_in_flig
         reports.iter().flat_map(|r| r.findings.iter().map(|f| f.kind.clone())).collect()
     };
     // No writer: the torn tail is damage.
-    let (reports, _) =
-        felix_engine::inspect::inspect_shard(&dir, &paths, false, false, &mut felix_engine::inspect::NoProgress, &mut 0, 0).unwrap();
+    let (reports, _) = felix_engine::inspect::inspect_shard(
+        &dir,
+        &paths,
+        felix_engine::inspect::Writer::Probe,
+        false,
+        &mut felix_engine::inspect::NoProgress,
+        &mut 0,
+        0,
+    )
+    .unwrap();
     assert_eq!(flagged(&reports), ["Truncated"]);
     // A writer starts during the scan: the probe after reading sees it.
     let mut progress = WriterStarts { lock: dir.join("writer.lock"), held: None };
-    let (reports, facts) = felix_engine::inspect::inspect_shard(&dir, &paths, false, false, &mut progress, &mut 0, 0).unwrap();
+    let (reports, facts) =
+        felix_engine::inspect::inspect_shard(&dir, &paths, felix_engine::inspect::Writer::Probe, false, &mut progress, &mut 0, 0).unwrap();
     assert!(progress.held.is_some(), "the scan reported progress");
     assert!(flagged(&reports).is_empty(), "{:?}", flagged(&reports));
     let notes: Vec<&String> = reports.iter().flat_map(|r| &r.notes).collect();

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use felix_codec::file_name::{
-    classify, damaged_epochs_name, evidence_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName, EPOCHS_FILE_NAME,
-    LOCK_FILE_NAME,
+    classify, damaged_epochs_name, evidence_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName,
+    EPOCHS_FILE_NAME, LOCK_FILE_NAME,
 };
 
 use crate::error::EngineError;
