@@ -251,6 +251,8 @@ pub fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, (u8, String)> {
         match t {
             felix_engine::inspect::Target::Shard(dir, _) => dirs.push(dir),
             felix_engine::inspect::Target::File(p) => return Err((2, format!("{}: a file, not a shard directory", p.display()))),
+            // recover refuses the shard when it lists it (the same message as every opener).
+            felix_engine::inspect::Target::Refused(..) => {}
             felix_engine::inspect::Target::Stray(p) => {
                 eprintln!("felix-storage: note: {}: not part of any shard directory; left alone", shown(&p.display().to_string()));
             }
@@ -331,8 +333,18 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             felix_engine::recover::plan(dir, options)
         } else {
             felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, felix_codec::index::DEFAULT_INDEX_SPACING_BYTES)
-        }
-        .map_err(|e| fail(&e))?;
+        };
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            // One shard that cannot be recovered now (a live writer holds it, a
+            // link where a file belongs) does not stop the others: said, and exit 1.
+            Err(e) if dirs.len() > 1 && fail(&e).0 == 1 => {
+                eprintln!("felix-storage: {}", felix_codec::report::one_line(&e.to_string()));
+                damage = true;
+                continue;
+            }
+            Err(e) => return Err(fail(&e)),
+        };
         if outcome.writer_live {
             eprintln!("felix-storage: note: {}: shard is open for writing; the tail may be in flight", shown(&dir.display().to_string()));
         }

@@ -11,7 +11,10 @@
 //! or, under a shard-directory name (`…-0123456789abcdef`), an `epochs`
 //! file. Any other directory is searched (to [`MAX_ROOT_DEPTH`] levels);
 //! the files found loose in it are reported as not part of any shard and
-//! never read. Reads create and change nothing.
+//! never read. The directories inside a shard directory are searched too
+//! (shards below it are not hidden by it); links to directories are named in
+//! a note, never followed. A Felix name on something that is not a regular
+//! file is reported as refusing its shard. Reads create and change nothing.
 
 use std::fmt;
 use std::fs;
@@ -65,6 +68,11 @@ pub enum Target {
     Shard(PathBuf, Vec<PathBuf>),
     /// A file found loose in a directory that is not a shard: reported, never read.
     Stray(PathBuf),
+    /// An entry of a shard directory with one of the format's names that is
+    /// not a regular file (a directory, a FIFO, a link to anything but a
+    /// regular file, a dangling link): the engine refuses to open the shard
+    /// holding it. Reported (inspect exits 1), never read.
+    Refused(PathBuf, &'static str),
 }
 
 /// The targets a user's paths resolve to, and what a person should know about the search.
@@ -74,6 +82,14 @@ pub struct Resolution {
     pub targets: Vec<Target>,
     /// Directories not searched, and the like.
     pub notes: Vec<String>,
+}
+
+impl Resolution {
+    /// Whether a shard holds an entry that makes the engine refuse it.
+    #[must_use]
+    pub fn refuses_a_shard(&self) -> bool {
+        self.targets.iter().any(|t| matches!(t, Target::Refused(..)))
+    }
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, InspectError> {
@@ -107,9 +123,10 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
             out.targets.push(Target::File(path.clone()));
             continue;
         }
-        let before = out.targets.iter().filter(|t| !matches!(t, Target::Stray(_))).count();
+        let shards = |out: &Resolution| out.targets.iter().filter(|t| matches!(t, Target::File(_) | Target::Shard(..))).count();
+        let before = shards(&out);
         collect_dir(path, 0, &mut out)?;
-        if out.targets.iter().filter(|t| !matches!(t, Target::Stray(_))).count() == before {
+        if shards(&out) == before {
             return Err(InspectError {
                 path: path.clone(),
                 what: "no shard directory (no NNNNNNNNNNNNNNNNNNNN.log or .index file) found here".into(),
@@ -128,12 +145,54 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
         .map(fs::DirEntry::path)
         .collect();
     let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
-    if is_shard_dir(dir, &names) {
+    let shard = is_shard_dir(dir, &names);
+    if shard {
         out.targets.push(Target::Shard(dir.to_path_buf(), files));
-        return Ok(());
+        // Felix names on what is not a regular file: the engine refuses this shard.
+        for e in &entries {
+            let name = e.file_name();
+            let ours = name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
+            let Ok(t) = e.file_type() else { continue };
+            if !ours || t.is_file() || (t.is_symlink() && e.path().is_file()) {
+                continue;
+            }
+            let what = if t.is_dir() {
+                "a directory"
+            } else if t.is_symlink() {
+                if e.path().exists() {
+                    "a symbolic link to something other than a regular file"
+                } else {
+                    "a symbolic link to nothing (dangling)"
+                }
+            } else {
+                "not a regular file (a FIFO, socket or device)"
+            };
+            out.targets.push(Target::Refused(e.path(), what));
+        }
+    } else {
+        out.targets.extend(files.into_iter().map(Target::Stray));
     }
-    out.targets.extend(files.into_iter().map(Target::Stray));
-    let subdirs: Vec<PathBuf> = entries.iter().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(fs::DirEntry::path).collect();
+    let is_dir = |e: &&fs::DirEntry| e.file_type().is_ok_and(|t| t.is_dir());
+    // Directories (a shard directory may hold shards below it too; hiding them
+    // would hide data), never one a Felix name claims (refused above).
+    let subdirs: Vec<PathBuf> = entries
+        .iter()
+        .filter(is_dir)
+        .filter(|e| !shard || e.file_name().to_str().is_none_or(|n| matches!(classify(n), EntryName::Foreign)))
+        .map(fs::DirEntry::path)
+        .collect();
+    // Links to directories are not followed (a loop, or a shard counted twice): say so.
+    for e in &entries {
+        if e.file_type().is_ok_and(|t| t.is_symlink())
+            && e.path().is_dir()
+            && !out.targets.iter().any(|t| matches!(t, Target::Refused(p, _) if *p == e.path()))
+        {
+            out.notes.push(format!(
+                "{}: a symbolic link to a directory, not followed; give its target to inspect what it holds",
+                e.path().display()
+            ));
+        }
+    }
     if depth >= MAX_ROOT_DEPTH {
         if !subdirs.is_empty() {
             out.notes.push(format!(
@@ -345,7 +404,7 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
         sizes.push(match t {
             Target::File(p) => vec![size_of(p)?],
             Target::Shard(_, files) => files.iter().map(|p| size_of(p)).collect::<Result<_, _>>()?,
-            Target::Stray(_) => Vec::new(),
+            Target::Stray(_) | Target::Refused(..) => Vec::new(),
         });
     }
     let mut jobs: Vec<(u64, Job)> = Vec::new();
@@ -353,9 +412,9 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
         let files = sizes.get(target).map_or(&[][..], Vec::as_slice);
         match t {
             Target::File(_) | Target::Shard(..) => jobs.push((files.iter().sum(), Job::Scan { target })),
-            Target::Stray(_) => {}
+            Target::Stray(_) | Target::Refused(..) => {}
         }
-        if matches!(t, Target::Stray(_)) {
+        if matches!(t, Target::Stray(_) | Target::Refused(..)) {
             continue;
         }
         // In memory, BLAKE3 runs about 3x slower than the scan, SHA-256 about 7x: weigh them so.
@@ -451,7 +510,7 @@ fn run_job(targets: &[Target], job: Job, buf: &mut ReadBuf, on_bytes: &mut dyn F
             let rank = read_rank(paths, file);
             hash_file(path, algorithm, buf, on_bytes).map(|h| Output::Hash(Some(h))).map_err(|e| (rank, e))
         }
-        (_, Some(Target::Stray(_)) | None) => Ok(Output::Hash(None)),
+        (_, Some(Target::Stray(_) | Target::Refused(..)) | None) => Ok(Output::Hash(None)),
     }
 }
 
@@ -507,6 +566,13 @@ fn assemble(
             (Target::Stray(path), _) => {
                 let mut r = FileReport::new(path.display().to_string(), FileKind::Unknown, size_of(path)?);
                 r.notes.push("not part of any shard directory: not inspected, and never read or changed by the engine".into());
+                files.push(r);
+            }
+            (Target::Refused(path, what), _) => {
+                let mut r = FileReport::new(path.display().to_string(), FileKind::Unknown, 0);
+                r.notes.push(format!(
+                    "{what} where a Felix file belongs: not read; the engine refuses to open this shard until it is moved away (it neither follows nor replaces it)"
+                ));
                 files.push(r);
             }
             (Target::File(path) | Target::Shard(path, _), _) => {

@@ -209,7 +209,7 @@ fn run_inspect(json: bool, sha256: bool, jobs: Option<u16>, paths: &[PathBuf]) -
             return Err((2, format!("<stdout>: {e}")));
         }
     }
-    Ok(report.has_damage())
+    Ok(report.has_damage() || resolution.refuses_a_shard())
 }
 
 /// `TENANT/NAMESPACE/STREAM/N`.

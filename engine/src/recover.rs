@@ -55,6 +55,9 @@ fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outco
     if !dir.is_dir() {
         return Err(EngineError::NoShard { dir: dir.to_path_buf() });
     }
+    // A dry run refuses what the real run refuses (a Felix name on a link, a
+    // directory, a FIFO), with the same error.
+    ShardDir::new(Arc::new(crate::OsIo::new()), dir).listing()?;
     let files = inspect::shard_files(dir).map_err(inspect_error)?;
     let (_, facts) = inspect::inspect_shard(dir, &files, writer, false, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
     Ok(Outcome { plan: plan_shard(&facts, options), executed: false, evidence: Vec::new(), writer_live: false })

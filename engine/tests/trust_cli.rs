@@ -490,3 +490,99 @@ fn produce_stops_at_the_last_offset_instead_of_wrapping() {
     assert_eq!(out(&o), format!("{}\n{}\n", u64::MAX - 2, u64::MAX - 1));
     assert!(err(&o).contains("no offsets left"), "{}", err(&o));
 }
+
+// ------------------------------------------------------------ review: hidden and refused shards
+
+#[test]
+fn shards_below_a_shard_directory_are_not_hidden() {
+    let tmp = tempfile::tempdir().unwrap();
+    produce(tmp.path(), &["a"]);
+    // A stray copy of a segment at the top makes the root look like a shard.
+    std::fs::copy(shard_dir(tmp.path()).join("00000000000000000000.log"), tmp.path().join("00000000000000000000.log")).unwrap();
+    let o = run(&["inspect", tmp.path().to_str().unwrap()]);
+    let text = out(&o);
+    assert!(text.contains("acme_default_orders_0-0d3aed4b998d2798/00000000000000000000.log: clean segment"), "{text}");
+    let o = run(&["recover", tmp.path().to_str().unwrap(), "--dry-run"]);
+    assert!(out(&o).contains("acme_default_orders_0-0d3aed4b998d2798"), "{}{}", out(&o), err(&o));
+}
+
+#[test]
+fn a_felix_name_on_a_fifo_a_directory_or_a_dangling_link_refuses_the_shard_everywhere() {
+    for what in ["fifo", "dir", "dangling"] {
+        let tmp = tempfile::tempdir().unwrap();
+        produce(tmp.path(), &["a"]);
+        let dir = shard_dir(tmp.path());
+        let odd = dir.join("00000000000000000001.log");
+        match what {
+            "fifo" => assert!(Command::new("mkfifo").arg(&odd).status().unwrap().success()),
+            "dir" => std::fs::create_dir(&odd).unwrap(),
+            _ => std::os::unix::fs::symlink(tmp.path().join("nowhere"), &odd).unwrap(),
+        }
+        let before = std::fs::read(dir.join("00000000000000000000.log")).unwrap();
+        // inspect names it and exits 1 (the shard cannot be opened as it is).
+        let o = run(&["inspect", tmp.path().to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", out(&o));
+        assert!(
+            out(&o).contains("00000000000000000001.log: note:") && out(&o).contains("the engine refuses to open this shard"),
+            "{what}: {}",
+            out(&o)
+        );
+        // A dry run refuses exactly like the real run.
+        for args in [vec!["recover", tmp.path().to_str().unwrap(), "--dry-run"], vec!["recover", tmp.path().to_str().unwrap()]] {
+            let o = run(&args);
+            assert_eq!(o.status.code(), Some(1), "{what} {args:?}: {}{}", out(&o), err(&o));
+            assert!(
+                err(&o).contains("00000000000000000001.log: ") && err(&o).contains("where a Felix file or shard directory belongs"),
+                "{what}: {}",
+                err(&o)
+            );
+        }
+        assert_eq!(std::fs::read(dir.join("00000000000000000000.log")).unwrap(), before, "{what}: changed");
+    }
+}
+
+#[test]
+fn a_linked_directory_under_a_root_is_named_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let other = tmp.path().join("other");
+    produce(&root, &["a"]);
+    produce(&other, &["b"]);
+    std::os::unix::fs::symlink(&other, root.join("linked")).unwrap();
+    let o = run(&["inspect", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(out(&o).contains("/linked: a symbolic link to a directory, not followed"), "{}", out(&o));
+    assert_eq!(out(&o).matches("clean segment").count(), 1, "{}", out(&o));
+}
+
+#[test]
+fn recover_of_a_root_goes_on_past_a_shard_a_writer_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    produce(tmp.path(), &["a"]);
+    // A second shard, torn, that recover should repair.
+    let mut other = Command::new(bin())
+        .args(["produce", tmp.path().to_str().unwrap(), "--shard", "acme/default/orders/1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    other.stdin.take().unwrap().write_all(b"x\n").unwrap();
+    assert!(other.wait().unwrap().success());
+    let second = tmp.path().join(
+        std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).find(|n| n.to_str().unwrap().contains("_1-")).unwrap(),
+    );
+    let log = second.join("00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let intact = bytes.len() as u64;
+    bytes.extend_from_slice(&[0, 0, 0, 9, 1, 2]);
+    std::fs::write(&log, bytes).unwrap();
+    let (mut writer, mut acks) = live_producer(tmp.path(), &[]);
+    writeln!(writer.stdin.as_mut().unwrap(), "held").unwrap();
+    assert!(acks.next().unwrap().is_ok());
+    let o = run(&["recover", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    assert!(err(&o).contains("acme_default_orders_0-0d3aed4b998d2798: shard is open for writing by another process"), "{}", err(&o));
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), intact, "the other shard was recovered: {}", out(&o));
+    drop(writer.stdin.take());
+    assert!(writer.wait().unwrap().success());
+}
