@@ -6,7 +6,6 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use base64::Engine as _;
 use felix_codec::recovery::{Action, Plan, ShardPlan};
 use felix_codec::repair::RepairOptions;
 use felix_codec::time::format_micros;
@@ -107,10 +106,11 @@ fn read_line_bounded(input: &mut impl BufRead, line: &mut Vec<u8>, limit: usize)
 /// commit lets one flush cover several. A batch in flight holds no payload
 /// (its bytes are written), so this bounds only the waiting.
 const PRODUCE_IN_FLIGHT: usize = 4;
-/// A batch is committed at `--batch` lines or this many payload bytes,
-/// whichever comes first: with the batch being read, the one handed over and
-/// the one being written, `produce` holds at most three of these.
-const PRODUCE_BATCH_BYTES: usize = 64 << 20;
+/// A batch is committed at `--batch` lines or once it holds this many
+/// payload bytes, whichever comes first: with the batch being read, the one
+/// handed over and the one being written, `produce` holds at most three
+/// batches, each under this plus one line (≤ 64 MiB).
+const PRODUCE_BATCH_BYTES: usize = 16 << 20;
 
 /// Reads stdin on its own thread into batches of at most `batch` lines (and
 /// [`PRODUCE_BATCH_BYTES`]), handing each over as soon as it is full or the
@@ -212,35 +212,72 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
 pub fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Outcome {
     let (shard, recovery) = Shard::open_read_only(Arc::new(OsIo::new()), dir, Config::default()).map_err(|e| fail(&e))?;
     for w in &recovery.warnings {
-        eprintln!("felix-storage: note: {}: {}", dir.display(), shown(w));
+        eprintln!("felix-storage: note: {}: {}", felix_codec::report::one_line(&dir.display().to_string()), shown(w));
     }
-    let mut out = std::io::stdout().lock();
+    // Each line is written as it is formed (escaped, or base64-encoded, in
+    // pieces): memory is the record read and a 64 KiB buffer, never a copy
+    // of the record's printed form (up to 6x its size when escaped).
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
     let mut at = from;
     let mut left = max.unwrap_or(u64::MAX);
-    let b64 = base64::engine::general_purpose::STANDARD;
     while left > 0 {
         let batch = shard.read(at, 1 << 20).map_err(|e| fail(&e))?;
         if batch.is_empty() {
             break;
         }
         for r in batch.iter().take(usize::try_from(left).unwrap_or(usize::MAX)) {
-            let line = if json {
-                let mut v = serde_json::json!({ "offset": r.offset, "timestamp_micros": r.timestamp_micros });
-                match std::str::from_utf8(&r.payload) {
-                    Ok(text) => v["payload"] = text.into(),
-                    Err(_) => v["payload_base64"] = b64.encode(&r.payload).into(),
-                }
-                v.to_string()
-            } else {
-                format!("{}\t{}\t{}", r.offset, format_micros(r.timestamp_micros), field(&String::from_utf8_lossy(&r.payload)))
-            };
-            writeln!(out, "{line}").map_err(|e| out_err(&e))?;
+            let written = if json { write_json_line(&mut out, r) } else { write_text_line(&mut out, r) };
+            written.map_err(|e| out_err(&e))?;
             left -= 1;
             at = r.offset.saturating_add(1);
         }
     }
     out.flush().map_err(|e| out_err(&e))?;
     Ok(false)
+}
+
+/// `{"offset":N,"payload":"…","timestamp_micros":T}` (or `payload_base64`
+/// for a payload that is not UTF-8), keys in the order they always had.
+fn write_json_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std::io::Result<()> {
+    write!(out, "{{\"offset\":{},", r.offset)?;
+    match std::str::from_utf8(&r.payload) {
+        Ok(text) => {
+            out.write_all(b"\"payload\":")?;
+            serde_json::to_writer(&mut *out, text).map_err(std::io::Error::other)?;
+        }
+        Err(_) => {
+            out.write_all(b"\"payload_base64\":\"")?;
+            {
+                let mut encoder = base64::write::EncoderWriter::new(&mut *out, &base64::engine::general_purpose::STANDARD);
+                encoder.write_all(&r.payload)?;
+                encoder.finish()?;
+            }
+            out.write_all(b"\"")?;
+        }
+    }
+    writeln!(out, ",\"timestamp_micros\":{}}}", r.timestamp_micros)
+}
+
+/// `offset<TAB>time<TAB>payload`: the payload as UTF-8 (invalid bytes as
+/// U+FFFD), every control character escaped so one record is one line.
+fn write_text_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std::io::Result<()> {
+    write!(out, "{}\t{}\t", r.offset, format_micros(r.timestamp_micros))?;
+    for chunk in r.payload.utf8_chunks() {
+        let text = chunk.valid();
+        let mut start = 0;
+        for (i, c) in text.char_indices() {
+            if c.is_control() {
+                out.write_all(text.get(start..i).unwrap_or_default().as_bytes())?;
+                write!(out, "{}", c.escape_default())?;
+                start = i + c.len_utf8();
+            }
+        }
+        out.write_all(text.get(start..).unwrap_or_default().as_bytes())?;
+        if !chunk.invalid().is_empty() {
+            out.write_all(char::REPLACEMENT_CHARACTER.to_string().as_bytes())?;
+        }
+    }
+    out.write_all(b"\n")
 }
 
 /// The shard directories under `root`, found the way `inspect` finds them.

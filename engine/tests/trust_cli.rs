@@ -586,3 +586,49 @@ fn recover_of_a_root_goes_on_past_a_shard_a_writer_holds() {
     drop(writer.stdin.take());
     assert!(writer.wait().unwrap().success());
 }
+
+#[test]
+fn consume_prints_a_64_mib_record_of_control_bytes_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("line");
+    // One record of 64 MiB - 1 control bytes: each prints as 6 characters.
+    let mut line = vec![1u8; (64 << 20) - 1];
+    line.push(b'\n');
+    std::fs::write(&input, &line).unwrap();
+    drop(line);
+    let o = run_limited(512, &["produce", tmp.path().to_str().unwrap(), "--shard", SHARD], Some(&input));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    for format in ["text", "json"] {
+        let script = format!("ulimit -v {}; exec \"$0\" \"$@\" | wc -c", 256 * 1024);
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(bin())
+            .args(["consume", tmp.path().to_str().unwrap(), "--shard", SHARD, "--format", format])
+            .output()
+            .unwrap();
+        let printed: u64 = out(&o).trim().parse().unwrap_or(0);
+        assert!(printed > 5 * ((64 << 20) - 1), "{format}: {printed} bytes printed (5 or 6 per byte: the printed form is 320 MiB or more); {}", err(&o));
+    }
+}
+
+#[test]
+fn consume_escapes_and_encodes_payloads_as_it_always_did() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("lines");
+    std::fs::write(&input, b"plain\n\x1b[2Jtab\there \"q\" \\ \xe6\x9d\xb1\n\xff\xfebin\x01\n").unwrap();
+    let o = run_limited(512, &["produce", tmp.path().to_str().unwrap(), "--shard", SHARD], Some(&input));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let o = run(&["consume", tmp.path().to_str().unwrap(), "--shard", SHARD, "--format", "json"]);
+    let lines: Vec<serde_json::Value> = out(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["payload"], "plain");
+    assert_eq!(lines[1]["payload"], "\u{1b}[2Jtab\there \"q\" \\ 東");
+    assert_eq!(lines[2]["payload_base64"], "//5iaW4B");
+    assert!(out(&o).lines().next().unwrap().starts_with("{\"offset\":0,\"payload\":\"plain\",\"timestamp_micros\":"), "{}", out(&o));
+    let o = run(&["consume", tmp.path().to_str().unwrap(), "--shard", SHARD]);
+    let text = out(&o);
+    let fields: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(fields.len(), 3, "{text}");
+    assert_eq!(fields[1][2], "\\u{1b}[2Jtab\\there \"q\" \\ 東");
+    assert_eq!(fields[2][2], "\u{fffd}\u{fffd}bin\\u{1}");
+}
