@@ -1,21 +1,29 @@
 //! The worker loops, shared by the Web Workers (where they normally run)
 //! and the page (the fallback when no worker can start).
 //!
-//! The scan ([`run`]): read each file with `Blob.slice`, 64 KiB first and
-//! doubling to 4 MiB, [`READS_AHEAD`] reads in flight, feed the codec, and
-//! report as [`ToPage`] messages — progress (at most every 100 ms),
-//! findings as they are met, and each group's results. Each chunk read is
-//! then handed, without a copy, to the hash worker ([`hash`]), which hashes
-//! it on the other core; so the bytes are read once and the verdict never
-//! waits for the hash. Should the hash worker fall [`MAX_FEED_BYTES`]
-//! behind, the scan stops handing over that file's chunks and the hash
-//! worker reads the rest of it itself — memory stays bounded either way.
+//! Three workers of one script, each on a thread of its own:
+//!
+//! - the reader ([`read`]) reads each file front to back through its stream
+//!   (a BYOB reader, [`web::StreamReader`]; 64 KiB first, doubling to
+//!   4 MiB) in the scan's order, and hands each chunk to the scan worker —
+//!   transferred, not copied — at most [`MAX_READ_AHEAD_BYTES`] ahead;
+//! - the scan worker ([`run`]) feeds each chunk to the codec, reports as
+//!   [`ToPage`] messages — progress (at most every 100 ms), findings as
+//!   they are met, each group's results — and hands the chunk on to
+//! - the hash worker ([`hash`]), which hashes it. Should it fall
+//!   [`MAX_FEED_BYTES`] behind, the scan stops handing over that file's
+//!   chunks and the hash worker reads the rest itself; so the verdict never
+//!   waits for the hash, and memory stays bounded either way.
+//!
+//! Reading costs the receiving thread about as much as the scan does, so
+//! the read and the scan run on two threads. Without a reader the scan
+//! worker reads for itself; without any worker the page scans, then hashes.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
-use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
+use js_sys::{Array, ArrayBuffer, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -24,13 +32,13 @@ use web_sys::{Blob, MessageEvent, MessagePort};
 use crate::logic::group::{group, Dropped};
 use crate::logic::hash::{FileHasher, Hashed};
 use crate::logic::protocol::{self, Feed, Task, ToPage, CHUNK_KEY, FEED_KEY};
-use crate::logic::scan::{GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
+use crate::logic::scan::{read_order, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
 use crate::web;
 
 /// Longest wait before finished groups (or hashes) are sent to the page.
 pub const GROUP_BATCH_MS: f64 = 200.0;
-/// Reads in flight while scanning: the browser fetches the next chunks while one is scanned.
-pub const READS_AHEAD: usize = 2;
+/// Bytes the reader hands to the scan worker before the scan is done with them, at most.
+pub const MAX_READ_AHEAD_BYTES: u64 = 32 << 20;
 /// Bytes handed to the hash worker and not yet acknowledged, at most.
 pub const MAX_FEED_BYTES: u64 = 64 << 20;
 
@@ -40,7 +48,7 @@ pub fn wall_ms() -> f64 {
     js_sys::Date::now()
 }
 
-fn post_feed(port: &MessagePort, feed: Feed, chunk: Option<&ArrayBuffer>) -> Result<(), String> {
+fn post_feed(port: &MessagePort, feed: &Feed, chunk: Option<&ArrayBuffer>) -> Result<(), String> {
     let msg = Object::new();
     let _ = Reflect::set(&msg, &FEED_KEY.into(), &Uint8Array::from(protocol::encode_feed(feed).as_slice()));
     let transfer = Array::new();
@@ -48,7 +56,7 @@ fn post_feed(port: &MessagePort, feed: Feed, chunk: Option<&ArrayBuffer>) -> Res
         let _ = Reflect::set(&msg, &CHUNK_KEY.into(), c);
         transfer.push(c);
     }
-    port.post_message_with_transferable(&msg, &transfer).map_err(|_| "could not hand bytes to the hash worker".to_string())
+    port.post_message_with_transferable(&msg, &transfer).map_err(|_| "could not hand bytes to the next worker".to_string())
 }
 
 fn feed_of(data: &JsValue) -> Result<(Feed, Option<ArrayBuffer>), String> {
@@ -61,82 +69,179 @@ fn feed_of(data: &JsValue) -> Result<(Feed, Option<ArrayBuffer>), String> {
     Ok((protocol::decode_feed(&bytes)?, chunk))
 }
 
-/// The scan's side of the channel to the hash worker.
-struct Feeder {
-    port: MessagePort,
-    unacked: Rc<Cell<u64>>,
+/// A promise to wait on until [`Wake::wake`] is called.
+#[derive(Default)]
+struct Wake(RefCell<Option<Function>>);
+
+impl Wake {
+    async fn wait(&self) {
+        let promise = Promise::new(&mut |resolve, _| *self.0.borrow_mut() = Some(resolve));
+        let _ = JsFuture::from(promise).await;
+    }
+
+    fn wake(&self) {
+        if let Some(f) = self.0.borrow_mut().take() {
+            let _ = f.call0(&JsValue::NULL);
+        }
+    }
 }
 
-impl Feeder {
+/// The sending side of a channel to the next worker: what it has not yet acknowledged.
+struct Sender {
+    port: MessagePort,
+    unacked: Rc<Cell<u64>>,
+    acked: Rc<Wake>,
+}
+
+impl Sender {
     fn new(port: MessagePort) -> Self {
-        let unacked = Rc::new(Cell::new(0u64));
-        let count = Rc::clone(&unacked);
+        let (unacked, acked) = (Rc::new(Cell::new(0u64)), Rc::new(Wake::default()));
+        let (count, wake) = (Rc::clone(&unacked), Rc::clone(&acked));
         let on_ack = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
             if let Ok((Feed::Ack { bytes }, _)) = feed_of(&e.data()) {
                 count.set(count.get().saturating_sub(bytes));
+                wake.wake();
             }
         });
         port.set_onmessage(Some(on_ack.as_ref().unchecked_ref()));
-        // Acks may arrive after the scan ends: the handler lives as long as the worker.
+        // Acks may arrive after the job ends: the handler lives as long as the worker.
         on_ack.forget();
-        Self { port, unacked }
+        Self { port, unacked, acked }
+    }
+
+    /// Hands `chunk` on, if fewer than `limit` bytes are unacknowledged (with it).
+    fn offer(&self, feed: &Feed, chunk: &ArrayBuffer, limit: u64) -> bool {
+        let len = u64::from(chunk.byte_length());
+        if self.unacked.get() + len > limit || post_feed(&self.port, feed, Some(chunk)).is_err() {
+            return false;
+        }
+        self.unacked.set(self.unacked.get() + len);
+        true
     }
 }
 
-/// One file's reads: up to [`READS_AHEAD`] in flight, sizes doubling from
-/// [`FIRST_CHUNK_BYTES`] to [`CHUNK_BYTES`].
-struct Reads<'a> {
-    blob: &'a Blob,
-    size: u64,
-    next_start: u64,
-    chunk: u64,
-    in_flight: VecDeque<(u64, u64, Result<JsFuture, String>)>,
+/// A message from the reader, with its chunk.
+type Received = (Feed, Option<ArrayBuffer>);
+
+/// The receiving side of the reader's channel: chunks queued as they arrive.
+struct Inbox {
+    port: MessagePort,
+    queue: Rc<RefCell<VecDeque<Received>>>,
+    arrived: Rc<Wake>,
 }
 
-impl<'a> Reads<'a> {
-    fn new(blob: &'a Blob, size: u64, from: u64) -> Self {
-        let mut r = Self { blob, size, next_start: from, chunk: FIRST_CHUNK_BYTES, in_flight: VecDeque::new() };
-        r.fill();
-        r
+impl Inbox {
+    fn new(port: MessagePort) -> Self {
+        let (queue, arrived) = (Rc::new(RefCell::new(VecDeque::new())), Rc::new(Wake::default()));
+        let (q, wake) = (Rc::clone(&queue), Rc::clone(&arrived));
+        let on_feed = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+            let item = feed_of(&e.data()).unwrap_or_else(|m| (Feed::Failed { file: u32::MAX, message: m }, None));
+            q.borrow_mut().push_back(item);
+            wake.wake();
+        });
+        port.set_onmessage(Some(on_feed.as_ref().unchecked_ref()));
+        on_feed.forget();
+        Self { port, queue, arrived }
     }
 
-    fn fill(&mut self) {
-        while self.in_flight.len() < READS_AHEAD && self.next_start < self.size {
-            let end = (self.next_start + self.chunk).min(self.size);
-            self.in_flight.push_back((self.next_start, end, web::start_read(self.blob, self.next_start, end)));
-            self.next_start = end;
-            self.chunk = (self.chunk * 2).min(CHUNK_BYTES);
+    async fn next(&self) -> Received {
+        loop {
+            if let Some(item) = self.queue.borrow_mut().pop_front() {
+                return item;
+            }
+            self.arrived.wait().await;
         }
     }
+}
 
-    /// The next chunk's range and bytes (copied into `out`), with the browser's buffer.
-    async fn next(&mut self, out: &mut Vec<u8>) -> Option<(u64, u64, Result<ArrayBuffer, String>)> {
-        let (start, end, read) = self.in_flight.pop_front()?;
-        let got = match read {
-            Ok(read) => web::finish_read_keep(read, out).await,
+/// One file's reads, front to back through its stream, sizes doubling from
+/// [`FIRST_CHUNK_BYTES`] to [`CHUNK_BYTES`] (the first finding shows after
+/// a small read).
+struct Reads {
+    reader: Result<web::StreamReader, String>,
+    at: u64,
+    size: u64,
+    chunk: u64,
+}
+
+impl Reads {
+    fn new(blob: &Blob, size: u64, from: u64) -> Self {
+        Self { reader: web::StreamReader::new(blob, from), at: from, size, chunk: FIRST_CHUNK_BYTES }
+    }
+
+    /// The next chunk: where it starts, and its bytes in a buffer of their own.
+    async fn next(&mut self) -> Option<(u64, Result<ArrayBuffer, String>)> {
+        if self.at >= self.size {
+            return None;
+        }
+        let start = self.at;
+        let len = u32::try_from(self.chunk.min(self.size - start)).unwrap_or(u32::MAX);
+        self.chunk = (self.chunk * 2).min(CHUNK_BYTES);
+        let got = match &mut self.reader {
+            Ok(r) => r.next(len).await,
+            Err(e) => Err(e.clone()),
+        };
+        let got = match got {
+            Ok(Some(buf)) if buf.byte_length() == len => Ok(buf),
+            Ok(other) => {
+                let n = other.map_or(0, |b| b.byte_length());
+                Err(format!("the file ended after {} of its {} bytes (it changed since it was dropped)", start + u64::from(n), self.size))
+            }
             Err(e) => Err(e),
         };
-        self.fill();
-        Some((start, end, got))
+        self.at = if got.is_ok() { start + u64::from(len) } else { self.size };
+        Some((start, got))
+    }
+}
+
+/// Where the scan gets its chunks: its own reads, or the reader's channel.
+enum Source<'a> {
+    Own(Reads),
+    Reader { inbox: &'a Inbox, file: u32, path: &'a str, pending_ack: u64 },
+}
+
+impl Source<'_> {
+    /// The next chunk of the file, or `None` at its end.
+    async fn next(&mut self) -> Option<(u64, Result<ArrayBuffer, String>)> {
+        match self {
+            Self::Own(reads) => reads.next().await,
+            Self::Reader { inbox, file, path, pending_ack } => {
+                if *pending_ack > 0 {
+                    let _ = post_feed(&inbox.port, &Feed::Ack { bytes: std::mem::take(pending_ack) }, None);
+                }
+                match inbox.next().await {
+                    (Feed::Chunk { file: f, at }, Some(buf)) if f == *file => {
+                        *pending_ack = u64::from(buf.byte_length());
+                        Some((at, Ok(buf)))
+                    }
+                    (Feed::Rest { file: f, .. }, _) if f == *file => None,
+                    (Feed::Failed { message, .. }, _) => Some((0, Err(message))),
+                    (other, _) => Some((0, Err(format!("{path}: the reader sent {other:?} out of turn")))),
+                }
+            }
+        }
     }
 }
 
 /// Scans `files` (each with its bytes) group by group, sending every message to `send`.
 ///
-/// `task` says who hashes: [`Task::Scan`] hands every chunk to the hash
-/// worker on `port`; [`Task::ScanThenHash`] hashes here, after the last
-/// verdict, reading each file again. Results of small groups (loose files)
-/// are sent together at most every [`GROUP_BATCH_MS`], so ten thousand
-/// dropped files are not ten thousand updates of the page.
+/// The chunks come from the reader on `reader` when given, else from the
+/// scan's own reads. `task` says who hashes: [`Task::Scan`] hands every
+/// chunk to the hash worker on `hasher`; [`Task::ScanThenHash`] hashes
+/// here, after the last verdict, reading each file again. Results of small
+/// groups (loose files) are sent together at most every [`GROUP_BATCH_MS`],
+/// so ten thousand dropped files are not ten thousand updates of the page.
 pub async fn run(
     files: Vec<(Dropped, Blob)>,
     send: &impl Fn(ToPage),
     cancelled: impl Fn() -> bool,
     started_ms: f64,
     task: Task,
-    port: Option<MessagePort>,
+    ports: (Option<MessagePort>, Option<MessagePort>),
 ) {
-    let feeder = port.filter(|_| task == Task::Scan).map(Feeder::new);
+    let (reader, hasher) = ports;
+    let inbox = reader.map(Inbox::new);
+    let feeder = hasher.filter(|_| task == Task::Scan).map(Sender::new);
     let dropped: Vec<Dropped> = files.iter().map(|(d, _)| d.clone()).collect();
     let (mut batch, mut batched_at) = (Vec::new(), wall_ms());
     let mut bytes = Vec::new();
@@ -149,22 +254,24 @@ pub async fn run(
             let mut job = scans.begin(i);
             let mut painted = wall_ms();
             let mut feeding = feeder.as_ref();
-            let mut reads = Reads::new(blob, size, 0);
-            while let Some((start, end, got)) = reads.next(&mut bytes).await {
+            let mut source = match &inbox {
+                Some(inbox) => Source::Reader { inbox, file: id, path, pending_ack: 0 },
+                None => Source::Own(Reads::new(blob, size, 0)),
+            };
+            while let Some((start, got)) = source.next().await {
                 if cancelled() {
                     return send(ToPage::Error { message: "scan cancelled".into() });
                 }
                 let buf = match got {
                     Ok(buf) => buf,
-                    Err(e) => return send(ToPage::Error { message: format!("{path}: reading bytes {start}..{end}: {e}") }),
+                    Err(e) => return send(ToPage::Error { message: format!("{path}: reading from byte {start}: {e}") }),
                 };
+                web::copy_into(&buf, &mut bytes);
+                let end = start + bytes.len() as u64;
                 if let Some(f) = feeding {
-                    let len = end - start;
-                    if f.unacked.get() + len <= MAX_FEED_BYTES && post_feed(&f.port, Feed::Chunk { file: id, at: start }, Some(&buf)).is_ok() {
-                        f.unacked.set(f.unacked.get() + len);
-                    } else {
+                    if !f.offer(&Feed::Chunk { file: id, at: start }, &buf, MAX_FEED_BYTES) {
                         // The hash worker is behind: it reads the rest itself.
-                        let _ = post_feed(&f.port, Feed::Rest { file: id, at: start }, None);
+                        let _ = post_feed(&f.port, &Feed::Rest { file: id, at: start }, None);
                         feeding = None;
                     }
                 }
@@ -179,7 +286,7 @@ pub async fn run(
                 }
             }
             if let Some(f) = feeding {
-                let _ = post_feed(&f.port, Feed::Rest { file: id, at: size }, None);
+                let _ = post_feed(&f.port, &Feed::Rest { file: id, at: size }, None);
             }
             scans.end(i, job);
         }
@@ -208,11 +315,37 @@ pub async fn run(
     }
 }
 
+/// The reader: reads `files` in the scan's order and hands each chunk to
+/// the scan worker on `port`, at most [`MAX_READ_AHEAD_BYTES`] ahead of it.
+pub async fn read(files: Vec<(Dropped, Blob)>, port: MessagePort) {
+    let to_scan = Sender::new(port);
+    let dropped: Vec<Dropped> = files.iter().map(|(d, _)| d.clone()).collect();
+    for i in read_order(&dropped) {
+        let Some((d, blob)) = files.get(i) else { continue };
+        let mut reads = Reads::new(blob, d.size, 0);
+        while let Some((at, got)) = reads.next().await {
+            let buf = match got {
+                Ok(buf) => buf,
+                Err(message) => {
+                    let _ = post_feed(&to_scan.port, &Feed::Failed { file: d.id, message }, None);
+                    return;
+                }
+            };
+            let chunk = Feed::Chunk { file: d.id, at };
+            while !to_scan.offer(&chunk, &buf, MAX_READ_AHEAD_BYTES.max(u64::from(buf.byte_length()))) {
+                to_scan.acked.wait().await;
+            }
+        }
+        let _ = post_feed(&to_scan.port, &Feed::Rest { file: d.id, at: d.size }, None);
+    }
+}
+
 /// Reads `d`'s file from `hasher.bytes_done()` to its end into `hasher`.
 async fn read_and_hash(blob: &Blob, d: &Dropped, mut hasher: FileHasher, bytes: &mut Vec<u8>) -> Result<Hashed, String> {
     let mut reads = Reads::new(blob, d.size, hasher.bytes_done());
-    while let Some((start, end, got)) = reads.next(bytes).await {
-        got.map_err(|e| format!("{}: reading bytes {start}..{end} to hash them: {e}", d.path))?;
+    while let Some((start, got)) = reads.next().await {
+        let buf = got.map_err(|e| format!("{}: reading from byte {start} to hash it: {e}", d.path))?;
+        web::copy_into(&buf, bytes);
         hasher.update(bytes);
     }
     Ok(hasher.finish())
@@ -283,25 +416,26 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
         let send = Rc::clone(&send);
         match feed_of(&e.data()) {
             Ok((Feed::Chunk { file, at }, Some(chunk))) => {
-                let len = chunk.byte_length();
                 let mut s = state.borrow_mut();
                 let s = &mut *s;
                 let h = s.open.entry(file).or_insert_with(|| FileHasher::new(s.sha256));
                 if h.bytes_done() != at {
-                    return send(ToPage::Error { message: format!("the hash worker was handed bytes from {at}, expecting {}", h.bytes_done()) });
+                    return send(ToPage::Error {
+                        message: format!("the hash worker was handed bytes from {at}, expecting {}", h.bytes_done()),
+                    });
                 }
-                let view = Uint8Array::new(&chunk);
-                s.bytes.resize(len as usize, 0);
-                view.copy_to(&mut s.bytes);
+                web::copy_into(&chunk, &mut s.bytes);
                 h.update(&s.bytes);
-                let _ = post_feed(&reply, Feed::Ack { bytes: u64::from(len) }, None);
+                let _ = post_feed(&reply, &Feed::Ack { bytes: u64::from(chunk.byte_length()) }, None);
             }
             Ok((Feed::Rest { file, at }, _)) => {
                 let mut s = state.borrow_mut();
                 let hasher = s.open.remove(&file).unwrap_or_else(|| FileHasher::new(s.sha256));
                 let Some((d, blob)) = s.files.remove(&file) else { return };
                 if hasher.bytes_done() != at {
-                    return send(ToPage::Error { message: format!("{}: the hash stopped at byte {}, not {at}", d.path, hasher.bytes_done()) });
+                    return send(ToPage::Error {
+                        message: format!("{}: the hash stopped at byte {}, not {at}", d.path, hasher.bytes_done()),
+                    });
                 }
                 if at >= d.size {
                     return s.finished(file, hasher.finish(), &*send);
@@ -317,7 +451,7 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
                 });
             }
             Ok((Feed::Chunk { .. }, None)) => send(ToPage::Error { message: "the hash worker was handed a chunk without bytes".into() }),
-            Ok((Feed::Ack { .. }, _)) => {}
+            Ok((Feed::Ack { .. } | Feed::Failed { .. }, _)) => {}
             Err(e) => send(ToPage::Error { message: format!("the hash worker got an unreadable message: {e}") }),
         }
     });

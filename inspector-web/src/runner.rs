@@ -1,8 +1,9 @@
-//! The page's half of the workers: two warm Web Workers of the same script
+//! The page's half of the workers: three warm Web Workers of the same script
 //! (spawned when the page loads, so a drop does not wait for a module) —
-//! the scan worker, and the hash worker it hands every chunk to through a
-//! `MessageChannel` — or, when no worker can start, the scan and then the
-//! hashes on the page in awaited chunks. Messages go every way through
+//! the reader, the scan worker it hands every chunk to, and the hash worker
+//! the scan hands them on to, joined by `MessageChannel`s (`driver`) — or,
+//! when no worker can start, the scan and then the hashes on the page in
+//! awaited chunks. Messages go every way through
 //! `logic::protocol`, and arrive in the reducer as [`Action::Scan`].
 
 use std::cell::{Cell, RefCell};
@@ -16,8 +17,13 @@ use yew::Callback;
 
 use crate::driver;
 use crate::logic::group::Dropped;
-use crate::logic::protocol::{self, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY};
+use crate::logic::protocol::{self, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
 use crate::state::Action;
+
+/// Cores from which the reader gets a worker of its own. Measured on 2 cores
+/// (`tests/e2e/bench.mjs`, both ways in one run): the scan's verdict came
+/// sooner with a reader than with the scan reading for itself.
+pub const READER_MIN_CORES: u32 = 2;
 
 /// The workers' script (trunk's loader shim; `filehash` is off so the name is stable).
 pub const WORKER_SCRIPT: &str = "./felix-scan-worker_loader.js";
@@ -25,6 +31,7 @@ pub const WORKER_SCRIPT: &str = "./felix-scan-worker_loader.js";
 /// Which worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Role {
+    Read,
     Scan,
     Hash,
 }
@@ -32,6 +39,7 @@ enum Role {
 impl Role {
     fn name(self) -> &'static str {
         match self {
+            Self::Read => "reader",
             Self::Scan => "scan",
             Self::Hash => "hash",
         }
@@ -70,6 +78,7 @@ impl Slot {
 /// The scan machinery: the two workers, or a cancel flag for the page's own loop.
 #[derive(Debug, Default)]
 pub struct Runner {
+    read: Slot,
     scan: Slot,
     hash: Slot,
     /// Files whose hashes the hash worker still owes.
@@ -80,6 +89,7 @@ pub struct Runner {
 impl Runner {
     /// Stops whatever runs.
     pub fn stop(&mut self) {
+        self.read.stop();
         self.scan.stop();
         self.hash.stop();
         self.hashes_left = 0;
@@ -90,6 +100,7 @@ impl Runner {
 
     fn slot(&mut self, role: Role) -> &mut Slot {
         match role {
+            Role::Read => &mut self.read,
             Role::Scan => &mut self.scan,
             Role::Hash => &mut self.hash,
         }
@@ -119,7 +130,10 @@ fn on_worker_message(runner: &Rc<RefCell<Runner>>, role: Role, data: &JsValue, d
             {
                 let mut r = runner.borrow_mut();
                 match &msg {
-                    ToPage::Done { .. } if role == Role::Scan => r.scan.busy = false,
+                    ToPage::Done { .. } if role == Role::Scan => {
+                        r.scan.busy = false;
+                        r.read.busy = false;
+                    }
                     ToPage::Hashes { items, .. } => {
                         r.hashes_left = r.hashes_left.saturating_sub(items.len());
                         r.hash.busy = r.hashes_left > 0;
@@ -156,20 +170,21 @@ fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) 
     slot.worker = Some(worker);
 }
 
-/// Spawns the scan and hash workers ahead of time. Each says "ready" once running; a job sent earlier waits.
+/// Spawns the reader, scan and hash workers ahead of time. Each says "ready" once running; a job sent earlier waits.
 pub fn spawn_worker(runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
+    spawn(runner, Role::Read, dispatch);
     spawn(runner, Role::Scan, dispatch);
     spawn(runner, Role::Hash, dispatch);
 }
 
-fn message(files: &[(Dropped, Blob)], job: &Job, port: Option<&JsValue>) -> (Object, Array) {
+fn message(files: &[(Dropped, Blob)], job: &Job, ports: &[(&str, JsValue)]) -> (Object, Array) {
     let msg = Object::new();
     let blobs: Array = files.iter().map(|(_, b)| JsValue::from(b)).collect();
     let _ = Reflect::set(&msg, &JOB_KEY.into(), &Uint8Array::from(protocol::encode_job(job).as_slice()));
     let _ = Reflect::set(&msg, &FILES_KEY.into(), &blobs);
     let transfer = Array::new();
-    if let Some(p) = port {
-        let _ = Reflect::set(&msg, &PORT_KEY.into(), p);
+    for (key, p) in ports {
+        let _ = Reflect::set(&msg, &(*key).into(), p);
         transfer.push(p);
     }
     (msg, transfer)
@@ -181,7 +196,7 @@ pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runn
     let started_ms = driver::wall_ms();
     let busy = {
         let r = runner.borrow();
-        r.scan.busy || r.hash.busy
+        r.read.busy || r.scan.busy || r.hash.busy
     };
     if busy {
         // A job is running: stop it and start from fresh workers.
@@ -192,19 +207,31 @@ pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runn
     {
         let mut r = runner.borrow_mut();
         if r.scan.worker.is_some() {
-            let channel = if r.hash.worker.is_some() { MessageChannel::new().ok() } else { None };
-            let sent = if let Some(channel) = channel {
-                let hash = Job { files: dropped.clone(), started_ms, task: Task::Hash { sha256 } };
-                let (msg, transfer) = message(&files, &hash, Some(&channel.port2()));
-                r.hashes_left = files.len();
-                let scan = Job { files: dropped.clone(), started_ms, task: Task::Scan };
-                let (scan_msg, scan_transfer) = message(&files, &scan, Some(&channel.port1()));
-                r.hash.send(msg, transfer) && r.scan.send(scan_msg, scan_transfer)
-            } else {
-                let job = Job { files: dropped.clone(), started_ms, task: Task::ScanThenHash { sha256 } };
-                let (msg, transfer) = message(&files, &job, None);
-                r.scan.send(msg, transfer)
+            let mut scan_ports: Vec<(&str, JsValue)> = Vec::new();
+            let mut sent = true;
+            // From two cores, a reader of its own: the scan then gets every chunk
+            // from it. On one core the scan reads for itself.
+            let reader = r.read.worker.as_ref().filter(|_| crate::web::cores() >= READER_MIN_CORES);
+            if let Some(channel) = reader.and_then(|_| MessageChannel::new().ok()) {
+                let read = Job { files: dropped.clone(), started_ms, task: Task::Read };
+                let (msg, transfer) = message(&files, &read, &[(READER_KEY, channel.port2().into())]);
+                sent &= r.read.send(msg, transfer);
+                scan_ports.push((READER_KEY, channel.port1().into()));
+            }
+            let task = match r.hash.worker.as_ref().and_then(|_| MessageChannel::new().ok()) {
+                Some(channel) => {
+                    let hash = Job { files: dropped.clone(), started_ms, task: Task::Hash { sha256 } };
+                    let (msg, transfer) = message(&files, &hash, &[(PORT_KEY, channel.port2().into())]);
+                    r.hashes_left = files.len();
+                    sent &= r.hash.send(msg, transfer);
+                    scan_ports.push((PORT_KEY, channel.port1().into()));
+                    Task::Scan
+                }
+                None => Task::ScanThenHash { sha256 },
             };
+            let job = Job { files: dropped.clone(), started_ms, task };
+            let (msg, transfer) = message(&files, &job, &scan_ports);
+            let sent = sent && r.scan.send(msg, transfer);
             if sent {
                 return;
             }
@@ -217,6 +244,6 @@ pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runn
     let dispatch = dispatch.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let send = |m| dispatch.emit(Action::Scan(m));
-        driver::run(files, &send, move || cancel.get(), started_ms, Task::ScanThenHash { sha256 }, None).await;
+        driver::run(files, &send, move || cancel.get(), started_ms, Task::ScanThenHash { sha256 }, (None, None)).await;
     });
 }

@@ -1,14 +1,14 @@
-//! The inspector's worker, started twice by the page: as the scan worker
-//! and as the hash worker. It receives a job (`logic::protocol`) with the
-//! `File`s and one end of a `MessageChannel` beside it, runs the shared loop
-//! for its task off the main thread ([`driver::run`] or [`driver::hash`]),
-//! and posts each [`ToPage`] message back as one byte buffer (transferred,
-//! not copied).
+//! The inspector's worker, started three times by the page: as the reader,
+//! the scan worker and the hash worker. It receives a job
+//! (`logic::protocol`) with the `File`s and the ends of the channels between
+//! the workers beside it, runs the shared loop for its task off the main
+//! thread ([`driver::read`], [`driver::run`] or [`driver::hash`]), and posts
+//! each [`ToPage`] message back as one byte buffer (transferred, not copied).
 
 use std::rc::Rc;
 
 use felix_inspector::driver;
-use felix_inspector::logic::protocol::{self, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY};
+use felix_inspector::logic::protocol::{self, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
 use js_sys::{Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -29,6 +29,7 @@ fn main() {
             Reflect::get(&data, &JOB_KEY.into()).ok().filter(|v| v.is_instance_of::<Uint8Array>()).map(|v| Uint8Array::new(&v).to_vec());
         let files: Array = Reflect::get(&data, &FILES_KEY.into()).ok().and_then(|v| v.dyn_into().ok()).unwrap_or_default();
         let port: Option<MessagePort> = Reflect::get(&data, &PORT_KEY.into()).ok().and_then(|v| v.dyn_into().ok());
+        let reader: Option<MessagePort> = Reflect::get(&data, &READER_KEY.into()).ok().and_then(|v| v.dyn_into().ok());
         let job = job.ok_or_else(|| "the page sent no job".to_string()).and_then(|b| protocol::decode_job(&b));
         let job = match job {
             Ok(job) if job.files.len() == files.length() as usize => job,
@@ -40,13 +41,16 @@ fn main() {
         };
         let list: Vec<_> = job.files.into_iter().zip(files.iter().map(JsCast::unchecked_into::<Blob>)).collect();
         let scope = reply.clone();
-        match (job.task, port) {
-            (Task::Hash { sha256 }, Some(port)) => {
+        match (job.task, port, reader) {
+            (Task::Hash { sha256 }, Some(port), _) => {
                 driver::hash(list, &port, sha256, job.started_ms, Rc::new(move |m| post(&scope, &m)));
             }
-            (Task::Hash { .. }, None) => post(&reply, &ToPage::Error { message: "the page sent the hash worker no channel".into() }),
-            (task, port) => wasm_bindgen_futures::spawn_local(async move {
-                driver::run(list, &|m| post(&scope, &m), || false, job.started_ms, task, port).await;
+            (Task::Read, _, Some(reader)) => wasm_bindgen_futures::spawn_local(driver::read(list, reader)),
+            (task @ (Task::Hash { .. } | Task::Read), _, _) => {
+                post(&reply, &ToPage::Error { message: format!("the page sent no channel for {task:?}") });
+            }
+            (task, port, reader) => wasm_bindgen_futures::spawn_local(async move {
+                driver::run(list, &|m| post(&scope, &m), || false, job.started_ms, task, (reader, port)).await;
             }),
         }
     });

@@ -1,20 +1,23 @@
-//! The workers' protocol, every direction, defined once. Two workers run
-//! the same script: the scan worker and the hash worker. The page sends
-//! each a [`Job`] (its bytes under [`JOB_KEY`], the `File`s under
-//! [`FILES_KEY`], and one end of a `MessageChannel` under [`PORT_KEY`]);
-//! both answer with [`ToPage`] messages, each one byte buffer. Through the
-//! channel the scan worker hands each chunk it read to the hash worker
-//! ([`Feed`], the chunk's `ArrayBuffer` transferred beside it under
-//! [`CHUNK_KEY`]), so every byte is read once; the hash worker acknowledges
-//! each ([`Feed::Ack`]). Both sides encode and decode with the functions
-//! here, so they cannot drift; the round trip is tested natively.
+//! The workers' protocol, every direction, defined once. Three workers run
+//! the same script: the reader, the scan worker and the hash worker. The
+//! page sends each a [`Job`] (its bytes under [`JOB_KEY`], the `File`s under
+//! [`FILES_KEY`], and ends of two `MessageChannel`s: [`READER_KEY`] joins
+//! the reader to the scan, [`PORT_KEY`] the scan to the hash worker); the
+//! scan and hash workers answer with [`ToPage`] messages, each one byte
+//! buffer. Chunks travel reader → scan → hash as [`Feed`] messages, each
+//! chunk's `ArrayBuffer` transferred beside it under [`CHUNK_KEY`] (never
+//! copied), so every byte is read once, by a thread that does nothing else;
+//! each receiver acknowledges what it is done with ([`Feed::Ack`]), which
+//! bounds the bytes in flight. Both sides encode and decode with the
+//! functions here, so they cannot drift; the round trip is tested natively.
 //!
 //! ```text
 //! job     = 0x10, f64 started_ms, u8 task, u32 n, n × (u32 id, str path, u64 size)
-//!           task: 0 scan (a hash worker is fed), 1 scan then hash, 2 hash, +4 with SHA-256
+//!           task: 0 scan, 1 scan then hash, 2 hash, 3 read, +4 with SHA-256
 //! chunk   = 0x20, u32 file, u64 at          (the bytes beside it)
-//! rest    = 0x21, u32 file, u64 at          (no more chunks: read the file from `at` on)
+//! rest    = 0x21, u32 file, u64 at          (no more chunks of the file: the receiver reads it from `at` on, if at all)
 //! ack     = 0x22, u64 bytes
+//! failed  = 0x23, u32 file, str message     (the reader could not read the file)
 //! ready   = 0x01
 //! progress= 0x02, u32 file, u64 done
 //! live    = 0x03, u32 file, f64 ms, str findings (JSON)
@@ -38,6 +41,8 @@ pub const JOB_KEY: &str = "job";
 pub const FILES_KEY: &str = "files";
 /// Key of the `MessagePort` joining the scan worker to the hash worker.
 pub const PORT_KEY: &str = "port";
+/// Key of the `MessagePort` joining the reader to the scan worker.
+pub const READER_KEY: &str = "reader";
 /// Key of a [`Feed`] message's bytes on the port.
 pub const FEED_KEY: &str = "feed";
 /// Key of the chunk's `ArrayBuffer` beside a [`Feed::Chunk`].
@@ -46,8 +51,10 @@ pub const CHUNK_KEY: &str = "chunk";
 /// What a worker is asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Task {
-    /// Scan, handing every chunk read to the hash worker on the port.
+    /// Scan (what the reader sends, or what it reads itself), handing every chunk to the hash worker.
     Scan,
+    /// Read every file, in the scan's order, and hand the chunks to the scan worker.
+    Read,
     /// Scan, then hash each file by reading it again (no hash worker runs:
     /// the page's own fallback loop).
     ScanThenHash {
@@ -72,8 +79,8 @@ pub struct Job {
     pub task: Task,
 }
 
-/// Between the scan worker and the hash worker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Between the workers: reader → scan → hash, and acknowledgements back.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Feed {
     /// The bytes of `file` from `at` (the chunk travels beside the message).
     Chunk {
@@ -90,10 +97,17 @@ pub enum Feed {
         /// Where its own reading starts.
         at: u64,
     },
-    /// The hash worker is done with `bytes` more bytes of chunks.
+    /// The receiver is done with `bytes` more bytes of chunks.
     Ack {
         /// Bytes.
         bytes: u64,
+    },
+    /// The reader could not read `file`.
+    Failed {
+        /// The file's id.
+        file: u32,
+        /// The browser's words.
+        message: String,
     },
 }
 
@@ -155,11 +169,13 @@ const HASHES: u8 = 0x07;
 const CHUNK: u8 = 0x20;
 const REST: u8 = 0x21;
 const ACK: u8 = 0x22;
+const FAILED: u8 = 0x23;
 const WITH_SHA256: u8 = 4;
 
 fn task_byte(task: Task) -> u8 {
     match task {
         Task::Scan => 0,
+        Task::Read => 3,
         Task::ScanThenHash { sha256 } => 1 | if sha256 { WITH_SHA256 } else { 0 },
         Task::Hash { sha256 } => 2 | if sha256 { WITH_SHA256 } else { 0 },
     }
@@ -169,6 +185,7 @@ fn task_of(b: u8) -> Option<Task> {
     let sha256 = b & WITH_SHA256 != 0;
     match b & !WITH_SHA256 {
         0 if !sha256 => Some(Task::Scan),
+        3 if !sha256 => Some(Task::Read),
         1 => Some(Task::ScanThenHash { sha256 }),
         2 => Some(Task::Hash { sha256 }),
         _ => None,
@@ -228,17 +245,22 @@ pub fn decode_job(bytes: &[u8]) -> Result<Job, String> {
 
 /// A [`Feed`] message's bytes.
 #[must_use]
-pub fn encode_feed(feed: Feed) -> Vec<u8> {
+pub fn encode_feed(feed: &Feed) -> Vec<u8> {
     let mut w = Writer::default();
     match feed {
         Feed::Chunk { file, at } | Feed::Rest { file, at } => {
             w.u8(if matches!(feed, Feed::Chunk { .. }) { CHUNK } else { REST });
-            w.u32(file);
-            w.u64(at);
+            w.u32(*file);
+            w.u64(*at);
         }
         Feed::Ack { bytes } => {
             w.u8(ACK);
-            w.u64(bytes);
+            w.u64(*bytes);
+        }
+        Feed::Failed { file, message } => {
+            w.u8(FAILED);
+            w.u32(*file);
+            w.str(message);
         }
     }
     w.0
@@ -254,6 +276,7 @@ pub fn decode_feed(bytes: &[u8]) -> Result<Feed, String> {
         CHUNK => Feed::Chunk { file: r.u32()?, at: r.u64()? },
         REST => Feed::Rest { file: r.u32()?, at: r.u64()? },
         ACK => Feed::Ack { bytes: r.u64()? },
+        FAILED => Feed::Failed { file: r.u32()?, message: r.str()? },
         tag => return Err(format!("byte 0 is {tag:#04x}, which names no feed message")),
     };
     expect_end(&r)?;
@@ -392,10 +415,7 @@ mod tests {
             ToPage::Done { ms: 1234.25 },
             ToPage::Error { message: "a/ü\n<b>: reading bytes 0..1: gone".into() },
             ToPage::Hashes {
-                items: vec![
-                    (3, crate::logic::hash::hash_bytes(b"abc", true)),
-                    (u32::MAX, crate::logic::hash::hash_bytes(b"", false)),
-                ],
+                items: vec![(3, crate::logic::hash::hash_bytes(b"abc", true)), (u32::MAX, crate::logic::hash::hash_bytes(b"", false))],
                 ms: 7.0,
             },
             ToPage::Hashes { items: Vec::new(), ms: 0.0 },
@@ -409,6 +429,7 @@ mod tests {
         }
         for task in [
             Task::Scan,
+            Task::Read,
             Task::ScanThenHash { sha256: false },
             Task::ScanThenHash { sha256: true },
             Task::Hash { sha256: false },
@@ -421,8 +442,13 @@ mod tests {
             };
             assert_eq!(decode_job(&encode_job(&job)).unwrap(), job);
         }
-        for feed in [Feed::Chunk { file: 1, at: 4 << 20 }, Feed::Rest { file: u32::MAX, at: u64::MAX }, Feed::Ack { bytes: 65_536 }] {
-            let bytes = encode_feed(feed);
+        for feed in [
+            Feed::Chunk { file: 1, at: 4 << 20 },
+            Feed::Rest { file: u32::MAX, at: u64::MAX },
+            Feed::Ack { bytes: 65_536 },
+            Feed::Failed { file: 2, message: "x.log: NotReadableError ü".into() },
+        ] {
+            let bytes = encode_feed(&feed);
             assert_eq!(decode_feed(&bytes).unwrap(), feed);
             for n in 0..bytes.len() {
                 assert!(decode_feed(&bytes[..n]).is_err(), "{feed:?} cut to {n} bytes");
@@ -430,8 +456,8 @@ mod tests {
         }
         assert_eq!(decode_feed(&[0x30]).unwrap_err(), "byte 0 is 0x30, which names no feed message");
         let mut job = encode_job(&Job { files: Vec::new(), started_ms: 0.0, task: Task::Scan });
-        job[9] = 3;
-        assert_eq!(decode_job(&job).unwrap_err(), "byte 9 is 0x03, which names no task");
+        job[9] = 7; // "read" with SHA-256: no such task
+        assert_eq!(decode_job(&job).unwrap_err(), "byte 9 is 0x07, which names no task");
     }
 
     #[test]

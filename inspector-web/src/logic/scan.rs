@@ -239,6 +239,19 @@ impl GroupScan {
     }
 }
 
+/// The order the scan reads `dropped` in (indexes into it): group by group,
+/// each group's files in the order its checks need. The reader and the scan
+/// both follow it.
+#[must_use]
+pub fn read_order(dropped: &[Dropped]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(dropped.len());
+    for g in super::group::group(dropped) {
+        let scan = GroupScan::new(&g, dropped);
+        out.extend(scan.order().into_iter().filter_map(|i| g.files.get(i).copied()));
+    }
+    out
+}
+
 /// Scans and hashes in-memory files completely (tests): the reports the page ends with.
 #[must_use]
 pub fn scan_all(files: &[(String, Vec<u8>)]) -> Vec<Scanned> {
@@ -289,6 +302,18 @@ mod tests {
         assert_eq!(seg.detail.records.len() as u64, seg.report.records);
         assert_eq!(seg.report.hash.as_ref().map(|h| (h.algorithm.as_str(), h.value.len())), Some(("blake3", 64)));
         assert_eq!(seg.report.sha256, None, "SHA-256 only when asked for");
+    }
+
+    #[test]
+    fn the_read_order_names_every_file_once() {
+        let files = sample::files();
+        let dropped: Vec<Dropped> =
+            files.iter().enumerate().map(|(i, (p, b))| Dropped { id: i as u32, path: p.clone(), size: b.len() as u64 }).collect();
+        let order = read_order(&dropped);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..files.len()).collect::<Vec<_>>());
+        assert_ne!(order, sorted, "the shard's own read order, not the drop order");
     }
 
     #[test]
