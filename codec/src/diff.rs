@@ -619,7 +619,9 @@ impl Diff {
                     d.a.position,
                     d.a.checksum,
                     one_line(&d.b.file),
-                    d.b.position, d.b.checksum, self.divergent_records
+                    d.b.position,
+                    d.b.checksum,
+                    self.divergent_records
                 );
             }
             None => out.push_str("no divergent offset\n"),

@@ -195,7 +195,9 @@ pub fn classify(name: &str) -> EntryName {
     }
     if let Some(rest) = name.strip_prefix(DAMAGED_EPOCHS_NAME) {
         let attempt = rest.strip_prefix('-');
-        let canonical = |a: &str| a.len() <= 10 && !a.starts_with('0') && a.bytes().all(|b| b.is_ascii_digit()) && a.parse::<u32>().is_ok_and(|n| n >= 2);
+        let canonical = |a: &str| {
+            a.len() <= 10 && !a.starts_with('0') && a.bytes().all(|b| b.is_ascii_digit()) && a.parse::<u32>().is_ok_and(|n| n >= 2)
+        };
         if rest.is_empty() || attempt.is_some_and(canonical) {
             return EntryName::DamagedEpochs;
         }

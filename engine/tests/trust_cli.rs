@@ -608,7 +608,11 @@ fn consume_prints_a_64_mib_record_of_control_bytes_in_bounded_memory() {
             .output()
             .unwrap();
         let printed: u64 = out(&o).trim().parse().unwrap_or(0);
-        assert!(printed > 5 * ((64 << 20) - 1), "{format}: {printed} bytes printed (5 or 6 per byte: the printed form is 320 MiB or more); {}", err(&o));
+        assert!(
+            printed > 5 * ((64 << 20) - 1),
+            "{format}: {printed} bytes printed (5 or 6 per byte: the printed form is 320 MiB or more); {}",
+            err(&o)
+        );
     }
 }
 

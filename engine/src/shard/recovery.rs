@@ -292,7 +292,7 @@ fn read_header(dir: &ShardDir, id: u64, len: u64) -> Result<Result<SegmentHeader
 ///
 /// `writer_live` (a reader's only): whether a writer holds the shard, probed
 /// again after the bytes are read (and updated).
-fn check_newest(dir: &ShardDir, id: u64, config: &Config, mut writer_live: Option<&mut bool>) -> Result<Checked, EngineError> {
+fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: Option<&mut bool>) -> Result<Checked, EngineError> {
     let live_before = writer_live.as_deref().copied().unwrap_or(false);
     let path = dir.log(id);
     let len = dir.io.len(&path)?;
@@ -328,7 +328,7 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, mut writer_live: Optio
         }
     };
     feed_file(dir, &path, len, |chunk| scanner.feed(chunk, &mut sink))?;
-    if let Some(live) = writer_live.as_deref_mut() {
+    if let Some(live) = writer_live {
         if !*live && dir.writer_live() {
             *live = true;
             scanner.set_writer_live(true);
