@@ -12,6 +12,19 @@
 //! Generations strictly increase; start offsets never decrease. The file is
 //! not authoritative: absent, short or failing its checksum it reads as empty
 //! (see [`read_or_empty`]) and the reason is reported, never a panic.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::epochs::{decode, encode, read_or_empty, truncation_point, Epoch};
+//! let history = [Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 3, start_offset: 100 }];
+//! let bytes = encode(&history).unwrap();
+//! assert_eq!(decode(&bytes).unwrap(), history);
+//! let (entries, defect) = read_or_empty(&bytes[..20]); // a torn file reads as empty, with its reason
+//! assert!(entries.is_empty() && defect.is_some());
+//! // A follower at 150 whose generation 3 the leader ended at 120 keeps offsets below 120.
+//! assert_eq!(truncation_point(&history, 150, 3, 120), 120);
+//! ```
 
 use alloc::vec::Vec;
 

@@ -20,6 +20,16 @@
 //! [`classify`] is the one decision about a directory entry's name: the
 //! engine touches only names it classifies as its own, and everything else
 //! is "not a Felix file", never read by the engine and never changed.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::file_name::{classify, parse_file_name, segment_file_name, EntryName, FileKind};
+//! assert_eq!(segment_file_name(42), "00000000000000000042.log");
+//! assert_eq!(parse_file_name("00000000000000000042.index"), Some((42, FileKind::Index)));
+//! assert_eq!(classify("writer.lock"), EntryName::Lock);
+//! assert_eq!(classify("notes.txt"), EntryName::Foreign);
+//! ```
 
 use alloc::format;
 use alloc::string::String;

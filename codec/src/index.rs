@@ -17,6 +17,19 @@
 //! Indexes are never trusted: an entry is only a starting point for a scan
 //! that re-validates real records, and a bad index is rebuilt. They carry no
 //! checksums. A torn final entry (a crash mid-append) is tolerated.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::index::{build_index, seek_position, IndexEntry, IndexHeader, INDEX_HEADER_LEN};
+//! // Records 0..100 every 40 bytes; an entry at most every 400 bytes.
+//! let bytes = build_index(0, (0..100).map(|o| (o, 32 + o * 40)), 400);
+//! let (header, _) = IndexHeader::decode(&bytes).unwrap();
+//! let entries: Vec<IndexEntry> = bytes[INDEX_HEADER_LEN..].chunks(16).filter_map(IndexEntry::decode).collect();
+//! assert_eq!(header.base_offset, 0);
+//! let hint = seek_position(&entries, 57).unwrap();
+//! assert!(hint.offset <= 57);
+//! ```
 
 use crate::be;
 use crate::corruption::CorruptionKind;

@@ -16,6 +16,20 @@
 //! Cross-file checks: consecutive segments (by numeric id) must continue each
 //! other's offsets; each index must match its segment's base offset and land
 //! on its records; every epoch must start at or below the log's end.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::inspect::inspect_in_memory;
+//! use felix_codec::record::encode_record;
+//! use felix_codec::segment_header::SegmentHeader;
+//! let mut log = SegmentHeader::new(0, 1).encode().to_vec();
+//! encode_record(0, 1, b"hello", &mut log).unwrap();
+//! log.truncate(log.len() - 2); // a torn tail
+//! let report = inspect_in_memory(Some("s".into()), &[("s/00000000000000000000.log".into(), &log[..])], 4096);
+//! assert_eq!(report.files[0].findings[0].kind, "Truncated");
+//! assert!(report.has_damage());
+//! ```
 
 use alloc::format;
 use alloc::string::String;

@@ -41,6 +41,11 @@ pub mod shard_name;
 pub mod time;
 
 pub use corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
+
+/// The README's example, run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 pub use repair::{is_repairable_tail, repair_verdict, Place, RepairOptions};
 
 /// The one version number covering both the segment and the index layout.

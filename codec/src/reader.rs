@@ -13,6 +13,20 @@
 //! only after its header CRC verified and it passed the limit.
 //!
 //! [`SegmentReader`] is the same reader over a slice held in memory.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::reader::SegmentReader;
+//! use felix_codec::record::encode_record;
+//! use felix_codec::segment_header::SegmentHeader;
+//! let mut segment = SegmentHeader::new(5, 1).encode().to_vec();
+//! encode_record(5, 1, b"a", &mut segment).unwrap();
+//! encode_record(6, 1, b"b", &mut segment).unwrap();
+//! let (header, records) = SegmentReader::new(&segment).unwrap();
+//! let offsets: Vec<u64> = records.map(|r| r.unwrap().1.header.offset).collect();
+//! assert_eq!((header.base_offset, offsets), (5, vec![5, 6]));
+//! ```
 
 use crate::corruption::CorruptionKind;
 use crate::record::{decode_record, decode_record_header, ExpectedOffset, Record, RecordHeader, RECORD_HEADER_LEN};

@@ -13,6 +13,18 @@
 //! `header_crc` is verified before any other field is used, so `payload_len`
 //! is only acted on once it is known to be intact. The next record starts at
 //! `position + 28 + payload_len`, without touching payload bytes.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::record::{decode_record, encode_record, ExpectedOffset};
+//! let mut bytes = Vec::new();
+//! encode_record(7, 9, b"hi", &mut bytes).unwrap();
+//! let (record, used) = decode_record(&bytes, ExpectedOffset::Exactly(7)).unwrap();
+//! assert_eq!((record.payload, used), (&b"hi"[..], bytes.len()));
+//! bytes[29] ^= 1; // "hi" → "hj"
+//! assert!(decode_record(&bytes, ExpectedOffset::Exactly(7)).is_err());
+//! ```
 
 use alloc::vec::Vec;
 

@@ -16,6 +16,23 @@
 //!
 //! A shard with any `refuse` is not changed at all: the plan still lists
 //! every other action, but the executor runs none of them.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::recovery::{plan_shard, Action, SegmentFacts, ShardFacts};
+//! use felix_codec::repair::RepairOptions;
+//! use felix_codec::{CorruptionKind, CorruptionSite, Finding, Repair};
+//! let torn = Finding {
+//!     kind: CorruptionKind::Truncated { needed: 40, available: 9 },
+//!     site: CorruptionSite { shard: None, segment_id: Some(0), position: 100 },
+//!     end: 109, offset: Some(3), repair: Repair::Always,
+//! };
+//! let seg = SegmentFacts { file: "00000000000000000000.log".into(), id: 0, size: 109, newest: true, findings: vec![torn], clean_prefix_end: 100, unfinished: false };
+//! let plan = plan_shard(&ShardFacts { segments: vec![seg], ..ShardFacts::default() }, RepairOptions::default());
+//! assert!(matches!(plan.actions[0], Action::Cut { position: 100, bytes: 9, .. }));
+//! assert!(!plan.refused() && plan.remaining_findings.is_empty());
+//! ```
 
 use alloc::format;
 use alloc::string::String;

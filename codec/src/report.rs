@@ -1,6 +1,18 @@
 //! The one report model. `felix-storage inspect --json` prints it, the
 //! browser renders and exports it; `docs/report-format.md` documents it.
 //! Bump [`REPORT_VERSION`] on any change that could break a script.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::file_name::FileKind;
+//! use felix_codec::report::{FileReport, Report, Status};
+//! let file = FileReport::new("s/00000000000000000000.log".into(), FileKind::Segment, 32);
+//! assert_eq!(file.status, Status::Clean);
+//! let report = Report::new(vec![file]);
+//! assert!(!report.has_damage());
+//! assert!(report.to_text().contains("1 file, 0 findings"));
+//! ```
 
 use alloc::borrow::Cow;
 use alloc::format;

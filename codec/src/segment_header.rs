@@ -13,6 +13,18 @@
 //!
 //! The header is written and fsynced before any record claims to live in the
 //! segment, so damage here is never a torn write: it is never repairable.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+//! let bytes = SegmentHeader::new(100, 1_700_000_000_000_000).encode();
+//! let (header, used) = SegmentHeader::decode(&bytes).unwrap();
+//! assert_eq!((header.base_offset, used), (100, SEGMENT_HEADER_LEN));
+//! let mut rotted = bytes;
+//! rotted[15] ^= 1; // base_offset changed after the header was written
+//! assert_eq!(SegmentHeader::decode(&rotted).unwrap_err().kind.name(), "SegmentHeaderChecksum");
+//! ```
 
 use crate::be;
 use crate::corruption::CorruptionKind;

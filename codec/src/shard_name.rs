@@ -14,6 +14,16 @@
 //! hash input is each string component as a big-endian `u64` length followed
 //! by its bytes, then the shard number as a big-endian `u32`. No dot can ever
 //! appear, so `..` is unrepresentable rather than escaped.
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::shard_name::{parse_dir_name, ShardKey};
+//! let key = ShardKey { tenant: "acme", namespace: "default", stream: "orders", shard: 0 };
+//! let dir = key.dir_name();
+//! let (readable, hash) = parse_dir_name(&dir).unwrap();
+//! assert_eq!((readable, hash), ("acme_default_orders_0", key.hash()));
+//! ```
 
 use alloc::string::String;
 use core::fmt::Write as _;

@@ -8,6 +8,22 @@
 //!
 //! **Architecture invariant:** scanning the same bytes in any chunking gives
 //! the same items and the same summary (property-tested).
+//!
+//! # Example
+//!
+//! ```
+//! use felix_codec::epochs::{encode, Epoch};
+//! use felix_codec::scan::{EpochsScanner, Item, ScanContext};
+//! let bytes = encode(&[Epoch { generation: 1, start_offset: 0 }]).unwrap();
+//! let mut scanner = EpochsScanner::new(ScanContext::default());
+//! let mut seen = 0;
+//! let mut sink = |item: Item<'_>| if let Item::Epoch { .. } = item { seen += 1 };
+//! for chunk in bytes.chunks(3) {
+//!     scanner.feed(chunk, &mut sink);
+//! }
+//! let summary = scanner.finish(&mut sink);
+//! assert_eq!((seen, summary.findings.findings.len()), (1, 0));
+//! ```
 
 use alloc::string::String;
 use alloc::vec::Vec;
