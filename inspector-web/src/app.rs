@@ -12,6 +12,7 @@ use crate::components::{
     drop_zone::DropZone, epochs_view::EpochsView, file_map::FileMapView, hex_view::HexView, index_view::IndexView, open_report::OpenReport,
     overview::Overview, problems::Problems, progress::Progress, record_table::RecordTable, share::ShareBar, shared_banner::SharedBanner,
 };
+use crate::components::{recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff};
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
 use crate::logic::protocol::ToPage;
@@ -194,6 +195,15 @@ pub fn app() -> Html {
             }
         })
     };
+    let shards = shard_folders(&state, &loader.blobs.borrow());
+    let on_show = {
+        let (rows, dispatch) = (Rc::clone(&state.rows), dispatch.clone());
+        Callback::from(move |(path, range): (String, (u64, u64))| {
+            if let Some(row) = rows.iter().find(|r| r.report.path == path) {
+                dispatch.emit(Action::Select(row.id, Some(range)));
+            }
+        })
+    };
     let on_select = dispatch.reform(|row: RowId| Action::Select(row, None));
     let on_error = dispatch.reform(Action::Error);
     let detail = state.detail().map(|(row, file, scanned)| (row.id, file.path.clone(), Rc::clone(scanned)));
@@ -240,10 +250,34 @@ pub fn app() -> Html {
                     complete={state.claim.is_some() || state.all_hashed()}
                     on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} />
             }
+            if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
             { detail_section(&state, detail, blob, &dispatch) }
+            <ReplicaDiff />
             </main>
         </div>
     }
+}
+
+/// The dropped shard folders and their bytes, once every file was scanned
+/// (for the recovery previews).
+fn shard_folders(state: &State, blobs: &[(FileId, Blob)]) -> Option<Rc<crate::components::recovery_preview::Shards>> {
+    use crate::components::recovery_preview::{ShardFolder, Shards};
+    if state.scanning || state.files.is_empty() || state.files.iter().any(|f| f.scanned.is_none()) {
+        return None;
+    }
+    let dropped: Vec<Dropped> = state.files.iter().map(|f| Dropped { id: f.id.0, path: f.path.clone(), size: f.size }).collect();
+    let mut shards = Vec::new();
+    for g in crate::logic::group::group(&dropped) {
+        let Some(name) = g.shard else { continue };
+        let files = g
+            .files
+            .iter()
+            .filter_map(|i| dropped.get(*i))
+            .filter_map(|d| blobs.iter().find(|(id, _)| id.0 == d.id).map(|(_, b)| (d.path.clone(), b.clone())))
+            .collect();
+        shards.push(ShardFolder { name, files });
+    }
+    (!shards.is_empty()).then(|| Rc::new(Shards { key: dropped.iter().map(|d| d.id).collect(), shards }))
 }
 
 fn detail_section(

@@ -479,3 +479,122 @@ test('file names from a dropped folder are text in every view and export', async
   assert.equal(json.files[0].path, name);
   assert.equal(await p.evaluate(() => window.__pwned), undefined);
 });
+
+// Issue 10: the replica diff and the recovery preview, each against the CLI on the same bytes.
+
+async function dropOn(p, selector, files) {
+  const payload = await Promise.all(files.map(async ({ path, bytes, from }) => ({ path, bytes: [...(bytes ?? await readFile(from))] })));
+  await p.evaluate(({ payload, selector }) => {
+    const dt = new DataTransfer();
+    const made = payload.map(({ path, bytes }) => new File([new Uint8Array(bytes)], path.split('/').pop()));
+    made.forEach((f) => dt.items.add(f));
+    const items = made.map((f, i) => ({ webkitGetAsEntry: () => ({ isDirectory: false, fullPath: `/${payload[i].path}`, file: (ok) => ok(f) }) }));
+    const ev = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt });
+    Object.defineProperty(ev.dataTransfer, 'items', { value: Object.assign(items, { length: items.length }) });
+    document.querySelector(selector).dispatchEvent(ev);
+  }, { payload, selector });
+}
+
+const SECRET = 'PAYLOAD-NEVER-SHARED';
+
+// Replica B begins as a byte-for-byte copy of A's first 50 records; then each appends 10 different ones.
+async function replicas() {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-replicas-'));
+  const [a, b] = [join(dir, 'a'), join(dir, 'b')];
+  const produce = (root, lines) => execFileSync(CLI, ['produce', root, '--shard', 'acme/default/orders/0', '--batch', '100'], { input: lines.join('\n') + '\n' });
+  produce(a, Array.from({ length: 50 }, (_, i) => `${SECRET}-common-${i}`));
+  const shardName = (await readdir(a))[0];
+  await mkdir(join(b, shardName), { recursive: true });
+  for (const f of await readdir(join(a, shardName))) await copyFile(join(a, shardName, f), join(b, shardName, f));
+  produce(a, Array.from({ length: 10 }, (_, i) => `${SECRET}-a-${i}`));
+  produce(b, Array.from({ length: 10 }, (_, i) => `${SECRET}-b-${i}`));
+  return [join(a, shardName), join(b, shardName)];
+}
+
+test('the diff view on two dropped replica folders: first divergent offset 50, the CLI\'s diff, payload masked and never shared', async () => {
+  const [a, b] = await replicas();
+  const run = spawnSync(CLI, ['diff', a, b, '--json']);
+  assert.equal(run.status, 1, run.stderr.toString());
+  const cli = JSON.parse(run.stdout.toString());
+  assert.equal(cli.first_divergent_offset, 50);
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(a));
+  await dropOn(p, '#replica-b', await folder(b));
+  await p.locator('#first-divergent').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#first-divergent').textContent(), 'First divergent offset: 50');
+  assert.notEqual(await p.locator('.checksum-a').textContent(), await p.locator('.checksum-b').textContent());
+  // Payload bytes are masked on the page until the user unmasks them, and never in an export.
+  assert.ok((await p.locator('.record-hex .masked').count()) > 0);
+  assert.equal(await p.locator('.record-hex .payload').count(), 0);
+  const json = await download(p, '#diff-json');
+  const md = await download(p, '#diff-md');
+  await p.click('#diff-link');
+  const link = await p.locator('#diff-permalink').inputValue();
+  const inflated = (await import('node:zlib')).inflateRawSync(Buffer.from(link.split('#d=')[1], 'base64url')).toString();
+  for (const shared of [json, md, inflated]) assert.ok(!shared.includes(SECRET) && !shared.includes('PAYLOAD'), 'a payload left the page');
+  // One judge: the page's JSON is the CLI's, but for the paths (as dropped vs as given).
+  const mine = JSON.parse(json);
+  mine.a.path = cli.a.path;
+  mine.b.path = cli.b.path;
+  assert.deepEqual(mine, cli);
+  assert.ok(readMarkdown(md).active.length === 0);
+  assert.deepEqual(await axeViolations(p), [], 'the diff view is accessible');
+  await p.check('#unmask');
+  assert.ok((await p.locator('.record-hex .payload').count()) > 0, 'unmasked locally, the payload bytes show');
+  // The link opens elsewhere as a claim.
+  const other = await page();
+  await other.goto(link);
+  await other.locator('#diff-claim').waitFor({ timeout: 15000 });
+  assert.equal(await other.locator('#first-divergent').textContent(), 'First divergent offset: 50');
+  assert.equal(await other.locator('.record-hex').count(), 0, 'a shared diff has no bytes to show');
+});
+
+test('crafted diff links are refused by name and their text stays text', async () => {
+  const [a, b] = await replicas();
+  const cli = JSON.parse(spawnSync(CLI, ['diff', a, b, '--json']).stdout.toString());
+  const craft = (d) => `${base}#d=${deflateRawSync(Buffer.from(JSON.stringify(d))).toString('base64url')}`;
+  const p = await page();
+  await p.goto(craft({ ...cli, identical: true }));
+  await p.locator('#diff-error').waitFor({ timeout: 15000 });
+  assert.match(await p.locator('#diff-error').textContent(), /identical is true/);
+  const q = await page();
+  await q.goto(craft({ ...cli, a: { ...cli.a, path: '<img src=x onerror="window.__pwned=1">' }, notes: ['<script>window.__pwned=2</script>'] }));
+  await q.locator('#diff-claim').waitFor({ timeout: 15000 });
+  assert.equal(await q.locator('#side-a .path').textContent(), '<img src=x onerror="window.__pwned=1">');
+  assert.equal(await q.locator('img').count(), 0);
+  assert.equal(await q.evaluate(() => window.__pwned), undefined);
+  const r = await page();
+  await r.goto(`${base}#d=${'A'.repeat(300_000)}`);
+  await r.locator('#diff-error').waitFor({ timeout: 15000 });
+  assert.match(await r.locator('#diff-error').textContent(), /characters long/);
+});
+
+test('the recovery preview of the dropped demo shards is the CLI\'s plan', async () => {
+  const root = join(sample, 'root');
+  const shards = (await readdir(root)).sort();
+  const files = (await Promise.all(shards.map((s) => folder(join(root, s))))).flat();
+  const p = await page();
+  await p.goto(base);
+  await drop(p, files);
+  const cli = JSON.parse(spawnSync(CLI, ['recover', root, '--dry-run', '--json']).stdout.toString());
+  assert.equal(cli.shards.length, shards.length);
+  for (const want of cli.shards) {
+    const name = basename(want.path);
+    const pre = p.locator(`section.recovery[data-shard="${name}"] pre.plan-json`);
+    await pre.waitFor({ state: 'attached', timeout: 20000 });
+    const mine = JSON.parse(await pre.textContent());
+    assert.equal(mine.path, name);
+    assert.deepEqual({ ...mine, path: want.path }, want, `the page's plan for ${name}`);
+  }
+  // A cut names its bytes and the flag-free command; its bytes open in the hex view.
+  const payments = p.locator('section.recovery[data-shard^="acme_default_payments_0"]');
+  assert.match(await payments.locator('[data-action=cut]').textContent(), /cut 00000000000000000001\.log at byte 1064 \(0x428\): 77 bytes move to 00000000000000000001\.log\.cut-1064/);
+  assert.match(await payments.locator('code.command').textContent(), /^felix-storage recover '<root>\/acme_default_payments_0-[0-9a-f]+'$/);
+  await payments.locator('button.show-cut').click();
+  await p.locator('section.detail h2').waitFor({ timeout: 15000 });
+  assert.match(await p.locator('section.detail h2').textContent(), /acme_default_payments_0-[0-9a-f]+\/00000000000000000001\.log/);
+  const audit = p.locator('section.recovery[data-shard^="acme_default_audit_0"]');
+  assert.match(await audit.locator('.verdict').textContent(), /refuses/);
+  assert.deepEqual(await axeViolations(p), [], 'the recovery previews are accessible');
+});

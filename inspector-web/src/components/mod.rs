@@ -12,5 +12,7 @@ pub mod overview;
 pub mod problems;
 pub mod progress;
 pub mod record_table;
+pub mod recovery_preview;
+pub mod replica_diff;
 pub mod share;
 pub mod shared_banner;

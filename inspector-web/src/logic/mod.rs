@@ -5,6 +5,7 @@
 //! permalink, the Markdown export and the built-in sample. Components only
 //! render these.
 
+pub mod diff_share;
 pub mod filemap;
 pub mod group;
 pub mod hash;
@@ -14,6 +15,7 @@ pub mod markdown;
 pub mod permalink;
 pub mod problems;
 pub mod protocol;
+pub mod replica;
 pub mod sample;
 pub mod scan;
 pub mod scroll;

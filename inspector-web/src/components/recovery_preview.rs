@@ -1,0 +1,183 @@
+//! Each dropped shard's recovery preview: the plan `felix-storage recover`
+//! would run on the same bytes (the codec's `plan_shard` over the facts of
+//! the same inspection, `logic::replica::plan`), with each cut's bytes (what
+//! would move to evidence) and a jump to them in the hex view, each index
+//! rebuild, each refusal with its reason and the flag that would allow it,
+//! and the command to run on the broker.
+
+use std::rc::Rc;
+
+use felix_codec::recovery::{Action, ShardPlan};
+use web_sys::Blob;
+use yew::prelude::*;
+
+use crate::logic::group::file_name;
+use crate::logic::replica::{plan, ReplicaScan};
+use crate::web;
+
+/// Bytes of a cut shown in the preview (the hex view shows them all).
+const SHOWN_CUT_BYTES: u64 = 64;
+
+/// A shard folder on the page: its name and its files' bytes.
+#[derive(Clone, Debug)]
+pub struct ShardFolder {
+    /// The shard directory's name.
+    pub name: String,
+    /// `(path, bytes)` of each file.
+    pub files: Vec<(String, Blob)>,
+}
+
+/// The shards to preview, compared by `key` (the files' ids): the blobs are browser objects.
+#[derive(Clone, Debug)]
+pub struct Shards {
+    /// Identifies this set of files.
+    pub key: Vec<u32>,
+    /// The shards.
+    pub shards: Vec<ShardFolder>,
+}
+
+impl PartialEq for Shards {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+/// Props.
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// The dropped shard folders.
+    pub shards: Rc<Shards>,
+    /// Shows `(path, byte range)` in the hex view.
+    pub on_show: Callback<(String, (u64, u64))>,
+}
+
+/// A planned shard and the first bytes of each cut.
+#[derive(Clone, Debug, PartialEq)]
+struct Planned {
+    plan: ShardPlan,
+    cut_bytes: Vec<(String, Vec<u8>)>,
+}
+
+async fn plan_of(shard: &ShardFolder) -> Result<Planned, String> {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let listed: Vec<(String, u64)> = shard.files.iter().map(|(p, b)| (p.clone(), b.size() as u64)).collect();
+    let mut scan = ReplicaScan::new(&shard.name, &listed);
+    while let Some(read) = scan.next_read() {
+        let (path, blob) = shard.files.get(read.file).ok_or("a file went missing")?;
+        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{path:?}: {e}"))?;
+        scan.feed(&bytes);
+    }
+    let plan = plan(scan);
+    let mut cut_bytes = Vec::new();
+    for a in &plan.actions {
+        if let Action::Cut { file, position, bytes, .. } = a {
+            if let Some((_, blob)) = shard.files.iter().find(|(p, _)| file_name(p) == file) {
+                let shown = web::read_slice(blob, *position, position + (*bytes).min(SHOWN_CUT_BYTES)).await.unwrap_or_default();
+                cut_bytes.push((file.clone(), shown));
+            }
+        }
+    }
+    Ok(Planned { plan, cut_bytes })
+}
+
+fn hex_line(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(" ")
+}
+
+fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show: &Callback<(String, (u64, u64))>) -> Html {
+    match action {
+        Action::RemoveTemporary { file, reason } => {
+            html! { <li class="action" data-action="remove-temporary">{ format!("remove {file}: {reason}") }</li> }
+        }
+        Action::RemoveUnfinished { file, bytes, reason, evidence } => html! {
+            <li class="action" data-action="remove-unfinished">{ format!("remove {file} ({bytes} bytes{}): {reason}", evidence.as_ref().map_or_else(String::new, |e| format!(", kept in {e}"))) }</li>
+        },
+        Action::Cut { file, position, bytes, reason, evidence, .. } => {
+            let path = shard.files.iter().find(|(p, _)| file_name(p) == file).map(|(p, _)| p.clone()).unwrap_or_default();
+            let range = (*position, position + bytes);
+            let show = {
+                let on_show = on_show.clone();
+                Callback::from(move |_: MouseEvent| on_show.emit((path.clone(), range)))
+            };
+            let first = planned.cut_bytes.iter().find(|(f, _)| f == file).map(|(_, b)| hex_line(b)).unwrap_or_default();
+            html! {
+                <li class="action" data-action="cut">
+                    { format!("cut {file} at byte {position} ({position:#x}): {bytes} bytes move to {evidence}. {reason}") }
+                    <div class="cut-bytes"><code>{ first }</code>{ if *bytes > SHOWN_CUT_BYTES { " …" } else { "" } }</div>
+                    <button class="show-cut" onclick={show}>{ "Show these bytes in the hex view" }</button>
+                </li>
+            }
+        }
+        Action::RebuildIndex { file, reason } => {
+            html! { <li class="action" data-action="rebuild-index">{ format!("rebuild {file}: {reason}") }</li> }
+        }
+        Action::Refuse { file, position, reason, allowed_by, .. } => html! {
+            <li class="action refused" data-action="refuse">
+                { format!("REFUSED: {file} at byte {position}: {reason}") }
+                if let Some(flag) = allowed_by { <span class="allowed-by">{ format!(" — {flag} would allow cutting it") }</span> }
+            </li>
+        },
+    }
+}
+
+/// The command to run on the broker for this plan.
+fn command(shard: &ShardFolder, plan: &ShardPlan) -> String {
+    let flag = plan.actions.iter().any(|a| matches!(a, Action::Refuse { allowed_by: Some(_), .. }));
+    let quoted = shard.name.replace('\'', "'\\''");
+    format!("felix-storage recover '<root>/{quoted}'{}", if flag { " --repair-checksum-tail" } else { "" })
+}
+
+/// One preview per shard.
+#[function_component(RecoveryPreview)]
+pub fn recovery_preview(props: &Props) -> Html {
+    let planned = use_state(Vec::<(String, Result<Planned, String>)>::new);
+    {
+        let planned = planned.clone();
+        use_effect_with(Rc::clone(&props.shards), move |shards| {
+            let shards = Rc::clone(shards);
+            wasm_bindgen_futures::spawn_local(async move {
+                let mut out = Vec::new();
+                for s in &shards.shards {
+                    out.push((s.name.clone(), plan_of(s).await));
+                }
+                planned.set(out);
+            });
+            || ()
+        });
+    }
+    let items = props.shards.shards.iter().filter_map(|shard| {
+        let (_, result) = planned.iter().find(|(n, _)| *n == shard.name)?;
+        Some(match result {
+            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error">{ e }</p></section> },
+            Ok(p) => {
+                let json = serde_json::to_string_pretty(&p.plan).unwrap_or_default();
+                let verdict = if p.plan.refused() {
+                    "recovery refuses this shard: nothing in it would change"
+                } else if p.plan.actions.is_empty() {
+                    "nothing to do"
+                } else {
+                    "recovery would run these steps, in this order"
+                };
+                html! {
+                    <section class="recovery" data-shard={shard.name.clone()} aria-label={format!("recovery preview of {}", shard.name)}>
+                        <h3>{ format!("Recovery preview: {}", shard.name) }</h3>
+                        <p class="verdict">{ verdict }</p>
+                        <ol class="actions">{ for p.plan.actions.iter().map(|a| action_item(shard, p, a, &props.on_show)) }</ol>
+                        if !p.plan.remaining_findings.is_empty() {
+                            <p class="remains">{ format!("{} findings would remain", p.plan.remaining_findings.len()) }</p>
+                        }
+                        <p>{ "On the broker: " }<code class="command">{ command(shard, &p.plan) }</code>
+                            { " (add --dry-run to see the same plan first)" }</p>
+                        <details><summary>{ "the plan as JSON (recover --dry-run --json)" }</summary><pre class="plan-json">{ json }</pre></details>
+                    </section>
+                }
+            }
+        })
+    });
+    html! {
+        <section class="recovery-previews" id="recovery-preview" aria-label="recovery previews">
+            <h2>{ "What recovery would do" }</h2>
+            { for items }
+        </section>
+    }
+}

@@ -1,0 +1,372 @@
+//! "Compare two replicas": two drop targets (replica A, replica B), the diff
+//! the codec computes from both folders read in step (`logic::replica`), and
+//! its views — both offset ranges side by side, the first divergent offset
+//! with both records' headers and bytes (payload masked unless unmasked
+//! here), the epochs timelines on one axis, each side's truncation — and
+//! sharing (JSON, Markdown, permalink; never payload bytes).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use felix_codec::diff::{Diff, RecordRef, Side, SideReport};
+use felix_codec::record::RECORD_HEADER_LEN;
+use web_sys::{Blob, File, FileList, HtmlInputElement};
+use yew::prelude::*;
+
+use crate::logic::diff_share;
+use crate::logic::group::file_name;
+use crate::logic::replica::{DiffRun, ReplicaScan};
+use crate::web;
+
+/// Bytes of a divergent record shown (header and the start of its payload).
+const SHOWN_RECORD_BYTES: u64 = 256;
+
+/// One dropped replica folder.
+#[derive(Clone)]
+struct Folder {
+    name: String,
+    files: Vec<(String, Blob)>,
+}
+
+impl Folder {
+    fn from(files: Vec<(String, File)>) -> Option<Self> {
+        let first = files.first()?;
+        let name = first.0.split_once('/').map_or("(files)", |(dir, _)| dir).to_owned();
+        Some(Self { name, files: files.into_iter().map(|(p, f)| (p, Blob::from(f))).collect() })
+    }
+
+    fn listed(&self) -> Vec<(String, u64)> {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        self.files.iter().map(|(p, b)| (p.clone(), b.size() as u64)).collect()
+    }
+
+    fn blob(&self, name: &str) -> Option<&Blob> {
+        self.files.iter().find(|(p, _)| file_name(p) == name).map(|(_, b)| b)
+    }
+}
+
+/// What the view shows.
+#[derive(Clone, Default, PartialEq)]
+struct View {
+    names: (Option<String>, Option<String>),
+    running: bool,
+    diff: Option<Rc<Diff>>,
+    /// The divergent records' first bytes, A then B.
+    bytes: Option<Rc<(Vec<u8>, Vec<u8>)>>,
+    /// From a link: a claim, not checked against files.
+    shared: bool,
+    error: Option<String>,
+    link: Option<String>,
+}
+
+async fn run_diff(a: Folder, b: Folder) -> Result<(Diff, (Vec<u8>, Vec<u8>)), String> {
+    let mut run = DiffRun::new(ReplicaScan::new(&a.name, &a.listed()), ReplicaScan::new(&b.name, &b.listed()));
+    while let Some((side, read)) = run.next_read() {
+        let folder = if side == Side::A { &a } else { &b };
+        let (path, blob) = folder.files.get(read.file).ok_or("a file went missing")?;
+        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{path:?}: {e}"))?;
+        run.feed(side, &bytes);
+    }
+    let diff = run.finish();
+    let mut shown = (Vec::new(), Vec::new());
+    if let Some(d) = &diff.divergence {
+        for (folder, r, out) in [(&a, &d.a, &mut shown.0), (&b, &d.b, &mut shown.1)] {
+            if let Some(blob) = folder.blob(&r.file) {
+                let end = r.position + (RECORD_HEADER_LEN as u64 + u64::from(r.payload_len)).min(SHOWN_RECORD_BYTES);
+                *out = web::read_slice(blob, r.position, end).await.unwrap_or_default();
+            }
+        }
+    }
+    Ok((diff, shown))
+}
+
+fn files_of(list: Option<FileList>) -> Vec<(String, File)> {
+    let Some(list) = list else { return Vec::new() };
+    (0..list.length()).filter_map(|i| list.item(i)).map(|f| (web::relative_path(&f), f)).collect()
+}
+
+#[derive(Properties, PartialEq)]
+struct PickProps {
+    side: char,
+    name: Option<String>,
+    on_files: Callback<Vec<(String, File)>>,
+}
+
+/// One replica's drop target and folder picker.
+#[function_component(Pick)]
+fn pick(props: &PickProps) -> Html {
+    let id = format!("replica-{}", props.side.to_ascii_lowercase());
+    let input = use_node_ref();
+    {
+        let input = input.clone();
+        use_effect_with((), move |()| {
+            if let Some(el) = input.cast::<web_sys::Element>() {
+                let _ = el.set_attribute("webkitdirectory", "");
+            }
+            || ()
+        });
+    }
+    let on_change = {
+        let cb = props.on_files.clone();
+        Callback::from(move |e: Event| {
+            let el: HtmlInputElement = e.target_unchecked_into();
+            cb.emit(files_of(el.files()));
+            el.set_value("");
+        })
+    };
+    let on_drop = {
+        let cb = props.on_files.clone();
+        Callback::from(move |e: DragEvent| {
+            e.prevent_default();
+            let Some(dt) = e.data_transfer() else { return };
+            let items: wasm_bindgen::JsValue = dt.items().into();
+            let fallback = files_of(dt.files());
+            let cb = cb.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                match web::files_from_drop(&items).await {
+                    Ok(files) if !files.is_empty() => cb.emit(files),
+                    _ => cb.emit(fallback),
+                }
+            });
+        })
+    };
+    let label = format!("replica {}", props.side);
+    html! {
+        <div id={id.clone()} class="dropzone replica" role="region" aria-label={format!("drop {label}'s shard folder here")}
+            ondrop={on_drop} ondragover={Callback::from(|e: DragEvent| e.prevent_default())}>
+            <strong>{ format!("Replica {}", props.side) }</strong>
+            <span class="replica-name">{ props.name.clone().unwrap_or_else(|| "drop a shard folder, or".into()) }</span>
+            <label class="button">{ "choose a folder…" }
+                <input id={format!("{id}-input")} type="file" ref={input} onchange={on_change} aria-label={format!("choose {label}'s folder")} />
+            </label>
+        </div>
+    }
+}
+
+fn offset(o: Option<u64>) -> String {
+    o.map_or_else(|| "none".into(), |o| o.to_string())
+}
+
+/// A side's epochs on a shared axis `0..axis_end`: one bar per generation.
+fn timeline(side: &SideReport, axis_end: u64) -> Html {
+    let scale = |o: u64| (o.min(axis_end) as f64) * 100.0 / (axis_end.max(1) as f64);
+    let bars = side.epochs.iter().enumerate().map(|(i, [g, start])| {
+        let end = side.epochs.get(i + 1).map_or(side.next_offset, |e| e[1]);
+        let (left, width) = (scale(*start), (scale(end) - scale(*start)).max(0.5));
+        html! { <span class="epoch" style={format!("left:{left:.2}%;width:{width:.2}%")} title={format!("generation {g}: offsets {start}..{end}")}>{ format!("g{g}") }</span> }
+    });
+    html! { <div class="timeline" role="img" aria-label={format!("epochs of {}", side.path)}>{ for bars }</div> }
+}
+
+/// Hex of a record's first bytes: the 28 header bytes as they are, payload
+/// bytes masked unless `unmask`.
+fn record_hex(bytes: &[u8], unmask: bool) -> Html {
+    let rows = bytes.chunks(16).enumerate().map(|(row, chunk)| {
+        let cells = chunk.iter().enumerate().map(|(i, b)| {
+            let at = row * 16 + i;
+            if at < RECORD_HEADER_LEN || unmask {
+                let class = if at < RECORD_HEADER_LEN { "hb header" } else { "hb payload" };
+                html! { <span class={class}>{ format!("{b:02X} ") }</span> }
+            } else {
+                html! { <span class="hb masked">{ "•• " }</span> }
+            }
+        });
+        html! { <div class="hexrow"><span class="addr">{ format!("+{:03X} ", row * 16) }</span>{ for cells }</div> }
+    });
+    html! { <div class="record-hex">{ for rows }</div> }
+}
+
+fn record_card(name: &str, r: &RecordRef, bytes: &[u8], unmask: bool) -> Html {
+    html! {
+        <div class="record-card">
+            <h4>{ format!("Replica {name}") }</h4>
+            <dl>
+                <dt>{ "file" }</dt><dd>{ &r.file }</dd>
+                <dt>{ "byte" }</dt><dd>{ format!("{} ({:#x})", r.position, r.position) }</dd>
+                <dt>{ "payload bytes" }</dt><dd>{ r.payload_len }</dd>
+                <dt>{ "time (µs)" }</dt><dd>{ r.timestamp_micros }</dd>
+                <dt>{ "checksum" }</dt><dd class={format!("checksum-{}", name.to_ascii_lowercase())}>{ &r.checksum }</dd>
+            </dl>
+            { if bytes.is_empty() { html! {} } else { record_hex(bytes, unmask) } }
+        </div>
+    }
+}
+
+fn side_column(name: &str, s: &SideReport, truncate: Option<u64>, other: &str, axis_end: u64) -> Html {
+    let range = match s.first_offset {
+        Some(f) => format!("offsets {f}..{} ({} intact records)", s.next_offset, s.records),
+        None => "no record".into(),
+    };
+    let truncation = match truncate {
+        Some(t) if t < s.next_offset => format!("as a follower of {other}: truncates to {t} (drops offsets {t}..{})", s.next_offset),
+        Some(t) => format!("as a follower of {other}: keeps everything (truncation point {t})"),
+        None => format!("as a follower of {other}: the epochs give no truncation point"),
+    };
+    let id = format!("side-{}", name.to_ascii_lowercase());
+    html! {
+        <div class="side" id={id}>
+            <h3>{ format!("Replica {name}") }</h3>
+            <p class="path">{ &s.path }</p>
+            <p class="range">{ range }</p>
+            { timeline(s, axis_end) }
+            <p class="truncation">{ truncation }</p>
+            if s.blocked { <p class="blocked">{ "damage blocks the comparison" }</p> }
+            <ul class="findings">
+                { for s.findings.iter().map(|f| html! { <li data-kind={f.finding.kind.clone()}>{ format!("{}: {} at byte {}: {}", f.file, f.finding.kind, f.finding.position, f.finding.message) }</li> }) }
+            </ul>
+        </div>
+    }
+}
+
+fn render_diff(d: &Diff, bytes: Option<&(Vec<u8>, Vec<u8>)>, unmask: bool, on_unmask: Callback<Event>) -> Html {
+    let axis_end = d.a.next_offset.max(d.b.next_offset);
+    let verdict = if d.identical { "identical" } else { "different" };
+    let common = d.common_range.map_or_else(
+        || "no offset in common".into(),
+        |r| format!("common range {}..{}: {} records compared, {} differ", r.from, r.to, d.compared_records, d.divergent_records),
+    );
+    html! {
+        <div class="diff-result">
+            <p id="diff-verdict" class={format!("verdict {verdict}")}>{ format!("The replicas are {verdict}.") }</p>
+            <p id="first-divergent">{ format!("First divergent offset: {}", offset(d.first_divergent_offset)) }</p>
+            <p id="common-range">{ common }</p>
+            <div class="sides">
+                { side_column("A", &d.a, d.truncate_a_to, "B", axis_end) }
+                { side_column("B", &d.b, d.truncate_b_to, "A", axis_end) }
+            </div>
+            { for d.only_a.iter().map(|r| html! { <p class="only">{ format!("only A holds offsets {}..{}", r.from, r.to) }</p> }) }
+            { for d.only_b.iter().map(|r| html! { <p class="only">{ format!("only B holds offsets {}..{}", r.from, r.to) }</p> }) }
+            if let Some(v) = &d.divergence {
+                <h3>{ format!("The records at offset {}", v.offset) }</h3>
+                <label class="unmask"><input id="unmask" type="checkbox" checked={unmask} onchange={on_unmask} />
+                    { " show payload bytes (on this page only; never in an export or a link)" }</label>
+                <div class="records">
+                    { record_card("A", &v.a, bytes.map_or(&[][..], |b| &b.0), unmask) }
+                    { record_card("B", &v.b, bytes.map_or(&[][..], |b| &b.1), unmask) }
+                </div>
+            }
+            { for d.notes.iter().map(|n| html! { <p class="note">{ format!("note: {n}") }</p> }) }
+        </div>
+    }
+}
+
+/// The "compare two replicas" section.
+#[function_component(ReplicaDiff)]
+pub fn replica_diff() -> Html {
+    let view = use_state(View::default);
+    let unmask = use_state(|| false);
+    let folders: Rc<RefCell<(Option<Folder>, Option<Folder>)>> = (*use_memo((), |()| Rc::new(RefCell::new((None, None))))).clone();
+    {
+        let view = view.clone();
+        use_effect_with((), move |()| {
+            let open = move || {
+                let hash = web::hash();
+                if diff_share::is_link(&hash) {
+                    match diff_share::decode(&hash) {
+                        Ok(d) => view.set(View { diff: Some(Rc::new(d)), shared: true, ..View::default() }),
+                        Err(e) => view.set(View { error: Some(e), ..View::default() }),
+                    }
+                }
+            };
+            open();
+            web::on_hash_change(open);
+            || ()
+        });
+    }
+    let on_side = |side: Side| {
+        let (view, folders) = (view.clone(), Rc::clone(&folders));
+        Callback::from(move |files: Vec<(String, File)>| {
+            let Some(folder) = Folder::from(files) else { return };
+            let mut names = view.names.clone();
+            {
+                let mut f = folders.borrow_mut();
+                match side {
+                    Side::A => {
+                        names.0 = Some(folder.name.clone());
+                        f.0 = Some(folder);
+                    }
+                    Side::B => {
+                        names.1 = Some(folder.name.clone());
+                        f.1 = Some(folder);
+                    }
+                }
+            }
+            let both = { folders.borrow().clone() };
+            let (Some(a), Some(b)) = both else {
+                view.set(View { names, ..View::default() });
+                return;
+            };
+            view.set(View { names: names.clone(), running: true, ..View::default() });
+            let view = view.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                match run_diff(a, b).await {
+                    Ok((diff, bytes)) => {
+                        view.set(View { names, diff: Some(Rc::new(diff)), bytes: Some(Rc::new(bytes)), ..View::default() })
+                    }
+                    Err(e) => view.set(View { names, error: Some(e), ..View::default() }),
+                }
+            });
+        })
+    };
+    let on_unmask = {
+        let unmask = unmask.clone();
+        Callback::from(move |e: Event| {
+            let el: HtmlInputElement = e.target_unchecked_into();
+            unmask.set(el.checked());
+        })
+    };
+    let share = view.diff.as_ref().map(|d| {
+        let json = {
+            let d = Rc::clone(d);
+            let view = view.clone();
+            Callback::from(move |_: MouseEvent| {
+                let result = diff_share::to_json(&d).and_then(|j| web::download("felix-diff.json", "application/json", &j));
+                if let Err(e) = result {
+                    view.set(View { error: Some(e), ..(*view).clone() });
+                }
+            })
+        };
+        let md = {
+            let d = Rc::clone(d);
+            Callback::from(move |_: MouseEvent| {
+                let _ = web::download("felix-diff.md", "text/markdown", &diff_share::markdown(&d));
+            })
+        };
+        let link = {
+            let (d, view) = (Rc::clone(d), view.clone());
+            Callback::from(move |_: MouseEvent| match diff_share::encode(&d) {
+                Ok(fragment) => {
+                    let url = web::url_with_fragment(&fragment);
+                    web::copy_to_clipboard(&url);
+                    view.set(View { link: Some(url), ..(*view).clone() });
+                }
+                Err(e) => view.set(View { error: Some(e), ..(*view).clone() }),
+            })
+        };
+        html! {
+            <div class="share">
+                <button id="diff-json" onclick={json}>{ "Download the diff (JSON)" }</button>
+                <button id="diff-md" onclick={md}>{ "Download Markdown" }</button>
+                <button id="diff-link" onclick={link}>{ "Copy a permalink" }</button>
+                if let Some(url) = &view.link { <input id="diff-permalink" readonly=true value={url.clone()} aria-label="the diff's permalink" /> }
+            </div>
+        }
+    });
+    html! {
+        <section class="replica-diff" id="replica-diff" aria-labelledby="replica-diff-title">
+            <h2 id="replica-diff-title">{ "Compare two replicas" }</h2>
+            <p class="lede">{ "Drop the same shard's folder from two brokers: where do they diverge, and where would each truncate as the other's follower? Records are compared by their verified checksums; nothing is uploaded." }</p>
+            <div class="picks">
+                <Pick side='A' name={view.names.0.clone()} on_files={on_side(Side::A)} />
+                <Pick side='B' name={view.names.1.clone()} on_files={on_side(Side::B)} />
+            </div>
+            if view.running { <p id="diff-running" role="status">{ "reading both replicas…" }</p> }
+            if let Some(e) = &view.error { <div class="banner error" id="diff-error" role="alert">{ e }</div> }
+            if view.shared { <div class="banner claim" id="diff-claim">{ "A shared diff: a claim, not checked against files. Drop both folders to compute it here." }</div> }
+            if let Some(d) = &view.diff {
+                { render_diff(d, view.bytes.as_deref(), *unmask && !view.shared, on_unmask) }
+                { share.unwrap_or_default() }
+            }
+        </section>
+    }
+}

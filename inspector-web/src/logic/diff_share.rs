@@ -1,0 +1,314 @@
+//! Sharing a replica diff like a report: its JSON (exactly `felix-storage
+//! diff --json`), Markdown (every field escaped for where it lands) and a
+//! permalink (`#d=` + base64url(deflate(JSON))). A diff carries no payload
+//! byte by construction (the codec's model has no field for one), so neither
+//! does anything made from it.
+//!
+//! A diff from a link is input from strangers: [`decode`] checks the length,
+//! the encoding, the inflated size, the JSON against the model, and every
+//! field a view trusts (version, counts, checksums, finding kinds, ranges)
+//! before it is shown, as a claim.
+
+use std::fmt::Write as _;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use felix_codec::diff::{Diff, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS};
+use felix_codec::report::is_finding_kind;
+
+use super::markdown::{code, text};
+
+/// The fragment prefix of a diff link.
+pub const PREFIX: &str = "#d=";
+/// Longest fragment a diff link may be.
+pub const MAX_FRAGMENT_CHARS: usize = 256 << 10;
+/// Largest inflated JSON a diff link may carry.
+pub const MAX_INFLATED_BYTES: usize = 1 << 20;
+/// Longest path or message a shared diff may hold.
+const MAX_TEXT_CHARS: usize = 4096;
+/// Most epochs a side may list (the engine stores at most 1024).
+const MAX_EPOCHS: usize = 1024;
+/// Most notes.
+const MAX_NOTES: usize = 16;
+
+/// Whether `fragment` is meant as a diff link.
+#[must_use]
+pub fn is_link(fragment: &str) -> bool {
+    fragment.starts_with(PREFIX)
+}
+
+/// The diff as the CLI prints it with `--json`.
+///
+/// # Errors
+/// Never in practice (the model always serialises).
+pub fn to_json(diff: &Diff) -> Result<String, String> {
+    let mut s = serde_json::to_string_pretty(diff).map_err(|e| e.to_string())?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// The fragment carrying `diff`.
+///
+/// # Errors
+/// When it would be longer than a link may be (share the JSON instead).
+pub fn encode(diff: &Diff) -> Result<String, String> {
+    let json = serde_json::to_vec(diff).map_err(|e| e.to_string())?;
+    if json.len() > MAX_INFLATED_BYTES {
+        return Err(format!(
+            "this diff is {} bytes of JSON; a link carries at most {MAX_INFLATED_BYTES} — share the JSON instead",
+            json.len()
+        ));
+    }
+    let link = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(&json, 9)));
+    if link.len() > MAX_FRAGMENT_CHARS {
+        return Err(format!(
+            "the link would be {} characters; a link is at most {MAX_FRAGMENT_CHARS} — share the JSON instead",
+            link.len()
+        ));
+    }
+    Ok(link)
+}
+
+/// The diff in a link, checked field by field.
+///
+/// # Errors
+/// A sentence naming what is wrong: the length, the character that is not
+/// base64url, the compressed data, the JSON, or the field.
+pub fn decode(fragment: &str) -> Result<Diff, String> {
+    let body = fragment.strip_prefix(PREFIX).ok_or("the link carries no diff (#d=…)")?;
+    if fragment.len() > MAX_FRAGMENT_CHARS {
+        return Err(format!("the diff link is {} characters long; a link may carry at most {MAX_FRAGMENT_CHARS}", fragment.len()));
+    }
+    if let Some((i, c)) = body.char_indices().find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
+        return Err(format!("character {} of the diff link ({c:?}) is not base64url", i + PREFIX.len()));
+    }
+    let packed = URL_SAFE_NO_PAD.decode(body).map_err(|e| format!("the diff link is not base64url: {e}"))?;
+    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED_BYTES).map_err(|e| match e.status {
+        miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
+            format!("the diff link inflates past {MAX_INFLATED_BYTES} bytes, more than a link may carry")
+        }
+        status => format!("the diff link is damaged (deflate: {status:?})"),
+    })?;
+    let diff: Diff = serde_json::from_slice(&json).map_err(|e| format!("the diff link is not a version-1 diff: {e}"))?;
+    validate(&diff).map_err(|e| format!("the diff link is refused: {e}"))?;
+    Ok(diff)
+}
+
+fn check_text(field: &str, s: &str) -> Result<(), String> {
+    if s.chars().count() > MAX_TEXT_CHARS {
+        return Err(format!("{field} is longer than {MAX_TEXT_CHARS} characters"));
+    }
+    Ok(())
+}
+
+fn check_side(name: &str, s: &SideReport) -> Result<(), String> {
+    check_text(&format!("{name}.path"), &s.path)?;
+    if s.findings.len() > MAX_DIFF_FINDINGS {
+        return Err(format!("{name}.findings has {} entries; a diff names at most {MAX_DIFF_FINDINGS}", s.findings.len()));
+    }
+    if s.epochs.len() > MAX_EPOCHS {
+        return Err(format!("{name}.epochs has {} entries; at most {MAX_EPOCHS}", s.epochs.len()));
+    }
+    if s.first_offset.is_some_and(|f| f > s.next_offset) || (s.first_offset.is_none() && s.records > 0) {
+        return Err(format!("{name}: first_offset and next_offset do not bound its records"));
+    }
+    for (i, f) in s.findings.iter().enumerate() {
+        if !is_finding_kind(&f.finding.kind) {
+            return Err(format!("{name}.findings[{i}].kind {:?} is not a finding kind", f.finding.kind));
+        }
+        if f.finding.end < f.finding.position {
+            return Err(format!("{name}.findings[{i}] ends before it starts"));
+        }
+        check_text(&format!("{name}.findings[{i}].file"), &f.file)?;
+        check_text(&format!("{name}.findings[{i}].message"), &f.finding.message)?;
+    }
+    Ok(())
+}
+
+fn is_checksum(s: &str) -> bool {
+    s.len() == 8 && s.bytes().all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
+}
+
+/// Checks every field a view trusts.
+///
+/// # Errors
+/// The first field that is wrong, by name.
+pub fn validate(d: &Diff) -> Result<(), String> {
+    if d.diff_version != DIFF_VERSION {
+        return Err(format!("diff_version is {}, this page reads {DIFF_VERSION}", d.diff_version));
+    }
+    check_side("a", &d.a)?;
+    check_side("b", &d.b)?;
+    if d.notes.len() > MAX_NOTES {
+        return Err(format!("notes has {} entries; at most {MAX_NOTES}", d.notes.len()));
+    }
+    for (i, n) in d.notes.iter().enumerate() {
+        check_text(&format!("notes[{i}]"), n)?;
+    }
+    if d.only_a.len() > 2 || d.only_b.len() > 2 {
+        return Err("only_a and only_b hold at most two ranges each".into());
+    }
+    for r in d.only_a.iter().chain(&d.only_b).chain(d.common_range.as_ref()) {
+        if r.from >= r.to {
+            return Err(format!("the range {}..{} is empty or reversed", r.from, r.to));
+        }
+    }
+    if d.divergent_records > d.compared_records {
+        return Err("divergent_records exceeds compared_records".into());
+    }
+    match (&d.divergence, d.first_divergent_offset) {
+        (None, None) => {}
+        (Some(v), Some(o)) if v.offset == o => {
+            for (side, r) in [("a", &v.a), ("b", &v.b)] {
+                if !is_checksum(&r.checksum) {
+                    return Err(format!("divergence.{side}.checksum {:?} is not 8 upper-case hex digits", r.checksum));
+                }
+                check_text(&format!("divergence.{side}.file"), &r.file)?;
+            }
+        }
+        _ => return Err("first_divergent_offset and divergence disagree".into()),
+    }
+    if d.identical && (d.first_divergent_offset.is_some() || !d.only_a.is_empty() || !d.only_b.is_empty() || d.a.blocked || d.b.blocked) {
+        return Err("identical is true, yet the diff names a difference".into());
+    }
+    Ok(())
+}
+
+fn offset(o: Option<u64>) -> String {
+    o.map_or_else(|| "none".into(), |o| o.to_string())
+}
+
+/// The diff as Markdown: a table of both sides, the first divergence, the
+/// truncations and the damage, every field escaped.
+#[must_use]
+pub fn markdown(d: &Diff) -> String {
+    let mut out = String::new();
+    let verdict = if d.identical { "identical" } else { "DIFFERENT" };
+    let _ = writeln!(out, "## Replica diff: {verdict}\n");
+    let _ = writeln!(out, "| | path | first offset | next offset | records | epochs | truncates to |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for (name, s, t) in [("A", &d.a, d.truncate_a_to), ("B", &d.b, d.truncate_b_to)] {
+        let epochs: Vec<String> = s.epochs.iter().map(|[g, o]| format!("g{g}@{o}")).collect();
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} | {} | {} | {} |",
+            code(&s.path),
+            offset(s.first_offset),
+            s.next_offset,
+            s.records,
+            if epochs.is_empty() { "none".into() } else { epochs.join(" ") },
+            offset(t)
+        );
+    }
+    out.push('\n');
+    match &d.common_range {
+        Some(r) => {
+            let _ = writeln!(
+                out,
+                "Common range: {}..{} ({} records compared, {} differ).\n",
+                r.from, r.to, d.compared_records, d.divergent_records
+            );
+        }
+        None => out.push_str("No offset in common.\n\n"),
+    }
+    match &d.divergence {
+        Some(v) => {
+            let _ = writeln!(out, "**First divergent offset: {}**\n", v.offset);
+            let _ = writeln!(out, "| | file | byte | payload bytes | time (µs) | checksum |");
+            let _ = writeln!(out, "|---|---|---|---|---|---|");
+            for (name, r) in [("A", &v.a), ("B", &v.b)] {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {} | {} | {} | {} | {} |",
+                    code(&r.file),
+                    r.position,
+                    r.payload_len,
+                    r.timestamp_micros,
+                    code(&r.checksum)
+                );
+            }
+            out.push('\n');
+        }
+        None => out.push_str("No divergent offset.\n\n"),
+    }
+    for (name, ranges) in [("A", &d.only_a), ("B", &d.only_b)] {
+        for r in ranges {
+            let _ = writeln!(out, "- only {name} holds offsets {}..{}", r.from, r.to);
+        }
+    }
+    for (name, s) in [("A", &d.a), ("B", &d.b)] {
+        for f in &s.findings {
+            let _ = writeln!(
+                out,
+                "- {name} damage: {} {} at byte {}: {}",
+                code(&f.file),
+                code(&f.finding.kind),
+                f.finding.position,
+                text(&f.finding.message)
+            );
+        }
+    }
+    for n in &d.notes {
+        let _ = writeln!(out, "- note: {}", text(n));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use felix_codec::diff::{DiffMachine, Need, RecordSummary, Side, SideFacts};
+
+    fn diverged(path_b: &str) -> Diff {
+        let rec = |offset, checksum| RecordSummary { offset, checksum, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 1 };
+        let a: Vec<_> = (0..60).map(|o| rec(o, if o < 50 { 1 } else { 2 })).collect();
+        let b: Vec<_> = (0..60).map(|o| rec(o, if o < 50 { 1 } else { 3 })).collect();
+        let (mut ia, mut ib) = (a.into_iter(), b.into_iter());
+        let mut m = DiffMachine::new();
+        while let Need::Record(side) = m.need() {
+            let next = if side == Side::A { ia.next() } else { ib.next() };
+            m.push(side, next);
+        }
+        m.finish(SideFacts::new("a"), SideFacts::new(path_b))
+    }
+
+    #[test]
+    fn a_link_round_trips_and_a_crafted_one_is_refused_by_name() {
+        let d = diverged("b");
+        let link = encode(&d).unwrap();
+        assert_eq!(decode(&link).unwrap(), d);
+        let mut forged = d.clone();
+        forged.identical = true;
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("identical is true"));
+        let mut forged = d.clone();
+        forged.divergence.as_mut().unwrap().a.checksum = "<img src=x>".into();
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("divergence.a.checksum"));
+        let mut forged = d.clone();
+        forged.first_divergent_offset = Some(7);
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("disagree"));
+        let mut forged = d;
+        forged.diff_version = 2;
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("diff_version"));
+        assert!(decode("#d=%%%").unwrap_err().contains("not base64url"));
+        assert!(decode("#d=AAAA").unwrap_err().contains("damaged"));
+        let bomb = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(&vec![b' '; 8 << 20], 9)));
+        assert!(decode(&bomb).unwrap_err().contains("inflates past"));
+        let long = format!("{PREFIX}{}", "A".repeat(MAX_FRAGMENT_CHARS));
+        assert!(decode(&long).unwrap_err().contains("characters long"));
+        let not_json = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(b"{\"diff_version\":1}", 9)));
+        assert!(decode(&not_json).unwrap_err().contains("not a version-1 diff"));
+    }
+
+    #[test]
+    fn the_markdown_is_inert_whatever_the_paths_say() {
+        let d = diverged("b|<script>alert(1)</script>\n# heading ![x](http://evil)");
+        let md = markdown(&d);
+        assert!(md.contains("First divergent offset: 50"));
+        let mut options = comrak::Options::default();
+        options.extension.table = true;
+        options.extension.autolink = true;
+        let html = comrak::markdown_to_html(&md, &options);
+        assert!(!html.contains("<script") && !html.contains("<img") && !html.contains("<a ") && !html.contains("<h1"), "{html}");
+        assert_eq!(html.matches("<tr>").count(), 2 + 1 + 3, "one row per side, whatever the path holds: {html}");
+    }
+}
