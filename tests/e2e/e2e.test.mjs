@@ -88,18 +88,22 @@ async function page() {
   return p;
 }
 
-// A drop as a browser delivers it: files with relative paths (`folder/name`) or bare names.
-async function drop(p, files) {
+// A drop as a browser delivers it, on the element `selector`: files with relative paths (`folder/name`) or bare names.
+async function dropOn(p, selector, files) {
   const payload = await Promise.all(files.map(async ({ path, bytes, from }) => ({ path, bytes: [...(bytes ?? await readFile(from))] })));
-  await p.evaluate((payload) => {
+  await p.evaluate(({ payload, selector }) => {
     const dt = new DataTransfer();
     const made = payload.map(({ path, bytes }) => new File([new Uint8Array(bytes)], path.split('/').pop()));
     made.forEach((f) => dt.items.add(f));
     const items = made.map((f, i) => ({ webkitGetAsEntry: () => ({ isDirectory: false, fullPath: `/${payload[i].path}`, file: (ok) => ok(f) }) }));
     const ev = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt });
     Object.defineProperty(ev.dataTransfer, 'items', { value: Object.assign(items, { length: items.length }) });
-    document.querySelector('#dropzone').dispatchEvent(ev);
-  }, payload);
+    document.querySelector(selector).dispatchEvent(ev);
+  }, { payload, selector });
+}
+
+async function drop(p, files) {
+  await dropOn(p, '#dropzone', files);
 }
 
 async function folder(dir) {
@@ -481,19 +485,6 @@ test('file names from a dropped folder are text in every view and export', async
 });
 
 // Issue 10: the replica diff and the recovery preview, each against the CLI on the same bytes.
-
-async function dropOn(p, selector, files) {
-  const payload = await Promise.all(files.map(async ({ path, bytes, from }) => ({ path, bytes: [...(bytes ?? await readFile(from))] })));
-  await p.evaluate(({ payload, selector }) => {
-    const dt = new DataTransfer();
-    const made = payload.map(({ path, bytes }) => new File([new Uint8Array(bytes)], path.split('/').pop()));
-    made.forEach((f) => dt.items.add(f));
-    const items = made.map((f, i) => ({ webkitGetAsEntry: () => ({ isDirectory: false, fullPath: `/${payload[i].path}`, file: (ok) => ok(f) }) }));
-    const ev = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt });
-    Object.defineProperty(ev.dataTransfer, 'items', { value: Object.assign(items, { length: items.length }) });
-    document.querySelector(selector).dispatchEvent(ev);
-  }, { payload, selector });
-}
 
 const SECRET = 'PAYLOAD-NEVER-SHARED';
 
