@@ -21,7 +21,7 @@
 //!
 //! The rules:
 //!
-//! | both sides hold offset `o` (intact)  | the same checksum: compared; different: divergent (the first is `first_divergent_offset`) |
+//! | both sides hold offset `o` (intact)  | the same checksum, payload length and publish time: compared and equal; any of them different: divergent (the first is `first_divergent_offset`) |
 //! |--------------------------------------|------------------------------------------------|
 //! | only one side holds `o`              | not compared: before or after the other's range it is "one side has more", inside it a hole the other side's damage explains |
 //! | a side's damage (a segment finding)  | blocks the comparison: the diff is never `identical`, the finding is named |
@@ -116,6 +116,27 @@ pub struct RecordSummary {
 }
 
 impl RecordSummary {
+    /// Whether `other` (at the same offset) is the same record as far as the
+    /// diff can tell: the same verified checksum, payload length and publish
+    /// time. The checksum covers the other two, but it is 32 bits of CRC: a
+    /// record rewritten under a matching checksum (forged, or rot that
+    /// happened to verify) still shows in the header fields it covers.
+    ///
+    /// ```
+    /// use felix_codec::diff::RecordSummary;
+    /// let a = RecordSummary { offset: 5, checksum: 7, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 9 };
+    /// let moved = RecordSummary { segment_id: 4, position: 900, ..a };
+    /// assert!(a.same_record(&moved), "where a record lives is not what it is");
+    /// assert!(!a.same_record(&RecordSummary { timestamp_micros: 10, ..a }));
+    /// ```
+    #[must_use]
+    pub fn same_record(&self, other: &Self) -> bool {
+        self.offset == other.offset
+            && self.checksum == other.checksum
+            && self.payload_len == other.payload_len
+            && self.timestamp_micros == other.timestamp_micros
+    }
+
     /// From a scanner's record item.
     ///
     /// ```
@@ -236,7 +257,7 @@ impl DiffMachine {
             match (self.head_a, self.head_b) {
                 (Some(a), Some(b)) if a.offset == b.offset => {
                     self.compared = self.compared.saturating_add(1);
-                    if a.checksum != b.checksum {
+                    if !a.same_record(&b) {
                         self.divergent = self.divergent.saturating_add(1);
                         if self.first.is_none() {
                             self.first = Some((a, b));
@@ -772,6 +793,19 @@ mod tests {
         assert!(d.b.blocked && !d.identical);
         assert_eq!(d.b.findings[0].finding.kind, "RecordChecksum");
         assert!(d.to_text().contains("B damage (blocks the comparison)"));
+    }
+
+    #[test]
+    fn the_same_checksum_with_another_publish_time_or_length_is_divergent() {
+        let a = log(0..10, 0);
+        for changed in [RecordSummary { timestamp_micros: 2, ..a[4] }, RecordSummary { payload_len: 3, ..a[4] }] {
+            let mut b = a.clone();
+            b[4] = RecordSummary { segment_id: 9, position: 4096, ..changed };
+            let (d, _) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
+            assert_eq!((d.first_divergent_offset, d.divergent_records, d.identical), (Some(4), 1, false));
+        }
+        let moved: Vec<_> = a.iter().map(|r| RecordSummary { segment_id: 3, position: r.position + 100, ..*r }).collect();
+        assert!(run(&a, &moved, SideFacts::new("a"), SideFacts::new("b")).0.identical, "where a record lives is not what it is");
     }
 
     #[test]

@@ -57,6 +57,7 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
             what: "not a directory: give two shard directories (or two roots and --shard)".into(),
         });
     }
+    refuse_unreadable_names(dir)?;
     let files = shard_files(dir)?;
     let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
     if is_shard_dir(dir, &names) || names.iter().any(|n| classify(n) == EntryName::Epochs) {
@@ -79,6 +80,43 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
         path: dir.to_path_buf(),
         what: "no segment (NNNNNNNNNNNNNNNNNNNN.log), index or epochs file here: not a shard directory".into(),
     })
+}
+
+/// A Felix name (segment, index, epochs…) on what is not a regular file — a
+/// FIFO, a socket, a device, a directory, a dangling link or a link to one of
+/// those — is not read by `inspect` (which names it) and makes the engine
+/// refuse the shard. Skipping it would compare a log the engine cannot open
+/// (and could call it identical), so the diff refuses, naming it.
+fn refuse_unreadable_names(dir: &Path) -> Result<(), InspectError> {
+    for e in fs::read_dir(dir).map_err(|e| io_error(dir, &e))? {
+        let e = e.map_err(|e| io_error(dir, &e))?;
+        let name = e.file_name();
+        let ours = name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
+        if !ours {
+            continue;
+        }
+        let t = e.file_type().map_err(|err| io_error(&e.path(), &err))?;
+        if t.is_file() || (t.is_symlink() && e.path().is_file()) {
+            continue;
+        }
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_symlink() && e.path().exists() {
+            "a symbolic link to something other than a regular file"
+        } else if t.is_symlink() {
+            "a symbolic link to nothing (dangling)"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(InspectError {
+            path: e.path(),
+            what: format!(
+                "{what} where a Felix file belongs: not read, and the engine refuses to open this shard until it is moved away; \
+                 nothing to compare (inspect names it)"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Total bytes a diff of `a` and `b` reads (for a progress bar).

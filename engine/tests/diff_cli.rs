@@ -257,3 +257,100 @@ fn replicas_of_very_different_sizes_diff_in_bounded_memory() {
     // A missing index is noted on each side, and blocks nothing.
     assert_eq!(v["a"]["blocked"], false);
 }
+
+/// The 4 bytes that, appended to `prefix` as the payload of record
+/// `offset` published at `timestamp`, give that record the checksum
+/// `target`: CRC-32 is affine in its input, so 33 encodings and a solve
+/// over GF(2) forge it (what rot or an attacker can do to a 32-bit check).
+fn forge_payload(offset: u64, timestamp: u64, prefix: &[u8], target: u32) -> Vec<u8> {
+    let checksum = |x: u32| {
+        let mut payload = prefix.to_vec();
+        payload.extend_from_slice(&x.to_le_bytes());
+        let mut out = Vec::new();
+        encode_record(offset, timestamp, &payload, &mut out).unwrap();
+        u32::from_be_bytes(out[24..28].try_into().unwrap())
+    };
+    let zero = checksum(0);
+    let mut basis: Vec<(u32, u32)> = Vec::new();
+    let reduce = |basis: &[(u32, u32)], mut v: u32, mut m: u32| {
+        for &(bv, bm) in basis {
+            if v ^ bv < v {
+                v ^= bv;
+                m ^= bm;
+            }
+        }
+        (v, m)
+    };
+    for i in 0..32 {
+        let (v, m) = reduce(&basis, checksum(1 << i) ^ zero, 1 << i);
+        if v != 0 {
+            basis.push((v, m));
+            basis.sort_by(|a, b| b.0.cmp(&a.0));
+        }
+    }
+    let (rest, x) = reduce(&basis, target ^ zero, 0);
+    assert_eq!(rest, 0, "CRC-32 is affine: every target is reachable");
+    let mut payload = prefix.to_vec();
+    payload.extend_from_slice(&x.to_le_bytes());
+    assert_eq!(checksum(x), target);
+    payload
+}
+
+#[test]
+fn a_record_with_the_same_checksum_but_another_publish_time_or_length_diverges() {
+    // Offset 5 on B carries another publish time (and another payload,
+    // longer by 4 bytes) under the very checksum A's offset 5 has: a 32-bit
+    // checksum is no proof of sameness, and the header fields it covers are
+    // right there to compare.
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let write = |dir: &Path, at5: Option<(u64, Vec<u8>)>| {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut out = SegmentHeader::new(0, 1).encode().to_vec();
+        for o in 0..10u64 {
+            match (&at5, o) {
+                (Some((ts, p)), 5) => encode_record(o, *ts, p, &mut out).unwrap(),
+                _ => encode_record(o, 1_000 + o, &payload("common", o), &mut out).unwrap(),
+            }
+        }
+        std::fs::write(dir.join("00000000000000000000.log"), out).unwrap();
+    };
+    write(&a, None);
+    let mut original = Vec::new();
+    encode_record(5, 1_005, &payload("common", 5), &mut original).unwrap();
+    let target = u32::from_be_bytes(original[24..28].try_into().unwrap());
+    write(&b, Some((9_999_999, forge_payload(5, 9_999_999, &payload("common", 5), target))));
+    let (code, v) = diff_json(&a, &b);
+    assert_eq!(v["b"]["findings"], serde_json::json!([]), "B's records are all intact");
+    assert_eq!(v["first_divergent_offset"], 5, "{v:#}");
+    assert_eq!((code, v["identical"].as_bool(), v["divergent_records"].as_u64()), (Some(1), Some(false), Some(1)));
+    let d = &v["divergence"];
+    assert_eq!(d["a"]["checksum"], d["b"]["checksum"], "the forged checksum matches");
+    assert_eq!((d["a"]["timestamp_micros"].as_u64(), d["b"]["timestamp_micros"].as_u64()), (Some(1_005), Some(9_999_999)));
+}
+
+#[test]
+fn a_felix_name_on_a_fifo_or_a_directory_is_refused_not_skipped() {
+    // inspect names these and the engine refuses to open such a shard; a
+    // diff that skipped them would call B identical to A while B's newest
+    // segment (the directory holds records 60..70) is unread.
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, _) = diverged(tmp.path());
+    for (name, make) in [("fifo", 0), ("dir", 1), ("dangling", 2)] {
+        let b = tmp.path().join(name);
+        copy_dir(&a, &b);
+        let claimed = b.join("00000000000000000099.log");
+        match make {
+            0 => assert!(Command::new("mkfifo").arg(&claimed).status().unwrap().success()),
+            1 => write_big(&claimed, 60, 10, |_| 0),
+            _ => std::os::unix::fs::symlink(tmp.path().join("nowhere"), &claimed).unwrap(),
+        }
+        for (x, y) in [(&a, &b), (&b, &a)] {
+            let o = run(&["diff", x.to_str().unwrap(), y.to_str().unwrap(), "--json"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{name}: {}{err}", String::from_utf8_lossy(&o.stdout));
+            assert!(err.contains("00000000000000000099.log") && err.lines().count() == 1, "{name}: {err}");
+            assert!(o.stdout.is_empty(), "{name}: no verdict is printed");
+        }
+    }
+}
