@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use felix_codec::diff::{Diff, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS};
+use felix_codec::diff::{blocks, Diff, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS};
 use felix_codec::report::is_finding_kind;
 
 use super::markdown::{code, text};
@@ -109,8 +109,18 @@ fn check_side(name: &str, s: &SideReport) -> Result<(), String> {
     if s.epochs.len() > MAX_EPOCHS {
         return Err(format!("{name}.epochs has {} entries; at most {MAX_EPOCHS}", s.epochs.len()));
     }
-    if s.first_offset.is_some_and(|f| f > s.next_offset) || (s.first_offset.is_none() && s.records > 0) {
-        return Err(format!("{name}: first_offset and next_offset do not bound its records"));
+    let bounded = match s.first_offset {
+        // At least one record, and no more records than offsets in its range.
+        Some(f) => f < s.next_offset && s.records >= 1 && s.records <= s.next_offset - f,
+        None => s.records == 0,
+    };
+    if !bounded {
+        return Err(format!("{name}: first_offset and next_offset do not bound its {} records", s.records));
+    }
+    let damaged = s.unordered_records > 0 || s.findings.iter().any(|f| blocks(&f.finding.kind));
+    // A blocking finding past the cap may explain `blocked` unseen; a named one must block.
+    if (damaged && !s.blocked) || (s.blocked && !damaged && s.findings_omitted == 0) {
+        return Err(format!("{name}.blocked is {}, yet its findings say otherwise", s.blocked));
     }
     for (i, f) in s.findings.iter().enumerate() {
         if !is_finding_kind(&f.finding.kind) {
@@ -156,6 +166,46 @@ pub fn validate(d: &Diff) -> Result<(), String> {
     if d.divergent_records > d.compared_records {
         return Err("divergent_records exceeds compared_records".into());
     }
+    // What the codec derives from the two sides, the claim must say too.
+    let common = match (d.a.first_offset, d.b.first_offset) {
+        (Some(fa), Some(fb)) => {
+            let (from, to) = (fa.max(fb), d.a.next_offset.min(d.b.next_offset));
+            (from < to).then_some(OffsetRange { from, to })
+        }
+        _ => None,
+    };
+    if d.common_range != common {
+        return Err("common_range is not where the two sides' offsets overlap".into());
+    }
+    if d.only_a != only(&d.a, common) || d.only_b != only(&d.b, common) {
+        return Err("only_a or only_b is not what one side holds outside the common range".into());
+    }
+    if d.compared_records > d.a.records.min(d.b.records) || common.map_or(d.compared_records > 0, |c| d.compared_records > c.to - c.from) {
+        return Err("compared_records exceeds the records both sides hold in common".into());
+    }
+    if d.divergence.is_some() != (d.divergent_records > 0) {
+        return Err("divergent_records and divergence disagree".into());
+    }
+    if let Some(o) = d.first_divergent_offset {
+        if !common.is_some_and(|c| c.from <= o && o < c.to) {
+            return Err(format!("first_divergent_offset {o} is outside the common range"));
+        }
+    }
+    for (name, t, s) in [("truncate_a_to", d.truncate_a_to, &d.a), ("truncate_b_to", d.truncate_b_to, &d.b)] {
+        if t.is_some_and(|t| t > s.next_offset) {
+            return Err(format!("{name} is past that side's next_offset (a follower never truncates beyond its log)"));
+        }
+    }
+    let identical = d.divergence.is_none()
+        && d.only_a.is_empty()
+        && d.only_b.is_empty()
+        && d.compared_records == d.a.records
+        && d.compared_records == d.b.records
+        && !d.a.blocked
+        && !d.b.blocked;
+    if d.identical != identical {
+        return Err(format!("identical is {}, yet the rest of the diff says {identical}", d.identical));
+    }
     match (&d.divergence, d.first_divergent_offset) {
         (None, None) => {}
         (Some(v), Some(o)) if v.offset == o => {
@@ -168,10 +218,21 @@ pub fn validate(d: &Diff) -> Result<(), String> {
         }
         _ => return Err("first_divergent_offset and divergence disagree".into()),
     }
-    if d.identical && (d.first_divergent_offset.is_some() || !d.only_a.is_empty() || !d.only_b.is_empty() || d.a.blocked || d.b.blocked) {
-        return Err("identical is true, yet the diff names a difference".into());
-    }
     Ok(())
+}
+
+/// The offsets `s` holds outside `common` (the codec's rule).
+fn only(s: &SideReport, common: Option<OffsetRange>) -> Vec<OffsetRange> {
+    let Some(first) = s.first_offset else { return Vec::new() };
+    let Some(common) = common else { return vec![OffsetRange { from: first, to: s.next_offset }] };
+    let mut out = Vec::new();
+    if first < common.from {
+        out.push(OffsetRange { from: first, to: common.from });
+    }
+    if s.next_offset > common.to {
+        out.push(OffsetRange { from: common.to, to: s.next_offset });
+    }
+    out
 }
 
 fn offset(o: Option<u64>) -> String {
@@ -297,6 +358,86 @@ mod tests {
         assert!(decode(&long).unwrap_err().contains("characters long"));
         let not_json = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(b"{\"diff_version\":1}", 9)));
         assert!(decode(&not_json).unwrap_err().contains("not a version-1 diff"));
+    }
+
+    /// Each claim contradicts itself in a way the codec never produces; every
+    /// one must be refused by name, and a real diff (any of the shapes the
+    /// codec makes) must pass.
+    #[test]
+    fn a_claim_that_contradicts_itself_is_refused() {
+        let d = diverged("b");
+        assert!(validate(&d).is_ok());
+        let refused = |name: &str, f: &dyn Fn(&mut Diff)| {
+            let mut forged = d.clone();
+            f(&mut forged);
+            let link = encode(&forged).unwrap();
+            assert!(decode(&link).is_err(), "{name}: accepted {forged:#?}");
+        };
+        refused("divergence outside the common range", &|x| {
+            x.first_divergent_offset = Some(1_000);
+            x.divergence.as_mut().unwrap().offset = 1_000;
+        });
+        refused("divergence with no common range", &|x| x.common_range = None);
+        refused("identical with divergent records", &|x| {
+            x.first_divergent_offset = None;
+            x.divergence = None;
+            x.identical = true;
+        });
+        refused("identical with fewer compared than held", &|x| {
+            x.first_divergent_offset = None;
+            x.divergence = None;
+            x.divergent_records = 0;
+            x.compared_records = 3;
+            x.identical = true;
+        });
+        refused("a divergence yet no divergent record", &|x| x.divergent_records = 0);
+        refused("more compared than a side holds", &|x| x.compared_records = 61);
+        refused("more records than offsets", &|x| x.a.records = 61);
+        refused("first offset at next offset with records", &|x| {
+            x.a.first_offset = Some(60);
+            x.a.records = 1;
+        });
+        refused("a common range the sides do not give", &|x| x.common_range = Some(OffsetRange { from: 10, to: 20 }));
+        refused("only_a inside the common range", &|x| x.only_a = vec![OffsetRange { from: 10, to: 20 }]);
+        refused("unblocked damage", &|x| {
+            let f = felix_codec::corruption::Finding {
+                kind: felix_codec::CorruptionKind::RecordChecksum { stored: 1, computed: 2 },
+                site: felix_codec::corruption::CorruptionSite { shard: None, segment_id: Some(0), position: 32 },
+                end: 60,
+                offset: Some(0),
+                repair: felix_codec::Repair::Never,
+            };
+            x.a.findings.push(felix_codec::recovery::RemainingFinding {
+                file: "00000000000000000000.log".into(),
+                finding: felix_codec::report::FindingReport::from(&f),
+            });
+        });
+        refused("a truncation past the log's end", &|x| x.truncate_a_to = Some(u64::MAX));
+        // Shapes the codec does make still pass: identical, empty, one side longer, begun mid-log.
+        let rec = |offset| RecordSummary { offset, checksum: 1, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 1 };
+        for (ra, rb) in [(0..60, 0..60), (0..0, 0..0), (0..60, 0..0), (0..60, 30..60), (10..60, 0..20), (0..10, 20..30)] {
+            let (mut ia, mut ib) = (ra.map(rec), rb.map(rec));
+            let mut m = DiffMachine::new();
+            while let Need::Record(side) = m.need() {
+                let next = if side == Side::A { ia.next() } else { ib.next() };
+                m.push(side, next);
+            }
+            let real = m.finish(SideFacts::new("a"), SideFacts { empty_next_offset: Some(0), ..SideFacts::new("b") });
+            assert_eq!(validate(&real), Ok(()), "{real:#?}");
+        }
+    }
+
+    #[test]
+    fn bidirectional_controls_never_reach_the_markdown() {
+        // "evil\u{202E}gol.txt" shows as "eviltxt.log" wherever it is read.
+        let hostile = "evil\u{202E}gol.txt \u{2066}x\u{2069} \u{200F}";
+        let mut d = diverged(hostile);
+        d.notes.push(hostile.into());
+        let md = markdown(&d);
+        for c in ['\u{202E}', '\u{2066}', '\u{2069}', '\u{200F}'] {
+            assert!(!md.contains(c), "{c:?} in {md}");
+        }
+        assert!(md.contains("evil"), "{md}");
     }
 
     #[test]
