@@ -202,7 +202,8 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
     let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
-    let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_of(dir).is_some());
+    let writer_live = writer_of(dir).is_some();
+    let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
     let mut buf = ReadBuf::new();
     buf.set_len(CHUNK_BYTES);
     let mut batch: Vec<RecordSummary> = Vec::with_capacity(BATCH_RECORDS);
@@ -238,6 +239,11 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
             if gone.get() {
                 return Err(InspectError { path: path.clone(), what: "the diff stopped".into() });
             }
+        }
+        // A writer may have started while the newest segment was read (as
+        // inspect does): its tail is then a record in flight, not damage.
+        if !writer_live && scan.is_newest_segment() && writer_of(dir).is_some() {
+            scan.set_writer_live(true);
         }
         shard.end(i, scan, &mut sink);
     }

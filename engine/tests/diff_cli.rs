@@ -354,3 +354,35 @@ fn a_felix_name_on_a_fifo_or_a_directory_is_refused_not_skipped() {
         }
     }
 }
+
+#[test]
+fn a_writer_that_starts_while_diff_reads_makes_the_torn_tail_a_record_in_flight() {
+    // As inspect does: the lock is probed again once the newest segment was
+    // read, so a record a writer is mid-way through appending is not damage
+    // that blocks the comparison.
+    use felix_engine::io::Io as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    write_big(&a, 0, 2, |_| 0);
+    write_big(&b, 0, 2, |_| 0);
+    let log = b.join("00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(&[0, 0, 0, 5, 0, 0, 0, 0, 0, 0]);
+    std::fs::write(&log, bytes).unwrap();
+    let files = |d: &Path| felix_engine::diff::replica_files(d).unwrap();
+    let (fa, fb) = (files(&a), files(&b));
+    let d = felix_engine::diff::diff((&a, &fa), (&b, &fb), &|_| {}).unwrap();
+    assert_eq!(d.b.findings.iter().map(|f| f.finding.kind.as_str()).collect::<Vec<_>>(), ["Truncated"], "no writer: damage");
+    // A writer takes B's lock while the diff reads (at the first bytes either side read).
+    let held = std::sync::Mutex::new(None);
+    let on_bytes = |_: u64| {
+        let mut held = held.lock().unwrap();
+        if held.is_none() {
+            *held = Some(OsIo::new().lock(&b.join("writer.lock"), false).unwrap());
+        }
+    };
+    let d = felix_engine::diff::diff((&a, &fa), (&b, &fb), &on_bytes).unwrap();
+    assert!(held.lock().unwrap().is_some());
+    assert!(d.b.findings.is_empty() && !d.b.blocked, "{:?}", d.b.findings);
+    assert!(d.identical, "{}", d.to_text());
+}
