@@ -285,7 +285,7 @@ fn forge_payload(offset: u64, timestamp: u64, prefix: &[u8], target: u32) -> Vec
         let (v, m) = reduce(&basis, checksum(1 << i) ^ zero, 1 << i);
         if v != 0 {
             basis.push((v, m));
-            basis.sort_by(|a, b| b.0.cmp(&a.0));
+            basis.sort_by_key(|b| std::cmp::Reverse(b.0));
         }
     }
     let (rest, x) = reduce(&basis, target ^ zero, 0);
