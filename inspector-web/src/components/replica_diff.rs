@@ -15,7 +15,7 @@ use yew::prelude::*;
 
 use crate::logic::diff_share;
 use crate::logic::group::file_name;
-use crate::logic::replica::{DiffRun, ReplicaScan};
+use crate::logic::replica::{replica_files, DiffRun, ReplicaScan};
 use crate::web;
 
 /// Bytes of a divergent record shown (header and the start of its payload).
@@ -29,10 +29,20 @@ struct Folder {
 }
 
 impl Folder {
-    fn from(files: Vec<(String, File)>) -> Option<Self> {
+    /// The replica in a dropped folder (`logic::replica::replica_files`
+    /// picks its files, or says why it is not one); `None` when nothing was dropped.
+    fn from(files: Vec<(String, File)>) -> Option<Result<Self, String>> {
         let first = files.first()?;
         let name = first.0.split_once('/').map_or("(files)", |(dir, _)| dir).to_owned();
-        Some(Self { name, files: files.into_iter().map(|(p, f)| (p, Blob::from(f))).collect() })
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let listed: Vec<(String, u64)> = files.iter().map(|(p, f)| (p.clone(), f.size() as u64)).collect();
+        let keep = match replica_files(&listed) {
+            Ok(keep) => keep,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut files: Vec<Option<(String, File)>> = files.into_iter().map(Some).collect();
+        let files = keep.into_iter().filter_map(|i| files.get_mut(i).and_then(Option::take)).map(|(p, f)| (p, Blob::from(f))).collect();
+        Some(Ok(Self { name, files }))
     }
 
     fn listed(&self) -> Vec<(String, u64)> {
@@ -256,12 +266,15 @@ pub fn replica_diff() -> Html {
     let view = use_state(View::default);
     let unmask = use_state(|| false);
     let folders: Rc<RefCell<(Option<Folder>, Option<Folder>)>> = (*use_memo((), |()| Rc::new(RefCell::new((None, None))))).clone();
+    // Each drop (or opened link) starts anew; a slower earlier diff must not overwrite it.
+    let generation: Rc<std::cell::Cell<u64>> = (*use_memo((), |()| Rc::new(std::cell::Cell::new(0)))).clone();
     {
-        let view = view.clone();
+        let (view, generation) = (view.clone(), Rc::clone(&generation));
         use_effect_with((), move |()| {
             let open = move || {
                 let hash = web::hash();
                 if diff_share::is_link(&hash) {
+                    generation.set(generation.get().wrapping_add(1));
                     match diff_share::decode(&hash) {
                         Ok(d) => view.set(View { diff: Some(Rc::new(d)), shared: true, ..View::default() }),
                         Err(e) => view.set(View { error: Some(e), ..View::default() }),
@@ -274,10 +287,28 @@ pub fn replica_diff() -> Html {
         });
     }
     let on_side = |side: Side| {
-        let (view, folders) = (view.clone(), Rc::clone(&folders));
+        let (view, folders, generation) = (view.clone(), Rc::clone(&folders), Rc::clone(&generation));
         Callback::from(move |files: Vec<(String, File)>| {
-            let Some(folder) = Folder::from(files) else { return };
             let mut names = view.names.clone();
+            let folder = match Folder::from(files) {
+                None => return,
+                Some(Ok(folder)) => folder,
+                Some(Err(e)) => {
+                    // Not a replica: this side is empty again, and no diff runs.
+                    match side {
+                        Side::A => names.0 = None,
+                        Side::B => names.1 = None,
+                    }
+                    let mut f = folders.borrow_mut();
+                    match side {
+                        Side::A => f.0 = None,
+                        Side::B => f.1 = None,
+                    }
+                    generation.set(generation.get().wrapping_add(1));
+                    view.set(View { names, error: Some(e), ..View::default() });
+                    return;
+                }
+            };
             {
                 let mut f = folders.borrow_mut();
                 match side {
@@ -298,8 +329,15 @@ pub fn replica_diff() -> Html {
             };
             view.set(View { names: names.clone(), running: true, ..View::default() });
             let view = view.clone();
+            let mine = generation.get().wrapping_add(1);
+            generation.set(mine);
+            let generation = Rc::clone(&generation);
             wasm_bindgen_futures::spawn_local(async move {
-                match run_diff(a, b).await {
+                let result = run_diff(a, b).await;
+                if generation.get() != mine {
+                    return; // another drop started a newer diff
+                }
+                match result {
                     Ok((diff, bytes)) => {
                         view.set(View { names, diff: Some(Rc::new(diff)), bytes: Some(Rc::new(bytes)), ..View::default() })
                     }

@@ -149,6 +149,49 @@ pub fn plans(shards: Vec<ShardPlan>) -> Plan {
     Plan::new(shards)
 }
 
+/// Which of a dropped folder's files (`(path, size)`, paths relative to what
+/// was dropped) form one replica, as `felix-storage diff` reads a shard
+/// directory: the files directly in it. Refuses, in a sentence, what the CLI
+/// refuses: a root of shards (folders, no segment file of its own), a
+/// folder where a Felix file belongs (the engine refuses such a shard), and
+/// two folders dropped as one replica. Files in other folders below it are
+/// left out, as the CLI leaves them.
+///
+/// # Errors
+/// The sentence.
+pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
+    use felix_codec::file_name::{classify, EntryName};
+    let mut top = Vec::new();
+    let mut folder: Option<&str> = None;
+    let mut nested_dirs = false;
+    for (i, (path, _)) in files.iter().enumerate() {
+        let (dir, rest) = path.split_once('/').unwrap_or(("", path));
+        if folder.is_some_and(|f| f != dir) {
+            return Err("files from more than one folder: drop one shard folder as each replica".into());
+        }
+        folder = Some(dir);
+        match rest.split_once('/') {
+            None => top.push(i),
+            Some((sub, _)) => {
+                if classify(sub) != EntryName::Foreign {
+                    return Err(format!(
+                        "{dir}/{sub}: a folder where a Felix file belongs: the engine refuses this shard until it is moved away; nothing to compare"
+                    ));
+                }
+                nested_dirs = true;
+            }
+        }
+    }
+    let felix = |i: &usize| files.get(*i).is_some_and(|(p, _)| classify(file_name(p)) != EntryName::Foreign);
+    if nested_dirs && !top.iter().any(felix) {
+        return Err(format!(
+            "{}: holds folders, not segment files: a root of shards? drop one shard folder (the CLI's diff takes --shard)",
+            folder.unwrap_or_default()
+        ));
+    }
+    Ok(top)
+}
+
 /// Two replicas diffed as they are read.
 #[derive(Debug)]
 pub struct DiffRun {
@@ -318,6 +361,22 @@ mod tests {
         for k in ["cut", "rebuild-index"] {
             assert!(kinds.iter().any(|x| x == k), "{k} missing from {kinds:?}");
         }
+    }
+
+    #[test]
+    fn a_dropped_root_or_a_folder_named_like_a_segment_is_not_one_replica() {
+        let listed = |paths: &[&str]| paths.iter().map(|p| ((*p).to_owned(), 1u64)).collect::<Vec<_>>();
+        let shard = "x/00000000000000000000.log";
+        assert_eq!(replica_files(&listed(&[shard, "x/epochs"])), Ok(vec![0, 1]));
+        assert_eq!(replica_files(&listed(&["00000000000000000000.log"])), Ok(vec![0]), "loose files");
+        // A root of two shards: the CLI asks for --shard; merged, their records would interleave.
+        let root = replica_files(&listed(&["root/s-1/00000000000000000000.log", "root/s-2/00000000000000000000.log"]));
+        assert!(root.unwrap_err().contains("root of shards"));
+        let claimed = replica_files(&listed(&[shard, "x/00000000000000000099.log/00000000000000000060.log"]));
+        assert!(claimed.unwrap_err().contains("00000000000000000099.log"));
+        assert!(replica_files(&listed(&[shard, "y/00000000000000000000.log"])).unwrap_err().contains("more than one folder"));
+        // A foreign folder inside a shard is left out, as the CLI leaves it.
+        assert_eq!(replica_files(&listed(&[shard, "x/backup/00000000000000000000.log"])), Ok(vec![0]));
     }
 
     #[test]
