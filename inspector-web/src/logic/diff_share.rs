@@ -11,11 +11,10 @@
 
 use std::fmt::Write as _;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use felix_codec::diff::{blocks, Diff, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS};
 use felix_codec::report::is_finding_kind;
 
+use super::link::{self, Caps};
 use super::markdown::{code, text};
 
 /// The fragment prefix of a diff link.
@@ -24,6 +23,8 @@ pub const PREFIX: &str = "#d=";
 pub const MAX_FRAGMENT_CHARS: usize = 256 << 10;
 /// Largest inflated JSON a diff link may carry.
 pub const MAX_INFLATED_BYTES: usize = 1 << 20;
+/// A diff link's size caps.
+const CAPS: Caps = Caps { fragment_chars: MAX_FRAGMENT_CHARS, inflated_bytes: MAX_INFLATED_BYTES };
 /// Longest path or message a shared diff may hold.
 const MAX_TEXT_CHARS: usize = 4096;
 /// Most epochs a side may list (the engine stores at most 1024).
@@ -53,20 +54,7 @@ pub fn to_json(diff: &Diff) -> Result<String, String> {
 /// When it would be longer than a link may be (share the JSON instead).
 pub fn encode(diff: &Diff) -> Result<String, String> {
     let json = serde_json::to_vec(diff).map_err(|e| e.to_string())?;
-    if json.len() > MAX_INFLATED_BYTES {
-        return Err(format!(
-            "this diff is {} bytes of JSON; a link carries at most {MAX_INFLATED_BYTES} — share the JSON instead",
-            json.len()
-        ));
-    }
-    let link = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(&json, 9)));
-    if link.len() > MAX_FRAGMENT_CHARS {
-        return Err(format!(
-            "the link would be {} characters; a link is at most {MAX_FRAGMENT_CHARS} — share the JSON instead",
-            link.len()
-        ));
-    }
-    Ok(link)
+    link::pack(PREFIX, &json, CAPS, "this diff", "share the JSON instead")
 }
 
 /// The diff in a link, checked field by field.
@@ -75,20 +63,10 @@ pub fn encode(diff: &Diff) -> Result<String, String> {
 /// A sentence naming what is wrong: the length, the character that is not
 /// base64url, the compressed data, the JSON, or the field.
 pub fn decode(fragment: &str) -> Result<Diff, String> {
-    let body = fragment.strip_prefix(PREFIX).ok_or("the link carries no diff (#d=…)")?;
-    if fragment.len() > MAX_FRAGMENT_CHARS {
-        return Err(format!("the diff link is {} characters long; a link may carry at most {MAX_FRAGMENT_CHARS}", fragment.len()));
+    if !fragment.starts_with(PREFIX) {
+        return Err("the link carries no diff (#d=…)".into());
     }
-    if let Some((i, c)) = body.char_indices().find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
-        return Err(format!("character {} of the diff link ({c:?}) is not base64url", i + PREFIX.len()));
-    }
-    let packed = URL_SAFE_NO_PAD.decode(body).map_err(|e| format!("the diff link is not base64url: {e}"))?;
-    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED_BYTES).map_err(|e| match e.status {
-        miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
-            format!("the diff link inflates past {MAX_INFLATED_BYTES} bytes, more than a link may carry")
-        }
-        status => format!("the diff link is damaged (deflate: {status:?})"),
-    })?;
+    let json = link::unpack(fragment, PREFIX.len(), CAPS, "the diff link")?;
     let diff: Diff = serde_json::from_slice(&json).map_err(|e| format!("the diff link is not a version-1 diff: {e}"))?;
     validate(&diff).map_err(|e| format!("the diff link is refused: {e}"))?;
     Ok(diff)
@@ -318,6 +296,8 @@ pub fn markdown(d: &Diff) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
     use felix_codec::diff::{DiffMachine, Need, RecordSummary, Side, SideFacts};
 
     fn diverged(path_b: &str) -> Diff {

@@ -11,6 +11,7 @@ pub mod group;
 pub mod hash;
 pub mod hex;
 pub mod keys;
+pub mod link;
 pub mod markdown;
 pub mod permalink;
 pub mod problems;

@@ -11,11 +11,10 @@
 //! [`MAX_LINK_FILES`] files and [`MAX_LINK_FINDINGS`] findings. A larger
 //! report is shared as a JSON file.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use felix_codec::report::Report;
 use serde::{Deserialize, Serialize};
 
+use super::link::{self, Caps};
 use super::shared::{self, Limits, Provenance, SharedReport, Source};
 
 /// The fragment prefix of a link made by this build.
@@ -30,6 +29,8 @@ pub const MAX_INFLATED_BYTES: usize = 4 << 20;
 pub const MAX_LINK_FILES: usize = 1_000;
 /// Most findings a link may carry, across all files.
 pub const MAX_LINK_FINDINGS: usize = 10_000;
+/// A link's size caps.
+const CAPS: Caps = Caps { fragment_chars: MAX_FRAGMENT_CHARS, inflated_bytes: MAX_INFLATED_BYTES };
 /// The caps a link's report is checked against.
 pub const LINK_LIMITS: Limits = Limits { files: MAX_LINK_FILES, findings: MAX_LINK_FINDINGS };
 
@@ -61,20 +62,7 @@ pub fn encode(report: &Report, provenance: &Provenance) -> Result<String, String
     shared::validate_provenance(provenance).map_err(|e| e.to_string().replace("the report is refused: ", "the link cannot say that: "))?;
     let envelope = Envelope { provenance: provenance.clone(), report: report.clone() };
     let json = serde_json::to_vec(&envelope).map_err(|e| e.to_string())?;
-    if json.len() > MAX_INFLATED_BYTES {
-        return Err(format!(
-            "this report is {} bytes of JSON; a link carries at most {MAX_INFLATED_BYTES} — share the JSON report instead",
-            json.len()
-        ));
-    }
-    let link = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(&json, 9)));
-    if link.len() > MAX_FRAGMENT_CHARS {
-        return Err(format!(
-            "the link would be {} characters; a link is at most {MAX_FRAGMENT_CHARS} — share the JSON report instead",
-            link.len()
-        ));
-    }
-    Ok(link)
+    link::pack(PREFIX, &json, CAPS, "this report", "share the JSON report instead")
 }
 
 /// The shared report in a fragment, checked.
@@ -84,24 +72,12 @@ pub fn encode(report: &Report, provenance: &Provenance) -> Result<String, String
 /// that is not base64url, the compressed data, the JSON (line and column) or
 /// the report's field.
 pub fn decode(fragment: &str) -> Result<SharedReport, String> {
-    let (body, old) = match (fragment.strip_prefix(PREFIX), fragment.strip_prefix(OLD_PREFIX)) {
-        (Some(b), _) => (b, false),
-        (None, Some(b)) => (b, true),
-        (None, None) => return Err("the link carries no report (#s=…)".into()),
+    let old = match (fragment.starts_with(PREFIX), fragment.starts_with(OLD_PREFIX)) {
+        (true, _) => false,
+        (false, true) => true,
+        (false, false) => return Err("the link carries no report (#s=…)".into()),
     };
-    if fragment.len() > MAX_FRAGMENT_CHARS {
-        return Err(format!("the link is {} characters long; a link may carry at most {MAX_FRAGMENT_CHARS}", fragment.len()));
-    }
-    if let Some((i, c)) = body.char_indices().find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
-        return Err(format!("character {} of the link's report ({c:?}) is not base64url", i + PREFIX.len()));
-    }
-    let packed = URL_SAFE_NO_PAD.decode(body).map_err(|e| format!("the link's report is not base64url: {e}"))?;
-    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, MAX_INFLATED_BYTES).map_err(|e| match e.status {
-        miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
-            format!("the link's report inflates past {MAX_INFLATED_BYTES} bytes, more than a link may carry")
-        }
-        status => format!("the link's report is damaged (deflate: {status:?})"),
-    })?;
+    let json = link::unpack(fragment, PREFIX.len(), CAPS, "the link's report")?;
     let (report, provenance) = if old {
         let r: Report = serde_json::from_slice(&json).map_err(|e| format!("the link's report is not a version-1 report: {e}"))?;
         (r, Provenance::default())
@@ -118,6 +94,8 @@ pub fn decode(fragment: &str) -> Result<SharedReport, String> {
 mod tests {
     use super::*;
     use crate::logic::{sample, scan::scan_all};
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
 
     fn sample_report() -> Report {
         Report::new(scan_all(&sample::files()).into_iter().map(|s| s.report).collect())
