@@ -182,6 +182,19 @@ pub enum Action {
 }
 
 impl Action {
+    /// What the action does, in one line without its reason or evidence name
+    /// (what [`ShardPlan::differs_from`] compares).
+    #[must_use]
+    pub fn summary(&self) -> String {
+        match self {
+            Self::RemoveTemporary { file, .. } => format!("remove-temporary {file}"),
+            Self::RemoveUnfinished { file, bytes, .. } => format!("remove-unfinished {file} ({bytes} bytes)"),
+            Self::Cut { file, position, bytes, kind, .. } => format!("cut {file} at byte {position} ({bytes} bytes, {kind})"),
+            Self::RebuildIndex { file, .. } => format!("rebuild-index {file}"),
+            Self::Refuse { file, position, kind, .. } => format!("refuse {file} at byte {position} ({kind})"),
+        }
+    }
+
     /// The file the action is about.
     #[must_use]
     pub fn file(&self) -> &str {
@@ -222,6 +235,24 @@ pub struct ShardPlan {
 }
 
 impl ShardPlan {
+    /// Where this plan does other work than `reviewed` (one made earlier, as
+    /// `recover --dry-run --json` printed it): the first action that differs,
+    /// in words, or `None` when both run the same actions on the same files at
+    /// the same positions and sizes. Evidence names are not compared (a name
+    /// taken since then gets a `-N` suffix when the cut runs), nor the path,
+    /// nor what would remain.
+    #[must_use]
+    pub fn differs_from(&self, reviewed: &ShardPlan) -> Option<String> {
+        let now: Vec<String> = self.actions.iter().map(Action::summary).collect();
+        let then: Vec<String> = reviewed.actions.iter().map(Action::summary).collect();
+        if now == then {
+            return None;
+        }
+        let i = now.iter().zip(&then).take_while(|(a, b)| a == b).count();
+        let said = |list: &[String]| list.get(i).map_or_else(|| "nothing more".into(), Clone::clone);
+        Some(format!("action {}: the reviewed plan says {}; the shard now needs {}", i + 1, said(&then), said(&now)))
+    }
+
     /// Whether recovery refuses this shard (and so runs none of its actions).
     #[must_use]
     pub fn refused(&self) -> bool {
@@ -480,5 +511,36 @@ mod tests {
         assert!(p.actions.is_empty() && !p.refused());
         assert_eq!(p.remaining_findings[0].file, "epochs");
         assert!(!p.is_clean());
+    }
+
+    #[test]
+    fn a_plan_differs_from_a_reviewed_one_by_its_work_not_its_evidence_names() {
+        let cut = |position: u64, bytes: u64, evidence: &str| Action::Cut {
+            file: "00000000000000000001.log".into(),
+            position,
+            bytes,
+            kind: "Truncated".into(),
+            reason: "torn".into(),
+            evidence: evidence.into(),
+        };
+        let plan = |actions: Vec<Action>| ShardPlan { path: "p".into(), actions, remaining_findings: Vec::new() };
+        let reviewed = plan(vec![cut(1064, 77, "00000000000000000001.log.cut-1064")]);
+        assert_eq!(plan(vec![cut(1064, 77, "00000000000000000001.log.cut-1064-2")]).differs_from(&reviewed), None);
+        assert_eq!(
+            plan(vec![cut(1064, 36, "00000000000000000001.log.cut-1064")]).differs_from(&reviewed).as_deref(),
+            Some(
+                "action 1: the reviewed plan says cut 00000000000000000001.log at byte 1064 (77 bytes, Truncated); \
+                 the shard now needs cut 00000000000000000001.log at byte 1064 (36 bytes, Truncated)"
+            )
+        );
+        let rebuild = Action::RebuildIndex { file: "00000000000000000001.index".into(), reason: "cut".into() };
+        assert_eq!(
+            plan(vec![cut(1064, 77, "e"), rebuild]).differs_from(&reviewed).as_deref(),
+            Some("action 2: the reviewed plan says nothing more; the shard now needs rebuild-index 00000000000000000001.index")
+        );
+        assert_eq!(
+            plan(Vec::new()).differs_from(&reviewed).as_deref(),
+            Some("action 1: the reviewed plan says cut 00000000000000000001.log at byte 1064 (77 bytes, Truncated); the shard now needs nothing more")
+        );
     }
 }

@@ -307,6 +307,38 @@ pub struct RecoverOptions {
     pub repair_checksum_tail: bool,
     pub json: bool,
     pub wait: bool,
+    /// `--plan`: the plan the operator reviewed, with the file it came from.
+    pub reviewed: Option<(PathBuf, Plan)>,
+}
+
+/// The largest plan file `recover --plan` reads.
+const MAX_PLAN_FILE_BYTES: u64 = 64 << 20;
+
+/// A plan file as `recover --dry-run --json` printed it, read in bounded
+/// memory and checked (version 1, one entry per shard path).
+pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
+    use std::io::Read;
+    let shown_path = shown(&path.display().to_string()).into_owned();
+    let file = std::fs::File::open(path).map_err(|e| (2, format!("{shown_path}: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| (2, format!("{shown_path}: {e}")))?;
+    if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
+        return Err((2, format!("{shown_path}: over {MAX_PLAN_FILE_BYTES} bytes; not a plan recover --dry-run --json printed")));
+    }
+    let plan: Plan = serde_json::from_slice(&bytes)
+        .map_err(|e| (2, format!("{shown_path}: not a plan (line {}, column {}): {e}", e.line(), e.column())))?;
+    if plan.plan_version != felix_codec::recovery::PLAN_VERSION {
+        return Err((
+            2,
+            format!("{shown_path}: plan_version {} (this build reads {})", plan.plan_version, felix_codec::recovery::PLAN_VERSION),
+        ));
+    }
+    let mut paths: Vec<&str> = plan.shards.iter().map(|s| s.path.as_str()).collect();
+    paths.sort_unstable();
+    if let Some(w) = paths.windows(2).find(|w| w[0] == w[1]) {
+        return Err((2, format!("{shown_path}: plans shard {} twice", shown(w[0]))));
+    }
+    Ok((path.to_path_buf(), plan))
 }
 
 /// One line for one action, as `recover` prints it.
@@ -363,13 +395,32 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         return Err((2, "no shard directories found".into()));
     }
     let options = RepairOptions { repair_checksum_tail: o.repair_checksum_tail };
+    // With --plan, the shards planned and the shards found are the same set
+    // (checked before anything is changed).
+    let reviewed_for = |dir: &Path| o.reviewed.as_ref().map(|(_, plan)| plan.shards.iter().find(|s| s.path == dir.display().to_string()));
+    if let Some((file, plan)) = &o.reviewed {
+        let file = shown(&file.display().to_string()).into_owned();
+        if let Some(dir) = dirs.iter().find(|d| reviewed_for(d) == Some(None)) {
+            return Err((
+                2,
+                format!(
+                    "{file} has no plan for {}; make it with recover --dry-run --json on the same path",
+                    shown(&dir.display().to_string())
+                ),
+            ));
+        }
+        if let Some(extra) = plan.shards.iter().find(|s| !dirs.iter().any(|d| d.display().to_string() == s.path)) {
+            return Err((2, format!("{file} plans {}, which this run does not recover", shown(&extra.path))));
+        }
+    }
     let mut damage = false;
     let mut plans = Vec::new();
     for dir in dirs {
         let outcome = if o.dry_run {
             felix_engine::recover::plan(dir, options)
         } else {
-            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, felix_codec::index::DEFAULT_INDEX_SPACING_BYTES)
+            let spacing = felix_codec::index::DEFAULT_INDEX_SPACING_BYTES;
+            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten())
         };
         let outcome = match outcome {
             Ok(outcome) => outcome,

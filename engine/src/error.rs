@@ -79,6 +79,15 @@ pub enum EngineError {
     },
     /// The shard was opened for reading only.
     ReadOnly,
+    /// `recover --plan`: the plan made under the writer's lock is not the
+    /// plan the operator reviewed (the shard changed since the dry run);
+    /// nothing was changed.
+    PlanChanged {
+        /// The shard directory.
+        dir: PathBuf,
+        /// The first difference, in words.
+        what: String,
+    },
     /// A batch written but not yet committed was cut away by a truncation
     /// before it became durable: it is not acknowledged.
     TruncatedAway {
@@ -126,6 +135,11 @@ impl fmt::Display for EngineError {
                 u64::MAX - 1
             ),
             Self::ReadOnly => f.write_str("the shard was opened for reading only"),
+            Self::PlanChanged { dir, what } => write!(
+                f,
+                "{}: the shard changed since the reviewed plan ({what}); nothing was changed: review the new plan (recover --dry-run --json) and run again",
+                dir.display()
+            ),
             Self::TruncatedAway { offsets, cut_at } => write!(
                 f,
                 "offsets {}..{} were truncated away (from offset {cut_at}) before they became durable: not acknowledged",

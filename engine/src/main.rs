@@ -101,6 +101,11 @@ enum Command {
         /// Wait for another writer to let go of the shard instead of failing at once.
         #[arg(long)]
         wait: bool,
+        /// Run only the plan you reviewed: a file `recover --dry-run --json` printed for the same
+        /// shards. A shard whose plan, made again under its writer's lock, does other work
+        /// is left unchanged (exit 1).
+        #[arg(long, value_name = "PLAN.json", conflicts_with = "dry_run")]
+        plan: Option<PathBuf>,
     },
     /// Print the records of one segment file from --from-offset (found by walking verified headers).
     Dump {
@@ -254,7 +259,8 @@ pub(crate) fn fail(e: &EngineError) -> (u8, String) {
         | EngineError::Locked { .. }
         | EngineError::NoShard { .. }
         | EngineError::NotRegular { .. }
-        | EngineError::OffsetsExhausted { .. } => 1,
+        | EngineError::OffsetsExhausted { .. }
+        | EngineError::PlanChanged { .. } => 1,
         // A stopped shard stopped on an IO failure: an IO error, like the first one.
         EngineError::Io { .. } | EngineError::FailStopped { .. } | EngineError::TooLarge { .. } | EngineError::ReadOnly => 2,
     };
@@ -279,12 +285,16 @@ fn main() -> ExitCode {
         Command::Consume { root, shard, from, max, format } => {
             shard_dir(&root, &shard).and_then(|dir| commands::consume(&dir, from, max, format == Format::Json))
         }
-        Command::Recover { root, shard, dry_run, repair_checksum_tail, json, wait } => {
+        Command::Recover { root, shard, dry_run, repair_checksum_tail, json, wait, plan } => {
             let dirs = match shard {
                 Some(s) => shard_dir(&root, &s).map(|d| vec![d]),
                 None => commands::shard_dirs(&root),
             };
-            dirs.and_then(|dirs| commands::recover(&dirs, &commands::RecoverOptions { dry_run, repair_checksum_tail, json, wait }))
+            let reviewed = plan.map(|p| commands::read_plan(&p)).transpose();
+            dirs.and_then(|dirs| {
+                let options = commands::RecoverOptions { dry_run, repair_checksum_tail, json, wait, reviewed: reviewed? };
+                commands::recover(&dirs, &options)
+            })
         }
         Command::Dump { file, from_offset, max_bytes } => commands::dump(&file, from_offset, max_bytes),
         Command::Demo { dir } => commands::demo(&dir),

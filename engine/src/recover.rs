@@ -65,11 +65,21 @@ fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outco
 
 /// Takes the shard's writer lock (failing at once with `Locked` unless
 /// `wait`), plans from a full inspection and executes the plan (none of it
-/// when it refuses). Rebuilt indexes use `index_spacing_bytes`.
+/// when it refuses). Rebuilt indexes use `index_spacing_bytes`. With
+/// `reviewed` (a plan an operator read, from a dry run), the plan made under
+/// the lock must do the same work (`ShardPlan::differs_from`), else nothing
+/// is changed.
 ///
 /// # Errors
-/// `NoShard`, `Locked`, `NotRegular`; IO failures.
-pub fn recover(io: Arc<dyn Io>, dir: &Path, options: RepairOptions, wait: bool, index_spacing_bytes: u64) -> Result<Outcome, EngineError> {
+/// `NoShard`, `Locked`, `NotRegular`, `PlanChanged`; IO failures.
+pub fn recover(
+    io: Arc<dyn Io>,
+    dir: &Path,
+    options: RepairOptions,
+    wait: bool,
+    index_spacing_bytes: u64,
+    reviewed: Option<&ShardPlan>,
+) -> Result<Outcome, EngineError> {
     if !dir.is_dir() {
         return Err(EngineError::NoShard { dir: dir.to_path_buf() });
     }
@@ -78,6 +88,9 @@ pub fn recover(io: Arc<dyn Io>, dir: &Path, options: RepairOptions, wait: bool, 
     let _lock = shard_dir.lock(wait)?;
     // We hold the lock: no writer is live, and a torn tail is a torn tail.
     let mut outcome = plan_with(dir, options, Writer::Excluded)?;
+    if let Some(what) = reviewed.and_then(|r| outcome.plan.differs_from(r)) {
+        return Err(EngineError::PlanChanged { dir: dir.to_path_buf(), what });
+    }
     let mut rebuild = |d: &ShardDir, id: u64| rebuild_index(d, id, index_spacing_bytes);
     let evidence = recovery::execute(&shard_dir, &outcome.plan, &mut rebuild)?;
     outcome.executed = !outcome.plan.refused();

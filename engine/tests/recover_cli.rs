@@ -108,3 +108,101 @@ fn a_second_cut_at_the_same_byte_is_printed_with_the_evidence_name_it_used() {
     assert_eq!(std::fs::read(dir.join(planned)).unwrap(), b"older evidence");
     assert_eq!(std::fs::metadata(dir.join(&used)).unwrap().len(), cut["bytes"].as_u64().unwrap());
 }
+
+/// The payments shard of a demo root and its cut (file, position, bytes).
+fn payments_cut(plan: &Value) -> (std::path::PathBuf, u64, u64) {
+    let shard = plan["shards"].as_array().unwrap().iter().find(|s| s["path"].as_str().unwrap().contains("payments")).unwrap();
+    let cut = actions(shard, "cut")[0];
+    let file = Path::new(shard["path"].as_str().unwrap()).join(cut["file"].as_str().unwrap());
+    (file, cut["position"].as_u64().unwrap(), cut["bytes"].as_u64().unwrap())
+}
+
+#[test]
+fn recover_with_the_reviewed_plan_runs_it_and_refuses_a_shard_that_changed_since() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sample");
+    let r = root.to_str().unwrap();
+    assert!(run(&["demo", r]).status.success());
+    let dry = run(&["recover", r, "--dry-run", "--json"]);
+    let reviewed = tmp.path().join("plan.json");
+    std::fs::write(&reviewed, &dry.stdout).unwrap();
+    let p = reviewed.to_str().unwrap();
+    let dry: Value = serde_json::from_slice(&dry.stdout).unwrap();
+    let (log, position, bytes) = payments_cut(&dry);
+    assert_eq!((position, bytes), (1064, 77));
+
+    // The torn tail changes after the review: the shard now needs a 36-byte cut, not the 77 bytes reviewed.
+    std::fs::OpenOptions::new().write(true).open(&log).unwrap().set_len(1100).unwrap();
+    let o = run(&["recover", r, "--plan", p]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the shard changed since the reviewed plan (action 1: the reviewed plan says cut 00000000000000000001.log at byte 1064 (77 bytes, Truncated); the shard now needs cut 00000000000000000001.log at byte 1064 (36 bytes, Truncated)); nothing was changed"),
+        "{err}"
+    );
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), 1100, "the changed shard is left as it is");
+    let evidence: Vec<_> = std::fs::read_dir(log.parent().unwrap())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".cut-"))
+        .collect();
+    assert!(evidence.is_empty(), "no evidence, no cut");
+    // The other shards ran their reviewed plans: planned again, only refusals are left.
+    let (_, after) = plan(&["recover", r, "--dry-run", "--json"]);
+    for s in after["shards"].as_array().unwrap() {
+        let left: Vec<&str> = s["actions"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap()).collect();
+        assert!(left.iter().all(|a| *a == "refuse") || s["path"].as_str().unwrap().contains("payments"), "{s}");
+    }
+
+    // Reviewed again, the new plan runs.
+    let dry = run(&["recover", r, "--dry-run", "--json"]);
+    std::fs::write(&reviewed, &dry.stdout).unwrap();
+    let o = run(&["recover", r, "--plan", p]);
+    assert_eq!(o.status.code(), Some(1), "the refused shard remains: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), 1064);
+}
+
+#[test]
+fn a_plan_file_that_is_not_the_runs_is_refused_before_anything_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sample");
+    let r = root.to_str().unwrap();
+    assert!(run(&["demo", r]).status.success());
+    let dry: Value = serde_json::from_slice(&run(&["recover", r, "--dry-run", "--json"]).stdout).unwrap();
+    let (log, _, _) = payments_cut(&dry);
+    let size = std::fs::metadata(&log).unwrap().len();
+    let write = |name: &str, text: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let mut one_shard = dry.clone();
+    one_shard["shards"].as_array_mut().unwrap().truncate(1);
+    let mut twice = dry.clone();
+    let first = twice["shards"][0].clone();
+    twice["shards"].as_array_mut().unwrap().push(first);
+    let mut v2 = dry.clone();
+    v2["plan_version"] = 2.into();
+    let cases = [
+        (write("garbage.json", "{\"plan_version\": 1, \"shards\": [}"), "not a plan (line 1, column 32)"),
+        (write("one.json", &one_shard.to_string()), "has no plan for"),
+        (write("twice.json", &twice.to_string()), "twice"),
+        (write("v2.json", &v2.to_string()), "plan_version 2 (this build reads 1)"),
+        (tmp.path().join("missing.json").to_str().unwrap().to_owned(), "missing.json: No such file"),
+    ];
+    for (file, says) in &cases {
+        let o = run(&["recover", r, "--plan", file]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{file}: {err}");
+        assert_eq!(std::fs::metadata(&log).unwrap().len(), size, "{file}: nothing changed");
+    }
+    // A plan for a root, given one shard of it: the other shards are not this run's.
+    let shard = log.parent().unwrap().to_str().unwrap();
+    let whole = write("whole.json", &dry.to_string());
+    let o = run(&["recover", shard, "--plan", &whole]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("which this run does not recover"));
+    // --plan with --dry-run is a usage error.
+    assert_eq!(run(&["recover", r, "--dry-run", "--plan", &whole]).status.code(), Some(2));
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), size);
+}
