@@ -394,7 +394,18 @@ fn follower_truncation(follower: &SideReport, leader: &SideReport, f: &str, l: &
         );
         return None;
     };
-    Some(truncation_point(&local, follower.next_offset, known, leader_end))
+    let point = truncation_point(&local, follower.next_offset, known, leader_end);
+    if known != latest.generation {
+        push_note(
+            notes,
+            format!(
+                "{l} never had {f}'s latest generation {}: {point} is the leader-epoch rule's answer (from {l}'s generation {known}); \
+                 a leader that answers only for generations it has (the broker's generation_end) refuses {f} instead",
+                latest.generation
+            ),
+        );
+    }
+    Some(point)
 }
 
 /// What the caller knows of one side besides its records: its path, its
@@ -843,7 +854,12 @@ mod tests {
         let eb = vec![Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 50 }];
         let (d, _) = run(&a, &b, SideFacts { epochs: ea, ..SideFacts::new("a") }, SideFacts { epochs: eb, ..SideFacts::new("b") });
         assert_eq!((d.truncate_a_to, d.truncate_b_to), (Some(50), Some(50)));
-        assert!(d.notes.is_empty(), "{:?}", d.notes);
+        // A, the leader of generation 1 only, never had B's generation 2: the rule answers, a broker refuses.
+        assert_eq!(
+            d.notes,
+            ["A never had B's latest generation 2: 50 is the leader-epoch rule's answer (from A's generation 1); \
+              a leader that answers only for generations it has (the broker's generation_end) refuses B instead"]
+        );
         // Without epochs the rule cannot place either side, and says so.
         let (d, _) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
         assert_eq!((d.truncate_a_to, d.truncate_b_to), (None, None));
