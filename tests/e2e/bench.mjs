@@ -20,7 +20,7 @@
 // --json` on the same file is printed beside it. The wasm bundles' sizes
 // (and gzipped) first.
 //
-//   node tests/e2e/bench.mjs            (from the repository root, after a trunk build; FELIX_STORAGE = a release felix-storage)
+//   node tests/e2e/bench.mjs            (from the repository root, after scripts/test's trunk build, wasm-opt on PATH: www/README.md; FELIX_STORAGE = a release felix-storage)
 //   BENCH_SIZES_MIB=512,1024 BENCH_ROUNDS=3 node tests/e2e/bench.mjs
 import { createServer } from 'node:http';
 import { readFile, readdir, open, rm, mkdtemp } from 'node:fs/promises';
