@@ -12,13 +12,16 @@
 //!   and of a root of 4 shards of 64 MiB against inspecting them one after
 //!   another (issue 8, goals 1 and 2);
 //! - sequential `Shard::read` and zero-copy `Shard::read_ranges` over a
-//!   256 MiB shard against the same bare pass (goal 4).
+//!   256 MiB shard against the same bare pass (goal 4);
+//! - `felix-storage diff A B --json` of two identical 256 MiB shards (every
+//!   record compared) against `inspect --json` of one of them, and the peak
+//!   resident memory of each process (issue 10).
 //!
 //! `cargo bench -p felix-engine --bench engine` (criterion's estimates for
 //! the batch-1 case, then the full table). `FELIX_BENCH_QUICK=1` shrinks it;
 //! `FELIX_BENCH_ONLY=recovery` runs only the recovery table, `=reads` only the
 //! random reads, `=inspect` only the inspect tables, `=sequential` only the
-//! sequential reads. Page cache warm throughout (each file is read once first).
+//! sequential reads, `=diff` only the diff table. Page cache warm throughout (each file is read once first).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
 use std::fs::OpenOptions;
@@ -403,6 +406,76 @@ inspect {label} of a root of 4 shards of {shard_mib} MiB vs the 4 shards one aft
     }
 }
 
+/// Runs `felix-storage` with `args` (output discarded) and returns its time
+/// and its peak resident set in KiB (`VmHWM`, sampled from /proc every
+/// millisecond until it exits: streaming keeps it flat, so the peak is
+/// reached early). Exit 0 or 1 (a diff that differs) are accepted.
+fn cli_peak(args: &[&str]) -> (Duration, u64) {
+    let t = Instant::now();
+    let mut child =
+        std::process::Command::new(env!("CARGO_BIN_EXE_felix-storage")).args(args).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let status = loop {
+        if let Some(hwm) = std::fs::read_to_string(&status_file)
+            .ok()
+            .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())))
+        {
+            peak = hwm;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let took = t.elapsed();
+    assert!(matches!(status.code(), Some(0 | 1)), "felix-storage {args:?}: {status}");
+    (took, peak)
+}
+
+fn diff_table(quick: bool) {
+    let n = if quick { 3 } else { 5 };
+    let mib = if quick { 64 } else { 256 };
+    let tmp = tempfile::tempdir_in(".").unwrap();
+    let a = tmp.path().join("a").join("acme_default_orders_0-0d3aed4b998d2798");
+    let b = tmp.path().join("b").join("acme_default_orders_0-0d3aed4b998d2798");
+    write_segment(&a, 0, 0, mib << 20, 4096 - 28);
+    write_segment(&b, 0, 0, mib << 20, 4096 - 28);
+    for d in [&a, &b] {
+        bare_read_crc(&d.join("00000000000000000000.log"));
+    }
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let (mut peak_diff, mut peak_inspect) = (0, 0);
+    let mut base = || {
+        time(|| {
+            black_box(bare_read_crc(&a.join("00000000000000000000.log")));
+        })
+    };
+    let mut inspect = || {
+        let (t, kib) = cli_peak(&["inspect", "--json", a_s]);
+        peak_inspect = peak_inspect.max(kib);
+        t
+    };
+    let mut diff = || {
+        let (t, kib) = cli_peak(&["diff", "--json", a_s, b_s]);
+        peak_diff = peak_diff.max(kib);
+        t
+    };
+    let t = rounds(n, &mut [&mut base, &mut inspect, &mut diff]);
+    println!(
+        "
+diff of two identical {mib} MiB shards of 4 KiB records (every record compared) vs inspect --json of one (ratio = inspect time / diff time; {n} rounds)"
+    );
+    println!("  bare read+crc32fast of one          {}", ms(&t[0]));
+    println!("  felix-storage inspect --json A      {}  peak RSS {} MiB", ms(&t[1]), peak_inspect / 1024);
+    println!(
+        "  felix-storage diff --json A B       {}  ratio {}  peak RSS {} MiB",
+        ms(&t[2]),
+        spread(&per_round(&t[1], &t[2])),
+        peak_diff / 1024
+    );
+}
+
 fn sequential_table(quick: bool) {
     let n = if quick { 3 } else { 7 };
     let mib = if quick { 64 } else { 256 };
@@ -462,6 +535,10 @@ fn main() {
         sequential_table(quick);
         return;
     }
+    if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("diff") {
+        diff_table(quick);
+        return;
+    }
     if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("recovery") {
         recovery_table(quick);
         return;
@@ -493,4 +570,5 @@ fn main() {
     read_table();
     sequential_table(quick);
     inspect_tables(quick);
+    diff_table(quick);
 }
