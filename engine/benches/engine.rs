@@ -417,10 +417,9 @@ fn cli_peak(args: &[&str]) -> (Duration, u64) {
     let status_file = format!("/proc/{}/status", child.id());
     let mut peak = 0;
     let status = loop {
-        if let Some(hwm) = std::fs::read_to_string(&status_file)
-            .ok()
-            .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())))
-        {
+        if let Some(hwm) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("VmHWM:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()))
+        }) {
             peak = hwm;
         }
         if let Some(status) = child.try_wait().unwrap() {
