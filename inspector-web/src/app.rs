@@ -22,6 +22,10 @@ use crate::runner::{self, Runner};
 use crate::state::{Action, FileId, RowId, State};
 use crate::web;
 
+/// Tasks the detail views of a newly shown file mount in, one after the other
+/// (see `App`): the file map, records, index and epochs; then the hex view.
+const DETAIL_STAGES: u8 = 2;
+
 /// The files' bytes, by id (replaced on every drop).
 type Blobs = Rc<RefCell<Vec<(FileId, Blob)>>>;
 
@@ -207,6 +211,31 @@ pub fn app() -> Html {
     let on_select = dispatch.reform(|row: RowId| Action::Select(row, None));
     let on_error = dispatch.reform(Action::Error);
     let detail = state.detail().map(|(row, file, scanned)| (row.id, file.path.clone(), Rc::clone(scanned)));
+    // The detail views mount in later tasks than the verdict — the file map,
+    // records and index first, the hex view last — so that no one task of the
+    // page builds and lays them all out (issue 8: no main-thread task over 50 ms).
+    let key = detail.as_ref().map(|(row, _, s)| (*row, Rc::as_ptr(s) as usize));
+    let stage = use_state(|| (None::<(RowId, usize)>, 0u8));
+    {
+        let stage = stage.clone();
+        use_effect_with(key, move |k| {
+            let (k, live) = (*k, Rc::new(Cell::new(true)));
+            if k.is_some() {
+                let live = Rc::clone(&live);
+                wasm_bindgen_futures::spawn_local(async move {
+                    for n in 1..=DETAIL_STAGES {
+                        web::next_task().await;
+                        if !live.get() {
+                            return;
+                        }
+                        stage.set((k, n));
+                    }
+                });
+            }
+            move || live.set(false)
+        });
+    }
+    let shown = if stage.0 == key { stage.1 } else { 0 };
     let blob = detail
         .as_ref()
         .and_then(|(row, _, _)| state.row(*row)?.file)
@@ -251,7 +280,7 @@ pub fn app() -> Html {
                     on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} />
             }
             if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
-            { detail_section(&state, detail, blob, &dispatch) }
+            { detail_section(&state, detail, blob, &dispatch, shown) }
             <ReplicaDiff />
             </main>
         </div>
@@ -285,6 +314,7 @@ fn detail_section(
     detail: Option<(RowId, String, Rc<crate::logic::scan::Scanned>)>,
     blob: Option<Blob>,
     dispatch: &Callback<Action>,
+    shown: u8,
 ) -> Html {
     let Some(selected) = state.selected.and_then(|id| state.row(id)) else { return html! {} };
     let Some((row, path, scanned)) = detail else {
@@ -311,12 +341,14 @@ fn detail_section(
         <section class="detail">
             <h2>{ format!("{path} — {}", scanned.report.kind.as_str()) }</h2>
             <div class="bytes">
-                <FileMapView scanned={Rc::clone(&scanned)} index={index} range={state.range} on_pick={on_pick} />
-                <HexView blob={blob} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} />
+                if shown >= 1 { <FileMapView scanned={Rc::clone(&scanned)} index={index} range={state.range} on_pick={on_pick} /> }
+                if shown >= 2 { <HexView blob={blob} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} /> }
             </div>
-            <RecordTable scanned={Rc::clone(&scanned)} range={state.range} on_range={on_range} />
-            <IndexView report={Rc::clone(&own)} scanned={Some(Rc::clone(&scanned))} />
-            <EpochsView report={own} />
+            if shown >= 1 {
+                <RecordTable scanned={Rc::clone(&scanned)} range={state.range} on_range={on_range} />
+                <IndexView report={Rc::clone(&own)} scanned={Some(Rc::clone(&scanned))} />
+                <EpochsView report={own} />
+            }
         </section>
     }
 }

@@ -7,6 +7,7 @@
 //! `logic::protocol`, and arrive in the reducer as [`Action::Scan`].
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
@@ -84,11 +85,14 @@ pub struct Runner {
     /// Files whose hashes the hash worker still owes.
     hashes_left: usize,
     cancel: Option<Rc<Cell<bool>>>,
+    /// Messages decoded but not yet given to the reducer, in arrival order.
+    queue: VecDeque<ToPage>,
 }
 
 impl Runner {
     /// Stops whatever runs.
     pub fn stop(&mut self) {
+        self.queue.clear();
         self.read.stop();
         self.scan.stop();
         self.hash.stop();
@@ -142,8 +146,41 @@ fn on_worker_message(runner: &Rc<RefCell<Runner>>, role: Role, data: &JsValue, d
                     _ => {}
                 }
             }
-            dispatch.emit(Action::Scan(msg));
+            deliver(runner, msg, dispatch);
         }
+    }
+}
+
+/// Gives `msg` to the reducer. A group's results (a file's record rows
+/// decoded: tens of milliseconds for a large file) go in a later task than
+/// the one that decoded them, and every message after one waiting goes after
+/// it, in order — so the decoding and the page's update are two tasks, not one.
+fn deliver(runner: &Rc<RefCell<Runner>>, msg: ToPage, dispatch: &Callback<Action>) {
+    let first = {
+        let mut r = runner.borrow_mut();
+        if r.queue.is_empty() && !matches!(msg, ToPage::Group { .. }) {
+            Err(msg)
+        } else {
+            r.queue.push_back(msg);
+            Ok(r.queue.len() == 1)
+        }
+    };
+    match first {
+        Err(msg) => dispatch.emit(Action::Scan(msg)),
+        Ok(true) => {
+            let (runner, dispatch) = (Rc::clone(runner), dispatch.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                loop {
+                    crate::web::next_task().await;
+                    let Some(msg) = runner.borrow_mut().queue.pop_front() else { return };
+                    dispatch.emit(Action::Scan(msg));
+                    if runner.borrow().queue.is_empty() {
+                        return;
+                    }
+                }
+            });
+        }
+        Ok(false) => {}
     }
 }
 
@@ -194,6 +231,8 @@ fn message(files: &[(Dropped, Blob)], job: &Job, ports: &[(&str, JsValue)]) -> (
 /// their ids (`sha256`: SHA-256 too): in the workers, or on the page if none runs.
 pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
     let started_ms = driver::wall_ms();
+    // What the last job's workers sent and the reducer has not seen is stale now.
+    runner.borrow_mut().queue.clear();
     let busy = {
         let r = runner.borrow();
         r.read.busy || r.scan.busy || r.hash.busy

@@ -112,6 +112,17 @@ pub fn cores() -> u32 {
     })
 }
 
+/// Resolves in a later task (a zero-delay timeout), so the work after it
+/// does not lengthen the task that awaits it.
+pub async fn next_task() {
+    let p = Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}
+
 /// Copies `buf`'s bytes into `out`.
 pub fn copy_into(buf: &ArrayBuffer, out: &mut Vec<u8>) {
     let view = Uint8Array::new(buf);

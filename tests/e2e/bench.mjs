@@ -187,7 +187,7 @@ for (const mib of SIZES) {
       ratios[mode].push(pageRate / bestRate); fastestNames.push(bestName);
       console.log(`round ${r + 1}, ${mode} (load ${load()}): bare reads MiB/s: ${Object.entries(rates).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
       console.log(`  page: first finding ${x.first} ms, verified ${x.verified.toFixed(0)} ms = ${pageRate.toFixed(0)} MiB/s = ${(pageRate / bestRate).toFixed(2)}x the fastest bare read (${bestName}); hashed ${x.hashed} ms; `
-        + `peak page wasm ${(x.peakWasm / 1048576).toFixed(0)} MiB, JS heap ${(x.peakJs / 1048576).toFixed(0)} MiB; longest main-thread task ${x.longest.toFixed(0)} ms`);
+        + `peak page wasm ${(x.peakWasm / 1048576).toFixed(0)} MiB, JS heap ${(x.peakJs / 1048576).toFixed(0)} MiB; longest main-thread task ${x.longest ? `${x.longest.toFixed(0)} ms` : 'none over 50 ms (the Long Tasks API reports no shorter ones)'}`);
     }
   }
   for (const [mode, rs] of Object.entries(ratios)) {

@@ -10,7 +10,8 @@ use web_sys::{Blob, Element, HtmlElement, HtmlInputElement};
 use yew::prelude::*;
 
 use crate::logic::hex::{
-    byte_classes, click_selection, describe, field_at, finding_at, move_cursor, parse_jump, row_count, row_of, Window, BYTES_PER_ROW,
+    click_selection, describe, field_at, finding_at, move_cursor, parse_jump, row_count, row_of, rows_html, VisibleRows, Window,
+    BYTES_PER_ROW,
 };
 use crate::logic::keys::{keep_in_view, nav};
 use felix_codec::segment_header::SEGMENT_HEADER_LEN;
@@ -74,7 +75,12 @@ pub fn hex_view(props: &Props) -> Html {
         });
         use_effect_with((props.range, Rc::clone(&props.scanned)), move |(range, _)| {
             let row = range.map_or(0, |(start, _)| row_of(start).saturating_sub(4)).min(rows.saturating_sub(VISIBLE_ROWS));
-            scroll_to(&container, v, row);
+            // In a later task: scrolling lays the page out, which is not to lengthen this one.
+            let later = container.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                web::next_task().await;
+                scroll_to(&later, v, row);
+            });
             first.set(row);
             cursor.set(range.map_or(0, |r| r.0));
             || ()
@@ -181,44 +187,20 @@ pub fn hex_view(props: &Props) -> Html {
         })
     };
     let s = &props.scanned;
-    let kind = s.report.kind;
     let top = *first;
-    let body = (top..(top + VISIBLE_ROWS).min(rows)).map(|row| {
-        let cells = (0..BYTES_PER_ROW).map(|i| {
-            let pos = row * BYTES_PER_ROW + i;
-            if pos >= size {
-                return html! { <span class="b pad" aria-hidden="true">{ "  " }</span> };
-            }
-            let byte = window.slice(pos, pos + 1).and_then(|b| b.first().copied());
-            let mut class = byte_classes(kind, &s.detail.records, &s.report.findings, size, pos);
-            let selected = props.range.is_some_and(|(a, b)| pos >= a && pos < b);
-            if selected {
-                class.push_str(" sel");
-            }
-            if pos == *cursor {
-                class.push_str(" cursor");
-            }
-            let text = byte.map_or_else(|| "··".to_string(), |b| format!("{b:02X}"));
-            html! { <span role="gridcell" id={format!("hex-b-{pos}")} aria-selected={selected.to_string()} class={class} data-pos={pos.to_string()}>{ text }</span> }
-        });
-        let ascii: String = (0..BYTES_PER_ROW)
-            .map(|i| row * BYTES_PER_ROW + i)
-            .filter(|p| *p < size)
-            .map(|p| {
-                window
-                    .slice(p, p + 1)
-                    .and_then(|b| b.first().copied())
-                    .map_or('·', |b| if b.is_ascii_graphic() { char::from(b) } else { '.' })
-            })
-            .collect();
-        html! {
-            <div class="row" role="row" aria-rowindex={(row + 1).to_string()} style={format!("top:{}px", (row - top) * ROW_PX)}>
-                <span class="addr" role="rowheader">{ format!("{:010X}", row * BYTES_PER_ROW) }</span>
-                { for cells }
-                <span class="ascii" aria-hidden="true">{ ascii }</span>
-            </div>
-        }
-    });
+    // The visible rows as one HTML string, inserted in one step (`logic::hex::rows_html`).
+    let body = Html::from_html_unchecked(AttrValue::from(rows_html(&VisibleRows {
+        kind: s.report.kind,
+        records: &s.detail.records,
+        findings: &s.report.findings,
+        size,
+        top,
+        rows: (top + VISIBLE_ROWS).min(rows).saturating_sub(top),
+        row_px: ROW_PX,
+        window: &window,
+        range: props.range,
+        cursor: *cursor,
+    })));
     let active = (row_of(*cursor) >= top && row_of(*cursor) < top + VISIBLE_ROWS && *cursor < size).then(|| format!("hex-b-{}", *cursor));
     html! {
         <div class="hexwrap">
@@ -232,7 +214,7 @@ pub fn hex_view(props: &Props) -> Html {
                 aria-activedescendant={active} ref={container} onscroll={on_scroll} onmouseover={on_over} onclick={on_click} onkeydown={on_key}
                 style={format!("height:{}px", rows.clamp(1, VISIBLE_ROWS) * ROW_PX + 2)}>
                 <div class="spacer" style={format!("height:{}px", v.spacer_px())}>
-                    <div class="rows" role="rowgroup" style={format!("top:{}px", v.px_of(top))}>{ for body }</div>
+                    <div class="rows" role="rowgroup" style={format!("top:{}px", v.px_of(top))}>{ body }</div>
                 </div>
             </div>
             <p class="legend">

@@ -49,7 +49,11 @@ pub fn record_table(props: &Props) -> Html {
         use_effect_with((props.range, Rc::clone(&props.scanned)), move |_| {
             if let Some(i) = at {
                 let top = (i as u64).saturating_sub(2);
-                scroll_to(&container, v, top);
+                // In a later task: scrolling lays the page out, which is not to lengthen this one.
+                wasm_bindgen_futures::spawn_local(async move {
+                    crate::web::next_task().await;
+                    scroll_to(&container, v, top);
+                });
                 first.set(top.min(v.rows.saturating_sub(ROWS)));
             }
             || ()
