@@ -91,6 +91,8 @@ async function page() {
 // A drop as a browser delivers it, on the element `selector`: files with relative paths (`folder/name`) or bare names.
 async function dropOn(p, selector, files) {
   const payload = await Promise.all(files.map(async ({ path, bytes, from }) => ({ path, bytes: [...(bytes ?? await readFile(from))] })));
+  // The page mounts once its wasm has loaded, after `goto` resolves: drop on the target only once it exists.
+  await p.locator(selector).waitFor({ state: 'attached', timeout: 15000 });
   await p.evaluate(({ payload, selector }) => {
     const dt = new DataTransfer();
     const made = payload.map(({ path, bytes }) => new File([new Uint8Array(bytes)], path.split('/').pop()));
