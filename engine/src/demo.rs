@@ -48,8 +48,20 @@ fn segment_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>, EngineError> {
     Ok(v)
 }
 
+/// The largest file the sample damages: its own segments and indexes are a
+/// few KiB; a file over this was not written by the sample, and is not read.
+const DAMAGED_FILE_MAX_BYTES: u64 = 1 << 20;
+
 fn damage(path: &Path, f: impl FnOnce(&mut Vec<u8>)) -> Result<(), EngineError> {
-    let mut bytes = std::fs::read(path).map_err(|e| io_err(path, "read", &e))?;
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(DAMAGED_FILE_MAX_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| io_err(path, "read", &e))?;
+    if bytes.len() as u64 > DAMAGED_FILE_MAX_BYTES {
+        let e = std::io::Error::other(format!("over {DAMAGED_FILE_MAX_BYTES} bytes: not a file the sample wrote"));
+        return Err(io_err(path, "read", &e));
+    }
     f(&mut bytes);
     std::fs::write(path, bytes).map_err(|e| io_err(path, "write", &e))
 }

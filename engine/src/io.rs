@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt::Debug;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read as _};
+use std::io::{self, BufRead as _};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -279,12 +279,17 @@ impl Io for OsIo {
             Err(e) => return Err(e),
         };
         // Test without taking: the kernel's table of held locks. Taking even a
-        // shared lock for a moment could make a starting writer fail.
-        let mut table = String::new();
-        if File::open("/proc/locks").and_then(|mut f| f.read_to_string(&mut table)).is_err() {
-            return Ok(None);
+        // shared lock for a moment could make a starting writer fail. Read a
+        // line at a time: the table grows with every lock on the host.
+        let Ok(table) = File::open("/proc/locks") else { return Ok(None) };
+        let want = proc_locks_id(meta.dev(), meta.ino());
+        for line in io::BufReader::new(table).lines() {
+            let Ok(line) = line else { return Ok(None) };
+            if let Some(pid) = flock_writer_on(&line, &want) {
+                return Ok(Some(LockHolder { pid: Some(pid) }));
+            }
         }
-        Ok(flock_writer_in(&table, meta.dev(), meta.ino()).map(|pid| LockHolder { pid: Some(pid) }))
+        Ok(None)
     }
 }
 
@@ -292,23 +297,32 @@ impl Io for OsIo {
 /// text of `/proc/locks` (`1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF`).
 #[must_use]
 pub fn flock_writer_in(table: &str, dev: u64, ino: u64) -> Option<u32> {
+    let want = proc_locks_id(dev, ino);
+    table.lines().find_map(|line| flock_writer_on(line, &want))
+}
+
+/// How `/proc/locks` names the file `(dev, ino)`: `major:minor:inode`.
+fn proc_locks_id(dev: u64, ino: u64) -> String {
     let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
     let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    let want = format!("{major:02x}:{minor:02x}:{ino}");
-    table.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        // "N:" "FLOCK" "ADVISORY" "WRITE" pid dev:ino start end; a "->" marks a waiter.
-        let at = fields.iter().position(|f| *f == "FLOCK")?;
-        let rest = fields.get(at..)?;
-        if fields.get(1) == Some(&"->") || rest.get(2) != Some(&"WRITE") {
-            return None;
-        }
-        let id = rest.get(4)?;
-        if !id.eq_ignore_ascii_case(&want) {
-            return None;
-        }
-        rest.get(3)?.parse().ok()
-    })
+    format!("{major:02x}:{minor:02x}:{ino}")
+}
+
+/// The pid on one line of `/proc/locks` when it is a held exclusive `flock`
+/// on the file `want` names.
+fn flock_writer_on(line: &str, want: &str) -> Option<u32> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    // "N:" "FLOCK" "ADVISORY" "WRITE" pid dev:ino start end; a "->" marks a waiter.
+    let at = fields.iter().position(|f| *f == "FLOCK")?;
+    let rest = fields.get(at..)?;
+    if fields.get(1) == Some(&"->") || rest.get(2) != Some(&"WRITE") {
+        return None;
+    }
+    let id = rest.get(4)?;
+    if !id.eq_ignore_ascii_case(want) {
+        return None;
+    }
+    rest.get(3)?.parse().ok()
 }
 
 #[cfg(test)]
