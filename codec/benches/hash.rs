@@ -9,8 +9,11 @@
 //! a table of MiB/s and ratios (same run, best of 7).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
+mod common;
+use common::best;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use sha2::Digest;
@@ -27,18 +30,6 @@ fn blake3_one_thread(bytes: &[u8]) -> [u8; 32] {
 
 fn blake3_all_cores(bytes: &[u8]) -> [u8; 32] {
     blake3::Hasher::new().update_rayon(bytes).finalize().into()
-}
-
-/// Best of `n` runs.
-fn best(n: usize, mut f: impl FnMut()) -> Duration {
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap()
 }
 
 fn main() {

@@ -8,8 +8,11 @@
 //! (what a sparse or zeroed range costs the resync).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
+mod common;
+use common::best;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use felix_codec::record::{decode_record_header, encode_record};
@@ -56,18 +59,6 @@ fn benches(c: &mut Criterion, segments: &[(usize, Vec<u8>)]) {
     h.bench_function("crc32fast_hash_20B", |b| b.iter(|| crc32fast::hash(black_box(&rec[..20]))));
     h.bench_function("decode_record_header_28B", |b| b.iter(|| decode_record_header(black_box(&rec[..28])).unwrap()));
     h.finish();
-}
-
-/// Best of `n` runs.
-fn best(n: usize, mut f: impl FnMut()) -> Duration {
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap()
 }
 
 fn main() {

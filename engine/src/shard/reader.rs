@@ -29,6 +29,9 @@ pub use ranges::RecordRange;
 /// Where a read starts in one segment: a record boundary and its offset.
 type Start = (u64, ExpectedOffset);
 
+/// A segment a read walks: `(id, base offset, readable length)`.
+pub(super) type SegmentSpan = (u64, u64, u64);
+
 impl Shard {
     /// Reads records from `from_offset`, up to about `max_bytes` of payload
     /// (always at least one record when any exists). Reading past the end
@@ -55,29 +58,39 @@ impl Shard {
         Ok(out)
     }
 
-    fn read_inner(&self, from_offset: u64, max_bytes: usize, max_records: usize) -> Result<Vec<StoredRecord>, EngineError> {
+    /// The segments a read from `from_offset` walks, as `(id, base offset,
+    /// readable length)` from the one holding it on, and the offset where
+    /// visible records end; `None` when nothing is visible at or after it.
+    /// Both `read` and `read_ranges` start here.
+    ///
+    /// # Errors
+    /// `Trimmed` below the oldest record; `FailStopped`.
+    pub(super) fn segments_from(&self, from_offset: u64) -> Result<Option<(Vec<SegmentSpan>, u64)>, EngineError> {
         let shared = &*self.shared;
         shared.dir.io.check()?;
-        let (segments, end) = {
-            let g = shared.lock();
-            let first = g.segments.first().map_or(g.next_offset, |s| s.base);
-            if from_offset < first {
-                return Err(EngineError::Trimmed { requested: from_offset, first });
-            }
-            if from_offset >= g.visible_next {
-                return Ok(Vec::new());
-            }
-            let at = g.segments.partition_point(|s| s.base <= from_offset).saturating_sub(1);
-            let active = g.segments.last().map(|s| s.id);
-            let segs: Vec<(u64, u64, u64)> = g
-                .segments
-                .get(at..)
-                .unwrap_or(&[])
-                .iter()
-                .map(|s| (s.id, s.base, if Some(s.id) == active { g.visible_len.min(s.len) } else { s.len }))
-                .collect();
-            (segs, g.visible_next)
-        };
+        let g = shared.lock();
+        let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+        if from_offset < first {
+            return Err(EngineError::Trimmed { requested: from_offset, first });
+        }
+        if from_offset >= g.visible_next {
+            return Ok(None);
+        }
+        let at = g.segments.partition_point(|s| s.base <= from_offset).saturating_sub(1);
+        let active = g.segments.last().map(|s| s.id);
+        let segs = g
+            .segments
+            .get(at..)
+            .unwrap_or(&[])
+            .iter()
+            .map(|s| (s.id, s.base, if Some(s.id) == active { g.visible_len.min(s.len) } else { s.len }))
+            .collect();
+        Ok(Some((segs, g.visible_next)))
+    }
+
+    fn read_inner(&self, from_offset: u64, max_bytes: usize, max_records: usize) -> Result<Vec<StoredRecord>, EngineError> {
+        let shared = &*self.shared;
+        let Some((segments, end)) = self.segments_from(from_offset)? else { return Ok(Vec::new()) };
         let mut out = Vec::new();
         let mut bytes = 0usize;
         let budget = std::cell::Cell::new(max_bytes);

@@ -11,6 +11,21 @@ use super::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
 use super::{Inner, MemIndex, Shard, Shared};
 use crate::error::EngineError;
 
+/// Appends `epoch` to the history, keeps what is still relevant to the
+/// retained records (at most `MAX_EPOCHS`), and writes it durably before the
+/// history in memory changes.
+fn add_epoch(shared: &Shared, g: &mut Inner, epoch: Epoch) -> Result<(), EngineError> {
+    let mut entries = g.epochs.clone();
+    entries.push(epoch);
+    let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+    let mut entries = bound_epochs(&entries, first);
+    let excess = entries.len().saturating_sub(usize::from(MAX_EPOCHS));
+    entries.drain(..excess);
+    shared.dir.io.mutation(|| write_epochs(shared, &entries))?;
+    g.epochs = entries;
+    Ok(())
+}
+
 /// Writes the epochs file durably (temp → fsync → rename → fsync directory).
 pub(crate) fn write_epochs(shared: &Shared, entries: &[Epoch]) -> Result<(), EngineError> {
     let bytes = epochs::encode(entries).map_err(|kind| {
@@ -47,14 +62,8 @@ impl Shard {
                 return Err(EngineError::Generation { requested: generation, latest });
             }
         }
-        let mut entries = g.epochs.clone();
-        entries.push(Epoch { generation, start_offset: g.next_offset });
-        let first = g.segments.first().map_or(g.next_offset, |s| s.base);
-        let mut entries = bound_epochs(&entries, first);
-        let excess = entries.len().saturating_sub(usize::from(MAX_EPOCHS));
-        entries.drain(..excess);
-        shared.dir.io.mutation(|| write_epochs(shared, &entries))?;
-        g.epochs = entries;
+        let start_offset = g.next_offset;
+        add_epoch(shared, &mut g, Epoch { generation, start_offset })?;
         Ok(())
     }
 
@@ -77,14 +86,7 @@ impl Shard {
         if latest.is_some_and(|e| start_offset < e.start_offset) || start_offset > g.next_offset {
             return Err(EngineError::Generation { requested: generation, latest: latest.map_or(0, |e| e.generation) });
         }
-        let mut entries = g.epochs.clone();
-        entries.push(Epoch { generation, start_offset });
-        let first = g.segments.first().map_or(g.next_offset, |s| s.base);
-        let mut entries = bound_epochs(&entries, first);
-        let excess = entries.len().saturating_sub(usize::from(MAX_EPOCHS));
-        entries.drain(..excess);
-        shared.dir.io.mutation(|| write_epochs(shared, &entries))?;
-        g.epochs = entries;
+        add_epoch(shared, &mut g, Epoch { generation, start_offset })?;
         Ok(true)
     }
 

@@ -70,27 +70,7 @@ impl Shard {
     /// read (then no range is returned).
     pub fn read_ranges(&self, from_offset: u64, max_bytes: usize) -> Result<Vec<RecordRange>, EngineError> {
         let shared = &*self.shared;
-        shared.dir.io.check()?;
-        let (segments, end) = {
-            let g = shared.lock();
-            let first = g.segments.first().map_or(g.next_offset, |s| s.base);
-            if from_offset < first {
-                return Err(EngineError::Trimmed { requested: from_offset, first });
-            }
-            if from_offset >= g.visible_next {
-                return Ok(Vec::new());
-            }
-            let at = g.segments.partition_point(|s| s.base <= from_offset).saturating_sub(1);
-            let active = g.segments.last().map(|s| s.id);
-            let segs: Vec<(u64, u64, u64)> = g
-                .segments
-                .get(at..)
-                .unwrap_or(&[])
-                .iter()
-                .map(|s| (s.id, s.base, if Some(s.id) == active { g.visible_len.min(s.len) } else { s.len }))
-                .collect();
-            (segs, g.visible_next)
-        };
+        let Some((segments, end)) = self.segments_from(from_offset)? else { return Ok(Vec::new()) };
         let mut out: Vec<RecordRange> = Vec::new();
         let mut payload = 0usize;
         let budget = Cell::new(max_bytes);
