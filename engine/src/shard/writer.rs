@@ -202,11 +202,14 @@ impl Shard {
     }
 }
 
+/// The piece a sealed segment's checksum reads at a time.
+const CHECKSUM_CHUNK_BYTES: usize = 1 << 20;
+
 /// The first 8 bytes of the SHA-256 of a file's first `len` bytes, read in pieces.
 fn file_checksum(shared: &Shared, path: &std::path::Path, len: u64) -> Result<u64, EngineError> {
     use sha2::Digest as _;
     let mut hasher = sha2::Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; CHECKSUM_CHUNK_BYTES];
     let mut pos = 0u64;
     while pos < len {
         let n = usize::try_from(len - pos).unwrap_or(usize::MAX).min(buf.len());
