@@ -520,7 +520,7 @@ fn sequential_table(quick: bool) {
 sequential reads of a {mib} MiB shard of 4 KiB records, 1 MiB per call, vs a bare read()+crc32fast pass (ratio = bare / time; {n} rounds)"
     );
     println!("  bare read+crc32fast                 {}", ms(&t[0]));
-    println!("  Shard::read (copied payloads)       {}  ratio {}", ms(&t[1]), spread(&per_round(&t[0], &t[1])));
+    println!("  Shard::read (shared payloads)       {}  ratio {}", ms(&t[1]), spread(&per_round(&t[0], &t[1])));
     println!("  Shard::read_ranges (zero-copy)      {}  ratio {}", ms(&t[2]), spread(&per_round(&t[0], &t[2])));
 }
 

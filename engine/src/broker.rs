@@ -496,12 +496,7 @@ impl AppendOnlyLog for DiskLog {
                 let records = inner.shard.read_bounded(range.start, range.max_bytes, max)?;
                 Ok(records
                     .into_iter()
-                    .map(|r| LogRecord {
-                        offset: r.offset,
-                        timestamp_micros: r.timestamp_micros,
-                        checksum: r.checksum,
-                        payload: Bytes::from(r.payload),
-                    })
+                    .map(|r| LogRecord { offset: r.offset, timestamp_micros: r.timestamp_micros, checksum: r.checksum, payload: r.payload })
                     .collect())
             })
             .await

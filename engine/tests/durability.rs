@@ -60,7 +60,7 @@ fn read_all(shard: &Shard) -> Vec<(u64, Vec<u8>)> {
             return out;
         }
         at = batch.last().unwrap().offset + 1;
-        out.extend(batch.into_iter().map(|r| (r.offset, r.payload)));
+        out.extend(batch.into_iter().map(|r| (r.offset, r.payload.to_vec())));
     }
 }
 
@@ -111,7 +111,7 @@ fn appends_roll_over_and_read_back_from_any_offset() {
     assert!(logs > 5, "rolled over into {logs} segments");
     for from in [0, 1, 17, 63, 150, 199] {
         let got = shard.read(from, 1).unwrap();
-        assert_eq!((got[0].offset, &got[0].payload), (from, &payload(from)), "read from {from}");
+        assert_eq!((got[0].offset, &got[0].payload[..]), (from, &payload(from)[..]), "read from {from}");
     }
     assert!(shard.read(200, 100).unwrap().is_empty(), "past the end reads nothing");
     assert_eq!(read_all(&shard), acked);
@@ -275,7 +275,7 @@ fn indexes_deleted_short_garbage_or_stale_are_rebuilt_and_random_reads_match_a_s
         seed ^= seed << 17;
         let from = seed % 300;
         let got = shard.read(from, (seed >> 40) as usize % 200).unwrap();
-        let want: Vec<(u64, Vec<u8>)> = got.iter().map(|r| (r.offset, r.payload.clone())).collect();
+        let want: Vec<(u64, Vec<u8>)> = got.iter().map(|r| (r.offset, r.payload.to_vec())).collect();
         assert_eq!(want[..], acked[from as usize..from as usize + got.len()], "read from {from}");
     }
 }

@@ -77,7 +77,7 @@ fn ranges_sent_through_a_socket_are_exactly_the_records_read_returns() {
         let max_bytes = usize::try_from((seed >> 20) % 20_000).unwrap();
         let ranges = shard.read_ranges(from, max_bytes).unwrap();
         let records = shard.read(from, max_bytes).unwrap();
-        let want: Vec<(u64, u64, Vec<u8>)> = records.iter().map(|r| (r.offset, r.timestamp_micros, r.payload.clone())).collect();
+        let want: Vec<(u64, u64, Vec<u8>)> = records.iter().map(|r| (r.offset, r.timestamp_micros, r.payload.to_vec())).collect();
         let mut got = Vec::new();
         for (r, bytes) in ranges.iter().zip(send(&ranges)) {
             let these = parse(&bytes, r.position, r.first_offset);
@@ -181,4 +181,53 @@ fn damage_inside_the_asked_records_returns_no_range() {
     // Past it, the next segment reads.
     let r = shard.read_ranges(5, 1).unwrap();
     assert_eq!((r[0].segment_id, r[0].first_offset, r[0].records), (1, 5, 1));
+}
+
+/// `Shard::read` hands out payloads as slices of its read buffers, and the
+/// process keeps those buffers to use again. A buffer must never be read
+/// into while any payload cut from it is held: here every batch is held
+/// while four threads (over two shards) read on, then checked byte for byte
+/// — a buffer used again too early would change what an earlier read
+/// returned.
+#[test]
+fn payloads_held_while_other_reads_go_on_never_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = Config { segment_size_bytes: 256 << 10, index_spacing_bytes: 4096, ..Config::default() };
+    let mut shards = Vec::new();
+    for name in ["acme_default_orders_0-0d3aed4b998d2798", "acme_default_orders_1-7c1b7e4a1d2f0a55"] {
+        let dir = tmp.path().join(name);
+        let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone()).unwrap();
+        for batch in 0..200u64 {
+            let payloads: Vec<Vec<u8>> = (batch * 10..batch * 10 + 10).map(payload).collect();
+            let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
+            shard.append(&refs).unwrap();
+        }
+        drop(shard);
+        shards.push(Arc::new(Shard::open_read_only(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone()).unwrap().0));
+    }
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let shard = Arc::clone(&shards[usize::try_from(t % 2).unwrap()]);
+            std::thread::spawn(move || {
+                for round in 0..3u64 {
+                    let (mut held, mut at) = (Vec::new(), (t * 7 + round * 13) % 50);
+                    loop {
+                        // Small and large budgets: windows from a page to a megabyte.
+                        let max_bytes = if (at + round) % 3 == 0 { 300 } else { 1 << 20 };
+                        let batch = shard.read(at, max_bytes).unwrap();
+                        let Some(last) = batch.last() else { break };
+                        at = last.offset + 1;
+                        held.push(batch);
+                    }
+                    for r in held.iter().flatten() {
+                        assert_eq!(&r.payload[..], &payload(r.offset)[..], "thread {t} round {round}: offset {}", r.offset);
+                    }
+                    assert_eq!(held.iter().map(Vec::len).sum::<usize>() as u64, 2000 - (t * 7 + round * 13) % 50);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
 }

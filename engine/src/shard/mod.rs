@@ -118,8 +118,11 @@ pub struct StoredRecord {
     pub timestamp_micros: u64,
     /// Its stored `checksum` (CRC-32 over its header prefix and payload), verified.
     pub checksum: u32,
-    /// Its payload.
-    pub payload: Vec<u8>,
+    /// Its payload: a slice of the buffer the read filled, shared, not
+    /// copied. The whole buffer (up to a megabyte) lives as long as any
+    /// payload cut from it: copy a payload you keep for long
+    /// (`Bytes::copy_from_slice`).
+    pub payload: bytes::Bytes,
 }
 
 /// One segment as a broker sees it.

@@ -17,7 +17,7 @@ use felix_codec::record::{ExpectedOffset, Record};
 use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::{CorruptionSite, Finding, Repair};
 
-use super::walk::{budget_window, walk, walk_windows, Flow, Seen, HEADER_CHUNK_BYTES, READ_CHUNK_BYTES};
+use super::walk::{budget_window, share, walk, walk_shared, Flow, Seen, HEADER_CHUNK_BYTES, READ_CHUNK_BYTES};
 use super::{Shard, StoredRecord};
 use crate::error::EngineError;
 use crate::io::checked::CheckedIo;
@@ -103,8 +103,7 @@ impl Shard {
             let mut done = false;
             let path = shared.dir.log(id);
             let (reader, window) = (ChunkedReader::new(position, expected, len), || budget_window(budget.get()));
-            let walked = walk_windows(&shared.dir.io, &path, len, reader, window, |seen| {
-                let Seen::Record(_, r) = seen else { return Flow::Continue };
+            let walked = walk_shared(&shared.dir.io, &path, len, reader, window, |_, r, buf| {
                 if r.header.offset >= end {
                     done = true;
                     return Flow::Stop;
@@ -122,7 +121,7 @@ impl Shard {
                     offset: r.header.offset,
                     timestamp_micros: r.header.timestamp_micros,
                     checksum: r.header.checksum,
-                    payload: r.payload.to_vec(),
+                    payload: share(buf, r.payload),
                 });
                 Flow::Continue
             })?;

@@ -6,7 +6,9 @@
 //! verified) — never a size read from disk before it was checked.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use bytes::Bytes;
 use felix_codec::reader::{ChunkedReader, ReadError, Step};
 use felix_codec::record::{Record, RecordHeader};
 
@@ -15,6 +17,15 @@ use crate::io::checked::CheckedIo;
 
 /// Default window for record reads.
 pub(crate) const READ_CHUNK_BYTES: usize = 256 << 10;
+/// Largest window a read asks for (a read wanting a megabyte of payload
+/// reads it in one call, as a bare `read()` pass would).
+pub(crate) const MAX_READ_WINDOW_BYTES: usize = 1 << 20;
+/// Read buffers the process keeps to use again, at most (so at most 16 MiB,
+/// however many shards are open).
+const POOLED_BUFFERS: usize = 16;
+
+/// The process's read buffers kept to be used again, shared by every shard.
+static READ_BUFFERS: BufPool = BufPool::new();
 /// Window for headers-only walks (payloads are mostly skipped).
 pub(crate) const HEADER_CHUNK_BYTES: usize = 64 << 10;
 
@@ -51,6 +62,11 @@ impl ReadBuf {
             self.start = (READ_ALIGN - misalignment) % READ_ALIGN;
         }
         self.len = len;
+    }
+
+    /// Bytes allocated (with the alignment slack).
+    fn capacity(&self) -> usize {
+        self.bytes.len()
     }
 
     /// The bytes.
@@ -102,15 +118,71 @@ pub(crate) fn walk(
 }
 
 /// The window for a read that still wants about `budget` payload bytes:
-/// that much plus room for headers, within [`HEADER_CHUNK_BYTES`] and
-/// [`READ_CHUNK_BYTES`] — so a read that stops at its budget does not read
-/// (and drop) most of a full window past it.
+/// that much plus room for headers (a page, and a sixteenth for small
+/// records), at most [`MAX_READ_WINDOW_BYTES`] — so a read that stops at its
+/// budget does not read (and drop) much past it. (A record larger than the
+/// window is still read whole: the reader asks for it.)
 pub(crate) fn budget_window(budget: usize) -> usize {
-    budget.saturating_add(budget / 16).saturating_add(4096).clamp(HEADER_CHUNK_BYTES, READ_CHUNK_BYTES)
+    budget.saturating_add(budget / 16).saturating_add(4096).min(MAX_READ_WINDOW_BYTES)
+}
+
+/// Read buffers kept to be used again: a fresh buffer costs a zero-fill of
+/// every byte before the kernel copies into it, as much again as the copy.
+/// A buffer whose bytes are still shared by payloads handed out (see
+/// [`walk_shared`]) is used again only once the last one is dropped. At most
+/// [`POOLED_BUFFERS`] buffers of at most [`MAX_READ_WINDOW_BYTES`] (plus a
+/// page) are kept.
+#[derive(Debug)]
+struct BufPool(std::sync::Mutex<Vec<Arc<ReadBuf>>>);
+
+impl BufPool {
+    const fn new() -> Self {
+        Self(std::sync::Mutex::new(Vec::new()))
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Arc<ReadBuf>>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A buffer nobody else holds: a kept one no payload shares any more, or a new one.
+    fn take(&self) -> Arc<ReadBuf> {
+        let mut slots = self.slots();
+        // Under the lock, a count of one means only the pool holds it, and
+        // nothing can clone it but the pool.
+        match slots.iter().position(|b| Arc::strong_count(b) == 1) {
+            Some(i) => slots.swap_remove(i),
+            None => Arc::new(ReadBuf::new()),
+        }
+    }
+
+    /// Keeps `buf` (or a clone of it) to be used again, if it is small enough and there is room.
+    fn keep(&self, buf: Arc<ReadBuf>) {
+        if buf.capacity() > MAX_READ_WINDOW_BYTES + READ_ALIGN {
+            return;
+        }
+        let mut slots = self.slots();
+        if slots.len() < POOLED_BUFFERS {
+            slots.push(buf);
+        } else if let Some(i) = slots.iter().position(|b| Arc::strong_count(b) > 1) {
+            // Full: a free buffer is worth more than one still shared.
+            if Arc::strong_count(&buf) == 1 {
+                slots[i] = buf;
+            }
+        }
+    }
+}
+
+/// A read buffer shared by the payloads cut from it.
+struct Shared(Arc<ReadBuf>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        self.0.bytes()
+    }
 }
 
 /// [`walk`], asking `window` for the size of each read (at least one record
-/// is always read whole).
+/// is always read whole), in a kept buffer (given back at the end).
 pub(crate) fn walk_windows(
     io: &CheckedIo,
     path: &Path,
@@ -119,29 +191,110 @@ pub(crate) fn walk_windows(
     mut window: impl FnMut() -> usize,
     mut visit: impl FnMut(Seen<'_>) -> Flow,
 ) -> Result<Walked, EngineError> {
-    let mut buf = ReadBuf::new();
+    let mut held = READ_BUFFERS.take();
+    let walked = walk_in(&mut held, io, path, end, &mut reader, &mut window, &mut visit);
+    READ_BUFFERS.keep(held);
+    walked.map(|defect| Walked { reader, defect })
+}
+
+/// The loop of [`walk_windows`] in `held` (a buffer nobody else holds): the first defect, if any.
+fn walk_in(
+    held: &mut Arc<ReadBuf>,
+    io: &CheckedIo,
+    path: &Path,
+    end: u64,
+    reader: &mut ChunkedReader,
+    window: &mut impl FnMut() -> usize,
+    visit: &mut impl FnMut(Seen<'_>) -> Flow,
+) -> Result<Option<ReadError>, EngineError> {
+    let mut fresh = ReadBuf::new();
+    // `take` hands out a buffer only the caller holds; a fresh one otherwise.
+    let buf = Arc::get_mut(held).unwrap_or(&mut fresh);
+    // A kept buffer still holds an earlier walk's bytes: none of them is a window here.
+    buf.set_len(0);
     let mut window_pos = reader.position();
     loop {
         match reader.step(buf.bytes(), window_pos) {
             Step::Record { position, record } => {
                 if visit(Seen::Record(position, record)) == Flow::Stop {
-                    return Ok(Walked { reader, defect: None });
+                    return Ok(None);
                 }
             }
             Step::Header { position, header } => {
                 if visit(Seen::Header(position, header)) == Flow::Stop {
-                    return Ok(Walked { reader, defect: None });
+                    return Ok(None);
                 }
             }
             Step::NeedBytes { position, len } => {
-                let left = usize::try_from(end.saturating_sub(position)).unwrap_or(usize::MAX);
-                let want = len.max(window()).min(left).max(len);
+                let want = want(end, position, len, window());
                 buf.set_len(want);
                 io.read_exact_at(path, position, buf.bytes_mut())?;
+                window_pos = position;
+            }
+            Step::Defect(defect) => return Ok(Some(defect)),
+            Step::End => return Ok(None),
+        }
+    }
+}
+
+/// The bytes to read at `position` when the reader asks for `len` and the
+/// window is `window`: never past `end`, never less than `len`.
+fn want(end: u64, position: u64, len: usize, window: usize) -> usize {
+    let left = usize::try_from(end.saturating_sub(position)).unwrap_or(usize::MAX);
+    len.max(window).min(left).max(len)
+}
+
+/// [`walk_windows`] for reads that hand payloads out without copying them:
+/// each window is read into a kept page-aligned buffer that nothing else
+/// holds (or a new one), shared as [`Bytes`], and `visit` gets each verified record
+/// with the window it lies in (so a payload is a slice of it). A window's
+/// buffer lives as long as any payload cut from it, and is used again only
+/// after the last one is dropped.
+pub(crate) fn walk_shared(
+    io: &CheckedIo,
+    path: &Path,
+    end: u64,
+    mut reader: ChunkedReader,
+    mut window: impl FnMut() -> usize,
+    mut visit: impl FnMut(u64, Record<'_>, &Bytes) -> Flow,
+) -> Result<Walked, EngineError> {
+    let mut shared = Bytes::new();
+    let mut window_pos = reader.position();
+    loop {
+        match reader.step(&shared, window_pos) {
+            Step::Record { position, record } => {
+                if visit(position, record, &shared) == Flow::Stop {
+                    return Ok(Walked { reader, defect: None });
+                }
+            }
+            Step::Header { .. } => {}
+            Step::NeedBytes { position, len } => {
+                let want = want(end, position, len, window());
+                let mut held = READ_BUFFERS.take();
+                let mut fresh = ReadBuf::new();
+                let buf = Arc::get_mut(&mut held).unwrap_or(&mut fresh);
+                buf.set_len(want);
+                let read = io.read_exact_at(path, position, buf.bytes_mut());
+                if fresh.capacity() > 0 {
+                    held = Arc::new(fresh);
+                }
+                READ_BUFFERS.keep(Arc::clone(&held));
+                read?;
+                shared = Bytes::from_owner(Shared(held));
                 window_pos = position;
             }
             Step::Defect(defect) => return Ok(Walked { reader, defect: Some(defect) }),
             Step::End => return Ok(Walked { reader, defect: None }),
         }
+    }
+}
+
+/// `part` (a slice of `window`) as a [`Bytes`] sharing `window`'s buffer.
+pub(crate) fn share(window: &Bytes, part: &[u8]) -> Bytes {
+    let start = (part.as_ptr() as usize).wrapping_sub(window.as_ptr() as usize);
+    match start.checked_add(part.len()) {
+        Some(end) if end <= window.len() && !part.is_empty() => window.slice(start..end),
+        // Not inside the window (never, by construction), or empty: a copy is always right.
+        _ => Bytes::copy_from_slice(part),
     }
 }
