@@ -16,6 +16,7 @@
 //! a note, never followed. A Felix name on something that is not a regular
 //! file is reported as refusing its shard. Reads create and change nothing.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::io::{self, Read};
@@ -32,6 +33,8 @@ use sha2::{Digest, Sha256};
 
 use crate::io::{Io, OsIo};
 use crate::shard::walk::ReadBuf;
+
+mod subtree;
 
 /// Bytes read from disk per chunk.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -356,19 +359,26 @@ pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<R
 
 /// One piece of work for a worker: the scan of a target (a lone file, or a
 /// whole shard: its files are scanned in order, each check needs the
-/// previous), or the hash of one file.
+/// previous), the hash of one file, or one BLAKE3 subtree of a large file
+/// (bytes `offset..offset + len`; see [`subtree`]).
 #[derive(Debug, Clone, Copy)]
 enum Job {
     Scan { target: usize },
     Hash { target: usize, file: usize, algorithm: HashAlgorithm },
+    HashPart { target: usize, file: usize, offset: u64, len: u64 },
 }
 
 /// What a job produced.
 #[derive(Debug)]
 enum Output {
     File(Box<FileReport>),
-    Shard { reports: Vec<FileReport>, writer: Option<Option<u32>> },
+    Shard {
+        reports: Vec<FileReport>,
+        writer: Option<Option<u32>>,
+    },
     Hash(Option<FileHash>),
+    /// A subtree's chaining value; `None` when the file ended before it.
+    Part(Option<blake3::hazmat::ChainingValue>),
 }
 
 /// From a worker to the thread that owns progress and results.
@@ -380,7 +390,7 @@ enum Msg {
 impl Job {
     fn target(self) -> usize {
         match self {
-            Self::Scan { target } | Self::Hash { target, .. } => target,
+            Self::Scan { target } | Self::Hash { target, .. } | Self::HashPart { target, .. } => target,
         }
     }
 }
@@ -419,9 +429,17 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
         }
         // In memory, BLAKE3 runs about 3x slower than the scan, SHA-256 about 7x: weigh them so.
         for (algorithm, wanted, weight) in [(HashAlgorithm::Blake3, options.hash, 3), (HashAlgorithm::Sha256, options.sha256, 7)] {
-            if wanted {
+            if !wanted {
+                continue;
+            }
+            for (file, &size) in files.iter().enumerate() {
+                // A large file's BLAKE3 hash: one job per subtree, so every worker can take a part.
+                let parts = if algorithm == HashAlgorithm::Blake3 { subtree::pieces(size, subtree::PIECE_BYTES) } else { Vec::new() };
+                if parts.is_empty() {
+                    jobs.push((size.saturating_mul(weight), Job::Hash { target, file, algorithm }));
+                }
                 jobs.extend(
-                    files.iter().enumerate().map(|(file, size)| (size.saturating_mul(weight), Job::Hash { target, file, algorithm })),
+                    parts.into_iter().map(|(offset, len)| (len.saturating_mul(weight), Job::HashPart { target, file, offset, len })),
                 );
             }
         }
@@ -510,6 +528,15 @@ fn run_job(targets: &[Target], job: Job, buf: &mut ReadBuf, on_bytes: &mut dyn F
             let rank = read_rank(paths, file);
             hash_file(path, algorithm, buf, on_bytes).map(|h| Output::Hash(Some(h))).map_err(|e| (rank, e))
         }
+        (Job::HashPart { file, offset, len, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
+            let (path, rank) = match target {
+                Target::Shard(_, paths) => (paths.get(file), read_rank(paths, file)),
+                Target::File(path) => (Some(path), 0),
+                Target::Stray(_) | Target::Refused(..) => (None, 0),
+            };
+            let Some(path) = path else { return Ok(Output::Part(None)) };
+            subtree::hash_piece(path, offset, len, buf, on_bytes).map(Output::Part).map_err(|e| (rank, e))
+        }
         (_, Some(Target::Stray(_) | Target::Refused(..)) | None) => Ok(Output::Hash(None)),
     }
 }
@@ -529,8 +556,16 @@ fn assemble(
 ) -> Result<Report, InspectError> {
     let mut scans: Vec<Option<Output>> = (0..resolution.targets.len()).map(|_| None).collect();
     let mut hashes: Vec<Vec<Hashes>> = sizes.iter().map(|s| vec![Hashes::default(); s.len()]).collect();
+    let mut parts: BTreeMap<(usize, usize), BTreeMap<u64, blake3::hazmat::ChainingValue>> = BTreeMap::new();
+    let mut split: BTreeSet<(usize, usize)> = BTreeSet::new();
     for ((_, job), out) in jobs.iter().zip(outputs) {
         match (job, out) {
+            (Job::HashPart { target, file, offset, .. }, out) => {
+                split.insert((*target, *file));
+                if let Some(Output::Part(Some(cv))) = out {
+                    parts.entry((*target, *file)).or_default().insert(*offset, cv);
+                }
+            }
             (Job::Hash { target, file, .. }, Some(Output::Hash(Some(h)))) => {
                 if let Some(slot) = hashes.get_mut(*target).and_then(|t| t.get_mut(*file)) {
                     slot.put(h);
@@ -542,6 +577,24 @@ fn assemble(
                 }
             }
             _ => {}
+        }
+    }
+    // Each split file's root from its subtrees; a file that shrank since its
+    // size was taken lacks a part and is hashed again in one pass, as it is now.
+    for (target, file) in split {
+        let size = sizes.get(target).and_then(|s| s.get(file)).copied().unwrap_or(0);
+        let root = parts.get(&(target, file)).and_then(|cvs| subtree::root(size, subtree::PIECE_BYTES, cvs));
+        let h = match (root, resolution.targets.get(target)) {
+            (Some(root), _) => FileHash::new(HashAlgorithm::Blake3, root.as_bytes()),
+            (None, Some(Target::File(path))) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {})?,
+            (None, Some(Target::Shard(_, paths))) => match paths.get(file) {
+                Some(path) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {})?,
+                None => continue,
+            },
+            (None, _) => continue,
+        };
+        if let Some(slot) = hashes.get_mut(target).and_then(|t| t.get_mut(file)) {
+            slot.put(h);
         }
     }
     let mut files = Vec::new();

@@ -150,3 +150,25 @@ fn a_10_gib_sparse_segment_is_inspected_in_bounded_memory() {
     assert!(out.contains(&finding), "{out}");
     assert!(out.ends_with("1 file, 1 finding\n"), "{out}");
 }
+
+/// A file larger than a hashing piece (16 MiB) is hashed as BLAKE3 subtrees
+/// on every worker: the report carries the hash one pass gives, the same
+/// byte for byte with one worker or several.
+#[test]
+fn a_large_files_hash_from_subtrees_on_several_workers_is_the_one_pass_hash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("00000000000000000000.log");
+    // 40 MiB and a little: subtrees of 16 + 16 + 8 MiB and a short one.
+    let (mut seg, _) = segment(0, 10_241, 4096 - 28);
+    seg.truncate(seg.len() - 5);
+    std::fs::write(&log, &seg).unwrap();
+    let want = serde_json::json!({"algorithm": "blake3", "value": blake3::hash(&seg).to_hex().to_string()});
+    let mut outs = Vec::new();
+    for jobs in ["1", "2", "3"] {
+        let o = run(&["inspect", "--json", "--jobs", jobs, log.to_str().unwrap()]);
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(report["files"][0]["hash"], want, "--jobs {jobs}");
+        outs.push(o.stdout);
+    }
+    assert!(outs.windows(2).all(|w| w[0] == w[1]), "the same report with any number of workers");
+}
