@@ -3,17 +3,22 @@
 //!
 //! Three workers of one script, each on a thread of its own:
 //!
-//! - the reader ([`read`]) reads each file front to back through its stream
-//!   (a BYOB reader, [`web::StreamReader`]; 64 KiB first, doubling to
-//!   4 MiB) in the scan's order, and hands each chunk to the scan worker —
-//!   transferred, not copied — at most [`MAX_READ_AHEAD_BYTES`] ahead;
-//! - the scan worker ([`run`]) feeds each chunk to the codec, reports as
-//!   [`ToPage`] messages — progress (at most every 100 ms), findings as
-//!   they are met, each group's results — and hands the chunk on to
+//! - the reader ([`read`]) reads each file front to back in
+//!   `Blob.slice().arrayBuffer()` reads ([`Reads`]: 64 KiB first, doubling
+//!   to [`READ_BYTES`], [`READS_AHEAD`] in flight) in the scan's order, and
+//!   hands each chunk to the scan worker — transferred, not copied — at most
+//!   [`MAX_READ_AHEAD_BYTES`] ahead;
+//! - the scan worker ([`run`]) feeds each chunk to the codec (copied into
+//!   wasm memory [`CHUNK_BYTES`] at a time), reports as [`ToPage`] messages —
+//!   progress (at most every 100 ms), findings as they are met, each group's
+//!   results — and, when the hash runs beside the scan, hands the chunk on to
 //! - the hash worker ([`hash`]), which hashes it. Should it fall
 //!   [`MAX_FEED_BYTES`] behind, the scan stops handing over that file's
 //!   chunks and the hash worker reads the rest itself; so the verdict never
-//!   waits for the hash, and memory stays bounded either way.
+//!   waits for the hash, and memory stays bounded either way. When the hash
+//!   does not run beside the scan (fewer than three cores and a large drop:
+//!   `runner`), the page asks the hash worker to read every file itself
+//!   once the verdict is shown; it reads them one at a time.
 //!
 //! Reading costs the receiving thread about as much as the scan does, so
 //! the read and the scan run on two threads. Without a reader the scan
@@ -33,6 +38,12 @@ use crate::logic::group::{group, Dropped};
 use crate::logic::hash::{FileHasher, Hashed};
 use crate::logic::protocol::{self, Feed, Task, ToPage, CHUNK_KEY, FEED_KEY};
 use crate::logic::scan::{read_order, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
+
+/// The largest read (`Blob.slice().arrayBuffer()`): the page's benchmark
+/// finds the browser reads a file faster in fewer, larger reads.
+pub const READ_BYTES: u64 = 16 << 20;
+/// Reads in flight at once per file being read.
+pub const READS_AHEAD: usize = 2;
 use crate::web;
 
 /// Longest wait before finished groups (or hashes) are sent to the page.
@@ -48,7 +59,11 @@ pub fn wall_ms() -> f64 {
     js_sys::Date::now()
 }
 
-fn post_feed(port: &MessagePort, feed: &Feed, chunk: Option<&ArrayBuffer>) -> Result<(), String> {
+/// Posts `feed` (with `chunk`, transferred) on `port`.
+///
+/// # Errors
+/// When the browser refuses the message.
+pub fn post_feed(port: &MessagePort, feed: &Feed, chunk: Option<&ArrayBuffer>) -> Result<(), String> {
     let msg = Object::new();
     let _ = Reflect::set(&msg, &FEED_KEY.into(), &Uint8Array::from(protocol::encode_feed(feed).as_slice()));
     let transfer = Array::new();
@@ -154,42 +169,58 @@ impl Inbox {
     }
 }
 
-/// One file's reads, front to back through its stream, sizes doubling from
-/// [`FIRST_CHUNK_BYTES`] to [`CHUNK_BYTES`] (the first finding shows after
-/// a small read).
+/// One file's reads, front to back, each a `Blob.slice().arrayBuffer()` of
+/// its own, [`READS_AHEAD`] of them in flight while the caller works on the
+/// last; sizes double from [`FIRST_CHUNK_BYTES`] (the first finding shows
+/// after a small read) to [`READ_BYTES`].
 struct Reads {
-    reader: Result<web::StreamReader, String>,
-    at: u64,
+    blob: Blob,
+    /// The next byte to ask for.
+    next: u64,
     size: u64,
     chunk: u64,
+    /// Reads asked for: where each starts, how long, and the browser's answer to come.
+    pending: VecDeque<(u64, u64, Result<JsFuture, String>)>,
 }
 
 impl Reads {
     fn new(blob: &Blob, size: u64, from: u64) -> Self {
-        Self { reader: web::StreamReader::new(blob, from), at: from, size, chunk: FIRST_CHUNK_BYTES }
+        Self { blob: blob.clone(), next: from, size, chunk: FIRST_CHUNK_BYTES, pending: VecDeque::new() }
+    }
+
+    /// Asks for reads until [`READS_AHEAD`] are in flight (or none is left).
+    fn ask(&mut self) {
+        while self.pending.len() < READS_AHEAD && self.next < self.size {
+            let (start, len) = (self.next, self.chunk.min(self.size - self.next));
+            self.chunk = (self.chunk * 2).min(READ_BYTES);
+            self.pending.push_back((start, len, web::start_read(&self.blob, start, start + len)));
+            self.next = start + len;
+        }
     }
 
     /// The next chunk: where it starts, and its bytes in a buffer of their own.
     async fn next(&mut self) -> Option<(u64, Result<ArrayBuffer, String>)> {
-        if self.at >= self.size {
-            return None;
-        }
-        let start = self.at;
-        let len = u32::try_from(self.chunk.min(self.size - start)).unwrap_or(u32::MAX);
-        self.chunk = (self.chunk * 2).min(CHUNK_BYTES);
-        let got = match &mut self.reader {
-            Ok(r) => r.next(len).await,
-            Err(e) => Err(e.clone()),
-        };
-        let got = match got {
-            Ok(Some(buf)) if buf.byte_length() == len => Ok(buf),
-            Ok(other) => {
-                let n = other.map_or(0, |b| b.byte_length());
-                Err(format!("the file ended after {} of its {} bytes (it changed since it was dropped)", start + u64::from(n), self.size))
-            }
+        self.ask();
+        let (start, len, read) = self.pending.pop_front()?;
+        let got = match read {
+            Ok(read) => read.await.map_err(|e| web::js_err(&e)).and_then(|b| b.dyn_into::<ArrayBuffer>().map_err(|_| "not bytes".into())),
             Err(e) => Err(e),
         };
-        self.at = if got.is_ok() { start + u64::from(len) } else { self.size };
+        let got = match got {
+            Ok(buf) if u64::from(buf.byte_length()) == len => Ok(buf),
+            Ok(buf) => Err(format!(
+                "the file ended after {} of its {} bytes (it changed since it was dropped)",
+                start + u64::from(buf.byte_length()),
+                self.size
+            )),
+            Err(e) => Err(e),
+        };
+        if got.is_err() {
+            self.pending.clear();
+            self.next = self.size;
+        }
+        // The next read runs while the caller works on this one.
+        self.ask();
         Some((start, got))
     }
 }
@@ -266,8 +297,9 @@ pub async fn run(
                     Ok(buf) => buf,
                     Err(e) => return send(ToPage::Error { message: format!("{path}: reading from byte {start}: {e}") }),
                 };
-                web::copy_into(&buf, &mut bytes);
-                let end = start + bytes.len() as u64;
+                let end = start + u64::from(buf.byte_length());
+                // Scanned before it is handed on: handing it on transfers (detaches) it.
+                web::in_pieces(&buf, CHUNK_BYTES, &mut bytes, |piece| job.feed(piece));
                 if let Some(f) = feeding {
                     if !f.offer(&Feed::Chunk { file: id, at: start }, &buf, MAX_FEED_BYTES) {
                         // The hash worker is behind: it reads the rest itself.
@@ -275,7 +307,6 @@ pub async fn run(
                         feeding = None;
                     }
                 }
-                job.feed(&bytes);
                 let findings = job.take_live();
                 if !findings.is_empty() {
                     send(ToPage::Live { file: id, findings, ms: wall_ms() - started_ms });
@@ -345,8 +376,7 @@ async fn read_and_hash(blob: &Blob, d: &Dropped, mut hasher: FileHasher, bytes: 
     let mut reads = Reads::new(blob, d.size, hasher.bytes_done());
     while let Some((start, got)) = reads.next().await {
         let buf = got.map_err(|e| format!("{}: reading from byte {start} to hash it: {e}", d.path))?;
-        web::copy_into(&buf, bytes);
-        hasher.update(bytes);
+        web::in_pieces(&buf, CHUNK_BYTES, bytes, |piece| hasher.update(piece));
     }
     Ok(hasher.finish())
 }
@@ -386,6 +416,9 @@ struct Hashing {
     sha256: bool,
     out: Batcher,
     bytes: Vec<u8>,
+    /// Files this worker reads itself, in turn, and whether it is reading one.
+    to_read: VecDeque<(u32, FileHasher, Dropped, Blob)>,
+    reading: bool,
 }
 
 impl Hashing {
@@ -410,6 +443,8 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
         sha256,
         out: Batcher::new(started_ms),
         bytes: Vec::new(),
+        to_read: VecDeque::new(),
+        reading: false,
     }));
     let reply = port.clone();
     let on_feed = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
@@ -424,8 +459,7 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
                         message: format!("the hash worker was handed bytes from {at}, expecting {}", h.bytes_done()),
                     });
                 }
-                web::copy_into(&chunk, &mut s.bytes);
-                h.update(&s.bytes);
+                web::in_pieces(&chunk, CHUNK_BYTES, &mut s.bytes, |piece| h.update(piece));
                 let _ = post_feed(&reply, &Feed::Ack { bytes: u64::from(chunk.byte_length()) }, None);
             }
             Ok((Feed::Rest { file, at }, _)) => {
@@ -440,14 +474,24 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
                 if at >= d.size {
                     return s.finished(file, hasher.finish(), &*send);
                 }
+                // One file read at a time, in the order asked: memory stays that of one read.
+                s.to_read.push_back((file, hasher, d, blob));
+                if std::mem::replace(&mut s.reading, true) {
+                    return;
+                }
                 drop(s);
                 let state = Rc::clone(&state);
                 wasm_bindgen_futures::spawn_local(async move {
                     let mut bytes = Vec::new();
-                    match read_and_hash(&blob, &d, hasher, &mut bytes).await {
-                        Ok(h) => state.borrow_mut().finished(file, h, &*send),
-                        Err(message) => send(ToPage::Error { message }),
+                    loop {
+                        let next = state.borrow_mut().to_read.pop_front();
+                        let Some((file, hasher, d, blob)) = next else { break };
+                        match read_and_hash(&blob, &d, hasher, &mut bytes).await {
+                            Ok(h) => state.borrow_mut().finished(file, h, &*send),
+                            Err(message) => return send(ToPage::Error { message }),
+                        }
                     }
+                    state.borrow_mut().reading = false;
                 });
             }
             Ok((Feed::Chunk { .. }, None)) => send(ToPage::Error { message: "the hash worker was handed a chunk without bytes".into() }),

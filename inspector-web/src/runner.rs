@@ -13,18 +13,38 @@ use std::rc::Rc;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{Blob, MessageChannel, MessageEvent, Worker};
+use web_sys::{Blob, MessageChannel, MessageEvent, MessagePort, Worker};
 use yew::Callback;
 
 use crate::driver;
 use crate::logic::group::Dropped;
-use crate::logic::protocol::{self, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
+use crate::logic::protocol::{self, Feed, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
 use crate::state::Action;
 
 /// Cores from which the reader gets a worker of its own. Measured on 2 cores
 /// (`tests/e2e/bench.mjs`, both ways in one run): the scan's verdict came
 /// sooner with a reader than with the scan reading for itself.
 pub const READER_MIN_CORES: u32 = 2;
+
+/// Cores from which the hash runs beside the scan (the scan hands it every
+/// chunk). With fewer, the hash worker reads the files itself once the
+/// verdict is shown: measured on 2 cores (`tests/e2e/bench.mjs`), hashing
+/// beside the scan held the verdict back to 0.36–0.42x the fastest bare read,
+/// against 0.49–0.64x with the hash after it.
+pub const HASH_BESIDE_SCAN_MIN_CORES: u32 = 3;
+
+/// Files of fewer bytes than this in all are hashed beside the scan on any
+/// number of cores: the hash costs little there, and the export is ready
+/// with the verdict.
+pub const HASH_DEFER_MIN_BYTES: u64 = 64 << 20;
+
+/// The deferred hash starts once the page has a whole idle period of this
+/// many milliseconds after the verdict (the detail views mount over the
+/// tasks and frames after it, and a hash read beside them would lengthen
+/// those tasks on two cores) — or [`HASH_AFTER_MAX_WAIT_MS`] after it.
+const HASH_AFTER_QUIET_MS: f64 = 45.0;
+/// The longest the deferred hash waits for the page to be quiet.
+const HASH_AFTER_MAX_WAIT_MS: f64 = 2000.0;
 
 /// The workers' script (trunk's loader shim; `filehash` is off so the name is stable).
 pub const WORKER_SCRIPT: &str = "./felix-scan-worker_loader.js";
@@ -84,6 +104,9 @@ pub struct Runner {
     hash: Slot,
     /// Files whose hashes the hash worker still owes.
     hashes_left: usize,
+    /// The hash worker's channel and the files it hashes once the scan is
+    /// done (when it does not run beside the scan).
+    deferred_hash: Option<(MessagePort, Vec<u32>)>,
     cancel: Option<Rc<Cell<bool>>>,
     /// Messages decoded but not yet given to the reducer, in arrival order.
     queue: VecDeque<ToPage>,
@@ -97,6 +120,7 @@ impl Runner {
         self.scan.stop();
         self.hash.stop();
         self.hashes_left = 0;
+        self.deferred_hash = None;
         if let Some(c) = self.cancel.take() {
             c.set(true);
         }
@@ -137,6 +161,14 @@ fn on_worker_message(runner: &Rc<RefCell<Runner>>, role: Role, data: &JsValue, d
                     ToPage::Done { .. } if role == Role::Scan => {
                         r.scan.busy = false;
                         r.read.busy = false;
+                        if let Some((port, files)) = r.deferred_hash.take() {
+                            wasm_bindgen_futures::spawn_local(async move {
+                                crate::web::quiet(HASH_AFTER_QUIET_MS, HASH_AFTER_MAX_WAIT_MS).await;
+                                for file in files {
+                                    let _ = driver::post_feed(&port, &Feed::Rest { file, at: 0 }, None);
+                                }
+                            });
+                        }
                     }
                     ToPage::Hashes { items, .. } => {
                         r.hashes_left = r.hashes_left.saturating_sub(items.len());
@@ -263,7 +295,13 @@ pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runn
                     let (msg, transfer) = message(&files, &hash, &[(PORT_KEY, channel.port2().into())]);
                     r.hashes_left = files.len();
                     sent &= r.hash.send(msg, transfer);
-                    scan_ports.push((PORT_KEY, channel.port1().into()));
+                    let total: u64 = dropped.iter().map(|d| d.size).sum();
+                    if crate::web::cores() >= HASH_BESIDE_SCAN_MIN_CORES || total < HASH_DEFER_MIN_BYTES {
+                        scan_ports.push((PORT_KEY, channel.port1().into()));
+                    } else {
+                        // The page tells the hash worker to read each file once the verdict is shown.
+                        r.deferred_hash = Some((channel.port1(), dropped.iter().map(|d| d.id).collect()));
+                    }
                     Task::Scan
                 }
                 None => Task::ScanThenHash { sha256 },

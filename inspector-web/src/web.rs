@@ -7,7 +7,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, BlobPropertyBag, File, HtmlAnchorElement, Url};
 
-fn js_err(e: &JsValue) -> String {
+/// The message of a browser error.
+pub fn js_err(e: &JsValue) -> String {
     e.as_string().or_else(|| Reflect::get(e, &"message".into()).ok().and_then(|m| m.as_string())).unwrap_or_else(|| format!("{e:?}"))
 }
 
@@ -44,61 +45,6 @@ pub async fn finish_read(read: JsFuture, out: &mut Vec<u8>) -> Result<(), String
     Ok(())
 }
 
-/// A blob read front to back through `Blob.stream()` with a BYOB reader:
-/// the fastest way this page's benchmark finds to read a `File` in
-/// Chromium (`tests/e2e/bench.mjs`). Each read fills a fresh buffer, so it
-/// can be handed on to another worker without a copy.
-#[derive(Debug)]
-pub struct StreamReader {
-    reader: web_sys::ReadableStreamByobReader,
-}
-
-impl StreamReader {
-    /// A reader of `blob` from byte `from` on.
-    ///
-    /// # Errors
-    /// The browser's message.
-    pub fn new(blob: &Blob, from: u64) -> Result<Self, String> {
-        let blob = if from > 0 {
-            #[allow(clippy::cast_precision_loss)]
-            let rest = blob.slice_with_f64(from as f64).map_err(|e| js_err(&e))?;
-            rest
-        } else {
-            blob.clone()
-        };
-        let reader = web_sys::ReadableStreamByobReader::new(&blob.stream()).map_err(|e| js_err(&e))?;
-        Ok(Self { reader })
-    }
-
-    /// The next `len` bytes, in a buffer of their own (shorter only at the
-    /// end of the blob); `None` once every byte was read.
-    ///
-    /// # Errors
-    /// The browser's message (a file changed or removed since it was dropped).
-    pub async fn next(&mut self, len: u32) -> Result<Option<ArrayBuffer>, String> {
-        let mut buf = ArrayBuffer::new(len);
-        let mut filled = 0u32;
-        while filled < len {
-            let view = Uint8Array::new_with_byte_offset_and_length(&buf, filled, len - filled);
-            let got = JsFuture::from(self.reader.read_with_array_buffer_view(&view)).await.map_err(|e| js_err(&e))?;
-            let done = Reflect::get(&got, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
-            if let Some(v) = Reflect::get(&got, &"value".into()).ok().and_then(|v| v.dyn_into::<Uint8Array>().ok()) {
-                // The reader hands the (transferred) buffer back in its view.
-                buf = v.buffer();
-                filled += v.byte_length();
-            }
-            if done {
-                break;
-            }
-        }
-        Ok(match filled {
-            0 => None,
-            n if n < len => Some(buf.slice_with_end(0, n)),
-            _ => Some(buf),
-        })
-    }
-}
-
 /// Logical processors the browser reports (`navigator.hardwareConcurrency`; 1 when it says nothing).
 #[must_use]
 pub fn cores() -> u32 {
@@ -123,11 +69,50 @@ pub async fn next_task() {
     let _ = JsFuture::from(p).await;
 }
 
-/// Copies `buf`'s bytes into `out`.
-pub fn copy_into(buf: &ArrayBuffer, out: &mut Vec<u8>) {
+/// Resolves once the page has nothing left to do (`requestIdleCallback`
+/// grants a whole idle period of at least `quiet_ms`: no task, frame or
+/// timer pending — the renders after a result are done), or after
+/// `timeout_ms` at the latest; in a later task where the browser has no
+/// idle callbacks.
+pub async fn quiet(quiet_ms: f64, timeout_ms: f64) {
+    let global = js_sys::global();
+    let ric = Reflect::get(&global, &"requestIdleCallback".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
+    let Some(ric) = ric else { return next_task().await };
+    let started = js_sys::Date::now();
+    loop {
+        let left = (timeout_ms - (js_sys::Date::now() - started)).max(0.0);
+        let options = js_sys::Object::new();
+        let _ = Reflect::set(&options, &"timeout".into(), &JsValue::from(left));
+        let p = Promise::new(&mut |resolve, _| {
+            let _ = ric.call2(&global, &resolve, &options);
+        });
+        let deadline = JsFuture::from(p).await.unwrap_or(JsValue::UNDEFINED);
+        let remaining = Reflect::get(&deadline, &"timeRemaining".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+            .and_then(|f| f.call0(&deadline).ok())
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0);
+        if remaining >= quiet_ms || js_sys::Date::now() - started >= timeout_ms {
+            return;
+        }
+    }
+}
+
+/// Hands `buf`'s bytes to `f` in pieces of at most `piece` bytes, each
+/// copied into `out` (wasm memory) first: a large read never needs as much
+/// wasm memory as its size.
+pub fn in_pieces(buf: &ArrayBuffer, piece: u64, out: &mut Vec<u8>, mut f: impl FnMut(&[u8])) {
     let view = Uint8Array::new(buf);
-    out.resize(view.length() as usize, 0);
-    view.copy_to(out);
+    let (len, piece) = (view.length(), u32::try_from(piece).unwrap_or(u32::MAX).max(1));
+    let mut at = 0u32;
+    while at < len {
+        let end = at.saturating_add(piece).min(len);
+        out.resize((end - at) as usize, 0);
+        view.subarray(at, end).copy_to(out);
+        f(out);
+        at = end;
+    }
 }
 
 /// A `File` holding `bytes` (the built-in sample goes through the same path as dropped files).

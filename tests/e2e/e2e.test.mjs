@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { readFile, writeFile, mkdtemp, mkdir, readdir, copyFile } from 'node:fs/promises';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { deflateRawSync } from 'node:zlib';
+import { deflateRawSync, crc32 } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, extname, resolve, dirname, basename } from 'node:path';
@@ -397,6 +397,37 @@ test('with no Web Worker the page scans and then hashes on its own, and the repo
   await p.locator('#hash-timing').waitFor({ timeout: 15000 });
   assert.equal(p.workers.length, 0, 'no worker ran');
   assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000001.log'], dir));
+});
+
+test('a large segment on two cores: the verdict first, then the hash worker reads it again, and the report is still the CLI\'s byte for byte', async () => {
+  // Over HASH_DEFER_MIN_BYTES (64 MiB): on fewer than 3 cores the hash waits for the verdict.
+  const dir = await mkdtemp(join(tmpdir(), 'felix-large-'));
+  const header = Buffer.alloc(32);
+  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
+  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const payload = Buffer.alloc(4096 - 28, 0x61);
+  const parts = [header];
+  for (let o = 0; o < 18 * 1024; o++) {
+    const h = Buffer.alloc(28);
+    h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
+    h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
+    h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+    parts.push(h, o === 17 ? Buffer.from(payload).fill(0x62, 9, 10) : payload);
+  }
+  const bytes = Buffer.concat(parts);
+  await writeFile(join(dir, '00000000000000000000.log'), bytes.subarray(0, bytes.length - 11));
+  const p = await page();
+  await p.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 2 }));
+  await p.goto(base);
+  await p.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
+  await p.locator('#problems [role=row][data-kind="RecordChecksum"]').waitFor({ timeout: 60000 });
+  await p.locator('#hash-timing').waitFor({ timeout: 60000 });
+  const verified = Number(/all verified after (\d+)/.exec(await p.locator('#timing').textContent())[1]);
+  const hashed = Number(/every file hashed after (\d+)/.exec(await p.locator('#hash-timing').textContent())[1]);
+  assert.ok(hashed >= verified, `the hash (${hashed} ms) comes after the verdict (${verified} ms)`);
+  assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000000.log'], dir));
+  assert.deepEqual([p.errors, p.panics], [[], []]);
 });
 
 test('hostile permalinks: a multi-byte hash is refused by name, markup shows as text, and the Markdown export is inert', async () => {
