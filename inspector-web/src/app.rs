@@ -23,8 +23,8 @@ use crate::state::{Action, FileId, RowId, State};
 use crate::web;
 
 /// Tasks the detail views of a newly shown file mount in, one after the other
-/// (see `App`): the file map, records, index and epochs; then the hex view.
-const DETAIL_STAGES: u8 = 2;
+/// (see `App`): the file map; the records; the index and epochs; the hex view.
+const DETAIL_STAGES: u8 = 4;
 
 /// The files' bytes, by id (replaced on every drop).
 type Blobs = Rc<RefCell<Vec<(FileId, Blob)>>>;
@@ -212,7 +212,7 @@ pub fn app() -> Html {
     let on_error = dispatch.reform(Action::Error);
     let detail = state.detail().map(|(row, file, scanned)| (row.id, file.path.clone(), Rc::clone(scanned)));
     // The detail views mount in later tasks than the verdict — the file map,
-    // records and index first, the hex view last — so that no one task of the
+    // the records, the index, and the hex view last — so that no one task of the
     // page builds and lays them all out (issue 8: no main-thread task over 50 ms).
     let key = detail.as_ref().map(|(row, _, s)| (*row, Rc::as_ptr(s) as usize));
     let stage = use_state(|| (None::<(RowId, usize)>, 0u8));
@@ -342,10 +342,10 @@ fn detail_section(
             <h2>{ format!("{path} — {}", scanned.report.kind.as_str()) }</h2>
             <div class="bytes">
                 if shown >= 1 { <FileMapView scanned={Rc::clone(&scanned)} index={index} range={state.range} on_pick={on_pick} /> }
-                if shown >= 2 { <HexView blob={blob} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} /> }
+                if shown >= 4 { <HexView blob={blob} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} /> }
             </div>
-            if shown >= 1 {
-                <RecordTable scanned={Rc::clone(&scanned)} range={state.range} on_range={on_range} />
+            if shown >= 2 { <RecordTable scanned={Rc::clone(&scanned)} range={state.range} on_range={on_range} /> }
+            if shown >= 3 {
                 <IndexView report={Rc::clone(&own)} scanned={Some(Rc::clone(&scanned))} />
                 <EpochsView report={own} />
             }
