@@ -285,27 +285,33 @@ impl Hasher {
     }
 }
 
-/// Streams one file through `scan` (when given) and `hasher` (when given)
-/// in [`CHUNK_BYTES`] reads into `buf`; without a hasher, stops reading once
-/// the verdict needs no more bytes. `on_bytes` hears of every read.
+/// Streams one file's first `limit` bytes (its size when the inspection
+/// began: a file growing meanwhile is described as it was then, by its scan
+/// and its hashes alike) through `scan` (when given) and `hasher` (when
+/// given) in [`CHUNK_BYTES`] reads into `buf`; without a hasher, stops
+/// reading once the verdict needs no more bytes. `on_bytes` hears of every read.
 fn stream_file(
     path: &Path,
     mut scan: Option<&mut FileScan>,
     mut hasher: Option<&mut Hasher>,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
+    limit: u64,
 ) -> Result<(), InspectError> {
     let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
-    buf.set_len(CHUNK_BYTES);
     let mut read = 0u64;
     loop {
         if let (None, Some(scan)) = (&hasher, &mut scan) {
             if !scan.needs_bytes() {
                 let size = file.metadata().map_err(|e| io_error(path, &e))?.len();
-                scan.skip(size.saturating_sub(read));
+                scan.skip(size.min(limit).saturating_sub(read));
                 return Ok(());
             }
         }
+        if read >= limit {
+            return Ok(());
+        }
+        buf.set_len(usize::try_from(limit - read).unwrap_or(CHUNK_BYTES).min(CHUNK_BYTES));
         let n = match file.read(buf.bytes_mut()) {
             Ok(0) => return Ok(()),
             Ok(n) => n,
@@ -324,15 +330,16 @@ fn stream_file(
     }
 }
 
-/// The hash of a whole file.
+/// The hash of a file's first `limit` bytes (see [`stream_file`]).
 fn hash_file(
     path: &Path,
     algorithm: HashAlgorithm,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
+    limit: u64,
 ) -> Result<FileHash, InspectError> {
     let mut hasher = Hasher::new(algorithm);
-    stream_file(path, None, Some(&mut hasher), buf, on_bytes)?;
+    stream_file(path, None, Some(&mut hasher), buf, on_bytes, limit)?;
     Ok(hasher.finish())
 }
 
@@ -457,7 +464,7 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
         let (tx, rx) = mpsc::channel::<Msg>();
         for _ in 0..options.jobs.clamp(1, jobs.len().max(1)) {
             let tx = tx.clone();
-            let (jobs, next, failed_target) = (&jobs, &next, &failed_target);
+            let (jobs, next, failed_target, sizes) = (&jobs, &next, &failed_target, &sizes);
             scope.spawn(move || {
                 let mut buf = ReadBuf::new();
                 loop {
@@ -469,7 +476,7 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
                     let mut on_bytes = |path: &Path, n: u64| {
                         let _ = tx.send(Msg::Bytes(path.to_path_buf(), n));
                     };
-                    let out = run_job(targets, job, &mut buf, &mut on_bytes);
+                    let out = run_job(targets, sizes, job, &mut buf, &mut on_bytes);
                     if let Err((_, _)) = &out {
                         failed_target.fetch_min(job.target(), Ordering::Relaxed);
                     }
@@ -508,25 +515,35 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
 
 /// Runs one job; an error comes with the rank, in the target's read order,
 /// of the file that failed (so the first error in order can be chosen).
-fn run_job(targets: &[Target], job: Job, buf: &mut ReadBuf, on_bytes: &mut dyn FnMut(&Path, u64)) -> Result<Output, (usize, InspectError)> {
+/// Every file is read up to its size in `sizes` (taken once, when the
+/// inspection began), so a growing file's scan and hashes describe the same bytes.
+fn run_job(
+    targets: &[Target],
+    sizes: &[Vec<u64>],
+    job: Job,
+    buf: &mut ReadBuf,
+    on_bytes: &mut dyn FnMut(&Path, u64),
+) -> Result<Output, (usize, InspectError)> {
+    let target_sizes = sizes.get(job.target()).map_or(&[][..], Vec::as_slice);
+    let size = |file: usize| target_sizes.get(file).copied().unwrap_or(0);
     match (job, targets.get(job.target())) {
         (Job::Scan { .. }, Some(Target::File(path))) => {
             let mut scan = FileScan::standalone(&name_of(path));
-            stream_file(path, Some(&mut scan), None, buf, on_bytes).map_err(|e| (0, e))?;
+            stream_file(path, Some(&mut scan), None, buf, on_bytes, size(0)).map_err(|e| (0, e))?;
             Ok(Output::File(Box::new(scan.into_report(path.display().to_string(), &mut ()))))
         }
         (Job::Scan { .. }, Some(Target::Shard(dir, paths))) => {
             let writer = writer_of(dir);
-            let (reports, _) = scan_shard(dir, paths, Writer::Probe, None, buf, on_bytes)?;
+            let (reports, _) = scan_shard(dir, paths, Some(target_sizes), Writer::Probe, None, buf, on_bytes)?;
             Ok(Output::Shard { reports, writer })
         }
         (Job::Hash { file, algorithm, .. }, Some(Target::File(path))) => {
-            hash_file(path, algorithm, buf, on_bytes).map(|h| Output::Hash(Some(h))).map_err(|e| (file, e))
+            hash_file(path, algorithm, buf, on_bytes, size(file)).map(|h| Output::Hash(Some(h))).map_err(|e| (file, e))
         }
         (Job::Hash { file, algorithm, .. }, Some(Target::Shard(_, paths))) => {
             let Some(path) = paths.get(file) else { return Ok(Output::Hash(None)) };
             let rank = read_rank(paths, file);
-            hash_file(path, algorithm, buf, on_bytes).map(|h| Output::Hash(Some(h))).map_err(|e| (rank, e))
+            hash_file(path, algorithm, buf, on_bytes, size(file)).map(|h| Output::Hash(Some(h))).map_err(|e| (rank, e))
         }
         (Job::HashPart { file, offset, len, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
             let (path, rank) = match target {
@@ -586,9 +603,9 @@ fn assemble(
         let root = parts.get(&(target, file)).and_then(|cvs| subtree::root(size, subtree::PIECE_BYTES, cvs));
         let h = match (root, resolution.targets.get(target)) {
             (Some(root), _) => FileHash::new(HashAlgorithm::Blake3, root.as_bytes()),
-            (None, Some(Target::File(path))) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {})?,
+            (None, Some(Target::File(path))) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {}, size)?,
             (None, Some(Target::Shard(_, paths))) => match paths.get(file) {
-                Some(path) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {})?,
+                Some(path) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {}, size)?,
                 None => continue,
             },
             (None, _) => continue,
@@ -693,7 +710,7 @@ pub fn inspect_shard(
         *done += n;
         progress.update(path, *done, total);
     };
-    let (mut reports, facts) = scan_shard(dir, paths, writer, shas.as_deref_mut(), &mut buf, &mut on_bytes).map_err(|(_, e)| e)?;
+    let (mut reports, facts) = scan_shard(dir, paths, None, writer, shas.as_deref_mut(), &mut buf, &mut on_bytes).map_err(|(_, e)| e)?;
     if let Some(shas) = shas {
         for (r, h) in reports.iter_mut().zip(shas) {
             r.hash = h;
@@ -707,15 +724,21 @@ pub fn inspect_shard(
 fn scan_shard(
     dir: &Path,
     paths: &[PathBuf],
+    sizes: Option<&[u64]>,
     writer: Writer,
     mut shas: Option<&mut [Option<FileHash>]>,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
 ) -> Result<(Vec<FileReport>, ShardFacts), (usize, InspectError)> {
     let mut inputs = Vec::with_capacity(paths.len());
-    for p in paths {
-        inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size: size_of(p).map_err(|e| (0, e))? });
+    for (i, p) in paths.iter().enumerate() {
+        let size = match sizes.and_then(|s| s.get(i)) {
+            Some(&size) => size,
+            None => size_of(p).map_err(|e| (0, e))?,
+        };
+        inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
+    let limits: Vec<u64> = inputs.iter().map(|f| f.size).collect();
     let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
     let probe = writer == Writer::Probe;
     let writer_live = probe && writer_of(dir).is_some();
@@ -724,7 +747,8 @@ fn scan_shard(
         let Some(path) = paths.get(i) else { continue };
         let mut scan = shard.begin(i);
         let mut hasher = shas.is_some().then(|| Hasher::new(HashAlgorithm::Blake3));
-        stream_file(path, Some(&mut scan), hasher.as_mut(), buf, on_bytes).map_err(|e| (rank, e))?;
+        let limit = limits.get(i).copied().unwrap_or(0);
+        stream_file(path, Some(&mut scan), hasher.as_mut(), buf, on_bytes, limit).map_err(|e| (rank, e))?;
         if let (Some(h), Some(slot)) = (hasher, shas.as_deref_mut().and_then(|s| s.get_mut(i))) {
             *slot = Some(h.finish());
         }
@@ -758,4 +782,35 @@ pub fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file())))
         .map(fs::DirEntry::path)
         .collect())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A file read up to the size taken when the inspection began: bytes
+    /// written after it are in neither the scan nor the hash, so a growing
+    /// segment's report describes one prefix (its size and its hash agree).
+    #[test]
+    fn the_scan_and_the_hash_stop_at_the_size_taken_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("00000000000000000000.log");
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let mut buf = ReadBuf::new();
+        for limit in [0u64, 1, 1_048_576, 1_048_577, 2_500_000] {
+            let mut seen = 0u64;
+            let h = hash_file(&path, HashAlgorithm::Blake3, &mut buf, &mut |_, n| seen += n, limit).unwrap();
+            let want = blake3::hash(&bytes[..usize::try_from(limit).unwrap()]);
+            assert_eq!(h, FileHash::new(HashAlgorithm::Blake3, want.as_bytes()), "limit {limit}");
+            assert_eq!(seen, limit);
+            let mut scan = FileScan::standalone(&name_of(&path));
+            stream_file(&path, Some(&mut scan), None, &mut buf, &mut |_, _| {}, limit).unwrap();
+            assert_eq!(scan.into_report(String::new(), &mut ()).size, limit, "limit {limit}");
+        }
+        // A file shorter than the size taken (it shrank): read to its end.
+        let h = hash_file(&path, HashAlgorithm::Blake3, &mut buf, &mut |_, _| {}, 5_000_000).unwrap();
+        assert_eq!(h, FileHash::new(HashAlgorithm::Blake3, blake3::hash(&bytes).as_bytes()));
+    }
 }

@@ -172,3 +172,71 @@ fn a_large_files_hash_from_subtrees_on_several_workers_is_the_one_pass_hash() {
     }
     assert!(outs.windows(2).all(|w| w[0] == w[1]), "the same report with any number of workers");
 }
+
+/// Sizes at and around the subtree split (16 MiB pieces, power-of-two
+/// left subtrees), lone files and a shard with one large segment beside small
+/// ones, with and without --sha256, one worker and several: every BLAKE3 is
+/// the one-pass hash, every SHA-256 the one-pass SHA-256, every report the same.
+#[test]
+fn subtree_hashes_at_awkward_sizes_match_one_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    const M: usize = 1 << 20;
+    let sizes = [16 * M + 1, 16 * M + 1024, 16 * M + 1025, 32 * M, 33 * M + 1, 48 * M + 1023];
+    let pattern: Vec<u8> = (0..(48 * M + 1023) as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let mut want = std::collections::BTreeMap::new();
+    for (k, &size) in sizes.iter().enumerate() {
+        let dir = tmp.path().join(format!("lone{k}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("00000000000000000000.log");
+        std::fs::write(&p, &pattern[k..k + size.min(pattern.len() - k)]).unwrap();
+        want.insert(p.to_str().unwrap().to_string(), std::fs::read(&p).unwrap());
+    }
+    // A shard: one large segment (20 MiB + 3) and two small ones.
+    let shard = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
+    write_segment(&shard, 0, 0, 10, 100, |_, _| {});
+    let (mut big, _) = segment(10, 5121, 4096 - 28);
+    big.extend_from_slice(&[1, 2, 3]);
+    std::fs::write(shard.join(format!("{:020}.log", 1)), &big).unwrap();
+    write_segment(&shard, 2, 6000, 10, 100, |_, _| {});
+    for entry in std::fs::read_dir(&shard).unwrap() {
+        let p = entry.unwrap().path();
+        want.insert(p.to_str().unwrap().to_string(), std::fs::read(&p).unwrap());
+    }
+    let mut outs = Vec::new();
+    for jobs in ["1", "2", "5"] {
+        for sha in [false, true] {
+            let mut args = vec!["inspect", "--json", "--jobs", jobs];
+            if sha {
+                args.push("--sha256");
+            }
+            let paths: Vec<String> = (0..sizes.len()).map(|k| tmp.path().join(format!("lone{k}")).to_str().unwrap().to_string()).collect();
+            args.extend(paths.iter().map(String::as_str));
+            args.push(shard.to_str().unwrap());
+            let o = run(&args);
+            assert!(!o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+            let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let mut seen = 0;
+            for f in report["files"].as_array().unwrap() {
+                let path = f["path"].as_str().unwrap();
+                let Some(bytes) = want.get(path) else { continue };
+                seen += 1;
+                assert_eq!(
+                    f["hash"]["value"].as_str(),
+                    Some(blake3::hash(bytes).to_hex().as_str()),
+                    "--jobs {jobs} sha {sha}: {path} ({} bytes)",
+                    bytes.len()
+                );
+                if sha {
+                    let expected: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+                    assert_eq!(f["sha256"].as_str(), Some(expected.as_str()), "{path}");
+                }
+            }
+            assert_eq!(seen, want.len(), "every file reported");
+            outs.push((sha, o.stdout));
+        }
+    }
+    for sha in [false, true] {
+        let same: Vec<&Vec<u8>> = outs.iter().filter(|(s, _)| *s == sha).map(|(_, o)| o).collect();
+        assert!(same.windows(2).all(|w| w[0] == w[1]), "byte-identical for any --jobs (sha256 {sha})");
+    }
+}

@@ -94,6 +94,7 @@ impl Shard {
         let mut out = Vec::new();
         let mut bytes = 0usize;
         let budget = std::cell::Cell::new(max_bytes);
+        let records_left = std::cell::Cell::new(max_records);
         for (i, (id, base, len)) in segments.into_iter().enumerate() {
             let (position, expected) = if i == 0 {
                 self.verified_start(id, base, len, from_offset)?
@@ -102,7 +103,10 @@ impl Shard {
             };
             let mut done = false;
             let path = shared.dir.log(id);
-            let (reader, window) = (ChunkedReader::new(position, expected, len), || budget_window(budget.get()));
+            // A read capped at a few records wants a window for about that many
+            // (a page each; a larger record is still read whole), not a megabyte.
+            let window = || budget_window(budget.get().min(records_left.get().saturating_mul(4096)));
+            let reader = ChunkedReader::new(position, expected, len);
             let walked = walk_shared(&shared.dir.io, &path, len, reader, window, |_, r, buf| {
                 if r.header.offset >= end {
                     done = true;
@@ -117,6 +121,7 @@ impl Shard {
                 }
                 bytes = bytes.saturating_add(r.payload.len());
                 budget.set(max_bytes.saturating_sub(bytes));
+                records_left.set(max_records.saturating_sub(out.len() + 1));
                 out.push(StoredRecord {
                     offset: r.header.offset,
                     timestamp_micros: r.header.timestamp_micros,
