@@ -227,9 +227,18 @@ fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) 
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
-    let d = dispatch.clone();
-    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
-        d.emit(Action::Scan(ToPage::Error { message: format!("the {} worker failed to run", role.name()) }))
+    let (d, weak) = (dispatch.clone(), Rc::downgrade(runner));
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        e.prevent_default();
+        let why = Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).filter(|m| !m.is_empty());
+        let message = match why {
+            Some(why) => format!("the {} worker failed to run: {why}", role.name()),
+            None => format!("the {} worker failed to run", role.name()),
+        };
+        if let Some(runner) = weak.upgrade() {
+            on_worker_error(&runner, role, &d);
+        }
+        d.emit(Action::Scan(ToPage::Error { message }));
     });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
@@ -237,6 +246,20 @@ fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) 
     let slot = r.slot(role);
     slot.stop();
     slot.worker = Some(worker);
+}
+
+/// A worker threw. One that never said "ready" is dropped for good (a page
+/// whose workers cannot start scans on its own, and a job is never left
+/// waiting for it); after a worker that ran fails, every worker of the job
+/// is stopped and fresh ones are spawned for the next drop.
+fn on_worker_error(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) {
+    let ready = runner.borrow_mut().slot(role).ready;
+    if ready {
+        runner.borrow_mut().stop();
+        spawn_worker(runner, dispatch);
+    } else {
+        runner.borrow_mut().slot(role).stop();
+    }
 }
 
 /// Spawns the reader, scan and hash workers ahead of time. Each says "ready" once running; a job sent earlier waits.

@@ -80,7 +80,8 @@ pub async fn quiet(quiet_ms: f64, timeout_ms: f64) {
     let Some(ric) = ric else { return next_task().await };
     let started = js_sys::Date::now();
     loop {
-        let left = (timeout_ms - (js_sys::Date::now() - started)).max(0.0);
+        // At least 1: a timeout of 0 means none.
+        let left = (timeout_ms - (js_sys::Date::now() - started)).max(1.0);
         let options = js_sys::Object::new();
         let _ = Reflect::set(&options, &"timeout".into(), &JsValue::from(left));
         let p = Promise::new(&mut |resolve, _| {

@@ -430,6 +430,21 @@ test('a large segment on two cores: the verdict first, then the hash worker read
   assert.deepEqual([p.errors, p.panics], [[], []]);
 });
 
+test('workers that fail as they start are dropped: the page scans on its own, and the report is still the CLI\'s byte for byte', async () => {
+  const dir = shard('acme_default_payments_0');
+  const p = await page();
+  await p.route('**/felix-scan-worker_loader.js', (r) => r.fulfill({ contentType: 'text/javascript', body: 'throw new Error("no worker today");' }));
+  await p.goto(base);
+  await p.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  await p.waitForFunction(() => window.wasmBindings);
+  await p.waitForTimeout(500); // the workers fail to start
+  await p.setInputFiles('#file-input', join(dir, '00000000000000000001.log'));
+  await p.locator('#problems [role=row][data-kind="Truncated"]').waitFor({ timeout: 15000 });
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000001.log'], dir));
+  assert.deepEqual(p.panics, []);
+});
+
 test('hostile permalinks: a multi-byte hash is refused by name, markup shows as text, and the Markdown export is inert', async () => {
   const dir = shard('acme_default_payments_0');
   const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
