@@ -29,7 +29,7 @@
 //! ```
 
 use crate::corruption::CorruptionKind;
-use crate::record::{decode_record, decode_record_header, ExpectedOffset, Record, RecordHeader, RECORD_HEADER_LEN};
+use crate::record::{decode_header_and_crc, verify_body, ExpectedOffset, Record, RecordHeader, RECORD_HEADER_LEN};
 use crate::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 
 /// The first problem the strict reader met.
@@ -140,7 +140,7 @@ impl ChunkedReader {
         if held.len() < RECORD_HEADER_LEN {
             return Step::NeedBytes { position, len: RECORD_HEADER_LEN };
         }
-        let header = match decode_record_header(held) {
+        let (header, hasher) = match decode_header_and_crc(held) {
             Ok(h) => h,
             Err((kind, header)) => {
                 return self.defect(kind, position + RECORD_HEADER_LEN as u64, header.map(|h| h.offset));
@@ -164,7 +164,8 @@ impl ChunkedReader {
         if held.len() < len {
             return Step::NeedBytes { position, len };
         }
-        match decode_record(held, self.expected) {
+        // The header verified above: its CRC state carries on into the checksum.
+        match verify_body(held, header, hasher, self.expected) {
             Ok((record, used)) => {
                 self.expected = ExpectedOffset::after(record.header.offset);
                 self.position += used as u64;

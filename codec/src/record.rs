@@ -91,7 +91,7 @@ pub fn decode_record_header(bytes: &[u8]) -> Result<RecordHeader, (CorruptionKin
 /// [`decode_record_header`], also returning the CRC state after bytes
 /// 0..20: `checksum` covers bytes 0..24 then the payload, so that state
 /// carries on into it instead of hashing the header twice.
-fn decode_header_and_crc(bytes: &[u8]) -> Result<(RecordHeader, crc32fast::Hasher), (CorruptionKind, Option<RecordHeader>)> {
+pub(crate) fn decode_header_and_crc(bytes: &[u8]) -> Result<(RecordHeader, crc32fast::Hasher), (CorruptionKind, Option<RecordHeader>)> {
     if bytes.len() < RECORD_HEADER_LEN {
         let kind = CorruptionKind::Truncated { needed: RECORD_HEADER_LEN as u64, available: bytes.len() as u64 };
         return Err((kind, None));
@@ -198,7 +198,7 @@ pub struct RecordDefect {
 /// large, truncated payload, record checksum, offset out of order.
 pub fn decode_record(bytes: &[u8], expected: ExpectedOffset) -> Result<(Record<'_>, usize), RecordDefect> {
     let available = bytes.len() as u64;
-    let (header, mut hasher) = match decode_header_and_crc(bytes) {
+    let (header, hasher) = match decode_header_and_crc(bytes) {
         Ok(h) => h,
         Err((kind, header)) => {
             let end = match kind {
@@ -208,6 +208,19 @@ pub fn decode_record(bytes: &[u8], expected: ExpectedOffset) -> Result<(Record<'
             return Err(RecordDefect { kind, end, header });
         }
     };
+    verify_body(bytes, header, hasher, expected)
+}
+
+/// The rest of [`decode_record`] once the header verified: `hasher` is the
+/// CRC state after bytes 0..20 ([`decode_header_and_crc`]), so a reader that
+/// already decoded the header does not hash it again.
+pub(crate) fn verify_body(
+    bytes: &[u8],
+    header: RecordHeader,
+    mut hasher: crc32fast::Hasher,
+    expected: ExpectedOffset,
+) -> Result<(Record<'_>, usize), RecordDefect> {
+    let available = bytes.len() as u64;
     let needed = header.record_len();
     if available < needed {
         return Err(RecordDefect { kind: CorruptionKind::Truncated { needed, available }, end: available, header: Some(header) });
