@@ -179,20 +179,25 @@ struct Reads {
     next: u64,
     size: u64,
     chunk: u64,
+    /// The largest read.
+    max: u64,
     /// Reads asked for: where each starts, how long, and the browser's answer to come.
     pending: VecDeque<(u64, u64, Result<JsFuture, String>)>,
 }
 
 impl Reads {
     fn new(blob: &Blob, size: u64, from: u64) -> Self {
-        Self { blob: blob.clone(), next: from, size, chunk: FIRST_CHUNK_BYTES, pending: VecDeque::new() }
+        // On the page itself (no worker could start), each read is scanned in
+        // one task of the page: keep them to the smaller size there.
+        let max = if web_sys::window().is_some() { CHUNK_BYTES } else { READ_BYTES };
+        Self { blob: blob.clone(), next: from, size, chunk: FIRST_CHUNK_BYTES.min(max), max, pending: VecDeque::new() }
     }
 
     /// Asks for reads until [`READS_AHEAD`] are in flight (or none is left).
     fn ask(&mut self) {
         while self.pending.len() < READS_AHEAD && self.next < self.size {
             let (start, len) = (self.next, self.chunk.min(self.size - self.next));
-            self.chunk = (self.chunk * 2).min(READ_BYTES);
+            self.chunk = (self.chunk * 2).min(self.max);
             self.pending.push_back((start, len, web::start_read(&self.blob, start, start + len)));
             self.next = start + len;
         }
@@ -337,8 +342,10 @@ pub async fn run(
             if cancelled() {
                 return;
             }
-            match read_and_hash(blob, d, FileHasher::new(sha256), &mut bytes).await {
+            match read_and_hash(blob, d, FileHasher::new(sha256), &mut bytes, &cancelled).await {
                 Ok(h) => out.push(d.id, h, send),
+                // Cancelled between two reads: quietly, as between two files.
+                Err(_) if cancelled() => return,
                 Err(message) => return send(ToPage::Error { message }),
             }
         }
@@ -371,10 +378,20 @@ pub async fn read(files: Vec<(Dropped, Blob)>, port: MessagePort) {
     }
 }
 
-/// Reads `d`'s file from `hasher.bytes_done()` to its end into `hasher`.
-async fn read_and_hash(blob: &Blob, d: &Dropped, mut hasher: FileHasher, bytes: &mut Vec<u8>) -> Result<Hashed, String> {
+/// Reads `d`'s file from `hasher.bytes_done()` to its end into `hasher`,
+/// stopping between two reads once `cancelled`.
+async fn read_and_hash(
+    blob: &Blob,
+    d: &Dropped,
+    mut hasher: FileHasher,
+    bytes: &mut Vec<u8>,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Hashed, String> {
     let mut reads = Reads::new(blob, d.size, hasher.bytes_done());
     while let Some((start, got)) = reads.next().await {
+        if cancelled() {
+            return Err("hashing cancelled".into());
+        }
         let buf = got.map_err(|e| format!("{}: reading from byte {start} to hash it: {e}", d.path))?;
         web::in_pieces(&buf, CHUNK_BYTES, bytes, |piece| hasher.update(piece));
     }
@@ -486,7 +503,7 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
                     loop {
                         let next = state.borrow_mut().to_read.pop_front();
                         let Some((file, hasher, d, blob)) = next else { break };
-                        match read_and_hash(&blob, &d, hasher, &mut bytes).await {
+                        match read_and_hash(&blob, &d, hasher, &mut bytes, &|| false).await {
                             Ok(h) => state.borrow_mut().finished(file, h, &*send),
                             Err(message) => return send(ToPage::Error { message }),
                         }
