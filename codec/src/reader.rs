@@ -326,6 +326,54 @@ mod tests {
         assert_eq!(items[1].clone().unwrap_err().kind, CorruptionKind::OffsetOutOfOrder { expected: None, found: u64::MAX });
     }
 
+    /// A defect's kind, position, end and offset.
+    type Site = (CorruptionKind, u64, u64, Option<u64>);
+
+    /// The records and first defect of `bytes` from byte 32, walked with
+    /// `decode_record` over the rest of the buffer at each step — the way the
+    /// reader decided before it stopped decoding each header twice.
+    fn walk_by_decode_record(bytes: &[u8]) -> (Vec<(u64, u64)>, Option<Site>) {
+        let (mut at, mut expected, mut out) = (32usize, ExpectedOffset::Any, Vec::new());
+        while at < bytes.len() {
+            match crate::record::decode_record(&bytes[at..], expected) {
+                Ok((r, used)) => {
+                    out.push((at as u64, r.header.offset));
+                    expected = ExpectedOffset::after(r.header.offset);
+                    at += used;
+                }
+                Err(d) => return (out, Some((d.kind, at as u64, at as u64 + d.end, d.header.map(|h| h.offset)))),
+            }
+        }
+        (out, None)
+    }
+
+    /// Every bit flip and every truncation of a small segment: the reader's
+    /// records and first defect (kind, position, end, offset) in any window
+    /// size are what decoding each record whole gives.
+    #[test]
+    fn every_flip_and_cut_reads_as_decoding_each_record_whole() {
+        let mut base = SegmentHeader::new(0, 0).encode().to_vec();
+        for (i, p) in [&b"abc"[..], b"", b"a longer payload of a few bytes", b"z"].iter().enumerate() {
+            encode_record(i as u64, 7, p, &mut base).unwrap();
+        }
+        let mut cases: Vec<Vec<u8>> = (32..base.len()).map(|n| base[..n].to_vec()).collect();
+        for i in 32..base.len() {
+            for bit in 0..8 {
+                let mut b = base.clone();
+                b[i] ^= 1 << bit;
+                cases.push(b);
+            }
+        }
+        for bytes in cases {
+            let (want, want_err) = walk_by_decode_record(&bytes);
+            for chunk in [1, 28, 40, 4096] {
+                let (got, err) = walk(&bytes, chunk, false);
+                assert_eq!(got, want, "chunk {chunk}");
+                assert_eq!(err.map(|e| (e.kind, e.position, e.end, e.offset)), want_err.clone(), "chunk {chunk}");
+            }
+        }
+    }
+
     #[test]
     fn stops_at_the_first_problem_with_its_site() {
         let mut bytes = segment(0, 3);
