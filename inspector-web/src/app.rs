@@ -71,7 +71,17 @@ impl Loader {
         }
         *self.blobs.borrow_mut() = list.iter().map(|(d, b)| (FileId(d.id), b.clone())).collect();
         self.dispatch.emit(Action::Load(list.iter().map(|(d, _)| d.clone()).collect()));
-        runner::start(list, self.sha256.get(), &self.runner, &self.dispatch);
+        // The job starts in the next task: the page's first render of the
+        // dropped files and the hand-over to the workers are two tasks, not one.
+        let (sha256, runner, dispatch) = (self.sha256.get(), Rc::clone(&self.runner), self.dispatch.clone());
+        let load = runner.borrow_mut().next_load();
+        wasm_bindgen_futures::spawn_local(async move {
+            web::next_task().await;
+            // Not if another drop or a cancel came in between.
+            if runner.borrow().is_latest(load) {
+                runner::start(list, sha256, &runner, &dispatch);
+            }
+        });
     }
 
     /// Opens a dropped JSON report, then scans the other files against it.
@@ -179,6 +189,7 @@ pub fn app() -> Html {
     let on_cancel = {
         let (runner, dispatch) = (Rc::clone(&runner), dispatch.clone());
         Callback::from(move |_: MouseEvent| {
+            runner.borrow_mut().next_load();
             runner.borrow_mut().stop();
             runner::spawn_worker(&runner, &dispatch);
             dispatch.emit(Action::Scan(ToPage::Error { message: "scan cancelled".into() }));

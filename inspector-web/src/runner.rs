@@ -110,9 +110,24 @@ pub struct Runner {
     cancel: Option<Rc<Cell<bool>>>,
     /// Messages decoded but not yet given to the reducer, in arrival order.
     queue: VecDeque<ToPage>,
+    /// Counts drops and cancels: a job started a task after its drop starts
+    /// only if nothing came in between.
+    loads: u64,
 }
 
 impl Runner {
+    /// A new drop or a cancel: the number a job waiting to start checks with [`Runner::is_latest`].
+    pub fn next_load(&mut self) -> u64 {
+        self.loads = self.loads.wrapping_add(1);
+        self.loads
+    }
+
+    /// Whether `load` (from [`Runner::next_load`]) is still the latest.
+    #[must_use]
+    pub fn is_latest(&self, load: u64) -> bool {
+        self.loads == load
+    }
+
     /// Stops whatever runs.
     pub fn stop(&mut self) {
         self.queue.clear();

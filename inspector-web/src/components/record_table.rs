@@ -82,7 +82,7 @@ pub fn record_table(props: &Props) -> Html {
     };
     let top = usize::try_from(*first).unwrap_or(0);
     let rows = records.iter().enumerate().skip(top).take(ROWS as usize).map(|(i, r)| {
-        let (r, size) = (*r, props.scanned.report.size);
+        let size = props.scanned.report.size;
         let on_click = props.on_range.reform(move |_: MouseEvent| (r.position, r.end().min(size.max(r.position + 1))));
         let sel = at == Some(i);
         let status = format!("{:?}", r.status);

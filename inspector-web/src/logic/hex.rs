@@ -17,7 +17,7 @@ use felix_codec::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMEN
 
 use super::keys::Nav;
 
-use super::scan::RecordRow;
+use super::scan::Rows;
 
 /// Bytes per row.
 pub const BYTES_PER_ROW: u64 = 16;
@@ -80,7 +80,7 @@ fn entry_at(pos: u64, header: u64, len: u64, size: u64) -> Option<(u64, u64)> {
 
 /// The field byte `pos` belongs to, if any structure was recognised there.
 #[must_use]
-pub fn field_at(kind: FileKind, records: &[RecordRow], size: u64, pos: u64) -> Option<Located> {
+pub fn field_at(kind: FileKind, records: &Rows, size: u64, pos: u64) -> Option<Located> {
     if pos >= size {
         return None;
     }
@@ -160,7 +160,7 @@ pub fn index_entry_number(position: u64) -> Option<u64> {
 
 /// Classes for one byte: its field, and `dmg` when a finding covers it.
 #[must_use]
-pub fn byte_classes(kind: FileKind, records: &[RecordRow], findings: &[FindingReport], size: u64, pos: u64) -> String {
+pub fn byte_classes(kind: FileKind, records: &Rows, findings: &[FindingReport], size: u64, pos: u64) -> String {
     let field = field_at(kind, records, size, pos).map_or("f-none", |l| class_name(l.field.class));
     match finding_at(findings, pos) {
         Some(_) => format!("{field} dmg"),
@@ -174,7 +174,7 @@ pub struct VisibleRows<'a> {
     /// The file's kind.
     pub kind: FileKind,
     /// Its record rows.
-    pub records: &'a [RecordRow],
+    pub records: &'a Rows,
     /// Its findings (ordered by position).
     pub findings: &'a [FindingReport],
     /// Its size.
@@ -314,7 +314,7 @@ pub fn describe(l: &Located, window: &Window) -> String {
 ///
 /// # Errors
 /// A message saying what was not understood or not found.
-pub fn parse_jump(text: &str, records: &[RecordRow], size: u64) -> Result<(u64, u64), String> {
+pub fn parse_jump(text: &str, records: &Rows, size: u64) -> Result<(u64, u64), String> {
     let t = text.trim();
     let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
     if let Some(o) = record {
@@ -334,7 +334,7 @@ pub fn parse_jump(text: &str, records: &[RecordRow], size: u64) -> Result<(u64, 
 
 /// What a click on byte `pos` selects: its record, its field, or the byte.
 #[must_use]
-pub fn click_selection(kind: FileKind, records: &[RecordRow], size: u64, pos: u64) -> (u64, u64) {
+pub fn click_selection(kind: FileKind, records: &Rows, size: u64, pos: u64) -> (u64, u64) {
     if kind == FileKind::Segment && pos >= SEGMENT_HEADER_LEN as u64 {
         let i = records.partition_point(|r| r.position <= pos).checked_sub(1);
         if let Some(r) = i.and_then(|i| records.get(i)).filter(|r| pos < r.end()) {
@@ -393,7 +393,7 @@ mod tests {
         let (recs, size) = (&s.detail.records, s.report.size);
         assert_eq!(parse_jump("0x20", recs, size), Ok((32, 33)));
         assert_eq!(parse_jump("100", recs, size), Ok((100, 101)));
-        let r = recs[3];
+        let r = recs.get(3).unwrap();
         assert_eq!(parse_jump("@3", recs, size), Ok((r.position, r.end())));
         assert_eq!(parse_jump("offset 3", recs, size), Ok((r.position, r.end())));
         assert!(parse_jump("@999", recs, size).unwrap_err().contains("no record with offset 999"));
@@ -441,9 +441,9 @@ mod tests {
         let l = field_at(FileKind::Index, &idx.detail.records, idx.report.size, at + 9).unwrap();
         assert_eq!((l.field.name, l.owner, l.start), ("position", Owner::Entry(1), at + 8));
         let ep = scanned.iter().find(|s| s.report.kind == FileKind::Epochs).unwrap();
-        let l = field_at(FileKind::Epochs, &[], ep.report.size, entry_position(2)).unwrap();
+        let l = field_at(FileKind::Epochs, &Rows::default(), ep.report.size, entry_position(2)).unwrap();
         assert_eq!((l.field.name, l.owner), ("generation", Owner::Entry(2)));
-        assert_eq!(field_at(FileKind::Epochs, &[], ep.report.size + 8, ep.report.size + 1), None, "a torn entry is no entry");
+        assert_eq!(field_at(FileKind::Epochs, &Rows::default(), ep.report.size + 8, ep.report.size + 1), None, "a torn entry is no entry");
     }
 
     #[test]

@@ -12,12 +12,11 @@
 
 use felix_codec::epochs::Epoch;
 use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN};
-use felix_codec::scan::RecordStatus;
 
 use super::filemap::{cell_count, MapCounts};
-use super::scan::{Detail, RecordRow};
+use super::scan::{Detail, Rows};
 
-const RECORD_BYTES: usize = 29;
+const RECORD_BYTES: usize = Rows::ROW_BYTES;
 
 /// Appends big-endian fields to a buffer.
 #[derive(Debug, Default)]
@@ -146,47 +145,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn status_byte(s: RecordStatus) -> u8 {
-    match s {
-        RecordStatus::Intact => 0,
-        RecordStatus::OutOfOrder => 1,
-        RecordStatus::ChecksumMismatch => 2,
-        RecordStatus::Torn => 3,
-    }
-}
-
-fn status_of(b: u8) -> Option<RecordStatus> {
-    Some(match b {
-        0 => RecordStatus::Intact,
-        1 => RecordStatus::OutOfOrder,
-        2 => RecordStatus::ChecksumMismatch,
-        3 => RecordStatus::Torn,
-        _ => return None,
-    })
-}
-
-/// Record rows from their packed bytes (`rows` starts at byte `base` of the
-/// message): one tight pass, as the page decodes a million rows in one task.
-fn records_of(rows: &[u8], base: usize) -> Result<Vec<RecordRow>, String> {
-    let be64 = |b: &[u8]| b.iter().fold(0u64, |v, x| (v << 8) | u64::from(*x));
-    let mut records = Vec::with_capacity(rows.len() / RECORD_BYTES);
-    for (i, row) in rows.chunks_exact(RECORD_BYTES).enumerate() {
-        let b = row[RECORD_BYTES - 1];
-        let Some(status) = status_of(b) else {
-            return Err(format!("unknown record status {b} at byte {}", base + i * RECORD_BYTES + RECORD_BYTES - 1));
-        };
-        #[allow(clippy::cast_possible_truncation)]
-        records.push(RecordRow {
-            position: be64(&row[0..8]),
-            offset: be64(&row[8..16]),
-            payload_len: be64(&row[16..20]) as u32,
-            timestamp_micros: be64(&row[20..28]),
-            status,
-        });
-    }
-    Ok(records)
-}
-
 /// Packs a file's detail (live findings are sent separately).
 #[must_use]
 pub fn pack(d: &Detail) -> Vec<u8> {
@@ -195,13 +153,7 @@ pub fn pack(d: &Detail) -> Vec<u8> {
     ));
     w.u32(u32::try_from(d.records.len()).unwrap_or(u32::MAX));
     w.u8(u8::from(d.records_capped));
-    for r in d.records.iter().take(u32::MAX as usize) {
-        w.u64(r.position);
-        w.u64(r.offset);
-        w.u32(r.payload_len);
-        w.u64(r.timestamp_micros);
-        w.u8(status_byte(r.status));
-    }
+    w.0.extend_from_slice(d.records.as_bytes().get(..(u32::MAX as usize).saturating_mul(RECORD_BYTES)).unwrap_or(d.records.as_bytes()));
     w.u32(u32::try_from(d.index_entries.len()).unwrap_or(u32::MAX));
     for e in d.index_entries.iter().take(u32::MAX as usize) {
         w.0.extend_from_slice(&e.encode());
@@ -237,7 +189,9 @@ pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
     let capped = r.u8()? == 1;
     let base = r.at();
     let rows = r.take(n.saturating_mul(RECORD_BYTES))?;
-    let records = records_of(rows, base)?;
+    // Kept packed: only each status is checked here (the page reads rows one at a time).
+    let records = Rows::from_bytes(rows.to_vec())
+        .map_err(|(i, b)| format!("unknown record status {b} at byte {}", base + i * RECORD_BYTES + RECORD_BYTES - 1))?;
     let n = r.count(INDEX_ENTRY_LEN)?;
     let index_entries = (0..n).map(|_| Ok(IndexEntry { offset: r.u64()?, position: r.u64()? })).collect::<Result<_, String>>()?;
     let n = r.count(16)?;
