@@ -70,6 +70,9 @@ impl Loader {
             list.push((Dropped { id, path, size }, Blob::from(f)));
         }
         *self.blobs.borrow_mut() = list.iter().map(|(d, b)| (FileId(d.id), b.clone())).collect();
+        // The last job stops now, before the new files are shown: none of its
+        // messages can land on them.
+        runner::stop_job(&self.runner, &self.dispatch);
         self.dispatch.emit(Action::Load(list.iter().map(|(d, _)| d.clone()).collect()));
         // The job starts in the next task: the page's first render of the
         // dropped files and the hand-over to the workers are two tasks, not one.

@@ -58,6 +58,14 @@ enum Role {
 }
 
 impl Role {
+    fn index(self) -> usize {
+        match self {
+            Self::Read => 0,
+            Self::Scan => 1,
+            Self::Hash => 2,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Self::Read => "reader",
@@ -113,6 +121,9 @@ pub struct Runner {
     /// Counts drops and cancels: a job started a task after its drop starts
     /// only if nothing came in between.
     loads: u64,
+    /// Roles whose worker failed before it ever ran: never spawned again
+    /// (the scan reads for itself, hashes after, or the page scans).
+    failed: [bool; 3],
 }
 
 impl Runner {
@@ -138,6 +149,15 @@ impl Runner {
         self.deferred_hash = None;
         if let Some(c) = self.cancel.take() {
             c.set(true);
+        }
+    }
+
+    /// Whether `target` (an event's target) is the worker now in `role`'s
+    /// slot: events from a worker already replaced are stale.
+    fn is_current(&mut self, role: Role, target: Option<web_sys::EventTarget>) -> bool {
+        match (self.slot(role).worker.as_ref(), target) {
+            (Some(w), Some(t)) => JsValue::from(w) == JsValue::from(t),
+            _ => false,
         }
     }
 
@@ -232,12 +252,17 @@ fn deliver(runner: &Rc<RefCell<Runner>>, msg: ToPage, dispatch: &Callback<Action
 }
 
 fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) {
+    if runner.borrow().failed[role.index()] {
+        return;
+    }
     let Ok(worker) = Worker::new(WORKER_SCRIPT) else { return };
     let weak = Rc::downgrade(runner);
     let d = dispatch.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         if let Some(runner) = weak.upgrade() {
-            on_worker_message(&runner, role, &e.data(), &d);
+            if runner.borrow_mut().is_current(role, e.target()) {
+                on_worker_message(&runner, role, &e.data(), &d);
+            }
         }
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -250,9 +275,12 @@ fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) 
             Some(why) => format!("the {} worker failed to run: {why}", role.name()),
             None => format!("the {} worker failed to run", role.name()),
         };
-        if let Some(runner) = weak.upgrade() {
-            on_worker_error(&runner, role, &d);
+        let Some(runner) = weak.upgrade() else { return };
+        // An error queued by a worker already replaced says nothing of the one now in its place.
+        if !runner.borrow_mut().is_current(role, e.target()) {
+            return;
         }
+        on_worker_error(&runner, role, &d);
         d.emit(Action::Scan(ToPage::Error { message }));
     });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
@@ -263,17 +291,42 @@ fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) 
     slot.worker = Some(worker);
 }
 
-/// A worker threw. One that never said "ready" is dropped for good (a page
-/// whose workers cannot start scans on its own, and a job is never left
-/// waiting for it); after a worker that ran fails, every worker of the job
-/// is stopped and fresh ones are spawned for the next drop.
+/// A worker threw. One that never said "ready" is never spawned again (the
+/// scan then reads for itself, the hash comes after the scan, or the page
+/// scans on its own). A job it was part of is stopped — never left waiting
+/// on it — and the other workers are spawned afresh for the next drop.
 fn on_worker_error(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) {
-    let ready = runner.borrow_mut().slot(role).ready;
-    if ready {
+    let (ready, busy) = {
+        let mut r = runner.borrow_mut();
+        let ready = r.slot(role).ready;
+        if !ready {
+            r.failed[role.index()] = true;
+        }
+        (ready, r.read.busy || r.scan.busy || r.hash.busy)
+    };
+    if ready || busy {
         runner.borrow_mut().stop();
         spawn_worker(runner, dispatch);
     } else {
         runner.borrow_mut().slot(role).stop();
+    }
+}
+
+/// Stops the job now running, if any, before a new one: its messages not yet
+/// given to the reducer are dropped, the page's own loop is cancelled, and
+/// busy workers are replaced by fresh ones.
+pub fn stop_job(runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
+    let busy = {
+        let mut r = runner.borrow_mut();
+        r.queue.clear();
+        if let Some(c) = r.cancel.take() {
+            c.set(true);
+        }
+        r.read.busy || r.scan.busy || r.hash.busy
+    };
+    if busy {
+        runner.borrow_mut().stop();
+        spawn_worker(runner, dispatch);
     }
 }
 
@@ -301,17 +354,7 @@ fn message(files: &[(Dropped, Blob)], job: &Job, ports: &[(&str, JsValue)]) -> (
 /// their ids (`sha256`: SHA-256 too): in the workers, or on the page if none runs.
 pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
     let started_ms = driver::wall_ms();
-    // What the last job's workers sent and the reducer has not seen is stale now.
-    runner.borrow_mut().queue.clear();
-    let busy = {
-        let r = runner.borrow();
-        r.read.busy || r.scan.busy || r.hash.busy
-    };
-    if busy {
-        // A job is running: stop it and start from fresh workers.
-        runner.borrow_mut().stop();
-        spawn_worker(runner, dispatch);
-    }
+    stop_job(runner, dispatch);
     let dropped: Vec<Dropped> = files.iter().map(|(d, _)| d.clone()).collect();
     {
         let mut r = runner.borrow_mut();

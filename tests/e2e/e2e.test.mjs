@@ -399,8 +399,8 @@ test('with no Web Worker the page scans and then hashes on its own, and the repo
   assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000001.log'], dir));
 });
 
-test('a large segment on two cores: the verdict first, then the hash worker reads it again, and the report is still the CLI\'s byte for byte', async () => {
-  // Over HASH_DEFER_MIN_BYTES (64 MiB): on fewer than 3 cores the hash waits for the verdict.
+// A 72 MiB segment of 4 KiB records (rot in offset 17, a torn tail) in a folder of its own.
+async function largeSegment() {
   const dir = await mkdtemp(join(tmpdir(), 'felix-large-'));
   const header = Buffer.alloc(32);
   header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
@@ -416,6 +416,12 @@ test('a large segment on two cores: the verdict first, then the hash worker read
   }
   const bytes = Buffer.concat(parts);
   await writeFile(join(dir, '00000000000000000000.log'), bytes.subarray(0, bytes.length - 11));
+  return dir;
+}
+
+test('a large segment on two cores: the verdict first, then the hash worker reads it again, and the report is still the CLI\'s byte for byte', async () => {
+  // Over HASH_DEFER_MIN_BYTES (64 MiB): on fewer than 3 cores the hash waits for the verdict.
+  const dir = await largeSegment();
   const p = await page();
   await p.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 2 }));
   await p.goto(base);
@@ -443,6 +449,26 @@ test('workers that fail as they start are dropped: the page scans on its own, an
   await p.locator('#hash-timing').waitFor({ timeout: 15000 });
   assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000001.log'], dir));
   assert.deepEqual(p.panics, []);
+});
+
+test('a drop while a large one is still being read: only the new drop\'s results and report, no stale error', async () => {
+  const large = await largeSegment();
+  const small = shard('acme_default_payments_0');
+  const p = await page();
+  await p.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 2 }));
+  await p.goto(base);
+  await p.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  await p.setInputFiles('#file-input', join(large, '00000000000000000000.log'));
+  await p.locator('#problems [role=row][data-kind="RecordChecksum"]').waitFor({ timeout: 60000 });
+  // The large file's scan may still run and its hash is still to come: drop another file now.
+  await p.setInputFiles('#file-input', join(small, '00000000000000000001.log'));
+  await p.locator('#problems [role=row][data-kind="Truncated"]').waitFor({ timeout: 15000 });
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  await p.waitForTimeout(1500); // anything the first job still had to say
+  assert.equal(await p.locator('#error').count(), 0, 'no error from the stopped job');
+  assert.equal(await p.locator('#problems [role=row][data-kind="RecordChecksum"]').count(), 0, 'the first file is gone');
+  assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000001.log'], small));
+  assert.deepEqual([p.errors, p.panics], [[], []]);
 });
 
 test('hostile permalinks: a multi-byte hash is refused by name, markup shows as text, and the Markdown export is inert', async () => {

@@ -81,7 +81,8 @@ pub fn record_table(props: &Props) -> Html {
         })
     };
     let top = usize::try_from(*first).unwrap_or(0);
-    let rows = records.iter().enumerate().skip(top).take(ROWS as usize).map(|(i, r)| {
+    // Only the visible rows are read (each decoded from its packed bytes).
+    let rows = (top..records.len().min(top.saturating_add(ROWS as usize))).filter_map(|i| records.get(i).map(|r| (i, r))).map(|(i, r)| {
         let size = props.scanned.report.size;
         let on_click = props.on_range.reform(move |_: MouseEvent| (r.position, r.end().min(size.max(r.position + 1))));
         let sel = at == Some(i);
