@@ -58,6 +58,16 @@ pub fn cores() -> u32 {
     })
 }
 
+/// Runs `f` in a later task. A scroll handler reads the scroll position
+/// there: read inside the frame that dispatches the scroll, after a render
+/// changed the page, it forces a layout the frame then does again.
+pub fn later(f: impl FnOnce() + 'static) {
+    wasm_bindgen_futures::spawn_local(async move {
+        next_task().await;
+        f();
+    });
+}
+
 /// Resolves in a later task (a zero-delay timeout), so the work after it
 /// does not lengthen the task that awaits it.
 pub async fn next_task() {

@@ -119,10 +119,13 @@ pub fn hex_view(props: &Props) -> Html {
         let first = first.clone();
         Callback::from(move |e: Event| {
             let el: Element = e.target_unchecked_into();
-            let row = v.first_at(u64::try_from(el.scroll_top()).unwrap_or(0));
-            if row != *first {
-                first.set(row);
-            }
+            let first = first.clone();
+            web::later(move || {
+                let row = v.first_at(u64::try_from(el.scroll_top()).unwrap_or(0));
+                if row != *first {
+                    first.set(row);
+                }
+            });
         })
     };
     let jump_error = use_state(String::new);

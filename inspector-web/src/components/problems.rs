@@ -90,10 +90,14 @@ pub fn problems_panel(props: &Props) -> Html {
         let first = first.clone();
         Callback::from(move |e: Event| {
             let el: Element = e.target_unchecked_into();
-            let row = usize::try_from(el.scroll_top()).unwrap_or(0) / ROW_PX;
-            if row != *first {
-                first.set(row);
-            }
+            let first = first.clone();
+            // In a later task: see `web::later`.
+            crate::web::later(move || {
+                let row = usize::try_from(el.scroll_top()).unwrap_or(0) / ROW_PX;
+                if row != *first {
+                    first.set(row);
+                }
+            });
         })
     };
     let on_key = {

@@ -66,7 +66,14 @@ pub fn record_table(props: &Props) -> Html {
         let first = first.clone();
         Callback::from(move |e: Event| {
             let el: Element = e.target_unchecked_into();
-            first.set(v.first_at(u64::try_from(el.scroll_top()).unwrap_or(0)));
+            let first = first.clone();
+            // In a later task: see `web::later`.
+            crate::web::later(move || {
+                let row = v.first_at(u64::try_from(el.scroll_top()).unwrap_or(0));
+                if row != *first {
+                    first.set(row);
+                }
+            });
         })
     };
     let on_key = {
