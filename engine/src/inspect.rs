@@ -546,15 +546,23 @@ fn run_job(
             hash_file(path, algorithm, buf, on_bytes, size(file)).map(|h| Output::Hash(Some(h))).map_err(|e| (rank, e))
         }
         (Job::HashPart { file, offset, len, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
-            let (path, rank) = match target {
-                Target::Shard(_, paths) => (paths.get(file), read_rank(paths, file)),
-                Target::File(path) => (Some(path), 0),
-                Target::Stray(_) | Target::Refused(..) => (None, 0),
+            let rank = match target {
+                Target::Shard(_, paths) => read_rank(paths, file),
+                _ => 0,
             };
-            let Some(path) = path else { return Ok(Output::Part(None)) };
+            let Some(path) = file_path(target, file) else { return Ok(Output::Part(None)) };
             subtree::hash_piece(path, offset, len, buf, on_bytes).map(Output::Part).map_err(|e| (rank, e))
         }
         (_, Some(Target::Stray(_) | Target::Refused(..)) | None) => Ok(Output::Hash(None)),
+    }
+}
+
+/// The path of file `file` of `target` (a lone file is file 0).
+fn file_path(target: &Target, file: usize) -> Option<&PathBuf> {
+    match target {
+        Target::File(path) => (file == 0).then_some(path),
+        Target::Shard(_, paths) => paths.get(file),
+        Target::Stray(_) | Target::Refused(..) => None,
     }
 }
 
@@ -601,14 +609,10 @@ fn assemble(
     for (target, file) in split {
         let size = sizes.get(target).and_then(|s| s.get(file)).copied().unwrap_or(0);
         let root = parts.get(&(target, file)).and_then(|cvs| subtree::root(size, subtree::PIECE_BYTES, cvs));
-        let h = match (root, resolution.targets.get(target)) {
+        let h = match (root, resolution.targets.get(target).and_then(|t| file_path(t, file))) {
             (Some(root), _) => FileHash::new(HashAlgorithm::Blake3, root.as_bytes()),
-            (None, Some(Target::File(path))) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {}, size)?,
-            (None, Some(Target::Shard(_, paths))) => match paths.get(file) {
-                Some(path) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {}, size)?,
-                None => continue,
-            },
-            (None, _) => continue,
+            (None, Some(path)) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {}, size)?,
+            (None, None) => continue,
         };
         if let Some(slot) = hashes.get_mut(target).and_then(|t| t.get_mut(file)) {
             slot.put(h);

@@ -78,8 +78,7 @@ impl Loader {
         // dropped files and the hand-over to the workers are two tasks, not one.
         let (sha256, runner, dispatch) = (self.sha256.get(), Rc::clone(&self.runner), self.dispatch.clone());
         let load = runner.borrow_mut().next_load();
-        wasm_bindgen_futures::spawn_local(async move {
-            web::next_task().await;
+        web::later(move || {
             // Not if another drop or a cancel came in between.
             if runner.borrow().is_latest(load) {
                 runner::start(list, sha256, &runner, &dispatch);

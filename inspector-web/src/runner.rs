@@ -133,6 +133,11 @@ impl Runner {
         self.loads
     }
 
+    /// Whether a job is running on any worker.
+    fn busy(&self) -> bool {
+        self.read.busy || self.scan.busy || self.hash.busy
+    }
+
     /// Whether `load` (from [`Runner::next_load`]) is still the latest.
     #[must_use]
     pub fn is_latest(&self, load: u64) -> bool {
@@ -302,7 +307,7 @@ fn on_worker_error(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback
         if !ready {
             r.failed[role.index()] = true;
         }
-        (ready, r.read.busy || r.scan.busy || r.hash.busy)
+        (ready, r.busy())
     };
     if ready || busy {
         runner.borrow_mut().stop();
@@ -322,7 +327,7 @@ pub fn stop_job(runner: &Rc<RefCell<Runner>>, dispatch: &Callback<Action>) {
         if let Some(c) = r.cancel.take() {
             c.set(true);
         }
-        r.read.busy || r.scan.busy || r.hash.busy
+        r.busy()
     };
     if busy {
         runner.borrow_mut().stop();

@@ -58,9 +58,10 @@ pub fn cores() -> u32 {
     })
 }
 
-/// Runs `f` in a later task. A scroll handler reads the scroll position
-/// there: read inside the frame that dispatches the scroll, after a render
-/// changed the page, it forces a layout the frame then does again.
+/// Runs `f` in a later task, so its work does not lengthen this one. (A
+/// scroll handler reads the scroll position there: read inside the frame
+/// that dispatches the scroll, after a render changed the page, it forces a
+/// layout the frame then does again.)
 pub fn later(f: impl FnOnce() + 'static) {
     wasm_bindgen_futures::spawn_local(async move {
         next_task().await;

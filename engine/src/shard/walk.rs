@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use felix_codec::reader::{ChunkedReader, ReadError, Step};
-use felix_codec::record::{Record, RecordHeader};
+use felix_codec::record::{Record, RecordHeader, RECORD_HEADER_LEN};
+use felix_codec::MAX_PAYLOAD_BYTES;
 
 use crate::error::EngineError;
 use crate::io::checked::CheckedIo;
@@ -20,6 +21,8 @@ pub(crate) const READ_CHUNK_BYTES: usize = 256 << 10;
 /// Largest window a read asks for (a read wanting a megabyte of payload
 /// reads it in one call, as a bare `read()` pass would).
 pub(crate) const MAX_READ_WINDOW_BYTES: usize = 1 << 20;
+/// The largest read a walk makes: one whole record of the largest payload.
+pub(crate) const MAX_READ_BYTES: usize = RECORD_HEADER_LEN + MAX_PAYLOAD_BYTES as usize;
 /// Read buffers the process keeps to use again, at most (so at most 16 MiB,
 /// however many shards are open).
 const POOLED_BUFFERS: usize = 16;
@@ -54,7 +57,10 @@ impl ReadBuf {
     }
 
     /// Makes the buffer `len` bytes long. Its contents are unspecified
-    /// (callers fill it with a read); growing allocates anew.
+    /// (callers fill it with a read); growing allocates anew. Every caller
+    /// bounds `len` by a named limit, never by a size read from disk:
+    /// [`MAX_READ_BYTES`] (through `want`), `SCAN_CHUNK_BYTES`, or `inspect`'s
+    /// `CHUNK_BYTES`.
     pub(crate) fn set_len(&mut self, len: usize) {
         if self.bytes.len().saturating_sub(self.start) < len {
             self.bytes = vec![0u8; len.saturating_add(READ_ALIGN)];
@@ -144,15 +150,13 @@ impl BufPool {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A buffer nobody else holds: a kept one no payload shares any more, or a new one.
-    fn take(&self) -> Arc<ReadBuf> {
+    /// A buffer of the caller's own: a kept one no payload shares any more, or a new one.
+    fn take(&self) -> ReadBuf {
         let mut slots = self.slots();
         // Under the lock, a count of one means only the pool holds it, and
         // nothing can clone it but the pool.
-        match slots.iter().position(|b| Arc::strong_count(b) == 1) {
-            Some(i) => slots.swap_remove(i),
-            None => Arc::new(ReadBuf::new()),
-        }
+        let free = slots.iter().position(|b| Arc::strong_count(b) == 1).map(|i| slots.swap_remove(i));
+        free.and_then(|b| Arc::try_unwrap(b).ok()).unwrap_or_default()
     }
 
     /// Keeps `buf` (or a clone of it) to be used again, if it is small enough and there is room.
@@ -191,15 +195,15 @@ pub(crate) fn walk_windows(
     mut window: impl FnMut() -> usize,
     mut visit: impl FnMut(Seen<'_>) -> Flow,
 ) -> Result<Walked, EngineError> {
-    let mut held = READ_BUFFERS.take();
-    let walked = walk_in(&mut held, io, path, end, &mut reader, &mut window, &mut visit);
-    READ_BUFFERS.keep(held);
+    let mut buf = READ_BUFFERS.take();
+    let walked = walk_in(&mut buf, io, path, end, &mut reader, &mut window, &mut visit);
+    READ_BUFFERS.keep(Arc::new(buf));
     walked.map(|defect| Walked { reader, defect })
 }
 
-/// The loop of [`walk_windows`] in `held` (a buffer nobody else holds): the first defect, if any.
+/// The loop of [`walk_windows`] in `buf`: the first defect, if any.
 fn walk_in(
-    held: &mut Arc<ReadBuf>,
+    buf: &mut ReadBuf,
     io: &CheckedIo,
     path: &Path,
     end: u64,
@@ -207,9 +211,6 @@ fn walk_in(
     window: &mut impl FnMut() -> usize,
     visit: &mut impl FnMut(Seen<'_>) -> Flow,
 ) -> Result<Option<ReadError>, EngineError> {
-    let mut fresh = ReadBuf::new();
-    // `take` hands out a buffer only the caller holds; a fresh one otherwise.
-    let buf = Arc::get_mut(held).unwrap_or(&mut fresh);
     // A kept buffer still holds an earlier walk's bytes: none of them is a window here.
     buf.set_len(0);
     let mut window_pos = reader.position();
@@ -226,8 +227,7 @@ fn walk_in(
                 }
             }
             Step::NeedBytes { position, len } => {
-                let want = want(end, position, len, window());
-                buf.set_len(want);
+                buf.set_len(want(path, end, position, len, window())?);
                 io.read_exact_at(path, position, buf.bytes_mut())?;
                 window_pos = position;
             }
@@ -238,10 +238,16 @@ fn walk_in(
 }
 
 /// The bytes to read at `position` when the reader asks for `len` and the
-/// window is `window`: never past `end`, never less than `len`.
-fn want(end: u64, position: u64, len: usize, window: usize) -> usize {
+/// window is `window`: never past `end`, never less than `len`, never more
+/// than [`MAX_READ_BYTES`] (the reader asks for a whole record only once its
+/// header verified, so it never asks for more; were it to, the read is refused).
+fn want(path: &Path, end: u64, position: u64, len: usize, window: usize) -> Result<usize, EngineError> {
+    if len > MAX_READ_BYTES {
+        let message = format!("a read of {len} bytes at byte {position}, more than the largest record ({MAX_READ_BYTES} bytes)");
+        return Err(EngineError::Io { path: path.to_path_buf(), op: "read", message });
+    }
     let left = usize::try_from(end.saturating_sub(position)).unwrap_or(usize::MAX);
-    len.max(window).min(left).max(len)
+    Ok(len.max(window.min(MAX_READ_BYTES)).min(left).max(len))
 }
 
 /// [`walk_windows`] for reads that hand payloads out without copying them:
@@ -269,15 +275,11 @@ pub(crate) fn walk_shared(
             }
             Step::Header { .. } => {}
             Step::NeedBytes { position, len } => {
-                let want = want(end, position, len, window());
-                let mut held = READ_BUFFERS.take();
-                let mut fresh = ReadBuf::new();
-                let buf = Arc::get_mut(&mut held).unwrap_or(&mut fresh);
+                let want = want(path, end, position, len, window())?;
+                let mut buf = READ_BUFFERS.take();
                 buf.set_len(want);
                 let read = io.read_exact_at(path, position, buf.bytes_mut());
-                if fresh.capacity() > 0 {
-                    held = Arc::new(fresh);
-                }
+                let held = Arc::new(buf);
                 READ_BUFFERS.keep(Arc::clone(&held));
                 read?;
                 shared = Bytes::from_owner(Shared(held));

@@ -77,10 +77,7 @@ pub fn hex_view(props: &Props) -> Html {
             let row = range.map_or(0, |(start, _)| row_of(start).saturating_sub(4)).min(rows.saturating_sub(VISIBLE_ROWS));
             // In a later task: scrolling lays the page out, which is not to lengthen this one.
             let later = container.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                web::next_task().await;
-                scroll_to(&later, v, row);
-            });
+            web::later(move || scroll_to(&later, v, row));
             first.set(row);
             cursor.set(range.map_or(0, |r| r.0));
             || ()

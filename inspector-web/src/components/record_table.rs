@@ -50,10 +50,7 @@ pub fn record_table(props: &Props) -> Html {
             if let Some(i) = at {
                 let top = (i as u64).saturating_sub(2);
                 // In a later task: scrolling lays the page out, which is not to lengthen this one.
-                wasm_bindgen_futures::spawn_local(async move {
-                    crate::web::next_task().await;
-                    scroll_to(&container, v, top);
-                });
+                crate::web::later(move || scroll_to(&container, v, top));
                 first.set(top.min(v.rows.saturating_sub(ROWS)));
             }
             || ()
