@@ -22,7 +22,7 @@ use crate::runner::{self, Runner};
 use crate::state::{Action, FileId, RowId, State};
 use crate::web;
 
-/// Tasks the detail views of a newly shown file mount in, one after the other
+/// Frames the detail views of a newly shown file mount in, one after the other
 /// (see `App`): the file map; the records; the index and epochs; the hex view.
 const DETAIL_STAGES: u8 = 4;
 
@@ -224,9 +224,9 @@ pub fn app() -> Html {
     let on_select = dispatch.reform(|row: RowId| Action::Select(row, None));
     let on_error = dispatch.reform(Action::Error);
     let detail = state.detail().map(|(row, file, scanned)| (row.id, file.path.clone(), Rc::clone(scanned)));
-    // The detail views mount in later tasks than the verdict — the file map,
+    // The detail views mount in later frames than the verdict — the file map,
     // the records, the index, and the hex view last — so that no one task of the
-    // page builds and lays them all out (issue 8: no main-thread task over 50 ms).
+    // page builds, lays out and paints them all (issue 8: no main-thread task over 50 ms).
     let key = detail.as_ref().map(|(row, _, s)| (*row, Rc::as_ptr(s) as usize));
     let stage = use_state(|| (None::<(RowId, usize)>, 0u8));
     {
@@ -237,7 +237,9 @@ pub fn app() -> Html {
                 let live = Rc::clone(&live);
                 wasm_bindgen_futures::spawn_local(async move {
                     for n in 1..=DETAIL_STAGES {
-                        web::next_task().await;
+                        // Each stage after the last one's frame is drawn: one
+                        // frame no longer styles, lays out and paints them all.
+                        web::after_frame(100).await;
                         if !live.get() {
                             return;
                         }

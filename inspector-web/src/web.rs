@@ -80,6 +80,27 @@ pub async fn next_task() {
     let _ = JsFuture::from(p).await;
 }
 
+/// Resolves in a task after the next frame is drawn (an animation frame,
+/// then a zero-delay timeout), so the DOM built after it is styled, laid out
+/// and painted in a frame of its own rather than with what came before; after
+/// `fallback_ms` in any case (a hidden page draws no frames).
+pub async fn after_frame(fallback_ms: i32) {
+    let p = Promise::new(&mut |resolve, _| {
+        let Some(w) = web_sys::window() else { return };
+        let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, fallback_ms);
+        let resolve = resolve.clone();
+        let then = wasm_bindgen::closure::Closure::once_into_js(move || {
+            if let Some(w) = web_sys::window() {
+                let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+            }
+        });
+        if let Ok(f) = then.dyn_into::<Function>() {
+            let _ = w.request_animation_frame(&f);
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}
+
 /// Resolves once the page has nothing left to do (`requestIdleCallback`
 /// grants a whole idle period of at least `quiet_ms`: no task, frame or
 /// timer pending — the renders after a result are done), or after
