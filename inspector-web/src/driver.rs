@@ -37,7 +37,7 @@ use web_sys::{Blob, MessageEvent, MessagePort};
 use crate::logic::group::{group, Dropped};
 use crate::logic::hash::{FileHasher, Hashed};
 use crate::logic::protocol::{self, Feed, Task, ToPage, CHUNK_KEY, FEED_KEY};
-use crate::logic::scan::{read_order, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
+use crate::logic::scan::{read_order, Budget, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
 
 /// The largest read (`Blob.slice().arrayBuffer()`): the page's benchmark
 /// finds the browser reads a file faster in fewer, larger reads.
@@ -281,13 +281,15 @@ pub async fn run(
     let dropped: Vec<Dropped> = files.iter().map(|(d, _)| d.clone()).collect();
     let (mut batch, mut batched_at) = (Vec::new(), wall_ms());
     let mut bytes = Vec::new();
+    // The rows the page keeps, across every file of the drop.
+    let mut budget = Budget::default();
     for g in group(&dropped) {
         let mut scans = GroupScan::new(&g, &dropped);
         for i in scans.order() {
             let Some(&d) = g.files.get(i) else { continue };
             let Some((Dropped { id, path, size }, blob)) = files.get(d) else { continue };
             let (id, size) = (*id, *size);
-            let mut job = scans.begin(i);
+            let mut job = scans.begin(i, &budget);
             let mut painted = wall_ms();
             let mut feeding = feeder.as_ref();
             let mut source = match &inbox {
@@ -324,7 +326,7 @@ pub async fn run(
             if let Some(f) = feeding {
                 let _ = post_feed(&f.port, &Feed::Rest { file: id, at: size }, None);
             }
-            scans.end(i, job);
+            scans.end(i, job, &mut budget);
         }
         batch.extend(scans.finish());
         if wall_ms() - batched_at >= GROUP_BATCH_MS {

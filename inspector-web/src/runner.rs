@@ -176,8 +176,9 @@ impl Runner {
 }
 
 fn on_worker_message(runner: &Rc<RefCell<Runner>>, role: Role, data: &JsValue, dispatch: &Callback<Action>) {
-    let bytes = if data.is_instance_of::<Uint8Array>() { Uint8Array::new(data).to_vec() } else { Vec::new() };
-    let msg = match protocol::decode(&bytes) {
+    // Copied into wasm memory once; the record rows it carries stay in this buffer.
+    let bytes = bytes::Bytes::from(if data.is_instance_of::<Uint8Array>() { Uint8Array::new(data).to_vec() } else { Vec::new() });
+    let msg = match protocol::decode_shared(&bytes) {
         Ok(msg) => msg,
         Err(e) => ToPage::Error { message: format!("the {} worker sent an unreadable message: {e}", role.name()) },
     };

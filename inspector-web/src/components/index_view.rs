@@ -9,7 +9,7 @@ use felix_codec::report::FileReport;
 use yew::prelude::*;
 
 use crate::logic::hex::{index_entry_finding, index_entry_number};
-use crate::logic::scan::Scanned;
+use crate::logic::scan::{Scanned, MAX_INDEX_ROWS};
 
 const SHOWN: usize = 500;
 
@@ -60,7 +60,12 @@ pub fn index_view(props: &Props) -> Html {
     let n = s.detail.index_entries.len();
     html! {
         <div class="index">
-            <h3>{ format!("Index entries ({n}{})", if n > SHOWN { format!(", first {SHOWN} shown") } else { String::new() }) }</h3>
+            <h3>{ match s.report.index_entries {
+                // The drop's row budget cut the list (see `logic::scan::Budget`).
+                Some(total) if (n as u64) < total => format!("Index entries ({total}; {} shown: the page keeps at most {MAX_INDEX_ROWS} per drop)", n.min(SHOWN)),
+                _ if n > SHOWN => format!("Index entries ({n}, first {SHOWN} shown)"),
+                _ => format!("Index entries ({n})"),
+            } }</h3>
             <table id="index-entries">{ head }<tbody>{ for rows }</tbody></table>
         </div>
     }

@@ -8,7 +8,7 @@ use web_sys::Element;
 use yew::prelude::*;
 
 use crate::logic::keys::{move_in_list, nav};
-use crate::logic::scan::Scanned;
+use crate::logic::scan::{Scanned, MAX_RECORD_ROWS};
 use crate::logic::scroll::Virtual;
 
 const ROWS: u64 = 14;
@@ -105,7 +105,7 @@ pub fn record_table(props: &Props) -> Html {
     let active = at.filter(|i| *i >= top && *i < top + ROWS as usize).map(|i| format!("rec-{i}"));
     html! {
         <div class="records">
-            <h3 id="records-heading">{ format!("Records ({}{})", records.len(), if props.scanned.detail.records_capped { ", list capped" } else { "" }) }</h3>
+            <h3 id="records-heading">{ heading(&props.scanned) }</h3>
             <div role="grid" aria-labelledby="records-heading" aria-rowcount={(records.len() + 1).to_string()} aria-colcount="5" tabindex="0"
                 aria-activedescendant={active} onkeydown={on_key} class="recgrid">
                 <div class="rec head" role="row" aria-rowindex="1">
@@ -119,5 +119,16 @@ pub fn record_table(props: &Props) -> Html {
                 </div>
             </div>
         </div>
+    }
+}
+
+/// The list's heading: how many rows, and when the drop's row budget cut the
+/// list, how many of the file's records it holds.
+fn heading(s: &Scanned) -> String {
+    let n = s.detail.records.len();
+    if s.detail.records_capped {
+        format!("Records ({n} listed of {}: the page lists at most {MAX_RECORD_ROWS} per drop)", s.report.records)
+    } else {
+        format!("Records ({n})")
     }
 }

@@ -28,6 +28,7 @@
 //! str     = u32 length, UTF-8 bytes
 //! ```
 
+use bytes::Bytes;
 use felix_codec::report::{FileHash, FindingReport, HashAlgorithm};
 
 use super::group::Dropped;
@@ -341,7 +342,19 @@ pub fn encode(msg: &ToPage) -> Vec<u8> {
 /// # Errors
 /// A message naming the byte (or the JSON line and column) that is wrong.
 pub fn decode(bytes: &[u8]) -> Result<ToPage, String> {
-    let mut r = Reader::new(bytes);
+    decode_from(Reader::new(bytes))
+}
+
+/// Reads a worker message whose record rows stay in `bytes` (shared, not
+/// copied: the page holds a million rows once).
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_shared(bytes: &Bytes) -> Result<ToPage, String> {
+    decode_from(Reader::over(bytes))
+}
+
+fn decode_from(mut r: Reader<'_>) -> Result<ToPage, String> {
     let msg = match r.u8()? {
         READY => ToPage::Ready,
         PROGRESS => ToPage::Progress { file: r.u32()?, done: r.u64()? },
@@ -361,7 +374,7 @@ pub fn decode(bytes: &[u8]) -> Result<ToPage, String> {
                 let report =
                     serde_json::from_str(&r.str()?).map_err(|e| format!("the report at byte {at} is not a JSON file report: {e}"))?;
                 let at = r.at();
-                let detail = wire::unpack(r.bytes()?).map_err(|e| format!("the records at byte {at}: {e}"))?;
+                let detail = wire::unpack_from(&mut r.nested()?).map_err(|e| format!("the records at byte {at}: {e}"))?;
                 items.push(Scanned { file, report, detail });
             }
             ToPage::Group { items, ms }
@@ -458,6 +471,38 @@ mod tests {
         let mut job = encode_job(&Job { files: Vec::new(), started_ms: 0.0, task: Task::Scan });
         job[9] = 7; // "read" with SHA-256: no such task
         assert_eq!(decode_job(&job).unwrap_err(), "byte 9 is 0x07, which names no task");
+    }
+
+    /// The page's way in: every message reads the same as from a copy, and
+    /// the record rows of a group (several files) are slices of the message
+    /// itself, each at its own place, not copies of it.
+    #[test]
+    fn shared_decoding_reads_the_same_and_keeps_the_rows_in_the_message() {
+        for m in every_message() {
+            let bytes = Bytes::from(encode(&m));
+            assert_eq!(decode_shared(&bytes).unwrap(), m);
+            for n in 0..bytes.len() {
+                assert_eq!(decode_shared(&bytes.slice(..n)).unwrap_err(), decode(&bytes[..n]).unwrap_err(), "{m:?} cut to {n} bytes");
+            }
+        }
+        let scanned = scan_all(&sample::files());
+        assert!(scanned.iter().filter(|s| !s.detail.records.is_empty()).count() >= 2, "the sample has several files with records");
+        let bytes = Bytes::from(encode(&ToPage::Group { items: scanned.clone(), ms: 1.0 }));
+        let ToPage::Group { items, .. } = decode_shared(&bytes).unwrap() else { panic!("not a group") };
+        let message = bytes.as_ptr_range();
+        for (got, want) in items.iter().zip(&scanned) {
+            let rows = got.detail.records.as_bytes();
+            assert_eq!(rows, want.detail.records.as_bytes());
+            if !rows.is_empty() {
+                assert!(message.contains(&rows.as_ptr()) && rows.as_ptr_range().end <= message.end, "{} rows are a copy", got.report.path);
+            }
+        }
+        // A row added to received rows goes to a list of its own; the message is untouched.
+        let mut rows = items.iter().find(|s| !s.detail.records.is_empty()).unwrap().detail.records.clone();
+        let (before, first) = (bytes.to_vec(), rows.get(0).unwrap());
+        rows.push(first);
+        assert_eq!(rows.get(rows.len() - 1), Some(first));
+        assert_eq!(bytes.to_vec(), before);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! for them), record rows for the table and the hex labels, index entries
 //! and epochs. The page feeds it `Blob.slice` chunks; tests feed it slices.
 
+use bytes::Bytes;
 use felix_codec::epochs::{Epoch, EPOCH_ENTRY_LEN};
 use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN};
 use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
@@ -16,9 +17,10 @@ use felix_codec::segment_header::SEGMENT_HEADER_LEN;
 use super::filemap::{MapCounts, Part};
 use super::group::{file_name, Dropped, Group};
 
-/// Record rows kept per file for the table and hex labels (32 bytes each).
+/// Record rows kept per drop for the table and hex labels (29 bytes each,
+/// [`Rows::ROW_BYTES`]; see [`Budget`]).
 pub const MAX_RECORD_ROWS: usize = 1_000_000;
-/// Index entries kept per file for the index view.
+/// Index entries kept per drop for the index view (16 bytes each).
 pub const MAX_INDEX_ROWS: usize = 1_000_000;
 /// Findings shown live per chunk, at most.
 pub const MAX_LIVE_FINDINGS: usize = 100;
@@ -54,9 +56,34 @@ impl RecordRow {
 /// each (position, offset, payload length, publish time, big-endian; then
 /// the status), read one at a time. The page keeps the bytes it received
 /// instead of decoding a million rows in one task, and holds 29 bytes a row
-/// instead of 40.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Rows(Vec<u8>);
+/// instead of 40. Rows the page received share the message's own buffer
+/// ([`Rows::from_shared`]): a million rows are in the page's memory once,
+/// not once as the message and again as the list.
+#[derive(Clone, Debug, Default)]
+pub struct Rows(Store);
+
+/// Where the packed rows live.
+#[derive(Clone, Debug)]
+enum Store {
+    /// Built here, a row at a time (the scan).
+    Owned(Vec<u8>),
+    /// A slice of a received message.
+    Shared(Bytes),
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::Owned(Vec::new())
+    }
+}
+
+impl PartialEq for Rows {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Rows {}
 
 impl Rows {
     /// Bytes per row.
@@ -68,47 +95,71 @@ impl Rows {
     /// `(row, status byte)` of the first row whose status is unknown, or of
     /// the last (partial) row when the bytes are not whole rows.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, (usize, u8)> {
+        Self::check(&bytes)?;
+        Ok(Self(Store::Owned(bytes)))
+    }
+
+    /// Rows that stay in the buffer they arrived in (no copy), each status checked.
+    ///
+    /// # Errors
+    /// As [`Rows::from_bytes`].
+    pub fn from_shared(bytes: Bytes) -> Result<Self, (usize, u8)> {
+        Self::check(&bytes)?;
+        Ok(Self(Store::Shared(bytes)))
+    }
+
+    fn check(bytes: &[u8]) -> Result<(), (usize, u8)> {
         let whole = bytes.len() / Self::ROW_BYTES;
         if !bytes.len().is_multiple_of(Self::ROW_BYTES) {
             return Err((whole, 0));
         }
         match bytes.iter().skip(Self::ROW_BYTES - 1).step_by(Self::ROW_BYTES).position(|&b| status_of(b).is_none()) {
             Some(i) => Err((i, bytes.get(i * Self::ROW_BYTES + Self::ROW_BYTES - 1).copied().unwrap_or(0))),
-            None => Ok(Self(bytes)),
+            None => Ok(()),
         }
     }
 
     /// The packed bytes.
     #[must_use]
     pub fn as_bytes(&self) -> &[u8] {
-        &self.0
+        match &self.0 {
+            Store::Owned(v) => v,
+            Store::Shared(b) => b,
+        }
     }
 
     /// Adds a row at the end.
+    /// (Rows shared with a received message are copied out first: the scan
+    /// builds its own, and the page never adds to what it received.)
     pub fn push(&mut self, r: RecordRow) {
-        self.0.extend_from_slice(&r.position.to_be_bytes());
-        self.0.extend_from_slice(&r.offset.to_be_bytes());
-        self.0.extend_from_slice(&r.payload_len.to_be_bytes());
-        self.0.extend_from_slice(&r.timestamp_micros.to_be_bytes());
-        self.0.push(status_byte(r.status));
+        let mut v = match std::mem::take(&mut self.0) {
+            Store::Owned(v) => v,
+            Store::Shared(b) => b.to_vec(),
+        };
+        v.extend_from_slice(&r.position.to_be_bytes());
+        v.extend_from_slice(&r.offset.to_be_bytes());
+        v.extend_from_slice(&r.payload_len.to_be_bytes());
+        v.extend_from_slice(&r.timestamp_micros.to_be_bytes());
+        v.push(status_byte(r.status));
+        self.0 = Store::Owned(v);
     }
 
     /// How many rows.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.0.len() / Self::ROW_BYTES
+        self.as_bytes().len() / Self::ROW_BYTES
     }
 
     /// Whether there are none.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.as_bytes().is_empty()
     }
 
     /// Row `i`.
     #[must_use]
     pub fn get(&self, i: usize) -> Option<RecordRow> {
-        let row = self.0.get(i.checked_mul(Self::ROW_BYTES)?..)?.get(..Self::ROW_BYTES)?;
+        let row = self.as_bytes().get(i.checked_mul(Self::ROW_BYTES)?..)?.get(..Self::ROW_BYTES)?;
         let be = |b: &[u8]| b.iter().fold(0u64, |v, x| (v << 8) | u64::from(*x));
         Some(RecordRow {
             position: be(row.get(0..8)?),
@@ -170,6 +221,25 @@ fn status_of(b: u8) -> Option<RecordStatus> {
     })
 }
 
+/// Rows the page may still keep, across every file of one drop: the record
+/// list and the index entries are held for the views, so a drop of many
+/// files holds at most [`MAX_RECORD_ROWS`] records and [`MAX_INDEX_ROWS`]
+/// entries in all, not that many per file. Files are scanned in order, and
+/// the first ones take the rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Record rows left.
+    pub records: usize,
+    /// Index entries left.
+    pub entries: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self { records: MAX_RECORD_ROWS, entries: MAX_INDEX_ROWS }
+    }
+}
+
 /// What the views need beyond the report.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Detail {
@@ -194,7 +264,7 @@ impl Detail {
         Self { map: MapCounts::new(size), ..Self::default() }
     }
 
-    fn take(&mut self, item: &Item<'_>) {
+    fn take(&mut self, item: &Item<'_>, limit: Budget) {
         match item {
             Item::SegmentHeader(_) => self.map.add(0, SEGMENT_HEADER_LEN as u64, Part::Header),
             Item::Record(r) => {
@@ -204,7 +274,7 @@ impl Detail {
                     RecordStatus::Torn => Part::Torn,
                 };
                 self.map.add(r.position, r.end(), part);
-                if self.records.len() < MAX_RECORD_ROWS {
+                if self.records.len() < limit.records {
                     self.records.push(RecordRow {
                         position: r.position,
                         offset: r.header.offset,
@@ -219,7 +289,7 @@ impl Detail {
             Item::IndexEntry { n, entry } => {
                 let at = IndexEntry::file_position(*n);
                 self.map.add(at, at + INDEX_ENTRY_LEN as u64, Part::Verified);
-                if self.index_entries.len() < MAX_INDEX_ROWS {
+                if self.index_entries.len() < limit.entries {
                     self.index_entries.push(*entry);
                 }
             }
@@ -240,13 +310,15 @@ pub struct FileJob {
     scan: FileScan,
     detail: Detail,
     done: u64,
+    /// The rows this file may keep (what the drop's [`Budget`] had left).
+    limit: Budget,
 }
 
 impl FileJob {
     /// Feeds the next chunk.
     pub fn feed(&mut self, chunk: &[u8]) {
-        let detail = &mut self.detail;
-        self.scan.feed(chunk, &mut |item: Item<'_>| detail.take(&item));
+        let (detail, limit) = (&mut self.detail, self.limit);
+        self.scan.feed(chunk, &mut |item: Item<'_>| detail.take(&item, limit));
         self.done += chunk.len() as u64;
     }
 
@@ -308,20 +380,20 @@ impl GroupScan {
         }
     }
 
-    /// Starts file `i` of the group.
+    /// Starts file `i` of the group, which may keep what `budget` has left.
     #[must_use]
-    pub fn begin(&mut self, i: usize) -> FileJob {
+    pub fn begin(&mut self, i: usize, budget: &Budget) -> FileJob {
         let scan = match &mut self.inspection {
             Some(s) => s.begin(i),
             None => FileScan::standalone(file_name(self.paths.get(i).map_or("", String::as_str))),
         };
-        FileJob { scan, detail: Detail::new(self.sizes.get(i).copied().unwrap_or(0)), done: 0 }
+        FileJob { scan, detail: Detail::new(self.sizes.get(i).copied().unwrap_or(0)), done: 0, limit: *budget }
     }
 
-    /// Ends file `i`.
-    pub fn end(&mut self, i: usize, job: FileJob) {
-        let FileJob { scan, mut detail, .. } = job;
-        let mut sink = |item: Item<'_>| detail.take(&item);
+    /// Ends file `i`; what it kept is taken from `budget`.
+    pub fn end(&mut self, i: usize, job: FileJob, budget: &mut Budget) {
+        let FileJob { scan, mut detail, limit, .. } = job;
+        let mut sink = |item: Item<'_>| detail.take(&item, limit);
         let report = match &mut self.inspection {
             Some(s) => {
                 s.end(i, scan, &mut sink);
@@ -331,6 +403,8 @@ impl GroupScan {
         };
         // Live findings were for the page while scanning; the report is final.
         detail.live.clear();
+        budget.records = budget.records.saturating_sub(detail.records.len());
+        budget.entries = budget.entries.saturating_sub(detail.index_entries.len());
         if let Some(slot) = self.results.get_mut(i) {
             *slot = Some((report, detail));
         }
@@ -380,16 +454,16 @@ pub fn scan_all(files: &[(String, Vec<u8>)]) -> Vec<Scanned> {
         .enumerate()
         .map(|(i, (p, b))| Dropped { id: u32::try_from(i).unwrap_or(u32::MAX), path: p.clone(), size: b.len() as u64 })
         .collect();
-    let mut out = Vec::new();
+    let (mut out, mut budget) = (Vec::new(), Budget::default());
     for g in super::group::group(&dropped) {
         let mut scan = GroupScan::new(&g, &dropped);
         for i in scan.order() {
-            let mut job = scan.begin(i);
+            let mut job = scan.begin(i, &budget);
             let bytes = g.files.get(i).and_then(|d| files.get(*d)).map_or(&[][..], |(_, b)| b.as_slice());
             for chunk in bytes.chunks(usize::try_from(CHUNK_BYTES).unwrap_or(usize::MAX)) {
                 job.feed(chunk);
             }
-            scan.end(i, job);
+            scan.end(i, job, &mut budget);
         }
         out.extend(scan.finish());
     }
@@ -467,6 +541,46 @@ mod tests {
         assert_ne!(order, sorted, "the shard's own read order, not the drop order");
     }
 
+    /// The rows kept are one budget for the whole drop, not one per file: a
+    /// drop of many large files holds no more rows than one.
+    #[test]
+    fn a_drop_keeps_at_most_its_budget_of_rows_across_all_its_files() {
+        let files = sample::files();
+        let dropped: Vec<Dropped> = files
+            .iter()
+            .enumerate()
+            .map(|(i, (p, b))| Dropped { id: u32::try_from(i).unwrap(), path: p.clone(), size: b.len() as u64 })
+            .collect();
+        let whole = scan_all(&files);
+        let (records, entries): (usize, usize) =
+            whole.iter().fold((0, 0), |(r, e), s| (r + s.detail.records.len(), e + s.detail.index_entries.len()));
+        assert!(records > 10 && entries > 4, "the sample has rows to cut: {records} records, {entries} entries");
+        let start = Budget { records: records / 2, entries: entries / 2 };
+        let mut budget = start;
+        let mut kept = Vec::new();
+        for g in crate::logic::group::group(&dropped) {
+            let mut scan = GroupScan::new(&g, &dropped);
+            for i in scan.order() {
+                let mut job = scan.begin(i, &budget);
+                job.feed(g.files.get(i).and_then(|d| files.get(*d)).map_or(&[][..], |(_, b)| b.as_slice()));
+                scan.end(i, job, &mut budget);
+            }
+            kept.extend(scan.finish());
+        }
+        assert_eq!(budget, Budget { records: 0, entries: 0 });
+        assert_eq!(kept.iter().map(|s| s.detail.records.len()).sum::<usize>(), start.records);
+        assert_eq!(kept.iter().map(|s| s.detail.index_entries.len()).sum::<usize>(), start.entries);
+        for s in &kept {
+            let full = whole.iter().find(|w| w.file == s.file).unwrap();
+            // Each file keeps the first of its rows, says when it lost some, and its report is whole.
+            assert_eq!(s.detail.records.as_bytes(), full.detail.records.as_bytes().get(..s.detail.records.as_bytes().len()).unwrap());
+            assert_eq!(s.detail.records_capped, s.detail.records.len() < full.detail.records.len(), "{}", s.report.path);
+            assert_eq!(s.detail.index_entries, full.detail.index_entries.get(..s.detail.index_entries.len()).unwrap());
+            assert_eq!(s.report.records, full.report.records);
+            assert_eq!(s.report.findings, full.report.findings);
+        }
+    }
+
     #[test]
     fn findings_are_handed_out_as_the_scan_meets_them() {
         let files = sample::files();
@@ -474,7 +588,7 @@ mod tests {
         let dropped = [Dropped { id: 0, path: file_name(path).into(), size: bytes.len() as u64 }];
         let g = Group { shard: None, files: vec![0] };
         let mut scan = GroupScan::new(&g, &dropped);
-        let mut job = scan.begin(0);
+        let mut job = scan.begin(0, &Budget::default());
         let rot_at = 1692;
         job.feed(&bytes[..rot_at + 200]);
         let live = job.take_live();

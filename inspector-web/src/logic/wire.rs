@@ -10,6 +10,7 @@
 //! record  = position u64, offset u64, payload_len u32, timestamp_micros u64, status u8
 //! ```
 
+use bytes::Bytes;
 use felix_codec::epochs::Epoch;
 use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN};
 
@@ -55,13 +56,45 @@ impl Writer {
 pub struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// The buffer `bytes` is a part of, and where in it they start: bulk
+    /// fields read as shared slices of it ([`Reader::shared`]) instead of copies.
+    owner: Option<(&'a Bytes, usize)>,
 }
 
 impl<'a> Reader<'a> {
     /// A reader at byte 0 of `bytes`.
     #[must_use]
     pub fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, at: 0 }
+        Self { bytes, at: 0, owner: None }
+    }
+    /// A reader at byte 0 of `owner`, whose bulk fields stay in it.
+    #[must_use]
+    pub fn over(owner: &'a Bytes) -> Self {
+        Self { bytes: owner, at: 0, owner: Some((owner, 0)) }
+    }
+    /// The next `n` bytes, as a slice of the owner's buffer when there is
+    /// one (no copy), else copied.
+    ///
+    /// # Errors
+    /// When the bytes end.
+    pub fn shared(&mut self, n: usize) -> Result<Bytes, String> {
+        let start = self.at;
+        let s = self.take(n)?;
+        Ok(match self.owner {
+            Some((owner, base)) => owner.slice(base + start..base + start + s.len()),
+            None => Bytes::copy_from_slice(s),
+        })
+    }
+    /// A reader over the next length-prefixed bytes (its positions count
+    /// from their start), sharing this one's owner.
+    ///
+    /// # Errors
+    /// When the length claims more than the bytes hold.
+    pub fn nested(&mut self) -> Result<Reader<'a>, String> {
+        let n = self.count(1)?;
+        let start = self.at;
+        let bytes = self.take(n)?;
+        Ok(Reader { bytes, at: 0, owner: self.owner.map(|(o, base)| (o, base + start)) })
     }
     /// The position of the next read.
     #[must_use]
@@ -188,9 +221,10 @@ pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
     let n = r.count(RECORD_BYTES)?;
     let capped = r.u8()? == 1;
     let base = r.at();
-    let rows = r.take(n.saturating_mul(RECORD_BYTES))?;
-    // Kept packed: only each status is checked here (the page reads rows one at a time).
-    let records = Rows::from_bytes(rows.to_vec())
+    let rows = r.shared(n.saturating_mul(RECORD_BYTES))?;
+    // Kept packed, where they arrived: only each status is checked here (the
+    // page reads rows one at a time).
+    let records = Rows::from_shared(rows)
         .map_err(|(i, b)| format!("unknown record status {b} at byte {}", base + i * RECORD_BYTES + RECORD_BYTES - 1))?;
     let n = r.count(INDEX_ENTRY_LEN)?;
     let index_entries = (0..n).map(|_| Ok(IndexEntry { offset: r.u64()?, position: r.u64()? })).collect::<Result<_, String>>()?;
