@@ -289,6 +289,22 @@ impl DiffMachine {
         self.a.ended = true;
         self.b.ended = true;
         self.settle(false);
+        // A range ends one past its last offset, so none can hold u64::MAX:
+        // a side that alone holds a record there is named in a note.
+        let alone_at_max = [("A", self.a.last, self.b.last), ("B", self.b.last, self.a.last)]
+            .into_iter()
+            .filter(|(_, this, other)| *this == Some(u64::MAX) && *other != Some(u64::MAX))
+            .map(|(name, ..)| name);
+        let mut notes = Vec::new();
+        for name in alone_at_max {
+            push_note(
+                &mut notes,
+                format!(
+                    "{name} alone holds offset {} (the last offset there can be, which no range above can name: a range ends one past its last offset)",
+                    u64::MAX
+                ),
+            );
+        }
         let side_a = SideReport::new(a, self.a);
         let side_b = SideReport::new(b, self.b);
         let common = match (side_a.first_offset, side_b.first_offset) {
@@ -303,7 +319,6 @@ impl DiffMachine {
         let only_b = only(&side_b, &side_a, common);
         let divergence = self.first.map(|(ra, rb)| Divergence { offset: ra.offset, a: RecordRef::of(&ra), b: RecordRef::of(&rb) });
         let first_divergent_offset = divergence.as_ref().map(|d| d.offset);
-        let mut notes = Vec::new();
         let truncate_a_to = follower_truncation(&side_a, &side_b, "A", "B", &mut notes);
         let truncate_b_to = follower_truncation(&side_b, &side_a, "B", "A", &mut notes);
         if let Some(d) = first_divergent_offset {
@@ -723,7 +738,14 @@ mod tests {
     use alloc::vec;
 
     fn rec(offset: u64, checksum: u32) -> RecordSummary {
-        RecordSummary { offset, checksum, segment_id: 0, position: 32 + offset * 30, payload_len: 2, timestamp_micros: 1 }
+        RecordSummary {
+            offset,
+            checksum,
+            segment_id: 0,
+            position: offset.wrapping_mul(30).wrapping_add(32),
+            payload_len: 2,
+            timestamp_micros: 1,
+        }
     }
 
     fn run(a: &[RecordSummary], b: &[RecordSummary], fa: SideFacts, fb: SideFacts) -> (Diff, usize) {
@@ -747,6 +769,38 @@ mod tests {
 
     fn log(range: core::ops::Range<u64>, salt: u32) -> Vec<RecordSummary> {
         range.map(|o| rec(o, o as u32 ^ salt)).collect()
+    }
+
+    /// Offset `u64::MAX` is outside every range (a range ends one past its
+    /// last offset): a side holding it alone is named in a note, never lost;
+    /// held by both, it is compared like any other offset.
+    #[test]
+    fn a_record_at_the_last_offset_is_named_when_one_side_alone_holds_it() {
+        let top = |from: u64, salt: u32| (from..=u64::MAX).map(|o| rec(o, o as u32 ^ salt)).collect::<Vec<_>>();
+        let (a, b) = (top(u64::MAX - 3, 0), top(u64::MAX - 3, 0));
+        let (d, _) = run(&a, &b[..3], SideFacts::new("a"), SideFacts::new("b"));
+        assert!(!d.identical && d.divergence.is_none() && d.only_a.is_empty() && d.only_b.is_empty());
+        assert_eq!(d.common_range, Some(OffsetRange { from: u64::MAX - 3, to: u64::MAX }));
+        assert_eq!(
+            d.notes[0],
+            format!(
+                "A alone holds offset {} (the last offset there can be, which no range above can name: a range ends one past its last offset)",
+                u64::MAX
+            )
+        );
+        assert!(d.to_text().contains("A alone holds offset 18446744073709551615"), "{}", d.to_text());
+        let (d, _) = run(&a[..3], &b, SideFacts::new("a"), SideFacts::new("b"));
+        assert!(d.notes[0].starts_with("B alone holds offset 18446744073709551615"), "{:?}", d.notes);
+        // Both hold it: compared, and named when it differs.
+        let (d, _) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
+        assert!(d.identical && !d.notes.iter().any(|n| n.contains("alone holds")), "{d:?}");
+        let (d, _) = run(
+            &a,
+            &top(u64::MAX - 3, 0).into_iter().map(|r| if r.offset == u64::MAX { rec(r.offset, 7) } else { r }).collect::<Vec<_>>(),
+            SideFacts::new("a"),
+            SideFacts::new("b"),
+        );
+        assert_eq!((d.identical, d.first_divergent_offset), (false, Some(u64::MAX)));
     }
 
     #[test]
