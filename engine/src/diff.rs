@@ -32,8 +32,12 @@ const CHUNK_BYTES: usize = 1 << 20;
 
 enum Msg {
     Records(Vec<RecordSummary>),
-    Done(Result<SideFacts, InspectError>),
+    Done(Result<SideEnd, InspectError>),
 }
+
+/// What a side's reader ends with: its facts, and the writer it saw holding
+/// the shard (`Some(None)`: held, pid unknown), if any.
+type SideEnd = (SideFacts, Option<Option<u32>>);
 
 fn io_error(path: &Path, e: &std::io::Error) -> InspectError {
     InspectError { path: path.to_path_buf(), what: e.to_string() }
@@ -148,9 +152,24 @@ pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u
             machine.push(side, next);
         }
         let [fa, fb] = sides;
-        let facts_a = fa.facts()?;
-        let facts_b = fb.facts()?;
-        Ok(machine.finish(facts_a, facts_b))
+        let (facts_a, writer_a) = fa.facts()?;
+        let (facts_b, writer_b) = fb.facts()?;
+        let mut diff = machine.finish(facts_a, facts_b);
+        // As inspect says it: a side being written may still change, and
+        // its tail may be a record in flight (not damage).
+        for (name, dir, writer) in [("B", b.0, writer_b), ("A", a.0, writer_a)] {
+            if let Some(pid) = writer {
+                let by = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
+                diff.notes.insert(
+                    0,
+                    format!(
+                        "{name}: {} is open for writing{by}; the tail may be in flight, and the diff may change as it writes",
+                        dir.display()
+                    ),
+                );
+            }
+        }
+        Ok(diff)
     })
 }
 
@@ -158,7 +177,7 @@ pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u
 struct Feed {
     rx: Receiver<Msg>,
     batch: std::vec::IntoIter<RecordSummary>,
-    done: Option<SideFacts>,
+    done: Option<SideEnd>,
 }
 
 impl Feed {
@@ -182,7 +201,7 @@ impl Feed {
         }
     }
 
-    fn facts(mut self) -> Result<SideFacts, InspectError> {
+    fn facts(mut self) -> Result<SideEnd, InspectError> {
         while self.next()?.is_some() {}
         Ok(self.done.unwrap_or_default())
     }
@@ -195,14 +214,15 @@ fn read_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dy
     let _ = tx.send(Msg::Done(result));
 }
 
-fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) -> Result<SideFacts, InspectError> {
+fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) -> Result<SideEnd, InspectError> {
     let mut inputs = Vec::with_capacity(paths.len());
     for p in paths {
         let size = fs::metadata(p).map_err(|e| io_error(p, &e))?.len();
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
     let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
-    let writer_live = writer_of(dir).is_some();
+    let mut writer = writer_of(dir);
+    let writer_live = writer.is_some();
     let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
     let mut buf = ReadBuf::new();
     buf.set_len(CHUNK_BYTES);
@@ -242,8 +262,11 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         }
         // A writer may have started while the newest segment was read (as
         // inspect does): its tail is then a record in flight, not damage.
-        if !writer_live && scan.is_newest_segment() && writer_of(dir).is_some() {
-            scan.set_writer_live(true);
+        if !writer_live && scan.is_newest_segment() {
+            writer = writer_of(dir);
+            if writer.is_some() {
+                scan.set_writer_live(true);
+            }
         }
         shard.end(i, scan, &mut sink);
     }
@@ -251,5 +274,5 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         return Err(InspectError { path: dir.to_path_buf(), what: "the diff stopped".into() });
     }
     let reports = shard.finish();
-    Ok(SideFacts::from_reports(&dir.display().to_string(), &reports))
+    Ok((SideFacts::from_reports(&dir.display().to_string(), &reports), writer))
 }

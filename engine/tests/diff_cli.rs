@@ -385,4 +385,20 @@ fn a_writer_that_starts_while_diff_reads_makes_the_torn_tail_a_record_in_flight(
     assert!(held.lock().unwrap().is_some());
     assert!(d.b.findings.is_empty() && !d.b.blocked, "{:?}", d.b.findings);
     assert!(d.identical, "{}", d.to_text());
+    // The diff says that B is being written (its answer may change), and by whom; not A.
+    let pid = std::process::id();
+    let note =
+        format!("B: {} is open for writing (pid {pid}); the tail may be in flight, and the diff may change as it writes", b.display());
+    assert_eq!(d.notes.first(), Some(&note), "{:?}", d.notes);
+    assert!(!d.notes.iter().any(|n| n.starts_with("A: ")), "{:?}", d.notes);
+    // So does the command, in its text and its JSON, while the writer holds B.
+    let o = run(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&note), "{}", String::from_utf8_lossy(&o.stdout));
+    let (code, v) = diff_json(&a, &b);
+    assert_eq!((code, v["notes"][0].as_str()), (Some(0), Some(note.as_str())));
+    // Once it lets go, nothing is said.
+    drop(held.lock().unwrap().take());
+    let (_, v) = diff_json(&a, &b);
+    assert!(!v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("open for writing")), "{v}");
 }
