@@ -71,7 +71,7 @@ pub const DIFF_VERSION: u32 = 1;
 pub const MAX_DIFF_FINDINGS: usize = 1_000;
 
 /// Most notes a diff keeps.
-const MAX_NOTES: usize = 16;
+pub const MAX_NOTES: usize = 16;
 
 /// One replica of the two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -378,7 +378,8 @@ fn only(this: &SideReport, other: &SideReport, common: Option<OffsetRange>) -> V
     let Some(common) = common else {
         // Nothing in common: all of this side is its own (when the other has records, or not).
         let _ = other;
-        return alloc::vec![OffsetRange { from: first, to: next }];
+        // Empty when the side's one record is at u64::MAX (a note names it).
+        return if first < next { alloc::vec![OffsetRange { from: first, to: next }] } else { Vec::new() };
     };
     let mut out = Vec::new();
     if first < common.from {
@@ -697,14 +698,8 @@ impl Diff {
             }
         }
         for (name, other, t, s) in [("A", "B", self.truncate_a_to, &self.a), ("B", "A", self.truncate_b_to, &self.b)] {
-            match t {
-                Some(t) if t < s.next_offset => {
-                    let _ = writeln!(out, "as a follower of {other}, {name} truncates to {t} (drops offsets {t}..{})", s.next_offset);
-                }
-                Some(t) => {
-                    let _ = writeln!(out, "as a follower of {other}, {name} keeps everything (truncation point {t})");
-                }
-                None => {}
+            if let Some(action) = follower_action(s, t) {
+                let _ = writeln!(out, "as a follower of {other}, {name} {action}");
             }
         }
         for n in &self.notes {
@@ -713,6 +708,22 @@ impl Diff {
         out.push_str(if self.identical { "identical\n" } else { "DIFFERENT\n" });
         out
     }
+}
+
+/// What a side does as the other's follower, in words, from its truncation
+/// point (`None`: the epochs give none): "truncates to T (drops offsets
+/// T..N)" or "keeps everything (truncation point T)". The CLI's text and the
+/// page both say it with this.
+#[must_use]
+pub fn follower_action(side: &SideReport, truncate_to: Option<u64>) -> Option<String> {
+    let next = side.next_offset;
+    Some(match truncate_to? {
+        t if t < next => format!("truncates to {t} (drops offsets {t}..{next})"),
+        // `next_offset` stops at u64::MAX: whether the side holds that offset
+        // is not known here (a note says so when it does).
+        t if t == u64::MAX => format!("keeps the offsets below {t} (truncation point {t})"),
+        t => format!("keeps everything (truncation point {t})"),
+    })
 }
 
 /// Whether a finding of this kind blocks the comparison: damage to a
@@ -791,6 +802,19 @@ mod tests {
         assert!(d.to_text().contains("A alone holds offset 18446744073709551615"), "{}", d.to_text());
         let (d, _) = run(&a[..3], &b, SideFacts::new("a"), SideFacts::new("b"));
         assert!(d.notes[0].starts_with("B alone holds offset 18446744073709551615"), "{:?}", d.notes);
+        // One side holds only that record, the other nothing: no empty range, the note names it.
+        let (d, _) = run(&a[3..], &[], SideFacts::new("a"), SideFacts { empty_next_offset: Some(0), ..SideFacts::new("b") });
+        assert!(!d.identical && d.only_a.is_empty() && d.notes[0].starts_with("A alone holds offset 18446744073709551615"), "{d:?}");
+        // With epochs, the truncation text never claims a side holding it keeps everything.
+        let epochs = |name: &str| SideFacts { epochs: alloc::vec![Epoch { generation: 1, start_offset: 0 }], ..SideFacts::new(name) };
+        let (d, _) = run(&a, &b[..3], epochs("a"), epochs("b"));
+        assert_eq!(d.truncate_a_to, Some(u64::MAX));
+        let text = d.to_text();
+        assert!(
+            !text.contains("keeps everything")
+                && text.contains("A keeps the offsets below 18446744073709551615 (truncation point 18446744073709551615)"),
+            "{text}"
+        );
         // Both hold it: compared, and named when it differs.
         let (d, _) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
         assert!(d.identical && !d.notes.iter().any(|n| n.contains("alone holds")), "{d:?}");

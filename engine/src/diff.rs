@@ -15,7 +15,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use felix_codec::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts};
+use felix_codec::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts, MAX_NOTES};
 use felix_codec::file_name::{classify, parse_file_name, EntryName, FileKind};
 use felix_codec::inspect::{InputFile, ShardInspection};
 use felix_codec::scan::{Item, RecordStatus};
@@ -155,22 +155,23 @@ pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u
         let (facts_a, writer_a) = fa.facts()?;
         let (facts_b, writer_b) = fb.facts()?;
         let mut diff = machine.finish(facts_a, facts_b);
-        // As inspect says it: a side being written may still change, and
-        // its tail may be a record in flight (not damage).
-        for (name, dir, writer) in [("B", b.0, writer_b), ("A", a.0, writer_a)] {
-            if let Some(pid) = writer {
-                let by = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
-                diff.notes.insert(
-                    0,
-                    format!(
-                        "{name}: {} is open for writing{by}; the tail may be in flight, and the diff may change as it writes",
-                        dir.display()
-                    ),
-                );
-            }
-        }
+        name_writers(&mut diff, [("A", a.0, writer_a), ("B", b.0, writer_b)]);
         Ok(diff)
     })
+}
+
+/// Names the sides a writer held while the diff read them (as inspect says
+/// it: a side being written may still change, and its tail may be a record
+/// in flight, not damage): first among the notes, within their cap (the last
+/// ones make room).
+fn name_writers(diff: &mut Diff, sides: [(&str, &Path, Option<Option<u32>>); 2]) {
+    let held: Vec<_> = sides.into_iter().filter_map(|(name, dir, w)| w.map(|pid| (name, dir, pid))).collect();
+    diff.notes.truncate(MAX_NOTES.saturating_sub(held.len()));
+    let notes = held.into_iter().map(|(name, dir, pid)| {
+        let by = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
+        format!("{name}: {} is open for writing{by}; the tail may be in flight, and the diff may change as it writes", dir.display())
+    });
+    diff.notes.splice(0..0, notes);
 }
 
 /// One side's stream as the diff pulls it.
@@ -275,4 +276,27 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
     }
     let reports = shard.finish();
     Ok((SideFacts::from_reports(&dir.display().to_string(), &reports), writer))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The writers' notes come first, and the notes stay within their cap.
+    #[test]
+    fn writers_are_named_first_within_the_notes_cap() {
+        let mut d = DiffMachine::new().finish(SideFacts::new("a"), SideFacts::new("b"));
+        d.notes = (0..MAX_NOTES).map(|i| format!("note {i}")).collect();
+        name_writers(&mut d, [("A", Path::new("/x/a"), Some(Some(7))), ("B", Path::new("/x/b\nforged"), Some(None))]);
+        assert_eq!(d.notes.len(), MAX_NOTES);
+        assert_eq!(d.notes[0], "A: /x/a is open for writing (pid 7); the tail may be in flight, and the diff may change as it writes");
+        // The note holds the name as data; the text prints it on one line.
+        assert_eq!(d.notes[1], "B: /x/b\nforged is open for writing; the tail may be in flight, and the diff may change as it writes");
+        assert!(d.to_text().contains("note: B: /x/b\\nforged is open for writing"), "{}", d.to_text());
+        assert_eq!(d.notes[2..], (0..MAX_NOTES - 2).map(|i| format!("note {i}")).collect::<Vec<_>>()[..]);
+        let before = d.notes.clone();
+        name_writers(&mut d, [("A", Path::new("/x/a"), None), ("B", Path::new("/x/b"), None)]);
+        assert_eq!(d.notes, before, "no writer, nothing said or dropped");
+    }
 }

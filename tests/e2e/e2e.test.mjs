@@ -272,6 +272,15 @@ test('the built-in sample: every kind of damage, n/p and the keyboard, the file 
   await p.locator('#hex span[data-pos="64"].sel').waitFor();
   await p.locator('#hex span[data-pos="64"]').click();
   await p.locator('#records .rec.selected').waitFor();
+  // A byte is a little shorter than its row (the next row's bytes reach up into it but for
+  // its last pixel): a click on the row just under a byte is that byte's.
+  const byte = await p.locator('#hex span[data-pos="97"]').boundingBox();
+  const line = await p.locator('#hex span[data-pos="97"]').locator('xpath=..').boundingBox();
+  const [x, y] = [byte.x + byte.width / 2, byte.y + byte.height];
+  assert.ok(y < line.y + line.height, `the byte (${JSON.stringify(byte)}) is shorter than its row (${JSON.stringify(line)})`);
+  assert.equal(await p.evaluate(([x, y]) => document.elementFromPoint(x, y).className, [x, y]), 'row', 'the point is on the row, not the byte');
+  await p.mouse.click(x, y);
+  await p.waitForFunction(() => document.querySelector('#hex').getAttribute('aria-activedescendant') === 'hex-b-97');
   // A click on an overview row selects that file, whatever order files finished in.
   await p.locator('#overview tbody tr', { hasText: '00000000000000000002.index' }).click();
   assert.match(await p.locator('.detail h2').textContent(), /00000000000000000002\.index — index$/);

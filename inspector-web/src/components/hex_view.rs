@@ -133,7 +133,7 @@ pub fn hex_view(props: &Props) -> Html {
                 return;
             }
             let input: HtmlInputElement = e.target_unchecked_into();
-            match parse_jump(&input.value(), &scanned.detail.records, scanned.report.size) {
+            match parse_jump(&input.value(), &scanned.detail.records, scanned.detail.records_capped, scanned.report.size) {
                 Ok(range) => {
                     jump_error.set(String::new());
                     cb.emit(range);
@@ -165,9 +165,19 @@ pub fn hex_view(props: &Props) -> Html {
         })
     };
     // One listener each on the container (not one per byte): the byte is read from `data-pos`.
+    // A byte is an inline box a little shorter than its row: over the row
+    // itself (above or below a byte), the byte is the one in that column.
     let byte_of = |e: &MouseEvent| -> Option<u64> {
         let el: Element = e.target()?.dyn_into().ok()?;
-        el.get_attribute("data-pos")?.parse().ok()
+        if let Some(pos) = el.get_attribute("data-pos") {
+            return pos.parse().ok();
+        }
+        if !el.class_name().split_whitespace().any(|c| c == "row") {
+            return None;
+        }
+        let mid = el.get_bounding_client_rect();
+        let under = el.owner_document()?.element_from_point(f64::from(e.client_x()) as f32, (mid.top() + mid.height() / 2.0) as f32)?;
+        under.get_attribute("data-pos")?.parse().ok()
     };
     let on_over = {
         let (hover, window, scanned) = (hover.clone(), window.clone(), Rc::clone(&props.scanned));
@@ -217,6 +227,12 @@ pub fn hex_view(props: &Props) -> Html {
                     <div class="rows" role="rowgroup" style={format!("top:{}px", v.px_of(top))}>{ body }</div>
                 </div>
             </div>
+            if s.detail.records_capped {
+                <p class="hint" id="hex-capped">{ format!(
+                    "Fields are named within the {} records listed; past them the bytes are shown without names (the page lists at most {} records per drop).",
+                    s.detail.records.len(), crate::logic::scan::MAX_RECORD_ROWS
+                ) }</p>
+            }
             <p class="legend">
                 <span class="f-magic">{"magic"}</span>{" "}<span class="f-meta">{"version/flags"}</span>{" "}<span class="f-offset">{"offset"}</span>{" "}
                 <span class="f-length">{"length"}</span>{" "}<span class="f-time">{"timestamp"}</span>{" "}<span class="f-crc">{"checksum"}</span>{" "}

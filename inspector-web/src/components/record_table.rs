@@ -127,8 +127,60 @@ pub fn record_table(props: &Props) -> Html {
 fn heading(s: &Scanned) -> String {
     let n = s.detail.records.len();
     if s.detail.records_capped {
-        format!("Records ({n} listed of {}: the page lists at most {MAX_RECORD_ROWS} per drop)", s.report.records)
+        format!("Records ({n} listed of {}: the page lists at most {MAX_RECORD_ROWS} per drop)", s.detail.records_seen)
     } else {
         format!("Records ({n})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::heading;
+    use crate::logic::group::{Dropped, Group};
+    use crate::logic::scan::{Budget, GroupScan, Scanned, MAX_INDEX_ROWS};
+    use felix_codec::record::encode_record;
+    use felix_codec::segment_header::SegmentHeader;
+
+    /// A segment of 10 records, records 3 and 6 with a flipped payload byte
+    /// (rows, but not intact records).
+    fn rotten() -> Vec<u8> {
+        let mut out = SegmentHeader::new(0, 1).encode().to_vec();
+        let mut at = Vec::new();
+        for o in 0..10u64 {
+            at.push(out.len());
+            encode_record(o, 1 + o, b"payload-bytes", &mut out).unwrap();
+        }
+        for i in [3, 6] {
+            out[at[i] + 30] ^= 0x20;
+        }
+        out
+    }
+
+    fn scan(bytes: &[u8], records: usize) -> Scanned {
+        let dropped = [Dropped { id: 0, path: "00000000000000000000.log".into(), size: bytes.len() as u64 }];
+        let g = Group { shard: None, files: vec![0] };
+        let mut s = GroupScan::new(&g, &dropped);
+        let mut budget = Budget { records, entries: MAX_INDEX_ROWS };
+        let mut job = s.begin(0, &budget);
+        job.feed(bytes);
+        s.end(0, job, &mut budget);
+        s.finish().into_iter().next().unwrap()
+    }
+
+    /// The heading counts rows against every row the scan met (damaged ones
+    /// too), never against the report's count of intact records.
+    #[test]
+    fn a_cut_list_says_how_many_rows_it_holds_of_how_many() {
+        let bytes = rotten();
+        let all = scan(&bytes, 1_000_000);
+        assert_eq!((all.detail.records.len(), all.report.records, heading(&all).as_str()), (10, 8, "Records (10)"));
+        for (budget, want) in [
+            (0, "Records (0 listed of 10: the page lists at most 1000000 per drop)"),
+            (8, "Records (8 listed of 10: the page lists at most 1000000 per drop)"),
+            (9, "Records (9 listed of 10: the page lists at most 1000000 per drop)"),
+            (10, "Records (10)"),
+        ] {
+            assert_eq!(heading(&scan(&bytes, budget)), want, "budget {budget}");
+        }
     }
 }

@@ -207,9 +207,8 @@ fn side_column(name: &str, s: &SideReport, truncate: Option<u64>, other: &str, a
         Some(f) => format!("offsets {f}..{} ({} intact records)", s.next_offset, s.records),
         None => "no record".into(),
     };
-    let truncation = match truncate {
-        Some(t) if t < s.next_offset => format!("as a follower of {other}: truncates to {t} (drops offsets {t}..{})", s.next_offset),
-        Some(t) => format!("as a follower of {other}: keeps everything (truncation point {t})"),
+    let truncation = match felix_codec::diff::follower_action(s, truncate) {
+        Some(action) => format!("as a follower of {other}: {action}"),
         None => format!("as a follower of {other}: the epochs give no truncation point"),
     };
     let id = format!("side-{}", name.to_ascii_lowercase());

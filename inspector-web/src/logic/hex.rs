@@ -17,7 +17,7 @@ use felix_codec::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMEN
 
 use super::keys::Nav;
 
-use super::scan::Rows;
+use super::scan::{Rows, MAX_RECORD_ROWS};
 
 /// Bytes per row.
 pub const BYTES_PER_ROW: u64 = 16;
@@ -314,12 +314,21 @@ pub fn describe(l: &Located, window: &Window) -> String {
 ///
 /// # Errors
 /// A message saying what was not understood or not found.
-pub fn parse_jump(text: &str, records: &Rows, size: u64) -> Result<(u64, u64), String> {
+pub fn parse_jump(text: &str, records: &Rows, capped: bool, size: u64) -> Result<(u64, u64), String> {
     let t = text.trim();
     let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
     if let Some(o) = record {
         let offset: u64 = o.parse().map_err(|_| format!("{o:?} is not a record offset"))?;
-        let r = records.iter().find(|r| r.offset == offset).ok_or_else(|| format!("no record with offset {offset} was found"))?;
+        let r = records.iter().find(|r| r.offset == offset).ok_or_else(|| {
+            if capped {
+                format!(
+                    "no record with offset {offset} among the {} listed: the page lists at most {MAX_RECORD_ROWS} records per drop (drop fewer files to list more of this one, or jump to a byte position)",
+                    records.len()
+                )
+            } else {
+                format!("no record with offset {offset} was found")
+            }
+        })?;
         return Ok((r.position, r.end().min(size.max(r.position + 1))));
     }
     let pos = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -391,14 +400,18 @@ mod tests {
         let files = crate::logic::sample::files();
         let s = &scan_all(&files)[0];
         let (recs, size) = (&s.detail.records, s.report.size);
-        assert_eq!(parse_jump("0x20", recs, size), Ok((32, 33)));
-        assert_eq!(parse_jump("100", recs, size), Ok((100, 101)));
+        assert_eq!(parse_jump("0x20", recs, false, size), Ok((32, 33)));
+        assert_eq!(parse_jump("100", recs, false, size), Ok((100, 101)));
         let r = recs.get(3).unwrap();
-        assert_eq!(parse_jump("@3", recs, size), Ok((r.position, r.end())));
-        assert_eq!(parse_jump("offset 3", recs, size), Ok((r.position, r.end())));
-        assert!(parse_jump("@999", recs, size).unwrap_err().contains("no record with offset 999"));
-        assert!(parse_jump("zz", recs, size).unwrap_err().contains("not a byte position"));
-        assert!(parse_jump("99999999", recs, size).unwrap_err().contains("past the end"));
+        assert_eq!(parse_jump("@3", recs, false, size), Ok((r.position, r.end())));
+        assert_eq!(parse_jump("offset 3", recs, false, size), Ok((r.position, r.end())));
+        assert!(parse_jump("@999", recs, false, size).unwrap_err().contains("no record with offset 999 was found"));
+        assert_eq!(
+            parse_jump("@999", recs, true, size).unwrap_err(),
+            format!("no record with offset 999 among the {} listed: the page lists at most 1000000 records per drop (drop fewer files to list more of this one, or jump to a byte position)", recs.len())
+        );
+        assert!(parse_jump("zz", recs, false, size).unwrap_err().contains("not a byte position"));
+        assert!(parse_jump("99999999", recs, false, size).unwrap_err().contains("past the end"));
         assert_eq!(click_selection(FileKind::Segment, recs, size, r.position + 30), (r.position, r.end()));
         assert_eq!(click_selection(FileKind::Segment, recs, size, 9), (8, 16), "a header byte selects its field");
     }

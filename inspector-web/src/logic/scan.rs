@@ -247,6 +247,8 @@ pub struct Detail {
     pub records: Rows,
     /// Whether the cap cut the list.
     pub records_capped: bool,
+    /// Every record row the scan met, listed or not (the list holds the first ones).
+    pub records_seen: u64,
     /// Index entries (capped).
     pub index_entries: Vec<IndexEntry>,
     /// Epochs entries.
@@ -274,6 +276,7 @@ impl Detail {
                     RecordStatus::Torn => Part::Torn,
                 };
                 self.map.add(r.position, r.end(), part);
+                self.records_seen = self.records_seen.saturating_add(1);
                 if self.records.len() < limit.records {
                     self.records.push(RecordRow {
                         position: r.position,

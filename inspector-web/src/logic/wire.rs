@@ -4,7 +4,7 @@
 //! fixed-width big-endian fields, so a million rows travel as one buffer.
 //!
 //! ```text
-//! detail  = u32 record count, u8 capped, records × 29 bytes,
+//! detail  = u32 record count, u8 capped, u64 records seen, records × 29 bytes,
 //!           u32 entry count, entries × 16 bytes, u32 epoch count, epochs × 16 bytes,
 //!           u64 map size, u32 map cells, cells × 4 × u64
 //! record  = position u64, offset u64, payload_len u32, timestamp_micros u64, status u8
@@ -51,6 +51,10 @@ impl Writer {
     }
 }
 
+/// A bulk field this large, and at least half its message, stays in the
+/// message instead of being copied out ([`Reader::bulk`]).
+pub const SHARE_MIN_BYTES: usize = 1 << 20;
+
 /// Reads what a [`Writer`] wrote; every read is checked.
 #[derive(Debug)]
 pub struct Reader<'a> {
@@ -72,17 +76,21 @@ impl<'a> Reader<'a> {
     pub fn over(owner: &'a Bytes) -> Self {
         Self { bytes: owner, at: 0, owner: Some((owner, 0)) }
     }
-    /// The next `n` bytes, as a slice of the owner's buffer when there is
-    /// one (no copy), else copied.
+    /// The next `n` bytes of a bulk field: a slice of the owner's buffer
+    /// (no copy) when they are at least [`SHARE_MIN_BYTES`] and at least half
+    /// of it, else a copy — a small field never keeps a large message alive,
+    /// and a large one is never held twice.
     ///
     /// # Errors
     /// When the bytes end.
-    pub fn shared(&mut self, n: usize) -> Result<Bytes, String> {
+    pub fn bulk(&mut self, n: usize) -> Result<Bytes, String> {
         let start = self.at;
         let s = self.take(n)?;
         Ok(match self.owner {
-            Some((owner, base)) => owner.slice(base + start..base + start + s.len()),
-            None => Bytes::copy_from_slice(s),
+            Some((owner, base)) if s.len() >= SHARE_MIN_BYTES && s.len().saturating_mul(2) >= owner.len() => {
+                owner.slice(base + start..base + start + s.len())
+            }
+            _ => Bytes::copy_from_slice(s),
         })
     }
     /// A reader over the next length-prefixed bytes (its positions count
@@ -182,10 +190,11 @@ impl<'a> Reader<'a> {
 #[must_use]
 pub fn pack(d: &Detail) -> Vec<u8> {
     let mut w = Writer(Vec::with_capacity(
-        24 + d.records.len() * RECORD_BYTES + (d.index_entries.len() + d.epochs.len()) * 16 + d.map.cells.len() * 32,
+        32 + d.records.len() * RECORD_BYTES + (d.index_entries.len() + d.epochs.len()) * 16 + d.map.cells.len() * 32,
     ));
     w.u32(u32::try_from(d.records.len()).unwrap_or(u32::MAX));
     w.u8(u8::from(d.records_capped));
+    w.u64(d.records_seen);
     w.0.extend_from_slice(d.records.as_bytes().get(..(u32::MAX as usize).saturating_mul(RECORD_BYTES)).unwrap_or(d.records.as_bytes()));
     w.u32(u32::try_from(d.index_entries.len()).unwrap_or(u32::MAX));
     for e in d.index_entries.iter().take(u32::MAX as usize) {
@@ -220,8 +229,9 @@ pub fn unpack(bytes: &[u8]) -> Result<Detail, String> {
 pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
     let n = r.count(RECORD_BYTES)?;
     let capped = r.u8()? == 1;
+    let records_seen = r.u64()?;
     let base = r.at();
-    let rows = r.shared(n.saturating_mul(RECORD_BYTES))?;
+    let rows = r.bulk(n.saturating_mul(RECORD_BYTES))?;
     // Kept packed, where they arrived: only each status is checked here (the
     // page reads rows one at a time).
     let records = Rows::from_shared(rows)
@@ -237,7 +247,7 @@ pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
         return Err(format!("the map at byte {at} has {n} cells where a {size}-byte file has {}", cell_count(size)));
     }
     let cells = (0..n).map(|_| Ok([r.u64()?, r.u64()?, r.u64()?, r.u64()?])).collect::<Result<_, String>>()?;
-    Ok(Detail { records, records_capped: capped, index_entries, epochs, live: Vec::new(), map: MapCounts { size, cells } })
+    Ok(Detail { records, records_capped: capped, records_seen, index_entries, epochs, live: Vec::new(), map: MapCounts { size, cells } })
 }
 
 #[cfg(test)]
@@ -256,7 +266,7 @@ mod tests {
     fn an_unknown_record_status_is_refused_naming_its_byte() {
         let s = scan_all(&sample::files()).into_iter().find(|s| s.detail.records.len() > 2).unwrap();
         let mut packed = pack(&s.detail);
-        let at = 5 + 2 * RECORD_BYTES + RECORD_BYTES - 1; // the third record's status
+        let at = 13 + 2 * RECORD_BYTES + RECORD_BYTES - 1; // the third record's status (after count, capped, seen)
         packed[at] = 9;
         assert_eq!(unpack(&packed).unwrap_err(), format!("unknown record status 9 at byte {at}"));
     }
