@@ -13,7 +13,11 @@
 //   - peak page memory (wasm and JS heap; the workers' memory is bounded by
 //     design: a 4 MiB read buffer each, the hash worker at most 64 MiB behind);
 //   - the longest main-thread task from the drop until the detail views
-//     have rendered.
+//     have rendered;
+//   - CPU: the seconds of CPU the browser's processes spend on the fastest
+//     bare read and on the page's way to its verdict, and so the ratio the
+//     page could reach at best on this machine's cores (its CPU work spread
+//     perfectly over every core).
 //
 // It prints each figure per round and, per size, the median ratio of the
 // page's verdict to the fastest bare read with its range; native `inspect
@@ -26,7 +30,7 @@ import { createServer } from 'node:http';
 import { readFile, readdir, open, rm, mkdtemp } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { gzipSync, crc32 } from 'node:zlib';
-import { tmpdir, loadavg } from 'node:os';
+import { tmpdir, loadavg, cpus } from 'node:os';
 import { join, extname, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -60,6 +64,12 @@ const WAYS = {
   'FileReaderSync 4 MiB': frs,
 };
 onmessage = async (e) => {
+  if (e.data.way) {
+    let n = 0; const t = performance.now();
+    await WAYS[e.data.way](e.data.file, (k) => { n += k; });
+    if (n !== e.data.file.size) throw new Error(e.data.way + ' read ' + n + ' of ' + e.data.file.size);
+    return postMessage(performance.now() - t);
+  }
   const f = e.data; const out = {};
   for (const [name, way] of Object.entries(WAYS)) {
     let n = 0; const t = performance.now();
@@ -96,6 +106,31 @@ async function writeSegment(path, mib) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// CPU seconds (user + system) of every live process under this one: the
+// browser and all its processes, so every thread that reads, scans or
+// renders for the page. Sampled around the fastest bare read and around the
+// page's verdict, it says how much work each is, and so how soon the
+// verdict could come on this machine's cores at best.
+const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString()) || 100;
+async function browserCpu() {
+  const stats = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      stats.push({ pid: Number(pid), ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / TICK });
+    } catch { /* gone meanwhile */ }
+  }
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of stats) if (!mine.has(p.pid) && mine.has(p.ppid)) { mine.add(p.pid); grew = true; }
+  }
+  return stats.filter((p) => p.pid !== process.pid && mine.has(p.pid)).reduce((a, p) => a + p.cpu, 0);
+}
+const CORES = cpus().length;
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 const server = createServer(async (req, res) => {
@@ -133,6 +168,17 @@ async function round(file, mib, lastOffset, cores) {
     w.onerror = (e) => err(new Error(e.message));
     w.postMessage(document.getElementById('bench-input').files[0]);
   }));
+  // The fastest way once more, its CPU counted.
+  const fastest = Object.entries(reads).sort((a, b) => a[1] - b[1])[0][0];
+  const cpuRead0 = await browserCpu();
+  const readMs = await page.evaluate((way) => new Promise((ok, err) => {
+    const w = new Worker('/__bench_reader.js');
+    w.onmessage = (e) => { w.terminate(); ok(e.data); };
+    w.onerror = (e) => err(new Error(e.message));
+    w.postMessage({ way, file: document.getElementById('bench-input').files[0] });
+  }), fastest);
+  const readCpu = { cpu: (await browserCpu()) - cpuRead0, wall: readMs / 1000, way: fastest };
+  await page.waitForTimeout(300);
   let peakWasm = 0, peakJs = 0, done = false;
   const sampler = (async () => {
     while (!done) {
@@ -151,8 +197,10 @@ async function round(file, mib, lastOffset, cores) {
       if (cells.includes(String(last))) { window.__tVerified = performance.now(); obs.disconnect(); }
     }).observe(document.body, { subtree: true, childList: true, characterData: true });
   }, lastOffset);
+  const cpuPage0 = await browserCpu();
   await page.setInputFiles('#file-input', file);
   await page.waitForFunction(() => window.__tVerified, null, { timeout: 600000, polling: 50 });
+  const pageCpu = (await browserCpu()) - cpuPage0;
   await page.locator('#hash-timing').waitFor({ timeout: 600000 });
   await page.locator('#hex').waitFor({ timeout: 60000 });
   await page.waitForTimeout(300); // the detail views' first render
@@ -162,7 +210,7 @@ async function round(file, mib, lastOffset, cores) {
   const hashed = Number(/every file hashed after (\d+)/.exec(await page.locator('#hash-timing').textContent())?.[1]);
   const first = Number(/first finding after (\d+)/.exec(text)?.[1]);
   await page.close();
-  return { reads, first, verified: tVerified - t0, hashed, peakWasm, peakJs, longest };
+  return { reads, first, verified: tVerified - t0, hashed, peakWasm, peakJs, longest, readCpu, pageCpu };
 }
 
 for (const mib of SIZES) {
@@ -178,6 +226,7 @@ for (const mib of SIZES) {
   console.log(`\n${mib} MiB (last offset ${lastOffset}); native inspect --json (best of 3): ${(mib / nativeS).toFixed(0)} MiB/s`);
   const MODES = { 'the scan reads (as on 1 core)': 1, 'a reader worker (2+ cores)': 2 };
   const ratios = Object.fromEntries(Object.keys(MODES).map((m) => [m, []])), fastestNames = [];
+  const ceilings = Object.fromEntries(Object.keys(MODES).map((m) => [m, []]));
   for (let r = 0; r < ROUNDS; r++) {
     for (const [mode, cores] of Object.entries(MODES)) {
       const x = await round(file, mib, lastOffset, cores);
@@ -188,10 +237,17 @@ for (const mib of SIZES) {
       console.log(`round ${r + 1}, ${mode} (load ${load()}): bare reads MiB/s: ${Object.entries(rates).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
       console.log(`  page: first finding ${x.first} ms, verified ${x.verified.toFixed(0)} ms = ${pageRate.toFixed(0)} MiB/s = ${(pageRate / bestRate).toFixed(2)}x the fastest bare read (${bestName}); hashed ${x.hashed} ms; `
         + `peak page wasm ${(x.peakWasm / 1048576).toFixed(0)} MiB, JS heap ${(x.peakJs / 1048576).toFixed(0)} MiB; longest main-thread task ${x.longest ? `${x.longest.toFixed(0)} ms` : 'none over 50 ms (the Long Tasks API reports no shorter ones)'}`);
+      // The verdict needs pageCpu CPU-seconds of the browser; on CORES cores it cannot come sooner than pageCpu / CORES.
+      const ceiling = x.readCpu.wall / Math.max(x.readCpu.wall, x.pageCpu / CORES);
+      ceilings[mode].push(ceiling);
+      console.log(`  CPU (the browser's processes, user + system): the bare read (${x.readCpu.way}) ${x.readCpu.cpu.toFixed(2)} s in ${x.readCpu.wall.toFixed(2)} s, `
+        + `${(x.readCpu.cpu / x.readCpu.wall).toFixed(2)} cores busy; the page to its verdict ${x.pageCpu.toFixed(2)} s in ${(x.verified / 1000).toFixed(2)} s; `
+        + `on ${CORES} cores that work cannot finish under ${(x.pageCpu / CORES).toFixed(2)} s: at best ${ceiling.toFixed(2)}x that bare read`);
     }
   }
   for (const [mode, rs] of Object.entries(ratios)) {
-    console.log(`${mib} MiB, ${mode}: page verdict / fastest bare read: median ${median(rs).toFixed(2)}x (range ${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}, ${ROUNDS} rounds)`);
+    console.log(`${mib} MiB, ${mode}: page verdict / fastest bare read: median ${median(rs).toFixed(2)}x (range ${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}, ${ROUNDS} rounds); `
+      + `the ceiling its CPU allows on ${CORES} cores: median ${median(ceilings[mode]).toFixed(2)}x`);
   }
   console.log(`fastest bare reads: ${[...new Set(fastestNames)].join(', ')}`);
   await rm(file);
