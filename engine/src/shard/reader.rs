@@ -107,7 +107,8 @@ impl Shard {
             // (a page each; a larger record is still read whole), not a megabyte.
             let window = || budget_window(budget.get().min(records_left.get().saturating_mul(4096)));
             let reader = ChunkedReader::new(position, expected, len);
-            let walked = walk_shared(&shared.dir.io, &path, len, reader, window, |_, r, buf| {
+            let walked = walk_shared(&shared.dir.io, &path, len, reader, window, |seen, buf| {
+                let Seen::Record(_, r) = seen else { return Flow::Continue };
                 if r.header.offset >= end {
                     done = true;
                     return Flow::Stop;

@@ -186,55 +186,16 @@ impl AsRef<[u8]> for Shared {
 }
 
 /// [`walk`], asking `window` for the size of each read (at least one record
-/// is always read whole), in a kept buffer (given back at the end).
+/// is always read whole), in kept buffers ([`walk_shared`] without the windows).
 pub(crate) fn walk_windows(
     io: &CheckedIo,
     path: &Path,
     end: u64,
-    mut reader: ChunkedReader,
-    mut window: impl FnMut() -> usize,
+    reader: ChunkedReader,
+    window: impl FnMut() -> usize,
     mut visit: impl FnMut(Seen<'_>) -> Flow,
 ) -> Result<Walked, EngineError> {
-    let mut buf = READ_BUFFERS.take();
-    let walked = walk_in(&mut buf, io, path, end, &mut reader, &mut window, &mut visit);
-    READ_BUFFERS.keep(Arc::new(buf));
-    walked.map(|defect| Walked { reader, defect })
-}
-
-/// The loop of [`walk_windows`] in `buf`: the first defect, if any.
-fn walk_in(
-    buf: &mut ReadBuf,
-    io: &CheckedIo,
-    path: &Path,
-    end: u64,
-    reader: &mut ChunkedReader,
-    window: &mut impl FnMut() -> usize,
-    visit: &mut impl FnMut(Seen<'_>) -> Flow,
-) -> Result<Option<ReadError>, EngineError> {
-    // A kept buffer still holds an earlier walk's bytes: none of them is a window here.
-    buf.set_len(0);
-    let mut window_pos = reader.position();
-    loop {
-        match reader.step(buf.bytes(), window_pos) {
-            Step::Record { position, record } => {
-                if visit(Seen::Record(position, record)) == Flow::Stop {
-                    return Ok(None);
-                }
-            }
-            Step::Header { position, header } => {
-                if visit(Seen::Header(position, header)) == Flow::Stop {
-                    return Ok(None);
-                }
-            }
-            Step::NeedBytes { position, len } => {
-                buf.set_len(want(path, end, position, len, window())?);
-                io.read_exact_at(path, position, buf.bytes_mut())?;
-                window_pos = position;
-            }
-            Step::Defect(defect) => return Ok(Some(defect)),
-            Step::End => return Ok(None),
-        }
-    }
+    walk_shared(io, path, end, reader, window, |seen, _| visit(seen))
 }
 
 /// The bytes to read at `position` when the reader asks for `len` and the
@@ -250,32 +211,31 @@ fn want(path: &Path, end: u64, position: u64, len: usize, window: usize) -> Resu
     Ok(len.max(window.min(MAX_READ_BYTES)).min(left).max(len))
 }
 
-/// [`walk_windows`] for reads that hand payloads out without copying them:
-/// each window is read into a kept page-aligned buffer that nothing else
-/// holds (or a new one), shared as [`Bytes`], and `visit` gets each verified record
-/// with the window it lies in (so a payload is a slice of it). A window's
-/// buffer lives as long as any payload cut from it, and is used again only
-/// after the last one is dropped.
+/// The one walk loop, for reads that hand payloads out without copying
+/// them: each window is read into a kept page-aligned buffer that nothing
+/// else holds (or a new one), shared as [`Bytes`], and `visit` gets each
+/// record or header with the window it lies in (so a payload is a slice of
+/// it). A window's buffer lives as long as any payload cut from it, and is
+/// used again only after the last one is dropped.
 pub(crate) fn walk_shared(
     io: &CheckedIo,
     path: &Path,
     end: u64,
     mut reader: ChunkedReader,
     mut window: impl FnMut() -> usize,
-    mut visit: impl FnMut(u64, Record<'_>, &Bytes) -> Flow,
+    mut visit: impl FnMut(Seen<'_>, &Bytes) -> Flow,
 ) -> Result<Walked, EngineError> {
     let mut shared = Bytes::new();
     let mut window_pos = reader.position();
     loop {
-        match reader.step(&shared, window_pos) {
-            Step::Record { position, record } => {
-                if visit(position, record, &shared) == Flow::Stop {
-                    return Ok(Walked { reader, defect: None });
-                }
-            }
-            Step::Header { .. } => {}
+        let seen = match reader.step(&shared, window_pos) {
+            Step::Record { position, record } => Seen::Record(position, record),
+            Step::Header { position, header } => Seen::Header(position, header),
             Step::NeedBytes { position, len } => {
                 let want = want(path, end, position, len, window())?;
+                // The last window is done with: unless a payload still holds
+                // it, its buffer can be this read's.
+                drop(std::mem::take(&mut shared));
                 let mut buf = READ_BUFFERS.take();
                 buf.set_len(want);
                 let read = io.read_exact_at(path, position, buf.bytes_mut());
@@ -284,9 +244,13 @@ pub(crate) fn walk_shared(
                 read?;
                 shared = Bytes::from_owner(Shared(held));
                 window_pos = position;
+                continue;
             }
             Step::Defect(defect) => return Ok(Walked { reader, defect: Some(defect) }),
             Step::End => return Ok(Walked { reader, defect: None }),
+        };
+        if visit(seen, &shared) == Flow::Stop {
+            return Ok(Walked { reader, defect: None });
         }
     }
 }
