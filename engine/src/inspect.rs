@@ -537,21 +537,13 @@ fn run_job(
             let (reports, _) = scan_shard(dir, paths, Some(target_sizes), Writer::Probe, None, buf, on_bytes)?;
             Ok(Output::Shard { reports, writer })
         }
-        (Job::Hash { file, algorithm, .. }, Some(Target::File(path))) => {
-            hash_file(path, algorithm, buf, on_bytes, size(file)).map(|h| Output::Hash(Some(h))).map_err(|e| (file, e))
-        }
-        (Job::Hash { file, algorithm, .. }, Some(Target::Shard(_, paths))) => {
-            let Some(path) = paths.get(file) else { return Ok(Output::Hash(None)) };
-            let rank = read_rank(paths, file);
-            hash_file(path, algorithm, buf, on_bytes, size(file)).map(|h| Output::Hash(Some(h))).map_err(|e| (rank, e))
+        (Job::Hash { file, algorithm, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
+            let Some(path) = file_path(target, file) else { return Ok(Output::Hash(None)) };
+            hash_file(path, algorithm, buf, on_bytes, size(file)).map(|h| Output::Hash(Some(h))).map_err(|e| (rank_of(target, file), e))
         }
         (Job::HashPart { file, offset, len, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
-            let rank = match target {
-                Target::Shard(_, paths) => read_rank(paths, file),
-                _ => 0,
-            };
             let Some(path) = file_path(target, file) else { return Ok(Output::Part(None)) };
-            subtree::hash_piece(path, offset, len, buf, on_bytes).map(Output::Part).map_err(|e| (rank, e))
+            subtree::hash_piece(path, offset, len, buf, on_bytes).map(Output::Part).map_err(|e| (rank_of(target, file), e))
         }
         (_, Some(Target::Stray(_) | Target::Refused(..)) | None) => Ok(Output::Hash(None)),
     }
@@ -563,6 +555,15 @@ fn file_path(target: &Target, file: usize) -> Option<&PathBuf> {
         Target::File(path) => (file == 0).then_some(path),
         Target::Shard(_, paths) => paths.get(file),
         Target::Stray(_) | Target::Refused(..) => None,
+    }
+}
+
+/// Where file `file` of `target` comes in the order its files are scanned
+/// (asked only when a read failed).
+fn rank_of(target: &Target, file: usize) -> usize {
+    match target {
+        Target::Shard(_, paths) => read_rank(paths, file),
+        _ => file,
     }
 }
 
