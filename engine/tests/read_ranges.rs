@@ -54,18 +54,22 @@ fn payload(i: u64) -> Vec<u8> {
     format!("record {i} ").repeat(usize::try_from(i % 37).unwrap() + 1).into_bytes()
 }
 
+/// Writes `batches` batches of ten records ([`payload`] 0, 1, …) to a new shard in `dir`.
+fn write_shard(dir: &Path, config: &Config, batches: u64) {
+    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, dir, config.clone()).unwrap();
+    for batch in 0..batches {
+        let payloads: Vec<Vec<u8>> = (batch * 10..batch * 10 + 10).map(payload).collect();
+        let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
+        shard.append(&refs).unwrap();
+    }
+}
+
 #[test]
 fn ranges_sent_through_a_socket_are_exactly_the_records_read_returns() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
     let config = Config { segment_size_bytes: 16 << 10, index_spacing_bytes: 512, ..Config::default() };
-    let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone()).unwrap();
-    for batch in 0..40u64 {
-        let payloads: Vec<Vec<u8>> = (batch * 10..batch * 10 + 10).map(payload).collect();
-        let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
-        shard.append(&refs).unwrap();
-    }
-    drop(shard);
+    write_shard(&dir, &config, 40);
     // A fresh reader: index hints are verified on the way.
     let (shard, _) = Shard::open_read_only(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config).unwrap();
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
@@ -196,13 +200,7 @@ fn payloads_held_while_other_reads_go_on_never_change() {
     let mut shards = Vec::new();
     for name in ["acme_default_orders_0-0d3aed4b998d2798", "acme_default_orders_1-7c1b7e4a1d2f0a55"] {
         let dir = tmp.path().join(name);
-        let (shard, _) = Shard::open_dir(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone()).unwrap();
-        for batch in 0..200u64 {
-            let payloads: Vec<Vec<u8>> = (batch * 10..batch * 10 + 10).map(payload).collect();
-            let refs: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
-            shard.append(&refs).unwrap();
-        }
-        drop(shard);
+        write_shard(&dir, &config, 200);
         shards.push(Arc::new(Shard::open_read_only(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, config.clone()).unwrap().0));
     }
     let threads: Vec<_> = (0..4u64)

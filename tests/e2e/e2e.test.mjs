@@ -88,6 +88,15 @@ async function page() {
   return p;
 }
 
+// The page as on a machine of two cores (the hash waits for the verdict on a large drop), ready for files.
+async function twoCorePage() {
+  const p = await page();
+  await p.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 2 }));
+  await p.goto(base);
+  await p.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  return p;
+}
+
 // A drop as a browser delivers it, on the element `selector`: files with relative paths (`folder/name`) or bare names.
 async function dropOn(p, selector, files) {
   const payload = await Promise.all(files.map(async ({ path, bytes, from }) => ({ path, bytes: [...(bytes ?? await readFile(from))] })));
@@ -431,10 +440,7 @@ async function largeSegment() {
 test('a large segment on two cores: the verdict first, then the hash worker reads it again, and the report is still the CLI\'s byte for byte', async () => {
   // Over HASH_DEFER_MIN_BYTES (64 MiB): on fewer than 3 cores the hash waits for the verdict.
   const dir = await largeSegment();
-  const p = await page();
-  await p.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 2 }));
-  await p.goto(base);
-  await p.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  const p = await twoCorePage();
   await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
   await p.locator('#problems [role=row][data-kind="RecordChecksum"]').waitFor({ timeout: 60000 });
   await p.locator('#hash-timing').waitFor({ timeout: 60000 });
@@ -477,10 +483,7 @@ async function gibSegment() {
 test('a 1 GiB segment with more records than the list keeps: verified to its last offset, in bounded page memory', async () => {
   const { dir, last } = await gibSegment();
   try {
-    const p = await page();
-    await p.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 2 }));
-    await p.goto(base);
-    await p.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+    const p = await twoCorePage();
     await p.waitForFunction(() => window.wasmBindings);
     let peakJs = 0, done = false;
     const sample = (async () => {
@@ -526,10 +529,7 @@ test('workers that fail as they start are dropped: the page scans on its own, an
 test('a drop while a large one is still being read: only the new drop\'s results and report, no stale error', async () => {
   const large = await largeSegment();
   const small = shard('acme_default_payments_0');
-  const p = await page();
-  await p.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 2 }));
-  await p.goto(base);
-  await p.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  const p = await twoCorePage();
   await p.setInputFiles('#file-input', join(large, '00000000000000000000.log'));
   await p.locator('#problems [role=row][data-kind="RecordChecksum"]').waitFor({ timeout: 60000 });
   // The large file's scan may still run and its hash is still to come: drop another file now.
