@@ -239,6 +239,18 @@ pub fn evidence_name(id: u64, position: u64, attempt: u32) -> String {
     }
 }
 
+/// The name an orphaned index's bytes are kept under when recovery removes
+/// it: `NNN.index.cut-0` for `attempt` 1, `NNN.index.cut-0-<attempt>` when
+/// that is taken.
+#[must_use]
+pub fn index_evidence_name(id: u64, attempt: u32) -> String {
+    if attempt <= 1 {
+        format!("{}{EVIDENCE_MARKER}0", index_file_name(id))
+    } else {
+        format!("{}{EVIDENCE_MARKER}0-{attempt}", index_file_name(id))
+    }
+}
+
 /// The name a damaged epochs file is kept under: `epochs.damaged` for
 /// `attempt` 1, `epochs.damaged-<attempt>` when that is taken.
 #[must_use]
@@ -256,13 +268,15 @@ pub fn evidence_note_name(evidence: &str) -> String {
     format!("{evidence}{EVIDENCE_NOTE_SUFFIX}")
 }
 
-/// Parses an evidence file's (or its note's) name back to the segment id and position.
+/// Parses an evidence file's (or its note's) name back to the segment id
+/// and position: bytes cut from a segment (`NNN.log.cut-P[-K]`) or an
+/// orphaned index kept whole (`NNN.index.cut-0[-K]`).
 #[must_use]
 pub fn parse_evidence_name(name: &str) -> Option<(u64, u64)> {
     let name = name.strip_suffix(EVIDENCE_NOTE_SUFFIX).unwrap_or(name);
-    let (segment, rest) = name.split_once(EVIDENCE_MARKER)?;
-    let (id, kind) = parse_file_name(segment)?;
-    if kind != FileKind::Segment {
+    let (file, rest) = name.split_once(EVIDENCE_MARKER)?;
+    let (id, kind) = parse_file_name(file)?;
+    if kind == FileKind::Index && !(rest == "0" || rest.starts_with("0-")) {
         return None;
     }
     let (position, attempt) = match rest.split_once('-') {
@@ -298,7 +312,7 @@ mod tests {
     #[test]
     fn only_the_engines_own_names_are_its_own() {
         use EntryName as E;
-        let cases: [(&str, EntryName); 21] = [
+        let cases: [(&str, EntryName); 26] = [
             ("00000000000000000007.log", E::Segment(7)),
             ("00000000000000000007.index", E::Index(7)),
             ("epochs", E::Epochs),
@@ -310,6 +324,11 @@ mod tests {
             ("00000000000000000007.log.cut-94.json", E::Evidence { segment_id: 7, position: 94 }),
             ("00000000000000000007.log.cut-94-3", E::Evidence { segment_id: 7, position: 94 }),
             ("00000000000000000007.log.cut-94.tmp", E::Temporary),
+            ("00000000000000000007.index.cut-0", E::Evidence { segment_id: 7, position: 0 }),
+            ("00000000000000000007.index.cut-0-2.json", E::Evidence { segment_id: 7, position: 0 }),
+            ("00000000000000000007.index.cut-0.tmp", E::Temporary),
+            ("00000000000000000007.index.cut-5", E::Foreign),
+            ("00000000000000000007.index.cut-00", E::Foreign),
             ("notes.tmp", E::Foreign),
             ("server.log", E::Foreign),
             ("00000000000000000007.log.tmp.tmp", E::Foreign),
@@ -327,6 +346,10 @@ mod tests {
         assert_eq!(evidence_name(7, 94, 1), "00000000000000000007.log.cut-94");
         assert_eq!(evidence_name(7, 94, 2), "00000000000000000007.log.cut-94-2");
         assert_eq!(evidence_note_name("a"), "a.json");
+        assert_eq!(
+            (index_evidence_name(7, 1).as_str(), index_evidence_name(7, 2).as_str()),
+            ("00000000000000000007.index.cut-0", "00000000000000000007.index.cut-0-2")
+        );
         assert_eq!(temporary_name("epochs"), "epochs.tmp");
         assert_eq!((damaged_epochs_name(1).as_str(), damaged_epochs_name(3).as_str()), ("epochs.damaged", "epochs.damaged-3"));
     }

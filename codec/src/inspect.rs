@@ -39,7 +39,7 @@ use crate::corruption::{CorruptionKind, Finding, Repair};
 use crate::epochs::EPOCH_ENTRY_LEN;
 use crate::file_name::{classify, describe_magic, parse_file_name, EntryName, FileKind};
 use crate::index::BASE_OFFSET_AT as INDEX_BASE_OFFSET_AT;
-use crate::recovery::{IndexFacts, IndexProblem, SegmentFacts, ShardFacts};
+use crate::recovery::{IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts};
 use crate::report::{FileReport, Report};
 use crate::scan::epochs::entry_position;
 use crate::scan::{EpochsScanner, IndexCheck, IndexScanner, IndexSummary, Item, ScanContext, SegmentScanner, Sink};
@@ -434,6 +434,7 @@ impl ShardInspection {
         for (i, f) in self.files.iter().enumerate() {
             match classify(&f.name) {
                 EntryName::Temporary => facts.temporaries.push(f.name.clone()),
+                EntryName::Index(id) => facts.index_files.push(IndexFile { file: f.name.clone(), id, size: f.size }),
                 EntryName::Epochs => {
                     if let Some(Some(Done::Epochs(ep))) = self.done.get(i) {
                         for x in ep.findings.findings.iter().chain(extra(i)) {
@@ -533,7 +534,7 @@ impl ShardInspection {
                     r.notes.push("no index file: the engine rebuilds it from this segment on open".into());
                 }
                 Some((id, FileKind::Index)) if !segments.contains(&id) => {
-                    r.notes.push("no segment with this id: an orphaned index, ignored by the engine".into());
+                    r.notes.push("no segment with this id: an orphaned index, ignored by readers; recovery moves it to evidence".into());
                 }
                 _ => {}
             }

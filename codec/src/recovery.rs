@@ -12,6 +12,7 @@
 //! | every finding of the newest segment is repairable (`always`, or `opt-in` with `--repair-checksum-tail`) | `cut` at the end of its clean prefix (the cut bytes move to evidence first), then `rebuild-index` |
 //! | a segment finding that is not repairable                    | `refuse` (naming the flag that would allow it, for `opt-in`) |
 //! | an index with a finding, a torn entry, entries missing, or no index at all | `rebuild-index` |
+//! | an index with no segment of its id, or beside an unfinished newest segment (an orphan: it indexes nothing) | `remove-orphan-index` (its bytes move to evidence `NNN.index.cut-0` first) |
 //! | an epochs finding                                           | nothing: the file reads as empty; the finding remains |
 //!
 //! A shard with any `refuse` is not changed at all: the plan still lists
@@ -103,6 +104,17 @@ pub struct IndexFacts {
     pub problem: Option<IndexProblem>,
 }
 
+/// An index file present in the shard directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexFile {
+    /// Its file name (`NNN.index`).
+    pub file: String,
+    /// Its id.
+    pub id: u64,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
 /// Everything recovery decides from, for one shard.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ShardFacts {
@@ -116,6 +128,8 @@ pub struct ShardFacts {
     pub temporaries: Vec<String>,
     /// Findings recovery has no action for (the epochs file): `(file, finding)`.
     pub other_findings: Vec<(String, Finding)>,
+    /// Every index file present, whether or not a segment has its id.
+    pub index_files: Vec<IndexFile>,
 }
 
 /// One step of a plan.
@@ -158,6 +172,19 @@ pub enum Action {
         /// Where the cut bytes go (the name may take a `-N` suffix when taken).
         evidence: String,
     },
+    /// Move an orphaned index's bytes to evidence and remove it: no segment
+    /// has its id (or its segment is an unfinished creation, removed too).
+    RemoveOrphanIndex {
+        /// File name.
+        file: String,
+        /// Its size (what moves to evidence; nothing when 0).
+        bytes: u64,
+        /// Why.
+        reason: String,
+        /// Where its bytes go (the name may take a `-N` suffix when taken).
+        #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none", default))]
+        evidence: Option<String>,
+    },
     /// Rewrite an index from its segment.
     RebuildIndex {
         /// File name.
@@ -190,6 +217,7 @@ impl Action {
             Self::RemoveTemporary { file, .. } => format!("remove-temporary {file}"),
             Self::RemoveUnfinished { file, bytes, .. } => format!("remove-unfinished {file} ({bytes} bytes)"),
             Self::Cut { file, position, bytes, kind, .. } => format!("cut {file} at byte {position} ({bytes} bytes, {kind})"),
+            Self::RemoveOrphanIndex { file, bytes, .. } => format!("remove-orphan-index {file} ({bytes} bytes)"),
             Self::RebuildIndex { file, .. } => format!("rebuild-index {file}"),
             Self::Refuse { file, position, kind, .. } => format!("refuse {file} at byte {position} ({kind})"),
         }
@@ -202,6 +230,7 @@ impl Action {
             Self::RemoveTemporary { file, .. }
             | Self::RemoveUnfinished { file, .. }
             | Self::Cut { file, .. }
+            | Self::RemoveOrphanIndex { file, .. }
             | Self::RebuildIndex { file, .. }
             | Self::Refuse { file, .. } => file,
         }
@@ -355,6 +384,7 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
             });
         }
     }
+    actions.extend(orphan_indexes(facts));
     for ix in &facts.indexes {
         let unfinished = facts.segments.iter().any(|s| s.id == ix.segment_id && s.unfinished && s.newest);
         if unfinished {
@@ -395,6 +425,29 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
     ShardPlan { path: facts.path.clone(), actions, remaining_findings: left }
 }
 
+/// `remove-orphan-index` for every index file that indexes nothing: no
+/// segment has its id, or its segment is the unfinished newest one (removed
+/// by `remove-unfinished` before this runs). Left in place, its findings
+/// would stay "repairable" after every recovery, and a new segment of that
+/// id could not be created without replacing it.
+fn orphan_indexes(facts: &ShardFacts) -> Vec<Action> {
+    let mut out = Vec::new();
+    for ix in &facts.index_files {
+        let reason = match facts.segments.iter().find(|s| s.id == ix.id) {
+            None => "no segment has this id: an orphaned index indexes nothing",
+            Some(s) if s.unfinished && s.newest => "its segment is an unfinished creation, removed with it: the index indexes nothing",
+            Some(_) => continue,
+        };
+        out.push(Action::RemoveOrphanIndex {
+            file: ix.file.clone(),
+            bytes: ix.size,
+            reason: reason.into(),
+            evidence: (ix.size > 0).then(|| crate::file_name::index_evidence_name(ix.id, 1)),
+        });
+    }
+    out
+}
+
 /// Whether a kind belongs to a segment's records or header (what a cut or a
 /// refusal is about), as opposed to an index or the epochs file.
 #[must_use]
@@ -431,6 +484,7 @@ mod tests {
                 Action::RemoveTemporary { .. } => "remove-temporary",
                 Action::RemoveUnfinished { .. } => "remove-unfinished",
                 Action::Cut { .. } => "cut",
+                Action::RemoveOrphanIndex { .. } => "remove-orphan-index",
                 Action::RebuildIndex { .. } => "rebuild-index",
                 Action::Refuse { .. } => "refuse",
             })
@@ -445,7 +499,7 @@ mod tests {
             segments: vec![seg(1, true, vec![torn], 100, 109)],
             indexes: vec![IndexFacts { segment_id: 1, problem: None }],
             temporaries: vec!["epochs.tmp".into()],
-            other_findings: vec![],
+            ..ShardFacts::default()
         };
         let p = plan_shard(&facts, RepairOptions::default());
         assert_eq!(names(&p), ["remove-temporary", "cut", "rebuild-index"]);
@@ -477,13 +531,35 @@ mod tests {
             path: "s".into(),
             segments: vec![seg(0, false, vec![rot], 60, 200), seg(1, true, vec![torn], 100, 109)],
             indexes: vec![IndexFacts { segment_id: 0, problem: Some(IndexProblem::Finding(mismatch)) }],
-            temporaries: vec![],
-            other_findings: vec![],
+            ..ShardFacts::default()
         };
         let p = plan_shard(&facts, RepairOptions::default());
         assert!(p.refused());
         assert_eq!(names(&p), ["cut", "rebuild-index", "rebuild-index", "refuse"]);
         assert_eq!(p.remaining_findings.len(), 3, "{:?}", p.remaining_findings);
+    }
+
+    #[test]
+    fn orphaned_indexes_are_removed_to_evidence_and_sound_ones_kept() {
+        let index = |id: u64, size: u64| IndexFile { file: index_file_name(id), id, size };
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(0, false, vec![], 0, 200), SegmentFacts { unfinished: true, ..seg(1, true, vec![], 0, 0) }],
+            indexes: vec![IndexFacts { segment_id: 0, problem: None }, IndexFacts { segment_id: 1, problem: None }],
+            index_files: vec![index(0, 16), index(1, 6), index(7, 0)],
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert_eq!(names(&p), ["remove-unfinished", "remove-orphan-index", "remove-orphan-index"]);
+        let Action::RemoveOrphanIndex { file, bytes, evidence, .. } = &p.actions[1] else { panic!() };
+        assert_eq!(
+            (file.as_str(), *bytes, evidence.as_deref()),
+            ("00000000000000000001.index", 6, Some("00000000000000000001.index.cut-0"))
+        );
+        let Action::RemoveOrphanIndex { evidence, reason, .. } = &p.actions[2] else { panic!() };
+        assert_eq!(*evidence, None, "nothing to keep from a 0-byte file");
+        assert!(reason.contains("no segment has this id"), "{reason}");
+        assert!(!p.refused() && p.remaining_findings.is_empty());
     }
 
     #[test]

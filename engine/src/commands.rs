@@ -357,6 +357,11 @@ fn action_line(dir: &Path, action: &Action, would: bool) -> String {
             verb("cut", "would cut"),
             verb("are kept", "would be kept")
         ),
+        Action::RemoveOrphanIndex { file, bytes, reason, evidence } => {
+            let kept =
+                evidence.as_ref().map_or_else(String::new, |e| format!("; its {bytes} bytes {} in {e}", verb("are kept", "would be kept")));
+            format!("{d}/{file}: {} ({reason}){kept}", verb("removed", "would remove"))
+        }
         Action::RebuildIndex { file, reason } => format!("{d}/{file}: {} ({reason})", verb("rebuilt", "would rebuild")),
         Action::Refuse { file, position, reason, allowed_by, .. } => {
             let allow = allowed_by.as_ref().map_or_else(String::new, |f| format!("; {f} would allow cutting it"));

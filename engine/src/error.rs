@@ -77,6 +77,13 @@ pub enum EngineError {
         /// Records in the refused batch.
         records: u64,
     },
+    /// A new segment is needed but the newest one already holds id
+    /// `u64::MAX`: no segment id is left, and a segment is never replaced.
+    /// Nothing of the refused batch was written.
+    SegmentIdsExhausted {
+        /// The shard directory.
+        dir: PathBuf,
+    },
     /// The shard was opened for reading only.
     ReadOnly,
     /// `recover --plan`: the plan made under the writer's lock is not the
@@ -133,6 +140,13 @@ impl fmt::Display for EngineError {
                 f,
                 "no offsets left: {records} record(s) from offset {next} would pass {}, the last offset a shard assigns",
                 u64::MAX - 1
+            ),
+            Self::SegmentIdsExhausted { dir } => write!(
+                f,
+                "{}: no segment id is left: the newest segment is {} (id {}), so no new segment can be created and none is ever replaced; nothing of this batch was written. Move the shard's records to a new shard (or give its segments lower ids while no writer runs)",
+                dir.display(),
+                felix_codec::file_name::segment_file_name(u64::MAX),
+                u64::MAX
             ),
             Self::ReadOnly => f.write_str("the shard was opened for reading only"),
             Self::PlanChanged { dir, what } => write!(

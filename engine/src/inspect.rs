@@ -351,8 +351,7 @@ fn size_of(path: &Path) -> Result<u64, InspectError> {
 /// (`Some(None)`: held, pid unknown).
 #[must_use]
 pub fn writer_of(dir: &Path) -> Option<Option<u32>> {
-    let lock = dir.join(felix_codec::file_name::LOCK_FILE_NAME);
-    OsIo::new().lock_holder(&lock).ok().flatten().map(|h| h.pid)
+    OsIo::new().lock_holder(dir).ok().flatten().map(|h| h.pid)
 }
 
 /// Inspects every target, with each file's SHA-256, on every core, and

@@ -60,8 +60,14 @@ pub struct LockHolder {
     pub pid: Option<u32>,
 }
 
+/// Checks that a held lock still guards what it was taken for.
+type LockCheck = Box<dyn Fn() -> io::Result<()> + Send + Sync>;
+
 /// A held writer lock; dropping it releases the lock (so does the holder's death).
-pub struct LockGuard(#[allow(dead_code)] Box<dyn Send + Sync>);
+pub struct LockGuard {
+    _held: Box<dyn Send + Sync>,
+    check: Option<LockCheck>,
+}
 
 impl Debug for LockGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -72,7 +78,22 @@ impl Debug for LockGuard {
 impl LockGuard {
     /// A guard that runs nothing but keeps `held` alive until dropped.
     pub fn new(held: impl Send + Sync + 'static) -> Self {
-        Self(Box::new(held))
+        Self { _held: Box::new(held), check: None }
+    }
+
+    /// A guard whose [`LockGuard::verify`] runs `check`.
+    pub fn checked(held: impl Send + Sync + 'static, check: impl Fn() -> io::Result<()> + Send + Sync + 'static) -> Self {
+        Self { _held: Box::new(held), check: Some(Box::new(check)) }
+    }
+
+    /// Whether the lock still guards the shard it was taken for: the locked
+    /// directory is still the one at the shard's path (not moved away or
+    /// replaced).
+    ///
+    /// # Errors
+    /// `Other` naming what changed, or the IO error of the check.
+    pub fn verify(&self) -> io::Result<()> {
+        self.check.as_ref().map_or(Ok(()), |check| check())
     }
 }
 
@@ -106,13 +127,17 @@ pub trait Io: Send + Sync + Debug {
     fn link(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Removes a file.
     fn remove(&self, path: &Path) -> io::Result<()>;
-    /// Takes the exclusive writer lock `path` (creating the lock file when
-    /// missing, and writing the holder's pid into it). Fails at once with
-    /// `WouldBlock` when another holder has it, unless `wait`.
-    fn lock(&self, path: &Path, wait: bool) -> io::Result<LockGuard>;
-    /// Whether someone holds the writer lock `path`, without taking it or
-    /// creating anything. `None` when nobody does (or the file is absent).
-    fn lock_holder(&self, path: &Path) -> io::Result<Option<LockHolder>>;
+    /// Takes the exclusive writer lock of the shard directory `dir`. The
+    /// lock is on the directory itself, which no stray `rm` of a file can
+    /// swap; the engine also locks `dir/writer.lock` (creating it when
+    /// missing, with the holder's pid in it), the lock earlier builds take.
+    /// Fails at once with `WouldBlock` when another holder has either,
+    /// unless `wait`.
+    fn lock(&self, dir: &Path, wait: bool) -> io::Result<LockGuard>;
+    /// Whether someone holds the writer lock of the shard directory `dir`
+    /// (the directory's, or `writer.lock`'s), without taking it or creating
+    /// anything. `None` when nobody does.
+    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>>;
     /// Reserves `len` bytes of blocks for a file without changing its length
     /// (`fallocate` with `FALLOC_FL_KEEP_SIZE`); a filesystem that cannot is
     /// not an error. The default reserves nothing.
@@ -248,20 +273,29 @@ impl Io for OsIo {
         self.forget(path);
         fs::remove_file(path)
     }
-    fn lock(&self, path: &Path, wait: bool) -> io::Result<LockGuard> {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).custom_flags(libc_o_nofollow()).open(path)?;
-        if wait {
-            file.lock()?;
-        } else {
-            file.try_lock().map_err(|e| match e {
-                fs::TryLockError::WouldBlock => io::Error::from(io::ErrorKind::WouldBlock),
-                fs::TryLockError::Error(e) => e,
-            })?;
-        }
+    fn lock(&self, dir: &Path, wait: bool) -> io::Result<LockGuard> {
+        // The directory itself: `O_DIRECTORY | O_NOFOLLOW`, so neither a file
+        // nor a link where the shard should be is ever locked instead.
+        let dir_file = OpenOptions::new().read(true).custom_flags(libc_o_nofollow() | libc::O_DIRECTORY).open(dir)?;
+        take_flock(&dir_file, wait)?;
+        let lock_path = dir.join(felix_codec::file_name::LOCK_FILE_NAME);
+        let file =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).custom_flags(libc_o_nofollow()).open(&lock_path)?;
+        take_flock(&file, wait)?;
         // The holder's pid, for whoever is refused. Not synced: it is only a hint.
         file.set_len(0)?;
         file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0)?;
-        Ok(LockGuard::new(file))
+        let locked = dir_file.metadata()?;
+        let (dev, ino, shown) = (locked.dev(), locked.ino(), dir.to_path_buf());
+        let check = move || match fs::symlink_metadata(&shown) {
+            Ok(m) if m.dev() == dev && m.ino() == ino => Ok(()),
+            Ok(_) => Err(io::Error::other(format!(
+                "{} is no longer the directory this writer locked: it was moved away or replaced while the writer held it",
+                shown.display()
+            ))),
+            Err(e) => Err(io::Error::new(e.kind(), format!("{}: the locked shard directory is gone: {e}", shown.display()))),
+        };
+        Ok(LockGuard::checked((dir_file, file), check))
     }
     fn preallocate(&self, path: &Path, len: u64) -> io::Result<()> {
         let file = self.handle(path)?;
@@ -271,26 +305,45 @@ impl Io for OsIo {
             Err(e) => Err(e.into()),
         }
     }
-    fn lock_holder(&self, path: &Path) -> io::Result<Option<LockHolder>> {
-        let meta = match fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_file() => m,
-            Ok(_) => return Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
+    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
+        let mut wanted = Vec::new();
+        for (path, is_dir) in [(dir.to_path_buf(), true), (dir.join(felix_codec::file_name::LOCK_FILE_NAME), false)] {
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_dir() == is_dir && (is_dir || m.file_type().is_file()) => {
+                    wanted.push(proc_locks_id(m.dev(), m.ino()));
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(None);
+        }
         // Test without taking: the kernel's table of held locks. Taking even a
         // shared lock for a moment could make a starting writer fail. Read a
         // line at a time: the table grows with every lock on the host.
         let Ok(table) = File::open("/proc/locks") else { return Ok(None) };
-        let want = proc_locks_id(meta.dev(), meta.ino());
         for line in io::BufReader::new(table).lines() {
             let Ok(line) = line else { return Ok(None) };
-            if let Some(pid) = flock_writer_on(&line, &want) {
+            if let Some(pid) = wanted.iter().find_map(|want| flock_writer_on(&line, want)) {
                 return Ok(Some(LockHolder { pid: Some(pid) }));
             }
         }
         Ok(None)
     }
+}
+
+/// An exclusive `flock` on `file`, at once (`WouldBlock` when held) or
+/// waiting for it.
+fn take_flock(file: &File, wait: bool) -> io::Result<()> {
+    if wait {
+        return file.lock();
+    }
+    file.try_lock().map_err(|e| match e {
+        fs::TryLockError::WouldBlock => io::Error::from(io::ErrorKind::WouldBlock),
+        fs::TryLockError::Error(e) => e,
+    })
 }
 
 /// The pid holding an exclusive `flock` on the file `(dev, ino)`, from the
@@ -346,15 +399,40 @@ mod tests {
     #[test]
     fn the_writer_lock_is_exclusive_across_handles_and_dies_with_its_holder() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("writer.lock");
+        let path = dir.path();
         let io = OsIo::new();
-        assert_eq!(io.lock_holder(&path).unwrap(), None, "no lock file: no writer");
-        assert!(!path.exists(), "probing creates nothing");
-        let guard = io.lock(&path, false).unwrap();
-        assert_eq!(io.lock(&path, false).unwrap_err().kind(), io::ErrorKind::WouldBlock);
-        assert_eq!(io.lock_holder(&path).unwrap(), Some(LockHolder { pid: Some(std::process::id()) }));
+        assert_eq!(io.lock_holder(path).unwrap(), None, "no writer");
+        assert!(!path.join("writer.lock").exists(), "probing creates nothing");
+        let guard = io.lock(path, false).unwrap();
+        assert_eq!(io.lock(path, false).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(io.lock_holder(path).unwrap(), Some(LockHolder { pid: Some(std::process::id()) }));
+        guard.verify().unwrap();
         drop(guard);
-        assert_eq!(io.lock_holder(&path).unwrap(), None);
-        drop(io.lock(&path, false).unwrap());
+        assert_eq!(io.lock_holder(path).unwrap(), None);
+        drop(io.lock(path, false).unwrap());
+    }
+
+    #[test]
+    fn removing_writer_lock_neither_frees_the_shard_nor_hides_its_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = OsIo::new();
+        let guard = io.lock(dir.path(), false).unwrap();
+        std::fs::remove_file(dir.path().join("writer.lock")).unwrap();
+        assert_eq!(io.lock(dir.path(), false).unwrap_err().kind(), io::ErrorKind::WouldBlock, "the directory stays locked");
+        assert_eq!(io.lock_holder(dir.path()).unwrap(), Some(LockHolder { pid: Some(std::process::id()) }));
+        guard.verify().unwrap();
+    }
+
+    #[test]
+    fn a_lock_on_a_directory_moved_away_fails_its_check() {
+        let root = tempfile::tempdir().unwrap();
+        let shard = root.path().join("s");
+        std::fs::create_dir(&shard).unwrap();
+        let io = OsIo::new();
+        let guard = io.lock(&shard, false).unwrap();
+        std::fs::rename(&shard, root.path().join("moved")).unwrap();
+        std::fs::create_dir(&shard).unwrap();
+        let e = guard.verify().unwrap_err();
+        assert!(e.to_string().contains("no longer the directory this writer locked"), "{e}");
     }
 }

@@ -260,6 +260,7 @@ pub(crate) fn fail(e: &EngineError) -> (u8, String) {
         | EngineError::NoShard { .. }
         | EngineError::NotRegular { .. }
         | EngineError::OffsetsExhausted { .. }
+        | EngineError::SegmentIdsExhausted { .. }
         | EngineError::PlanChanged { .. } => 1,
         // A stopped shard stopped on an IO failure: an IO error, like the first one.
         EngineError::Io { .. } | EngineError::FailStopped { .. } | EngineError::TooLarge { .. } | EngineError::ReadOnly => 2,

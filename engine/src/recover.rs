@@ -107,7 +107,9 @@ fn name_evidence_used(plan: &mut ShardPlan, used: &[String]) {
     for action in &mut plan.actions {
         let slot = match action {
             Action::Cut { evidence, .. } => evidence,
-            Action::RemoveUnfinished { evidence: Some(evidence), .. } => evidence,
+            Action::RemoveUnfinished { evidence: Some(evidence), .. } | Action::RemoveOrphanIndex { evidence: Some(evidence), .. } => {
+                evidence
+            }
             _ => continue,
         };
         if let Some(name) = used.next() {

@@ -378,7 +378,7 @@ fn a_writer_that_starts_while_diff_reads_makes_the_torn_tail_a_record_in_flight(
     let on_bytes = |_: u64| {
         let mut held = held.lock().unwrap();
         if held.is_none() {
-            *held = Some(OsIo::new().lock(&b.join("writer.lock"), false).unwrap());
+            *held = Some(OsIo::new().lock(&b, false).unwrap());
         }
     };
     let d = felix_engine::diff::diff((&a, &fa), (&b, &fb), &on_bytes).unwrap();

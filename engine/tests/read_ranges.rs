@@ -147,7 +147,7 @@ fn a_forged_index_entry_never_becomes_a_range() {
 }
 
 #[test]
-fn damage_inside_the_asked_records_returns_no_range() {
+fn damage_inside_the_asked_records_returns_the_ranges_before_it_then_the_damage() {
     let io = Arc::new(SimIo::new());
     let mut seg = SegmentHeader::new(0, 1).encode().to_vec();
     for i in 0..5 {
@@ -175,8 +175,10 @@ fn damage_inside_the_asked_records_returns_no_range() {
         Ok(s) => s,
         Err(e) => panic!("open: {e}"),
     };
-    // … but a read across it is refused, with the record's site.
-    match shard.read_ranges(0, 1 << 20) {
+    // … a read across it returns the intact record before it, then is refused, with the record's site.
+    let before = shard.read_ranges(0, 1 << 20).unwrap();
+    assert_eq!((before.len(), before[0].first_offset, before[0].last_offset), (1, 0, 0));
+    match shard.read_ranges(1, 1 << 20) {
         Err(EngineError::Corrupt { finding, .. }) => {
             assert_eq!((finding.kind.name(), finding.site.position, finding.offset), ("RecordChecksum", second as u64, Some(1)));
         }

@@ -177,7 +177,7 @@ fn readers_tolerate_a_live_writer_and_say_its_tail_may_be_in_flight() {
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     // With a writer holding the shard, it is a record in flight.
     let io = felix_engine::OsIo::new();
-    let _held = felix_engine::Io::lock(&io, &dir.join("writer.lock"), false).unwrap();
+    let _held = felix_engine::Io::lock(&io, &dir, false).unwrap();
     let o = run(&["inspect", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     assert!(out(&o).contains("shard is open for writing") && out(&o).contains("the tail may be in flight"), "{}", out(&o));

@@ -194,7 +194,7 @@ fn a_writer_that_starts_while_inspect_reads_makes_the_torn_tail_a_record_in_flig
     .unwrap();
     assert_eq!(flagged(&reports), ["Truncated"]);
     // A writer starts during the scan: the probe after reading sees it.
-    let mut progress = WriterStarts { lock: dir.join("writer.lock"), held: None };
+    let mut progress = WriterStarts { lock: dir.clone(), held: None };
     let (reports, facts) =
         felix_engine::inspect::inspect_shard(&dir, &paths, felix_engine::inspect::Writer::Probe, false, &mut progress, &mut 0, 0).unwrap();
     assert!(progress.held.is_some(), "the scan reported progress");
@@ -278,7 +278,7 @@ fn a_reader_opening_as_a_writer_starts_calls_the_torn_tail_in_flight() {
     let mut bytes = sim.contents(&log).unwrap();
     bytes.extend_from_slice(&[0, 0, 0, 5, 0, 0, 0, 0, 0, 0]);
     sim.put(&log, &bytes);
-    let io = Arc::new(LockOnRead { inner: Arc::clone(&sim), log, lock: dir.join("writer.lock"), held: std::sync::Mutex::new(None) });
+    let io = Arc::new(LockOnRead { inner: Arc::clone(&sim), log, lock: dir.clone(), held: std::sync::Mutex::new(None) });
     let (reader, recovery) = Shard::open_read_only(io as Arc<dyn Io>, &dir, felix_engine::Config::default()).unwrap();
     assert!(recovery.writer_live, "the probe after the scan saw the writer");
     assert!(recovery.warnings.iter().any(|w| w.contains("in flight")), "{:?}", recovery.warnings);

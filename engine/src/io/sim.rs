@@ -435,8 +435,12 @@ impl Io for SimIo {
     }
     fn lock(&self, path: &Path, wait: bool) -> io::Result<LockGuard> {
         {
+            // The shard directory itself is locked (as `OsIo` does): removing
+            // or replacing a file inside it never frees the lock.
             let s = self.read_state()?;
-            s.parent_must_exist(path)?;
+            if !s.live_dirs.contains(path) {
+                return Err(not_found(path));
+            }
         }
         let mut held = self.locks.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         while held.contains_key(path) {
@@ -498,9 +502,9 @@ mod tests {
         assert_eq!(io.link(Path::new("/d/a"), Path::new("/d/b")).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
         io.link(Path::new("/d/a"), Path::new("/d/c")).unwrap();
         assert_eq!(io.contents(Path::new("/d/c")).unwrap(), b"1");
-        let _held = io.lock(Path::new("/d/writer.lock"), false).unwrap();
-        assert_eq!(io.lock(Path::new("/d/writer.lock"), false).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        let _held = io.lock(Path::new("/d"), false).unwrap();
+        assert_eq!(io.lock(Path::new("/d"), false).unwrap_err().kind(), io::ErrorKind::WouldBlock);
         let rebooted = io.crash();
-        assert_eq!(rebooted.lock_holder(Path::new("/d/writer.lock")).unwrap(), None);
+        assert_eq!(rebooted.lock_holder(Path::new("/d")).unwrap(), None);
     }
 }

@@ -6,8 +6,12 @@
 //! Durability rules (each a function here, so no caller re-derives them):
 //! - a directory the engine creates is fsynced in its parent before anything
 //!   in it is acknowledged ([`ShardDir::create`]);
-//! - a file replaced atomically goes temp → write → fsync → rename → fsync
-//!   directory ([`ShardDir::write_file_durably`]);
+//! - a file comes to exist only by being created without replacing
+//!   anything: temp → write → fsync → link → fsync directory
+//!   ([`ShardDir::create_file_durably`]); a segment is never replaced;
+//! - the engine's own derived files it holds under its lock (the epochs
+//!   file, an index it rebuilds) are replaced atomically: temp → write →
+//!   fsync → rename → fsync directory ([`ShardDir::rewrite_own_file`]);
 //! - evidence is published with a hard link, which never replaces: an
 //!   existing piece of evidence is never overwritten, a second cut at the
 //!   same byte gets the next free name ([`ShardDir::keep_evidence`]).
@@ -16,8 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use felix_codec::file_name::{
-    classify, damaged_epochs_name, evidence_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName,
-    EPOCHS_FILE_NAME, LOCK_FILE_NAME,
+    classify, damaged_epochs_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName, EPOCHS_FILE_NAME,
 };
 
 use crate::error::EngineError;
@@ -84,10 +87,6 @@ impl ShardDir {
         self.file(EPOCHS_FILE_NAME)
     }
 
-    pub(crate) fn lock_path(&self) -> PathBuf {
-        self.file(LOCK_FILE_NAME)
-    }
-
     /// Creates the directory and any missing ancestors, each fsynced in its
     /// parent; then fsyncs the shard directory's parent and grandparent even
     /// when they existed, so a directory a crashed run created but never made
@@ -126,20 +125,24 @@ impl ShardDir {
     /// The exclusive writer lock, held for the life of the guard; fails at
     /// once with `Locked` (naming the holder's pid when known) unless `wait`.
     pub(crate) fn lock(&self, wait: bool) -> Result<LockGuard, EngineError> {
-        let path = self.lock_path();
-        match self.io.lock(&path, wait) {
-            Ok(guard) => Ok(guard),
+        match self.io.lock(&self.path, wait) {
+            Ok(guard) => {
+                // Checked once taken too: the directory may have been swapped
+                // between its creation and the lock.
+                guard.verify().map_err(|e| EngineError::io(&self.path, "lock", &e))?;
+                Ok(guard)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                let pid = self.io.lock_holder(&path).ok().flatten().and_then(|h| h.pid);
+                let pid = self.io.lock_holder(&self.path).ok().flatten().and_then(|h| h.pid);
                 Err(EngineError::Locked { dir: self.path.clone(), pid })
             }
-            Err(e) => Err(EngineError::io(&path, "lock", &e)),
+            Err(e) => Err(EngineError::io(&self.path, "lock", &e)),
         }
     }
 
     /// Whether a writer holds the shard right now.
     pub(crate) fn writer_live(&self) -> bool {
-        self.io.lock_holder(&self.lock_path()).ok().flatten().is_some()
+        self.io.lock_holder(&self.path).ok().flatten().is_some()
     }
 
     /// The entries, sorted. A Felix name on something that is not a regular
@@ -169,30 +172,68 @@ impl ShardDir {
         Ok(out)
     }
 
-    /// Writes `bytes` as the file `name`: temp → write → fsync → rename → fsync directory.
-    pub(crate) fn write_file_durably(&self, name: &str, bytes: &[u8]) -> Result<(), EngineError> {
+    /// Replaces the engine's own file `name` (the epochs file, an index it
+    /// rebuilds, the segment a `truncate_from` empties — all held under the
+    /// writer's lock) with `bytes`: temp → write → fsync → rename → fsync
+    /// directory. Never used to make a file come to exist: that is
+    /// [`ShardDir::create_file_durably`].
+    pub(crate) fn replace_file_durably(&self, name: &str, bytes: &[u8]) -> Result<(), EngineError> {
+        let tmp = self.write_temporary(name, bytes)?;
+        self.io.rename(&tmp, &self.file(name))?;
+        self.io.sync_dir(&self.path)
+    }
+
+    /// Writes the engine's own file `name` (the epochs file, an index): an
+    /// existing one is replaced atomically, a missing one is created without
+    /// replacing anything (see the module doc).
+    pub(crate) fn rewrite_own_file(&self, name: &str, bytes: &[u8]) -> Result<(), EngineError> {
+        if self.io.kind(&self.file(name))?.is_some() {
+            self.replace_file_durably(name, bytes)
+        } else {
+            self.create_file_durably(name, bytes)
+        }
+    }
+
+    /// Creates the file `name` holding `bytes`, never replacing anything:
+    /// temp → write → fsync → link (which fails when the name exists) →
+    /// remove the temporary → fsync directory. A name already taken stops
+    /// the shard with `AlreadyExists` and leaves the existing file as it was.
+    pub(crate) fn create_file_durably(&self, name: &str, bytes: &[u8]) -> Result<(), EngineError> {
+        let tmp = self.write_temporary(name, bytes)?;
+        let path = self.file(name);
+        if !self.io.link_new(&tmp, &path)? {
+            self.io.remove_if_exists(&tmp)?;
+            let e =
+                std::io::Error::new(std::io::ErrorKind::AlreadyExists, "the name is taken; a Felix file is never replaced by a new one");
+            return Err(self.io.latch(EngineError::io(&path, "create", &e)));
+        }
+        self.io.remove_if_exists(&tmp)?;
+        self.io.sync_dir(&self.path)
+    }
+
+    /// `name`'s temporary, written and fsynced; returns its path.
+    fn write_temporary(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, EngineError> {
         let tmp = self.file(&temporary_name(name));
         self.io.remove_if_exists(&tmp)?;
         self.io.create(&tmp)?;
         self.io.write_at(&tmp, 0, bytes)?;
         self.io.sync_data(&tmp)?;
-        self.io.rename(&tmp, &self.file(name))?;
-        self.io.sync_dir(&self.path)
+        Ok(tmp)
     }
 
     /// Copies `len` bytes of `source` from `from` into a new evidence file
-    /// for a cut of segment `segment_id` at `from`, with a JSON note beside
+    /// named `name_for(1)` (or the first free `name_for(K)`), with a JSON note beside
     /// it, both durable before this returns. Never replaces anything:
     /// returns the name actually used.
     pub(crate) fn keep_evidence(
         &self,
-        segment_id: u64,
+        name_for: &dyn Fn(u32) -> String,
         source: &Path,
         from: u64,
         len: u64,
         note: &serde_json::Value,
     ) -> Result<String, EngineError> {
-        let base = evidence_name(segment_id, from, 1);
+        let base = name_for(1);
         let tmp = self.file(&temporary_name(&base));
         self.io.remove_if_exists(&tmp)?;
         self.io.create(&tmp)?;
@@ -206,7 +247,7 @@ impl ShardDir {
             done += n as u64;
         }
         self.io.sync_data(&tmp)?;
-        let name = self.publish(&tmp, |attempt| evidence_name(segment_id, from, attempt))?;
+        let name = self.publish(&tmp, name_for)?;
         let mut note = note.clone();
         note["evidence"] = name.clone().into();
         let note_name = evidence_note_name(&name);
@@ -217,7 +258,7 @@ impl ShardDir {
         self.io.sync_data(&note_tmp)?;
         if !self.io.link_new(&note_tmp, &self.file(&note_name))? {
             // A note of that name without its evidence: keep it, name ours after the evidence anyway.
-            let _ = self.publish(&note_tmp, |attempt| evidence_note_name(&format!("{name}.note{attempt}")))?;
+            let _ = self.publish(&note_tmp, &|attempt| evidence_note_name(&format!("{name}.note{attempt}")))?;
         }
         self.io.remove_if_exists(&note_tmp)?;
         self.io.sync_dir(&self.path)?;
@@ -245,7 +286,7 @@ impl ShardDir {
 
     /// Gives `tmp` the first free name `name_for(1)`, `name_for(2)`, … and
     /// removes the temporary name.
-    fn publish(&self, tmp: &Path, name_for: impl Fn(u32) -> String) -> Result<String, EngineError> {
+    fn publish(&self, tmp: &Path, name_for: &dyn Fn(u32) -> String) -> Result<String, EngineError> {
         for attempt in 1..=MAX_EVIDENCE_ATTEMPTS {
             let name = name_for(attempt);
             if self.io.link_new(tmp, &self.file(&name))? {

@@ -246,8 +246,9 @@ pub(crate) struct Inner {
     pub(crate) epochs: Vec<Epoch>,
     pub(crate) warnings: Vec<String>,
     pub(crate) shutdown: bool,
-    /// The id the next new segment gets.
-    pub(crate) next_segment_id: u64,
+    /// The id the next new segment gets; `None` once a segment holds id
+    /// `u64::MAX` (no id is left: a roll is refused, never a replace).
+    pub(crate) next_segment_id: Option<u64>,
     /// Appends written since the last sync started (the next sync's fan-in).
     pub(crate) appends_since_sync: u64,
     /// Truncations so far, and the lowest offset each cut from (the last
@@ -255,6 +256,16 @@ pub(crate) struct Inner {
     /// below its end is gone, and its commit says so.
     pub(crate) truncations: u64,
     pub(crate) recent_cuts: std::collections::VecDeque<(u64, u64)>,
+    /// A reader's shard that recovery refuses: reads past the last readable
+    /// record stop with this damage (the file and its finding).
+    pub(crate) unreadable: Option<(PathBuf, felix_codec::Finding)>,
+}
+
+/// The id a new segment gets after the newest one `newest` (0 for an empty
+/// shard); `None` when the newest holds `u64::MAX`: ids never wrap or
+/// saturate, so a new segment can never take an existing one's name.
+pub(crate) fn id_after(newest: Option<u64>) -> Option<u64> {
+    newest.map_or(Some(0), |id| id.checked_add(1))
 }
 
 /// How many truncations a pending batch's commit can tell apart; an older
@@ -315,8 +326,9 @@ impl Shared {
 pub struct Shard {
     shared: Arc<Shared>,
     flusher: Option<JoinHandle<()>>,
-    /// The writer's lock, held for the life of the shard (`None` when read-only).
-    _lock: Option<LockGuard>,
+    /// The writer's lock, held for the life of the shard (`None` when
+    /// read-only), verified before every acknowledgement.
+    pub(crate) writer_lock: Option<LockGuard>,
 }
 
 /// Microseconds since the Unix epoch.
@@ -405,6 +417,7 @@ impl Shard {
             appends_since_sync: 0,
             truncations: 0,
             recent_cuts: std::collections::VecDeque::new(),
+            unreadable: r.unreadable,
         };
         let shared =
             Arc::new(Shared { dir, config, read_only, inner: Mutex::new(inner), synced: Condvar::new(), flusher_wake: Condvar::new() });
@@ -418,7 +431,7 @@ impl Shard {
             }
             None => None,
         };
-        Ok((Self { shared, flusher, _lock: lock }, r.recovery))
+        Ok((Self { shared, flusher, writer_lock: lock }, r.recovery))
     }
 
     /// The shard directory.

@@ -74,7 +74,10 @@ impl Shard {
             return Err(EngineError::Trimmed { requested: from_offset, first });
         }
         if from_offset >= g.visible_next {
-            return Ok(None);
+            return match &g.unreadable {
+                Some((path, finding)) => Err(EngineError::Corrupt { path: path.clone(), finding: Box::new(finding.clone()) }),
+                None => Ok(None),
+            };
         }
         let at = g.segments.partition_point(|s| s.base <= from_offset).saturating_sub(1);
         let active = g.segments.last().map(|s| s.id);
@@ -132,7 +135,9 @@ impl Shard {
                 Flow::Continue
             })?;
             if let Some(e) = walked.defect {
-                return Err(self.damage(id, &e));
+                // Every intact record before the damage is returned; the
+                // next read, starting at the damaged record, gets the error.
+                return if out.is_empty() { Err(self.damage(id, &e)) } else { Ok(out) };
             }
             if done {
                 break;

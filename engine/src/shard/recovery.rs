@@ -17,11 +17,11 @@
 //!   is damaged and reads as empty.
 
 use felix_codec::epochs::{Epoch, MAX_EPOCHS_FILE_LEN};
-use felix_codec::file_name::{index_file_name, segment_file_name};
+use felix_codec::file_name::{evidence_name, index_evidence_name, index_file_name, segment_file_name};
 use felix_codec::index::{IndexEntry, IndexHeader};
 use felix_codec::reader::{ChunkedReader, ReadError};
 use felix_codec::record::ExpectedOffset;
-use felix_codec::recovery::{plan_shard, Action, IndexFacts, IndexProblem, SegmentFacts, ShardFacts, ShardPlan};
+use felix_codec::recovery::{plan_shard, Action, IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts, ShardPlan};
 use felix_codec::repair::{repair_verdict, Place, RepairOptions};
 use felix_codec::scan::index::quick_check;
 use felix_codec::scan::{EpochsScanner, IndexCheck, IndexScanner, Item, RecordStatus, ScanContext, SegmentScanner};
@@ -54,9 +54,12 @@ pub(crate) enum Mode {
 pub(crate) struct Recovered {
     pub(crate) segments: Vec<Segment>,
     pub(crate) next_offset: u64,
-    pub(crate) next_segment_id: u64,
+    pub(crate) next_segment_id: Option<u64>,
     pub(crate) epochs: Vec<Epoch>,
     pub(crate) recovery: Recovery,
+    /// A reader's shard that recovery refuses: where reads past the last
+    /// readable record stop, and why.
+    pub(crate) unreadable: Option<(std::path::PathBuf, Finding)>,
 }
 
 /// One segment after its check.
@@ -66,6 +69,10 @@ struct Checked {
     index: IndexFacts,
     /// `None` when the segment cannot be used (its damage refuses the shard) or is unfinished.
     state: Option<Segment>,
+    /// For a sealed segment whose damage refuses the shard: what a reader
+    /// can still use (its header read; records up to the damage), with
+    /// `next` past the last record met before it.
+    damaged: Option<Segment>,
 }
 
 fn finding_from(dir: &ShardDir, id: u64, e: &ReadError, place: Place) -> Finding {
@@ -112,6 +119,10 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
         }
         previous_next = Some(state.next);
     }
+    for &id in &listing.indexes {
+        let size = dir.io.len(&dir.index(id))?;
+        facts.index_files.push(IndexFile { file: index_file_name(id), id, size });
+    }
     let mut warnings = Vec::new();
     let epochs = load_epochs(dir, listing.epochs, &mut facts, &mut warnings)?;
     for c in &checked {
@@ -119,10 +130,19 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
         facts.indexes.push(c.index.clone());
     }
     let plan = plan_shard(&facts, RepairOptions { repair_checksum_tail: config.repair_checksum_tail });
-    if plan.refused() {
+    let refused = plan.refused();
+    if refused && mode == Mode::Write {
         return Err(refusal(dir, &plan, &facts));
     }
-    let mut segments: Vec<Segment> = checked.into_iter().filter_map(|c| c.state).collect();
+    let (mut segments, unreadable) = if refused { readable_despite_damage(dir, checked) } else { (usable(checked), None) };
+    if let Some((path, f)) = &unreadable {
+        warnings.push(format!(
+            "recovery refuses this shard ({} at byte {} of {}): reads return every intact record before the damage, then stop there with it",
+            f.kind.name(),
+            f.position(),
+            path.display()
+        ));
+    }
     let mut evidence = Vec::new();
     if mode == Mode::Write {
         let mut rebuild = |dir: &ShardDir, id: u64| match segments.iter_mut().find(|s| s.id == id) {
@@ -155,7 +175,7 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
         metrics::gauge!(names::SEGMENT_COUNT).set(segments.len() as f64);
     }
     // A removed unfinished segment's id is free again.
-    let next_segment_id = segments.last().map_or(0, |s| s.id.saturating_add(1));
+    let next_segment_id = super::id_after(segments.last().map(|s| s.id));
     // With no segment left, the log resumes where its history says it was (never below it).
     let next_offset = segments.last().map_or_else(|| epochs.last().map_or(0, |e| e.start_offset), |s| s.next);
     let recovery = Recovery {
@@ -165,7 +185,39 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
         warnings,
         writer_live,
     };
-    Ok(Recovered { segments, next_offset, next_segment_id, epochs, recovery })
+    Ok(Recovered { segments, next_offset, next_segment_id, epochs, recovery, unreadable })
+}
+
+/// The segments a shard whose plan is not refused keeps (an unfinished one
+/// is removed by the plan).
+fn usable(checked: Vec<Checked>) -> Vec<Segment> {
+    checked.into_iter().filter_map(|c| c.state).collect()
+}
+
+/// A reader's view of a shard recovery refuses: the log up to its first
+/// damage. Every segment before the first damaged one; that one too when its
+/// header reads (whole: a read meets the damage and stops there, after the
+/// intact records before it); and where reads past the last readable record
+/// stop: the first damage's finding. Nothing after the damage is read, so a
+/// reader never skips over it.
+fn readable_despite_damage(dir: &ShardDir, checked: Vec<Checked>) -> (Vec<Segment>, Option<(std::path::PathBuf, Finding)>) {
+    let mut segments: Vec<Segment> = Vec::new();
+    for c in checked {
+        let first = c.facts.findings.first().cloned().map(|f| (dir.log(c.facts.id), f));
+        match (c.state, c.damaged) {
+            (Some(s), _) if first.is_none() => segments.push(s),
+            // Damage in its header (a discontinuity included) keeps the whole segment out.
+            (Some(s), _) | (None, Some(s)) => {
+                if first.as_ref().is_some_and(|(_, f)| f.position() >= SEGMENT_HEADER_LEN as u64) {
+                    segments.push(s);
+                }
+                return (segments, first);
+            }
+            (None, None) if c.facts.unfinished && c.facts.newest => break,
+            (None, None) => return (segments, first),
+        }
+    }
+    (segments, None)
 }
 
 /// The error for a refused plan: its first refusal, with the finding's full site.
@@ -213,7 +265,18 @@ pub(crate) fn execute(
                 let path = dir.file(file);
                 if *bytes > 0 {
                     let note = note(&path, "unfinished creation", 0, *bytes, *bytes, reason);
-                    evidence.push(dir.keep_evidence(id_of(file), &path, 0, *bytes, &note)?);
+                    let id = id_of(file);
+                    evidence.push(dir.keep_evidence(&|k| evidence_name(id, 0, k), &path, 0, *bytes, &note)?);
+                }
+                dir.io.remove_if_exists(&path)?;
+                names_changed = true;
+            }
+            Action::RemoveOrphanIndex { file, bytes, reason, .. } => {
+                let path = dir.file(file);
+                if *bytes > 0 {
+                    let note = note(&path, "orphaned index", 0, *bytes, *bytes, reason);
+                    let id = id_of(file);
+                    evidence.push(dir.keep_evidence(&|k| index_evidence_name(id, k), &path, 0, *bytes, &note)?);
                 }
                 dir.io.remove_if_exists(&path)?;
                 names_changed = true;
@@ -221,7 +284,8 @@ pub(crate) fn execute(
             Action::Cut { file, position, bytes, kind, reason, .. } => {
                 let path = dir.file(file);
                 let note = note(&path, kind, *position, *bytes, position + bytes, reason);
-                evidence.push(dir.keep_evidence(id_of(file), &path, *position, *bytes, &note)?);
+                let (id, at) = (id_of(file), *position);
+                evidence.push(dir.keep_evidence(&|k| evidence_name(id, at, k), &path, *position, *bytes, &note)?);
                 dir.io.set_len(&path, *position)?;
                 dir.io.sync_data(&path)?;
             }
@@ -241,7 +305,7 @@ pub(crate) fn write_index(dir: &ShardDir, seg: &mut Segment) -> Result<(), Engin
     for e in &seg.index.entries {
         bytes.extend_from_slice(&e.encode());
     }
-    dir.write_file_durably(&index_file_name(seg.id), &bytes)?;
+    dir.rewrite_own_file(&index_file_name(seg.id), &bytes)?;
     seg.index_on_disk = seg.index.entries.len();
     seg.index.rewrite = false;
     Ok(())
@@ -376,7 +440,7 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: Option<&m
         }
         _ => None,
     };
-    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state })
+    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state, damaged: None })
 }
 
 /// Feeds a whole file to `feed` in fixed chunks; large files are read on a
@@ -448,7 +512,7 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
         Err(e) => {
             facts.findings.push(finding_from(dir, id, &e, Place::SegmentHeader));
             facts.clean_prefix_end = 0;
-            return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem: None }, state: None });
+            return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem: None }, state: None, damaged: None });
         }
     };
     let base = header.base_offset;
@@ -464,7 +528,7 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
         if let Some((next, last_ts)) = strict_tail(dir, id, len, start)? {
             let index = MemIndex::from_entries(config.index_spacing_bytes, entries);
             let state = Segment { id, base, len, next, index_on_disk: index.entries.len(), index, last_timestamp: last_ts };
-            return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem: None }, state: Some(state) });
+            return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem: None }, state: Some(state), damaged: None });
         }
     }
     // Walk every record header from the start: it rebuilds the index and
@@ -474,18 +538,22 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
     let disk_last = disk.last().map(|(_, e)| *e);
     let mut check = IndexCheck::new(ctx(dir, id, false, false), disk);
     let mut index = MemIndex::new(config.index_spacing_bytes);
+    let mut next = base;
     let reader = ChunkedReader::headers_only(first, ExpectedOffset::Exactly(base), len);
     let walked = walk(&dir.io, &path, len, reader, HEADER_CHUNK_BYTES, |seen| {
         if let Seen::Header(position, header) = seen {
             check.item(&Item::Record(felix_codec::scan::RecordItem { position, header, status: RecordStatus::Intact }));
             let _ = index.observe(header.offset, position);
+            next = header.offset.saturating_add(1);
         }
         Flow::Continue
     })?;
     if let Some(e) = walked.defect {
         facts.clean_prefix_end = e.position;
         facts.findings.push(finding_from(dir, id, &e, Place::Elsewhere));
-        return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None });
+        index.verified = index.entries.len();
+        let damaged = Segment { id, base, len, next, index_on_disk: 0, index, last_timestamp: 0 };
+        return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None, damaged: Some(damaged) });
     }
     if problem.is_none() {
         problem = check.finish().first().cloned().map(IndexProblem::Finding);
@@ -496,7 +564,7 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
         _ => index.entries.last().copied().unwrap_or(IndexEntry { offset: base, position: first }),
     };
     let reader = ChunkedReader::new(start.position, ExpectedOffset::Exactly(start.offset), len);
-    let mut next = start.offset;
+    next = start.offset;
     let mut last_ts = 0;
     let walked = walk(&dir.io, &path, len, reader, READ_CHUNK_BYTES, |seen| {
         if let Seen::Record(_, r) = seen {
@@ -508,7 +576,9 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
     if let Some(e) = walked.defect {
         facts.clean_prefix_end = e.position;
         facts.findings.push(finding_from(dir, id, &e, Place::Elsewhere));
-        return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None });
+        index.verified = index.entries.len();
+        let damaged = Segment { id, base, len, next, index_on_disk: 0, index, last_timestamp: last_ts };
+        return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None, damaged: Some(damaged) });
     }
     if problem.is_none() {
         let disk_entries = index_summary.map(|s| s.kept.into_iter().map(|(_, e)| e).collect()).unwrap_or_default();
@@ -516,7 +586,7 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
     }
     index.verified = index.entries.len();
     let state = Segment { id, base, len, next, index_on_disk: 0, index, last_timestamp: last_ts };
-    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: Some(state) })
+    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: Some(state), damaged: None })
 }
 
 /// Reads the records from `start` to the end strictly; `Some((next offset,

@@ -38,7 +38,7 @@ pub(crate) fn write_epochs(shared: &Shared, entries: &[Epoch]) -> Result<(), Eng
     if shared.dir.io.kind(&shared.dir.epochs())?.is_some() && !super::recovery::scan_epochs(&shared.dir)?.findings.findings.is_empty() {
         shared.dir.keep_damaged_epochs()?;
     }
-    shared.dir.write_file_durably(EPOCHS_FILE_NAME, &bytes)
+    shared.dir.rewrite_own_file(EPOCHS_FILE_NAME, &bytes)
 }
 
 impl Shard {
@@ -171,7 +171,7 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
     }
     shared.dir.io.sync_dir(&shared.dir.path)?;
     let header = felix_codec::segment_header::SegmentHeader::new(offset, super::now_micros()).encode();
-    shared.dir.write_file_durably(&felix_codec::file_name::segment_file_name(oldest), &header)?;
+    shared.dir.replace_file_durably(&felix_codec::file_name::segment_file_name(oldest), &header)?;
     let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
     if epochs != g.epochs {
         write_epochs(shared, &epochs)?;
@@ -193,7 +193,7 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
     g.durable_len = SEGMENT_HEADER_LEN as u64;
     g.visible_next = offset;
     g.visible_len = SEGMENT_HEADER_LEN as u64;
-    g.next_segment_id = oldest.saturating_add(1);
+    g.next_segment_id = super::id_after(Some(oldest));
     g.note_cut(offset);
     Ok(())
 }
@@ -260,7 +260,7 @@ fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), Engin
     g.durable_len = cut;
     g.visible_next = keep_next;
     g.visible_len = cut;
-    g.next_segment_id = g.segments.last().map_or(0, |s| s.id.saturating_add(1));
+    g.next_segment_id = super::id_after(g.segments.last().map(|s| s.id));
     g.note_cut(keep_next);
     Ok(())
 }

@@ -73,20 +73,18 @@ impl Shard {
         if count > u64::MAX - first {
             return Err(EngineError::OffsetsExhausted { next: first, records: count });
         }
+        let rolls = rolls_needed(&g, records, shared.config.segment_size_bytes);
+        if rolls > 0 && g.next_segment_id.and_then(|id| id.checked_add(rolls - 1)).is_none() {
+            return Err(EngineError::SegmentIdsExhausted { dir: shared.dir.path.clone() });
+        }
         let now = now_micros();
         shared.dir.io.mutation(move || {
             let mut buf = Vec::new();
             let mut bytes = 0u64;
             for record in records {
                 let record_len = (RECORD_HEADER_LEN + record.payload.len()) as u64;
-                let needs_roll = match g.segments.last() {
-                    None => true,
-                    Some(s) => {
-                        let holds_records = s.next > s.base || !buf.is_empty();
-                        holds_records && s.len + buf.len() as u64 + record_len > shared.config.segment_size_bytes
-                    }
-                };
-                if needs_roll {
+                let active = g.segments.last().map(|s| (s.len, s.next > s.base));
+                if needs_roll(active, buf.len() as u64, record_len, shared.config.segment_size_bytes) {
                     flush(shared, &mut g, &mut buf)?;
                     roll(shared, &mut g)?;
                 }
@@ -139,14 +137,24 @@ impl Shard {
             return Err(gone(cut_at));
         }
         if shared.config.durability != Durability::EveryBatch {
-            return Ok(());
+            return self.verify_lock();
         }
         let g = shared.dir.io.mutation(|| sync_through(shared, shared.lock(), pending.offsets.end))?;
         // A truncation while the sync was in flight may have cut the batch.
-        match cut(&g) {
-            Some(cut_at) => Err(gone(cut_at)),
-            None => Ok(()),
+        if let Some(cut_at) = cut(&g) {
+            return Err(gone(cut_at));
         }
+        drop(g);
+        self.verify_lock()
+    }
+
+    /// Before an acknowledgement: the writer's lock still guards this
+    /// shard's directory (it was not moved away or replaced under us).
+    /// When it does not, the shard stops: nothing more is acknowledged.
+    fn verify_lock(&self) -> Result<(), EngineError> {
+        let Some(lock) = &self.writer_lock else { return Ok(()) };
+        let dir = &self.shared.dir;
+        lock.verify().map_err(|e| dir.io.latch(EngineError::io(&dir.path, "check the writer's lock", &e)))
     }
 
     /// Makes the active segment durable and, when it holds records, starts a
@@ -159,6 +167,10 @@ impl Shard {
         let shared = &*self.shared;
         shared.writable()?;
         let mut g = shared.lock();
+        let rolls = g.segments.last().is_none_or(|s| s.next > s.base);
+        if rolls && g.next_segment_id.is_none() {
+            return Err(EngineError::SegmentIdsExhausted { dir: shared.dir.path.clone() });
+        }
         shared.dir.io.mutation(|| {
             let Some(active) = g.segments.last().cloned() else {
                 start_segment(shared, &mut g)?;
@@ -241,6 +253,35 @@ fn flush(shared: &Shared, g: &mut Inner, buf: &mut Vec<u8>) -> Result<(), Engine
     write_new_index_entries(shared, seg)
 }
 
+/// Whether a record of `record_len` bytes starts a new segment: there is no
+/// active segment, or it (with `buffered` bytes of the batch not yet
+/// written) holds records and the record would take it past `size`.
+/// `active` is the active segment's `(len, holds records)`.
+fn needs_roll(active: Option<(u64, bool)>, buffered: u64, record_len: u64, size: u64) -> bool {
+    match active {
+        None => true,
+        Some((len, holds_records)) => (holds_records || buffered > 0) && len + buffered + record_len > size,
+    }
+}
+
+/// How many new segments appending `records` would create, counted with
+/// the same rule the write follows ([`needs_roll`]), before anything is
+/// written: a batch that needs an id no segment may take is refused whole.
+fn rolls_needed(g: &Inner, records: &[Append<'_>], size: u64) -> u64 {
+    let mut active = g.segments.last().map(|s| (s.len, s.next > s.base));
+    let (mut buffered, mut rolls) = (0u64, 0u64);
+    for record in records {
+        let record_len = (RECORD_HEADER_LEN + record.payload.len()) as u64;
+        if needs_roll(active, buffered, record_len, size) {
+            active = Some((SEGMENT_HEADER_LEN as u64, false));
+            buffered = 0;
+            rolls += 1;
+        }
+        buffered += record_len;
+    }
+    rolls
+}
+
 /// Appends the entries not yet in the index file (or rewrites it when the
 /// in-memory index was thinned). Index writes are not synced: an index is
 /// never trusted, and recovery rebuilds one that disagrees.
@@ -278,7 +319,7 @@ fn roll(shared: &Shared, g: &mut Inner) -> Result<(), EngineError> {
 
 /// Creates the next segment at the next offset and makes it the active one.
 pub(crate) fn start_segment(shared: &Shared, g: &mut Inner) -> Result<(), EngineError> {
-    let id = g.next_segment_id;
+    let id = g.next_segment_id.ok_or_else(|| EngineError::SegmentIdsExhausted { dir: shared.dir.path.clone() })?;
     let base = g.next_offset;
     create_segment(shared, id, base)?;
     g.segments.push(Segment {
@@ -290,7 +331,7 @@ pub(crate) fn start_segment(shared: &Shared, g: &mut Inner) -> Result<(), Engine
         index_on_disk: 0,
         last_timestamp: 0,
     });
-    g.next_segment_id = id.saturating_add(1);
+    g.next_segment_id = id.checked_add(1);
     g.durable_len = SEGMENT_HEADER_LEN as u64;
     g.visible_len = SEGMENT_HEADER_LEN as u64;
     metrics::counter!(names::SEGMENT_ROLL_TOTAL).increment(1);
@@ -298,19 +339,19 @@ pub(crate) fn start_segment(shared: &Shared, g: &mut Inner) -> Result<(), Engine
     Ok(())
 }
 
-/// Creates segment `id` at `base`: temp → header → fsync → rename → fsync
-/// directory, so a segment under its real name always has a durable header.
-/// Its index starts as a bare header (an orphaned index of that id — derived
-/// data of a segment that no longer exists — is replaced).
+/// Creates segment `id` at `base`: temp → header → fsync → link → fsync
+/// directory, so a segment under its real name always has a durable header
+/// and never replaces a file of that name. Its index starts as a bare
+/// header, created exclusively too (recovery already moved an orphaned
+/// index of that id to evidence; one that appeared since stops the shard).
 fn create_segment(shared: &Shared, id: u64, base: u64) -> Result<(), EngineError> {
     let dir = &shared.dir;
     let header = SegmentHeader::new(base, now_micros()).encode();
-    dir.write_file_durably(&felix_codec::file_name::segment_file_name(id), &header)?;
+    dir.create_file_durably(&felix_codec::file_name::segment_file_name(id), &header)?;
     if shared.config.preallocate_segments {
         dir.io.preallocate(&dir.log(id), shared.config.segment_size_bytes)?;
     }
     let index = dir.index(id);
-    dir.io.remove_if_exists(&index)?;
     dir.io.create(&index)?;
     dir.io.write_at(&index, 0, &IndexHeader::new(base).encode())
 }

@@ -108,6 +108,9 @@ fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show:
                 </li>
             }
         }
+        Action::RemoveOrphanIndex { file, bytes, reason, evidence } => html! {
+            <li class="action" data-action="remove-orphan-index">{ format!("remove {file} ({bytes} bytes{}): {reason}", evidence.as_ref().map_or_else(String::new, |e| format!(", kept in {e}"))) }</li>
+        },
         Action::RebuildIndex { file, reason } => {
             html! { <li class="action" data-action="rebuild-index">{ format!("rebuild {file}: {reason}") }</li> }
         }

@@ -134,7 +134,9 @@ impl Shard {
                 },
             )?;
             if let Some(e) = walked.defect {
-                return Err(self.damage(id, &e));
+                // As `read`: the intact records before the damage, then (next call) the error.
+                out.extend(range);
+                return if out.is_empty() { Err(self.damage(id, &e)) } else { Ok(out) };
             }
             out.extend(range);
             if done {
