@@ -85,3 +85,91 @@ fn diff_a_short_index_or_epochs_file_blocks_nothing() {
         assert!(text.ends_with("identical\n") && o.status.code() == Some(0), "{text}");
     }
 }
+
+/// Sends `SIG<name>` to `pid` (with kill(1): this crate has no unsafe code).
+fn signal(name: &str, pid: u32) {
+    assert!(Command::new("kill").args([&format!("-{name}"), &pid.to_string()]).status().unwrap().success());
+}
+
+/// Runs `inspect --json --jobs 1 PATH` and, once it has the file open (so
+/// its size and identity were taken), stops it, runs `change`, and lets it
+/// go on: the change falls inside the run, whatever the timing.
+fn inspect_changing(path: &Path, change: impl FnOnce()) -> Output {
+    let mut child = Command::new(bin())
+        .args(["inspect", "--json", "--jobs", "1", s(path)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let holds_it = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|fds| fds.filter_map(Result::ok).any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == path)))
+            .unwrap_or(false)
+    };
+    loop {
+        assert!(child.try_wait().unwrap().is_none(), "inspect ended before it was seen reading {}", path.display());
+        if holds_it() {
+            signal("STOP", pid);
+            if holds_it() {
+                break;
+            }
+            // It let go between the look and the stop: look again.
+            signal("CONT", pid);
+        }
+        std::thread::yield_now();
+    }
+    change();
+    signal("CONT", pid);
+    child.wait_with_output().unwrap()
+}
+
+/// Defect 6: a file cut from 1 GiB to 90 bytes while `inspect --json` reads
+/// it. Every read stops at the size taken when the run began, and the file
+/// is looked at again when the run ends: its report says it changed, with
+/// both sizes, and gives no hash (no hash describes the bytes the scan saw).
+#[test]
+fn inspect_says_a_file_changed_while_it_was_read_and_gives_no_hash_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("big.bin");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(1 << 30).unwrap();
+    let o = inspect_changing(&path, || file.set_len(90).unwrap());
+    assert_eq!(o.status.code(), Some(0), "no findings in an unknown file: {}", err(&o));
+    let r = json(&o);
+    let f = &r["files"][0];
+    assert_eq!(f["changed_while_read"], serde_json::json!({"size_at_start": 1u64 << 30, "size_at_end": 90, "only_grew": false}), "{r:#}");
+    assert_eq!((&f["hash"], &f["sha256"]), (&Value::Null, &Value::Null), "{r:#}");
+    let note = format!(
+        "changed while it was read: {} bytes when the inspection began, 90 bytes at its end, and not only by growing",
+        1u64 << 30
+    );
+    assert!(f["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with(&note)), "{r:#}");
+}
+
+/// Defect 6, the other way: a file that grows while it is read (a writer
+/// appending) is described as its first bytes, the size taken at the start,
+/// with the hash of exactly those bytes; the report says it grew.
+#[test]
+fn inspect_describes_a_growing_file_as_its_first_bytes_and_says_it_grew() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("grows.bin");
+    let size = 1u64 << 30;
+    std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+    let o = inspect_changing(&path, || {
+        use std::io::Write;
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(&[7u8; 4096]).unwrap();
+    });
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let r = json(&o);
+    let f = &r["files"][0];
+    assert_eq!(f["size"], size, "{r:#}");
+    assert_eq!(f["changed_while_read"], serde_json::json!({"size_at_start": size, "size_at_end": size + 4096, "only_grew": true}));
+    let mut zeros = blake3::Hasher::new();
+    for _ in 0..(size >> 20) {
+        zeros.update(&[0u8; 1 << 20]);
+    }
+    assert_eq!(f["hash"]["value"], zeros.finalize().to_hex().as_str(), "the hash of the first {size} bytes");
+    let note = format!("changed while it was read: {size} bytes when the inspection began, {} bytes at its end; this report describes its first {size} bytes", size + 4096);
+    assert!(f["notes"].as_array().unwrap().iter().any(|n| n == &Value::String(note.clone())), "{r:#}");
+}
