@@ -273,15 +273,49 @@ impl ShardPlan {
 pub struct Plan {
     /// [`PLAN_VERSION`].
     pub plan_version: u32,
-    /// One per shard.
+    /// One per shard whose plan was made (and, in a real run, ran to its end).
     pub shards: Vec<ShardPlan>,
+    /// Where the run stopped on a failure (a full disk, an IO error), and
+    /// what it had done there; absent when it did not stop.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub stopped: Option<Stopped>,
 }
 
 impl Plan {
     /// A plan over `shards`.
     #[must_use]
     pub fn new(shards: Vec<ShardPlan>) -> Self {
-        Self { plan_version: PLAN_VERSION, shards }
+        Self { plan_version: PLAN_VERSION, shards, stopped: None }
+    }
+}
+
+/// The shard a run stopped in: the actions of its plan that ran before the
+/// failure (each as `shards` would list it), those that did not, and the
+/// failure. The shards in `shards` before it are done; none after it was
+/// looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Stopped {
+    /// The shard directory as shown.
+    pub path: String,
+    /// The failure, naming the file (one line).
+    pub error: String,
+    /// Its plan's actions that ran to their end, in order.
+    pub done: Vec<Action>,
+    /// Its plan's actions that did not run (the first may have begun:
+    /// evidence it wrote is kept); empty when no plan was made.
+    pub not_done: Vec<Action>,
+}
+
+impl Stopped {
+    /// A stop in `plan` (the shard's plan, or `None` when the failure came
+    /// before one was made) after its first `done` actions ran.
+    #[must_use]
+    pub fn new(path: String, error: String, plan: Option<&ShardPlan>, done: usize) -> Self {
+        let actions = plan.map_or(&[][..], |p| p.actions.as_slice());
+        let (ran, rest) = actions.split_at(done.min(actions.len()));
+        Self { path, error, done: ran.to_vec(), not_done: rest.to_vec() }
     }
 }
 

@@ -12,7 +12,7 @@ use felix_codec::time::format_micros;
 use felix_codec::MAX_PAYLOAD_BYTES;
 use felix_engine::broker::FsyncMode;
 use felix_engine::shard::{Config, Shard};
-use felix_engine::OsIo;
+use felix_engine::{EngineError, OsIo};
 
 use crate::fail;
 
@@ -152,6 +152,10 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
     use felix_engine::broker::{DiskLogProvider, LogConfig, PendingAppend};
     type Commit = tokio::task::JoinHandle<Result<PendingAppend, felix_engine::EngineError>>;
     let config = LogConfig { wait_for_lock: wait, fsync_mode: fsync, ..LogConfig::default() };
+    let shard_key = felix_codec::shard_name::ShardKey { tenant: &key.tenant, namespace: &key.namespace, stream: &key.stream, shard: key.shard };
+    let dir = Shard::dir_of(root, &shard_key);
+    // An IO failure (a full disk) stops the shard: say what the operator runs.
+    let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| (2, format!("runtime: {e}")))?;
     runtime.block_on(async {
         let provider = DiskLogProvider::new(root, config).map_err(|e| fail(&e))?;
@@ -178,7 +182,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
                     }
                 }, if !in_flight.is_empty() => {
                     in_flight.pop_front();
-                    let done = done.map_err(|e| (2, format!("commit task: {e}")))?.map_err(|e| fail(&e))?;
+                    let done = done.map_err(|e| (2, format!("commit task: {e}")))?.map_err(stopped)?;
                     text.clear();
                     for offset in done.first_offset()..=done.last_offset() {
                         text.push_str(itoa::Buffer::new().format(offset));
@@ -193,7 +197,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
                             in_flight.push_back(tokio::spawn(async move { log.commit(&pending).await.map(|()| pending) }));
                         }
                         // What was written before stays acknowledged once durable.
-                        Err(e) => ended = Some(fail(&e)),
+                        Err(e) => ended = Some(stopped(e)),
                     },
                     Some(Err(e)) => ended = Some(e),
                     None => input_done = true,
@@ -201,7 +205,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
                 else => break,
             }
         }
-        provider.shutdown().await.map_err(|e| fail(&e))?;
+        provider.shutdown().await.map_err(stopped)?;
         match ended {
             Some(e) => Err(e),
             None => Ok(false),
@@ -416,13 +420,13 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     let mut damage = false;
     let mut plans = Vec::new();
     for dir in dirs {
-        let outcome = if o.dry_run {
+        let ran = if o.dry_run {
             felix_engine::recover::plan(dir, options)
         } else {
             let spacing = felix_codec::index::DEFAULT_INDEX_SPACING_BYTES;
             felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten())
         };
-        let outcome = match outcome {
+        let outcome = match ran {
             Ok(outcome) => outcome,
             // One shard that cannot be recovered now (a live writer holds it, a
             // link where a file belongs) does not stop the others: said, and exit 1.
@@ -431,10 +435,14 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
                 damage = true;
                 continue;
             }
-            Err(e) => return Err(fail(&e)),
+            // Anything else stops the run here; what ran before it is still told.
+            Err(e) => return stop_recover(plans, dir, None, 0, &e, o.json),
         };
         if outcome.writer_live {
             eprintln!("felix-storage: note: {}: shard is open for writing; the tail may be in flight", shown(&dir.display().to_string()));
+        }
+        if let Some(e) = &outcome.failure {
+            return stop_recover(plans, dir, Some(&outcome.plan), outcome.actions_done, e, o.json);
         }
         damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty();
         if !o.json {
@@ -443,13 +451,62 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         plans.push(outcome.plan);
     }
     if o.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &Plan::new(plans))
-            .map_err(std::io::Error::other)
-            .and_then(|()| writeln!(out))
-            .map_err(|e| out_err(&e))?;
+        print_plan_json(&Plan::new(plans))?;
     }
     Ok(damage)
+}
+
+fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, plan).map_err(std::io::Error::other).and_then(|()| writeln!(out)).map_err(|e| out_err(&e))
+}
+
+/// A `recover` run stopped by `e` in the shard in `dir`, after the first
+/// `done` actions of its plan (`None`: no plan was made) ran: every action
+/// taken so far is told — the plans of the shards before it, and what ran
+/// and what did not in this one (as text, or in the JSON's `stopped`) —
+/// then the failure, with what the operator runs next. Exit 2 (1 for a
+/// refusal such as a live writer).
+fn stop_recover(plans: Vec<ShardPlan>, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, json: bool) -> Outcome {
+    let (code, message) = stopped_by(dir, e);
+    let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), message.clone(), plan, done);
+    if json {
+        let mut account = Plan::new(plans);
+        account.stopped = Some(stopped);
+        print_plan_json(&account)?;
+    } else {
+        for action in &stopped.done {
+            say!("{}", action_line(dir, action, false));
+        }
+        for action in &stopped.not_done {
+            say!("{}: not done, the run stopped first", action_line(dir, action, true));
+        }
+    }
+    Err((code, message))
+}
+
+/// An engine error that stopped work on the shard in `dir`, in words an
+/// operator acts on: for an IO failure, what failed (the file, the call) and
+/// what to run once it is dealt with; any other error as [`fail`] says it.
+pub(crate) fn stopped_by(dir: &Path, e: &EngineError) -> (u8, String) {
+    let cause = match e {
+        EngineError::FailStopped { cause } => cause.clone(),
+        EngineError::Io { .. } => e.to_string(),
+        _ => return fail(e),
+    };
+    let full_disk = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    let first = if cause.contains(&full_disk) { "free space on its disk" } else { "deal with the cause" };
+    (2, format!("{cause}; the shard stopped there: {first}, then run `felix-storage recover {}`", quoted(dir)))
+}
+
+/// A path as a shell reads it back: as is when it holds only plain
+/// characters, else in single quotes.
+fn quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:=@".contains(&b)) {
+        return text;
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {

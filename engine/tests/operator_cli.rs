@@ -173,3 +173,83 @@ fn inspect_describes_a_growing_file_as_its_first_bytes_and_says_it_grew() {
     let note = format!("changed while it was read: {size} bytes when the inspection began, {} bytes at its end; this report describes its first {size} bytes", size + 4096);
     assert!(f["notes"].as_array().unwrap().iter().any(|n| n == &Value::String(note.clone())), "{r:#}");
 }
+
+/// Writes `lines` to shard `shard` (TENANT/NAMESPACE/STREAM/N) under `root`
+/// with `produce`, and returns the shard's directory.
+fn produce(root: &Path, shard: &str, lines: &str) -> PathBuf {
+    use std::io::Write;
+    let mut child = Command::new(bin())
+        .args(["produce", s(root), "--shard", shard])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let dirs: Vec<PathBuf> = std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).collect();
+    let prefix = shard.rsplit_once('/').unwrap().0.replace('/', "_");
+    dirs.into_iter().find(|d| d.file_name().unwrap().to_str().unwrap().starts_with(&prefix)).unwrap()
+}
+
+/// Appends to segment 0 of `dir` the first `keep` bytes of a record at
+/// `offset` with a `payload_len`-byte payload: a torn tail (a write the
+/// process never finished), which recovery cuts, keeping the bytes as evidence.
+fn tear(dir: &Path, offset: u64, payload_len: usize, keep: usize) -> u64 {
+    use std::io::Write;
+    let mut record = Vec::new();
+    felix_codec::record::encode_record(offset, 1, &vec![b'x'; payload_len], &mut record).unwrap();
+    let log = dir.join("00000000000000000000.log");
+    let at = std::fs::metadata(&log).unwrap().len();
+    std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(&record[..keep]).unwrap();
+    at
+}
+
+/// Runs the binary with files limited to about 1 MiB (`ulimit -f`, SIGXFSZ
+/// ignored): a write past it fails with EFBIG, part way through a run.
+fn run_file_size_limited(args: &[&str]) -> Output {
+    Command::new("sh").arg("-c").arg("trap '' XFSZ; ulimit -f 2048; exec \"$0\" \"$@\"").arg(bin()).args(args).output().unwrap()
+}
+
+/// Defect 7: shard a is cut (evidence written, index rebuilt), then shard b
+/// fails (its 8 MiB of cut bytes cannot be written as evidence): exit 2, and
+/// the JSON still tells the whole account — a's actions, done, and where the
+/// run stopped, with what ran there and what did not.
+#[test]
+fn recover_json_tells_every_action_taken_when_a_later_shard_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let a = produce(&root, "a/default/s/0", "one\ntwo\nthree\n");
+    let b = produce(&root, "b/default/s/0", "one\ntwo\nthree\n");
+    let cut_a = tear(&a, 3, 100, 60);
+    let cut_b = tear(&b, 3, 16 << 20, 8 << 20);
+    let o = run_file_size_limited(&["recover", s(&root), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let plan = json(&o);
+    let shards = plan["shards"].as_array().unwrap();
+    assert_eq!(shards.len(), 1, "{plan:#}");
+    assert_eq!(shards[0]["path"], s(&a));
+    let done_a: Vec<&str> = shards[0]["actions"].as_array().unwrap().iter().map(|x| x["action"].as_str().unwrap()).collect();
+    assert_eq!(done_a, ["cut", "rebuild-index"], "{plan:#}");
+    assert_eq!((shards[0]["actions"][0]["position"].as_u64(), shards[0]["actions"][0]["bytes"].as_u64()), (Some(cut_a), Some(60)));
+    let evidence_a = shards[0]["actions"][0]["evidence"].as_str().unwrap();
+    assert_eq!(std::fs::read(a.join(evidence_a)).unwrap().len(), 60, "a's cut bytes are kept");
+    assert_eq!(std::fs::metadata(a.join("00000000000000000000.log")).unwrap().len(), cut_a, "a is cut");
+    let stopped = &plan["stopped"];
+    assert_eq!(stopped["path"], s(&b), "{plan:#}");
+    assert_eq!(stopped["done"], serde_json::json!([]), "{plan:#}");
+    let not_done: Vec<&str> = stopped["not_done"].as_array().unwrap().iter().map(|x| x["action"].as_str().unwrap()).collect();
+    assert_eq!(not_done, ["cut", "rebuild-index"], "{plan:#}");
+    let error = stopped["error"].as_str().unwrap();
+    let tmp_evidence = format!("{}/00000000000000000000.log.cut-{cut_b}.tmp: write failed: File too large (os error 27)", b.display());
+    assert!(error.starts_with(&tmp_evidence), "{error}");
+    assert!(error.ends_with(&format!("; the shard stopped there: deal with the cause, then run `felix-storage recover {}`", b.display())), "{error}");
+    assert_eq!(err(&o), format!("felix-storage: {error}\n"));
+    assert_eq!(std::fs::metadata(b.join("00000000000000000000.log")).unwrap().len(), cut_b + (8 << 20), "b is not cut");
+    // Once the cause is gone, the run it names finishes the work.
+    let o = run(&["recover", s(&b), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(json(&o).get("stopped").is_none());
+    assert_eq!(std::fs::metadata(b.join("00000000000000000000.log")).unwrap().len(), cut_b);
+}
