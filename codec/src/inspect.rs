@@ -420,6 +420,8 @@ impl ShardInspection {
                     Some(Some(Done::Index(ix))) => {
                         let mut all: Vec<&Finding> = ix.findings.findings.iter().chain(extra(i)).collect();
                         all.sort_by_key(|f| f.position());
+                        let file = self.files.get(i).map_or_else(String::new, |f| f.name.clone());
+                        facts.index_findings.extend(all.iter().map(|f| (file.clone(), (*f).clone())));
                         match all.first() {
                             Some(f) => Some(IndexProblem::Finding((*f).clone())),
                             None if ix.torn_entry_bytes > 0 => Some(IndexProblem::TornEntry),

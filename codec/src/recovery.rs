@@ -116,6 +116,11 @@ pub struct ShardFacts {
     pub temporaries: Vec<String>,
     /// Findings recovery has no action for (the epochs file): `(file, finding)`.
     pub other_findings: Vec<(String, Finding)>,
+    /// Every finding of each segment's index file, as the full inspection
+    /// reports it: `(file, finding)`. A refused plan leaves them all (a
+    /// rebuild would clear them). Empty from the engine's quick check on
+    /// open, where an index's [`IndexProblem`] names its first.
+    pub index_findings: Vec<(String, Finding)>,
 }
 
 /// One step of a plan.
@@ -413,10 +418,14 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
     let refused = !refusals.is_empty();
     actions.extend(refusals);
     if refused {
-        // Nothing runs: every finding remains, index findings included.
+        // Nothing runs: every finding remains, each of every index's included.
         for ix in &facts.indexes {
-            if let Some(IndexProblem::Finding(f)) = &ix.problem {
-                left.push(remaining(&index_file_name(ix.segment_id), f));
+            let file = index_file_name(ix.segment_id);
+            let every: Vec<&Finding> = facts.index_findings.iter().filter(|(f, _)| *f == file).map(|(_, x)| x).collect();
+            match &ix.problem {
+                _ if !every.is_empty() => left.extend(every.into_iter().map(|f| remaining(&file, f))),
+                Some(IndexProblem::Finding(f)) => left.push(remaining(&file, f)),
+                _ => {}
             }
         }
         for seg in &facts.segments {
@@ -479,7 +488,7 @@ mod tests {
             segments: vec![seg(1, true, vec![torn], 100, 109)],
             indexes: vec![IndexFacts { segment_id: 1, problem: None }],
             temporaries: vec!["epochs.tmp".into()],
-            other_findings: vec![],
+            ..ShardFacts::default()
         };
         let p = plan_shard(&facts, RepairOptions::default());
         assert_eq!(names(&p), ["remove-temporary", "cut", "rebuild-index"]);
@@ -510,14 +519,22 @@ mod tests {
         let facts = ShardFacts {
             path: "s".into(),
             segments: vec![seg(0, false, vec![rot], 60, 200), seg(1, true, vec![torn], 100, 109)],
-            indexes: vec![IndexFacts { segment_id: 0, problem: Some(IndexProblem::Finding(mismatch)) }],
-            temporaries: vec![],
-            other_findings: vec![],
+            indexes: vec![IndexFacts { segment_id: 0, problem: Some(IndexProblem::Finding(mismatch.clone())) }],
+            ..ShardFacts::default()
         };
         let p = plan_shard(&facts, RepairOptions::default());
         assert!(p.refused());
         assert_eq!(names(&p), ["cut", "rebuild-index", "rebuild-index", "refuse"]);
         assert_eq!(p.remaining_findings.len(), 3, "{:?}", p.remaining_findings);
+        // With every finding of the index known (the full inspection), every one remains.
+        let index = "00000000000000000000.index";
+        let every: Vec<(String, Finding)> = (0..5)
+            .map(|n| (index.into(), finding(CorruptionKind::IndexEntryMismatch { offset: n, position: 77 }, 24 + 16 * n, 40 + 16 * n, Repair::Always)))
+            .collect();
+        let p = plan_shard(&ShardFacts { index_findings: every.clone(), ..facts }, RepairOptions::default());
+        let left: Vec<(&str, u64)> = p.remaining_findings.iter().filter(|f| f.file == index).map(|f| (f.file.as_str(), f.finding.position)).collect();
+        assert_eq!(left, every.iter().map(|(f, x)| (f.as_str(), x.position())).collect::<Vec<_>>());
+        assert_eq!(p.remaining_findings.len(), 7);
     }
 
     #[test]

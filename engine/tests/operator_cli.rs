@@ -253,3 +253,50 @@ fn recover_json_tells_every_action_taken_when_a_later_shard_fails() {
     assert!(json(&o).get("stopped").is_none());
     assert_eq!(std::fs::metadata(b.join("00000000000000000000.log")).unwrap().len(), cut_b);
 }
+
+/// Defect 9: a refused plan's `remaining_findings` holds every finding
+/// `inspect` reports — here all seven of a stale index's, not one per index.
+#[test]
+fn a_refused_plan_keeps_every_finding_inspect_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let dir = root.join(ORDERS);
+    // Every entry of segment 0's index points one byte past its record.
+    let index = dir.join("00000000000000000000.index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    for entry in bytes[24..].chunks_mut(16) {
+        let position = u64::from_be_bytes(entry[8..].try_into().unwrap()) + 1;
+        entry[8..].copy_from_slice(&position.to_be_bytes());
+    }
+    std::fs::write(&index, &bytes).unwrap();
+    // Rot in a sealed segment: recovery refuses the shard.
+    let log = dir.join("00000000000000000001.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[200] ^= 0x40;
+    std::fs::write(&log, &bytes).unwrap();
+    let inspected = json(&run(&["inspect", "--json", s(&dir)]));
+    let mut reported: Vec<(String, String, u64)> = Vec::new();
+    for f in inspected["files"].as_array().unwrap() {
+        let name = Path::new(f["path"].as_str().unwrap()).file_name().unwrap().to_str().unwrap().to_string();
+        for x in f["findings"].as_array().unwrap() {
+            reported.push((name.clone(), x["kind"].as_str().unwrap().into(), x["position"].as_u64().unwrap()));
+        }
+    }
+    reported.sort();
+    let o = run(&["recover", s(&dir), "--dry-run", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let plan = json(&o);
+    let shard = &plan["shards"][0];
+    assert!(shard["actions"].as_array().unwrap().iter().any(|a| a["action"] == "refuse"), "{plan:#}");
+    let mut remaining: Vec<(String, String, u64)> = shard["remaining_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["file"].as_str().unwrap().into(), f["kind"].as_str().unwrap().into(), f["position"].as_u64().unwrap()))
+        .collect();
+    remaining.sort();
+    let stale: Vec<&(String, String, u64)> = remaining.iter().filter(|f| f.0 == "00000000000000000000.index").collect();
+    assert_eq!(stale.len(), 7, "{remaining:?}");
+    assert!(stale.iter().all(|f| f.1 == "IndexEntryMismatch"), "{stale:?}");
+    assert_eq!(remaining, reported, "the refused plan leaves what inspect reports");
+}
