@@ -432,23 +432,33 @@ impl FileReport {
 /// is shown escaped (`\n`, `\u{202e}`), so a hostile file name, note or
 /// message can neither forge a line of the report nor reorder what a
 /// terminal shows. Text with none is borrowed as is.
+///
+/// This is the one escaper for a terminal: the CLI passes every line it
+/// prints that carries text from a path or a file through it (or, writing a
+/// payload in pieces, [`is_hostile`] and [`char::escape_default`], the same rule).
 #[must_use]
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    fn hostile(c: char) -> bool {
-        c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    }
-    if !text.chars().any(hostile) {
+    if !text.chars().any(is_hostile) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if hostile(c) {
+        if is_hostile(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether [`one_line`] escapes `c`: a control character (newline and tab
+/// included) or a Unicode bidirectional control — the marks U+200E, U+200F
+/// and U+061C, the embeddings and overrides U+202A–U+202E, the isolates
+/// U+2066–U+2069.
+#[must_use]
+pub fn is_hostile(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 fn plural(n: u64) -> &'static str {
@@ -473,6 +483,9 @@ mod tests {
         assert!(text.contains("evil\\nfake.log: clean segment\\u{202e}gol.x\\t\\u{1b}[2J: clean segment, 0 bytes"), "{text}");
         assert!(text.contains("note: note\\rwith\\ncontrol"), "{text}");
         assert!(matches!(one_line("plain é 東"), Cow::Borrowed(_)));
+        for c in ['\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\r', '\u{1b}', '\u{85}'] {
+            assert!(is_hostile(c) && !one_line(&alloc::format!("a{c}b")).contains(c), "{c:?}");
+        }
     }
 
     /// One value of every kind: the `match` fails to compile when a kind is added,

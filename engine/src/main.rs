@@ -208,7 +208,7 @@ fn run_inspect(json: bool, sha256: bool, jobs: Option<u16>, paths: &[PathBuf]) -
     let written = if json {
         serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::other).and_then(|()| writeln!(out))
     } else {
-        out.write_all(commands::shown(&report.to_text()).as_bytes())
+        out.write_all(commands::lines_shown(&report.to_text()).as_bytes())
     };
     if let Err(e) = written.and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {

@@ -300,3 +300,34 @@ fn a_refused_plan_keeps_every_finding_inspect_reports() {
     assert!(stale.iter().all(|f| f.1 == "IndexEntryMismatch"), "{stale:?}");
     assert_eq!(remaining, reported, "the refused plan leaves what inspect reports");
 }
+
+/// Defect 8: a root whose name carries a newline and a right-to-left
+/// override. `recover` (dry run and real) and `dump` print its name escaped,
+/// as `inspect` and `diff` do: no forged line, no reordered text.
+#[test]
+fn recover_and_dump_escape_a_hostile_root_name_as_inspect_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hostile = "evil\nFORGED-LINE\u{202e}gol.x";
+    let root = demo(tmp.path(), hostile);
+    let escaped = format!("{}/evil\\nFORGED-LINE\\u{{202e}}gol.x", tmp.path().display());
+    let log = root.join(CLICKS).join("00000000000000000001.log");
+    for args in [
+        vec!["recover", s(&root), "--dry-run"],
+        vec!["recover", s(&root)],
+        vec!["dump", s(&log)],
+        vec!["inspect", s(&root)],
+    ] {
+        let o = run(&args);
+        let text = out(&o);
+        assert!(!text.is_empty(), "{args:?}: {}", err(&o));
+        for line in text.lines() {
+            assert!(!line.starts_with("FORGED-LINE"), "{args:?} forged a line: {text}");
+            assert!(!line.contains('\u{202e}') && !line.contains('\r'), "{args:?}: {line:?}");
+        }
+        assert!(text.contains(&escaped), "{args:?}: {text}");
+        assert!(!err(&o).contains('\u{202e}'), "{args:?}: {}", err(&o));
+    }
+    // A record's payload is shown escaped too (bidi included), one record a line.
+    let o = run(&["dump", s(&log)]);
+    assert!(out(&o).lines().skip(1).all(|l| l.split('\t').count() == 5), "{}", out(&o));
+}
