@@ -69,12 +69,18 @@ fn out_err(e: &std::io::Error) -> (u8, String) {
     (2, format!("<stdout>: {e}"))
 }
 
-/// Reads one line (without its `\n`, and a `\r` before it) into `line`,
-/// refusing — while reading, before holding it — a line longer than a
-/// record may be. `Ok(false)` at the end of input.
+/// Reads one line (without its `\n`, and a `\r` right before that `\n`)
+/// into `line`, refusing — while reading, before holding it — a line longer
+/// than a record may be (`limit` bytes, not counting that `\r`). A last line
+/// without a `\n` is kept whole, a final `\r` included. `Ok(false)` at the
+/// end of input.
 fn read_line_bounded(input: &mut impl BufRead, line: &mut Vec<u8>, limit: usize) -> std::io::Result<bool> {
+    let too_long = || {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a line is longer than {limit} bytes, the most one record may hold"))
+    };
     line.clear();
     let mut any = false;
+    let mut ended = false;
     loop {
         let buf = match input.fill_buf() {
             Ok(b) => b,
@@ -89,20 +95,22 @@ fn read_line_bounded(input: &mut impl BufRead, line: &mut Vec<u8>, limit: usize)
             Some(i) => (i, true),
             None => (buf.len(), false),
         };
-        if line.len() + take > limit {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("a line is longer than {limit} bytes, the most one record may hold"),
-            ));
+        // One byte more than a record may hold: the `\r` of a CRLF.
+        if line.len() + take > limit.saturating_add(1) {
+            return Err(too_long());
         }
         line.extend_from_slice(buf.get(..take).unwrap_or_default());
         input.consume(take + usize::from(done));
         if done {
+            ended = true;
             break;
         }
     }
-    if line.last() == Some(&b'\r') {
+    if ended && line.last() == Some(&b'\r') {
         line.pop();
+    }
+    if line.len() > limit {
+        return Err(too_long());
     }
     Ok(any)
 }
@@ -518,10 +526,16 @@ fn quoted(path: &Path) -> String {
 
 pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
     let mut shown_bytes = 0u64;
+    // The first record not shown once `max_bytes` were: the output says where it stopped.
+    let mut stopped_at = None;
     let on_header = |h: &felix_codec::segment_header::SegmentHeader| {
         say!("# {}: base_offset {}, created {}", file.display(), h.base_offset, format_micros(h.created_at_micros));
     };
     let walked = felix_engine::walk_segment_file(Arc::new(OsIo::new()), file, from_offset, on_header, |position, r| {
+        if shown_bytes >= max_bytes {
+            stopped_at = Some(r.header.offset);
+            return false;
+        }
         let cut = r.payload.get(..48).unwrap_or(r.payload);
         let more = if r.payload.len() > 48 { "…" } else { "" };
         let preview = format!("{}{more}", String::from_utf8_lossy(cut));
@@ -533,8 +547,14 @@ pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
             &preview,
         ]);
         shown_bytes = shown_bytes.saturating_add(r.payload.len() as u64);
-        shown_bytes < max_bytes
+        true
     });
+    if let Some(next) = stopped_at {
+        say!(
+            "# stopped after {shown_bytes} payload bytes (--max-bytes {max_bytes}); more records follow from offset {next}: \
+             add --from-offset {next}, or a larger --max-bytes"
+        );
+    }
     match walked {
         Ok(w) => match w.defect {
             Some(e) => {

@@ -117,7 +117,8 @@ pub fn is_shard_dir(dir: &Path, names: &[String]) -> bool {
 /// shards; any other directory is searched.
 ///
 /// # Errors
-/// A path that cannot be read, or a directory with no shard and no file below it.
+/// A path that cannot be read, one that is neither a file nor a directory (a
+/// FIFO, a socket, a device), or a directory with no shard and no file below it.
 pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
     let mut out = Resolution::default();
     for path in paths {
@@ -125,6 +126,14 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
         if meta.is_file() {
             out.targets.push(Target::File(path.clone()));
             continue;
+        }
+        if !meta.is_dir() {
+            return Err(InspectError {
+                path: path.clone(),
+                what: "not a regular file or a directory (a FIFO, a socket or a device): nothing here to inspect; \
+                       give segment, index or epochs files, shard directories or roots of them"
+                    .into(),
+            });
         }
         let shards = |out: &Resolution| out.targets.iter().filter(|t| matches!(t, Target::File(_) | Target::Shard(..))).count();
         let before = shards(&out);

@@ -331,3 +331,157 @@ fn recover_and_dump_escape_a_hostile_root_name_as_inspect_does() {
     let o = run(&["dump", s(&log)]);
     assert!(out(&o).lines().skip(1).all(|l| l.split('\t').count() == 5), "{}", out(&o));
 }
+
+/// `produce ROOT --shard SHARD` with `input` as its stdin.
+fn produce_input(root: &Path, shard: &str, input: &Path) -> Output {
+    Command::new(bin())
+        .args(["produce", s(root), "--shard", shard])
+        .stdin(std::fs::File::open(input).unwrap())
+        .output()
+        .unwrap()
+}
+
+/// `consume --format json` of the shard: each record's payload.
+fn payloads(root: &Path, shard: &str) -> Vec<String> {
+    let o = run(&["consume", s(root), "--shard", shard, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    out(&o).lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["payload"].as_str().unwrap().to_string()).collect()
+}
+
+/// Defect 10: a line of exactly 64 MiB ending in CRLF is a record of 64 MiB
+/// (the `\r` of a CRLF is not part of the line), as it is with LF; one byte
+/// more is refused either way.
+#[test]
+fn produce_takes_a_64_mib_line_ending_in_crlf_as_it_takes_one_ending_in_lf() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let limit = felix_codec::MAX_PAYLOAD_BYTES as usize;
+    for (name, len, end, accepted) in
+        [("crlf", limit, &b"\r\n"[..], true), ("lf", limit, &b"\n"[..], true), ("crlf-over", limit + 1, &b"\r\n"[..], false)]
+    {
+        let input = tmp.path().join(name);
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
+        f.write_all(&vec![b'y'; len]).unwrap();
+        f.write_all(end).unwrap();
+        f.into_inner().unwrap().sync_all().unwrap();
+        let root = tmp.path().join(format!("root-{name}"));
+        let o = produce_input(&root, "a/b/c/0", &input);
+        if accepted {
+            assert_eq!((o.status.code(), out(&o).as_str()), (Some(0), "0\n"), "{name}: {}", err(&o));
+            let log = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path().join("00000000000000000000.log");
+            let dumped = out(&run(&["dump", s(&log)]));
+            assert!(dumped.lines().nth(1).unwrap().contains(&format!("\t{limit} bytes\t")), "{name}: {dumped:.200}");
+        } else {
+            assert_eq!(o.status.code(), Some(2), "{name}");
+            assert_eq!(
+                err(&o),
+                format!("felix-storage: <stdin>: line 1: a line is longer than {limit} bytes, the most one record may hold; nothing from it on was written\n")
+            );
+        }
+    }
+}
+
+/// Defect 10: a last line without a newline is kept whole, a final `\r`
+/// included; a `\r` before a newline ends the line with it.
+#[test]
+fn produce_keeps_a_last_lines_final_cr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::write(&input, b"a\r\nb\r").unwrap();
+    let root = tmp.path().join("root");
+    let o = produce_input(&root, "a/b/c/0", &input);
+    assert_eq!((o.status.code(), out(&o).as_str()), (Some(0), "0\n1\n"), "{}", err(&o));
+    assert_eq!(payloads(&root, "a/b/c/0"), ["a", "b\r"]);
+}
+
+/// Defect 10: a shard number past u32 is out of range, and the message says
+/// the maximum; one that is not a number is still "not a whole number".
+#[test]
+fn a_shard_number_past_the_maximum_is_out_of_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&["consume", s(tmp.path()), "--shard", "a/b/c/4294967296"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        err(&o),
+        "felix-storage: --shard \"a/b/c/4294967296\": the shard number 4294967296 is out of range: the maximum is 4294967295\n"
+    );
+    let o = run(&["consume", s(tmp.path()), "--shard", "a/b/c/x"]);
+    assert_eq!(err(&o), "felix-storage: --shard \"a/b/c/x\": the shard number \"x\" is not a whole number\n");
+}
+
+/// Defect 10: `dump` stopping at `--max-bytes` (1 MiB by default) says so,
+/// and where to go on from; a dump that reaches the end says nothing more.
+#[test]
+fn dump_says_where_max_bytes_stopped_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    let line = "z".repeat(100_000);
+    std::fs::write(&input, (0..12).map(|_| line.as_str()).collect::<Vec<_>>().join("\n")).unwrap();
+    let root = tmp.path().join("root");
+    assert_eq!(produce_input(&root, "a/b/c/0", &input).status.code(), Some(0));
+    let log = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path().join("00000000000000000000.log");
+    let o = run(&["dump", s(&log)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + 11 + 1, "{text:.300}");
+    assert_eq!(
+        *lines.last().unwrap(),
+        "# stopped after 1100000 payload bytes (--max-bytes 1048576); more records follow from offset 11: add --from-offset 11, or a larger --max-bytes"
+    );
+    let o = run(&["dump", s(&log), "--from-offset", "11"]);
+    assert_eq!(out(&o).lines().count(), 2, "the header and offset 11; nothing said past the end: {}", out(&o));
+}
+
+/// Defect 10: `inspect` of a FIFO says what it is, not "Not a directory",
+/// and never opens it (which would wait for a writer).
+#[test]
+fn inspect_of_a_fifo_says_it_is_not_a_file_or_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = run(&["inspect", s(&fifo)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        err(&o),
+        format!(
+            "felix-storage: {}: not a regular file or a directory (a FIFO, a socket or a device): nothing here to inspect; \
+             give segment, index or epochs files, shard directories or roots of them\n",
+            fifo.display()
+        )
+    );
+}
+
+/// Defect 10: `produce` on a full disk says what failed and what the
+/// operator runs, not the library's "reopen it to recover". A 512 KiB tmpfs
+/// in a mount namespace of its own (`unshare`), so nothing outlives the test.
+#[test]
+fn produce_on_a_full_disk_says_what_the_operator_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mount = tmp.path().join("small");
+    std::fs::create_dir(&mount).unwrap();
+    let input = tmp.path().join("in");
+    std::fs::write(&input, "a line of text, again and again\n".repeat(40_000)).unwrap();
+    let root = mount.join("root");
+    let o = Command::new("unshare")
+        .args(["--mount", "--map-root-user", "sh", "-c", "mount -t tmpfs -o size=512k tmpfs \"$0\" && exec \"$@\""])
+        .arg(&mount)
+        .args([bin(), "produce", s(&root), "--shard", "a/b/c/0", "--batch", "100"])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let acknowledged = out(&o).lines().count();
+    assert!(acknowledged > 1000 && acknowledged < 40_000, "{acknowledged}");
+    let dir = root.join("a_b_c_0-1b8b756fbae3c6c4");
+    let e = err(&o);
+    assert!(e.starts_with(&format!("felix-storage: {}/", dir.display())), "{e}");
+    assert!(
+        e.ends_with(&format!(
+            "No space left on device (os error 28); the shard stopped there: free space on its disk, then run `felix-storage recover {}`\n",
+            dir.display()
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("reopen it"), "{e}");
+}
