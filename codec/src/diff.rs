@@ -24,9 +24,12 @@
 //! | both sides hold offset `o` (intact)  | the same checksum, payload length and publish time: compared and equal; any of them different: divergent (the first is `first_divergent_offset`) |
 //! |--------------------------------------|------------------------------------------------|
 //! | only one side holds `o`              | not compared: before or after the other's range it is "one side has more", inside it a hole the other side's damage explains |
-//! | a side's damage (a segment finding)  | blocks the comparison: the diff is never `identical`, the finding is named |
-//! | index findings                       | named, but block nothing: the diff reads records, not indexes |
-//! | an epochs finding                    | the file reads as empty: that side has no history to truncate by |
+//! | a side's damage (a finding in a segment file) | blocks the comparison: the diff is never `identical`, the finding is named |
+//! | a finding in an index file           | named, but blocks nothing: the diff reads records, not indexes |
+//! | a finding in the epochs file         | the file reads as empty: that side has no history to truncate by; blocks nothing |
+//!
+//! Which findings block is decided by the file a finding is in ([`blocks`]),
+//! never by its kind's name: `Truncated` is met in all three files.
 //!
 //! Each side's truncation point is the leader-epoch rule
 //! ([`crate::epochs::truncation_point`]) with that side as the follower and
@@ -57,10 +60,7 @@ use alloc::vec::Vec;
 use core::fmt::Write as _;
 
 use crate::epochs::{end_of_generation, truncation_point, Epoch};
-use crate::file_name::segment_file_name;
-use crate::file_name::FileKind;
-#[cfg(doc)]
-use crate::recovery::is_segment_kind;
+use crate::file_name::{classify, segment_file_name, EntryName, FileKind};
 use crate::recovery::RemainingFinding;
 use crate::report::{one_line, FileReport};
 
@@ -473,7 +473,7 @@ impl SideFacts {
             }
             side.findings_omitted = side.findings_omitted.saturating_add(r.findings_omitted);
             match r.kind {
-                FileKind::Epochs if crate::file_name::classify(name) == crate::file_name::EntryName::Epochs => {
+                FileKind::Epochs if classify(name) == EntryName::Epochs => {
                     let entries = r.entries.as_deref().unwrap_or(&[]);
                     side.epochs = entries.iter().map(|[g, s]| Epoch { generation: *g, start_offset: *s }).collect();
                 }
@@ -573,7 +573,7 @@ pub struct SideReport {
 
 impl SideReport {
     fn new(facts: SideFacts, track: Track) -> Self {
-        let blocked = facts.findings.iter().any(|f| blocks(&f.finding.kind)) || track.unordered > 0;
+        let blocked = facts.findings.iter().any(blocks) || track.unordered > 0;
         let total = facts.findings.len();
         let mut findings = facts.findings;
         findings.truncate(MAX_DIFF_FINDINGS);
@@ -681,7 +681,7 @@ impl Diff {
         }
         for (name, s) in [("A", &self.a), ("B", &self.b)] {
             for f in &s.findings {
-                let blocks = if blocks(&f.finding.kind) { "blocks the comparison" } else { "noted" };
+                let blocks = if blocks(f) { "blocks the comparison" } else { "noted" };
                 let _ = writeln!(
                     out,
                     "{name} damage ({blocks}): {}/{}: {} at byte {}{}: {}",
@@ -726,11 +726,13 @@ pub fn follower_action(side: &SideReport, truncate_to: Option<u64>) -> Option<St
     })
 }
 
-/// Whether a finding of this kind blocks the comparison: damage to a
-/// segment's records or header (the same split as [`is_segment_kind`]).
+/// Whether a finding blocks the comparison: it is in a segment file (damage
+/// to records or a header, a discontinuity), decided by the file it is in
+/// ([`classify`]). A finding in an index or the epochs file blocks nothing,
+/// whatever its kind (`Truncated` is met in every file).
 #[must_use]
-pub fn blocks(kind: &str) -> bool {
-    !kind.starts_with("Index") && !kind.starts_with("Epochs")
+pub fn blocks(finding: &RemainingFinding) -> bool {
+    matches!(classify(&finding.file), EntryName::Segment(_))
 }
 
 fn epochs_text(epochs: &[[u64; 2]]) -> String {
@@ -882,6 +884,27 @@ mod tests {
         assert!(d.b.blocked && !d.identical);
         assert_eq!(d.b.findings[0].finding.kind, "RecordChecksum");
         assert!(d.to_text().contains("B damage (blocks the comparison)"));
+    }
+
+    /// The file a finding is in decides, never its kind's name: `Truncated`
+    /// blocks in a segment and nowhere else.
+    #[test]
+    fn only_a_finding_in_a_segment_file_blocks() {
+        let torn = Finding {
+            kind: CorruptionKind::Truncated { needed: 24, available: 6 },
+            site: CorruptionSite { shard: None, segment_id: Some(0), position: 0 },
+            end: 6,
+            offset: None,
+            repair: Repair::Always,
+        };
+        for (file, blocking) in
+            [("00000000000000000000.log", true), ("00000000000000000000.index", false), ("epochs", false), ("x.index", false)]
+        {
+            assert_eq!(blocks(&found(file, &torn)), blocking, "{file}");
+            let a = log(0..10, 0);
+            let (d, _) = run(&a, &a, SideFacts::new("a"), SideFacts { findings: vec![found(file, &torn)], ..SideFacts::new("b") });
+            assert_eq!((d.b.blocked, d.identical), (blocking, !blocking), "{file}");
+        }
     }
 
     #[test]

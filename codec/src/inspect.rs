@@ -420,6 +420,8 @@ impl ShardInspection {
                     Some(Some(Done::Index(ix))) => {
                         let mut all: Vec<&Finding> = ix.findings.findings.iter().chain(extra(i)).collect();
                         all.sort_by_key(|f| f.position());
+                        let file = self.files.get(i).map_or_else(String::new, |f| f.name.clone());
+                        facts.index_findings.extend(all.iter().map(|f| (file.clone(), (*f).clone())));
                         match all.first() {
                             Some(f) => Some(IndexProblem::Finding((*f).clone())),
                             None if ix.torn_entry_bytes > 0 => Some(IndexProblem::TornEntry),
@@ -434,7 +436,13 @@ impl ShardInspection {
         for (i, f) in self.files.iter().enumerate() {
             match classify(&f.name) {
                 EntryName::Temporary => facts.temporaries.push(f.name.clone()),
-                EntryName::Index(id) => facts.index_files.push(IndexFile { file: f.name.clone(), id, size: f.size }),
+                EntryName::Index(id) => {
+                    facts.index_files.push(IndexFile { file: f.name.clone(), id, size: f.size });
+                    // An orphan's findings (a segment's index's are gathered above).
+                    if let (false, Some(Some(Done::Index(ix)))) = (facts.segments.iter().any(|s| s.id == id), self.done.get(i)) {
+                        facts.index_findings.extend(ix.findings.findings.iter().chain(extra(i)).map(|x| (f.name.clone(), x.clone())));
+                    }
+                }
                 EntryName::Epochs => {
                     if let Some(Some(Done::Epochs(ep))) = self.done.get(i) {
                         for x in ep.findings.findings.iter().chain(extra(i)) {

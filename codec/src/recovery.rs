@@ -130,6 +130,11 @@ pub struct ShardFacts {
     pub other_findings: Vec<(String, Finding)>,
     /// Every index file present, whether or not a segment has its id.
     pub index_files: Vec<IndexFile>,
+    /// Every finding of each index file (an orphan's too), as the full
+    /// inspection reports it: `(file, finding)`. A refused plan leaves them all (a
+    /// rebuild would clear them). Empty from the engine's quick check on
+    /// open, where an index's [`IndexProblem`] names its first.
+    pub index_findings: Vec<(String, Finding)>,
 }
 
 /// One step of a plan.
@@ -302,15 +307,49 @@ impl ShardPlan {
 pub struct Plan {
     /// [`PLAN_VERSION`].
     pub plan_version: u32,
-    /// One per shard.
+    /// One per shard whose plan was made (and, in a real run, ran to its end).
     pub shards: Vec<ShardPlan>,
+    /// Where the run stopped on a failure (a full disk, an IO error), and
+    /// what it had done there; absent when it did not stop.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub stopped: Option<Stopped>,
 }
 
 impl Plan {
     /// A plan over `shards`.
     #[must_use]
     pub fn new(shards: Vec<ShardPlan>) -> Self {
-        Self { plan_version: PLAN_VERSION, shards }
+        Self { plan_version: PLAN_VERSION, shards, stopped: None }
+    }
+}
+
+/// The shard a run stopped in: the actions of its plan that ran before the
+/// failure (each as `shards` would list it), those that did not, and the
+/// failure. The shards in `shards` before it are done; none after it was
+/// looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Stopped {
+    /// The shard directory as shown.
+    pub path: String,
+    /// The failure, naming the file (one line).
+    pub error: String,
+    /// Its plan's actions that ran to their end, in order.
+    pub done: Vec<Action>,
+    /// Its plan's actions that did not run (the first may have begun:
+    /// evidence it wrote is kept); empty when no plan was made.
+    pub not_done: Vec<Action>,
+}
+
+impl Stopped {
+    /// A stop in `plan` (the shard's plan, or `None` when the failure came
+    /// before one was made) after its first `done` actions ran.
+    #[must_use]
+    pub fn new(path: String, error: String, plan: Option<&ShardPlan>, done: usize) -> Self {
+        let actions = plan.map_or(&[][..], |p| p.actions.as_slice());
+        let (ran, rest) = actions.split_at(done.min(actions.len()));
+        Self { path, error, done: ran.to_vec(), not_done: rest.to_vec() }
     }
 }
 
@@ -409,15 +448,24 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
     let refused = !refusals.is_empty();
     actions.extend(refusals);
     if refused {
-        // Nothing runs: every finding remains, index findings included.
+        // Nothing runs: every finding remains, each of every index's included.
         for ix in &facts.indexes {
-            if let Some(IndexProblem::Finding(f)) = &ix.problem {
-                left.push(remaining(&index_file_name(ix.segment_id), f));
+            let file = index_file_name(ix.segment_id);
+            let every: Vec<&Finding> = facts.index_findings.iter().filter(|(f, _)| *f == file).map(|(_, x)| x).collect();
+            match &ix.problem {
+                _ if !every.is_empty() => left.extend(every.into_iter().map(|f| remaining(&file, f))),
+                Some(IndexProblem::Finding(f)) => left.push(remaining(&file, f)),
+                _ => {}
             }
         }
         for seg in &facts.segments {
             if cut_segments.contains(&seg.id) {
                 left.extend(seg.findings.iter().map(|f| remaining(&seg.file, f)));
+            }
+        }
+        for action in &actions {
+            if let Action::RemoveOrphanIndex { file, .. } = action {
+                left.extend(facts.index_findings.iter().filter(|(f, _)| f == file).map(|(f, x)| remaining(f, x)));
             }
         }
     }
@@ -530,13 +578,28 @@ mod tests {
         let facts = ShardFacts {
             path: "s".into(),
             segments: vec![seg(0, false, vec![rot], 60, 200), seg(1, true, vec![torn], 100, 109)],
-            indexes: vec![IndexFacts { segment_id: 0, problem: Some(IndexProblem::Finding(mismatch)) }],
+            indexes: vec![IndexFacts { segment_id: 0, problem: Some(IndexProblem::Finding(mismatch.clone())) }],
             ..ShardFacts::default()
         };
         let p = plan_shard(&facts, RepairOptions::default());
         assert!(p.refused());
         assert_eq!(names(&p), ["cut", "rebuild-index", "rebuild-index", "refuse"]);
         assert_eq!(p.remaining_findings.len(), 3, "{:?}", p.remaining_findings);
+        // With every finding of the index known (the full inspection), every one remains.
+        let index = "00000000000000000000.index";
+        let every: Vec<(String, Finding)> = (0..5)
+            .map(|n| {
+                (
+                    index.into(),
+                    finding(CorruptionKind::IndexEntryMismatch { offset: n, position: 77 }, 24 + 16 * n, 40 + 16 * n, Repair::Always),
+                )
+            })
+            .collect();
+        let p = plan_shard(&ShardFacts { index_findings: every.clone(), ..facts }, RepairOptions::default());
+        let left: Vec<(&str, u64)> =
+            p.remaining_findings.iter().filter(|f| f.file == index).map(|f| (f.file.as_str(), f.finding.position)).collect();
+        assert_eq!(left, every.iter().map(|(f, x)| (f.as_str(), x.position())).collect::<Vec<_>>());
+        assert_eq!(p.remaining_findings.len(), 7);
     }
 
     #[test]

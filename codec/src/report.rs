@@ -99,6 +99,51 @@ pub struct FileReport {
     pub findings_omitted: u64,
     /// Tolerated conditions, e.g. a torn final index entry.
     pub notes: Vec<String>,
+    /// How the file changed while it was read (the CLI looks at its size and
+    /// identity when the inspection begins and again when it ends); `None`
+    /// when it did not, and in reports made before the field existed.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub changed_while_read: Option<FileChange>,
+}
+
+/// A file that changed while it was inspected: its size, device, inode or
+/// modification time differ between the start of the inspection and its
+/// end, or a read found fewer bytes than the file held at the start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FileChange {
+    /// Its size when the inspection began: no read went past it.
+    pub size_at_start: u64,
+    /// Its size when the inspection ended (`None`: nothing is at its path any more).
+    pub size_at_end: Option<u64>,
+    /// It only grew: the same file (device and inode), longer, and every read
+    /// got the bytes it asked for. The report then describes its first
+    /// `size_at_start` bytes, its hash included (a writer appending). Otherwise
+    /// (it shrank, was replaced, or was written over) its size, hash and
+    /// findings may describe different bytes, and no hash is given.
+    pub only_grew: bool,
+}
+
+impl FileChange {
+    /// The note a changed file's report carries, in words.
+    #[must_use]
+    pub fn note(&self) -> String {
+        let end = self.size_at_end.map_or_else(|| "nothing is at its path any more".into(), |n| format!("{n} bytes at its end"));
+        if self.only_grew {
+            format!(
+                "changed while it was read: {} bytes when the inspection began, {end}; this report describes its first {} bytes",
+                self.size_at_start, self.size_at_start
+            )
+        } else {
+            format!(
+                "changed while it was read: {} bytes when the inspection began, {end}, and not only by growing \
+                 (it shrank, was replaced or was written over): its size and findings may describe different bytes, \
+                 so no hash is given; inspect it again once nothing changes it",
+                self.size_at_start
+            )
+        }
+    }
 }
 
 /// The algorithm of a report's file identity ([`FileHash`]).
@@ -231,7 +276,19 @@ impl FileReport {
             findings: Vec::new(),
             findings_omitted: 0,
             notes: Vec::new(),
+            changed_while_read: None,
         }
+    }
+
+    /// Says the file changed while it was read: the note, the field, and —
+    /// unless it only grew — no hash (none describes the bytes the scan read).
+    pub fn set_changed(&mut self, change: FileChange) {
+        self.notes.push(change.note());
+        if !change.only_grew {
+            self.hash = None;
+            self.sha256 = None;
+        }
+        self.changed_while_read = Some(change);
     }
 
     /// Adds findings, keeps them ordered by position and updates the status.
@@ -375,23 +432,33 @@ impl FileReport {
 /// is shown escaped (`\n`, `\u{202e}`), so a hostile file name, note or
 /// message can neither forge a line of the report nor reorder what a
 /// terminal shows. Text with none is borrowed as is.
+///
+/// This is the one escaper for a terminal: the CLI passes every line it
+/// prints that carries text from a path or a file through it (or, writing a
+/// payload in pieces, [`is_hostile`] and [`char::escape_default`], the same rule).
 #[must_use]
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    fn hostile(c: char) -> bool {
-        c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    }
-    if !text.chars().any(hostile) {
+    if !text.chars().any(is_hostile) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if hostile(c) {
+        if is_hostile(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether [`one_line`] escapes `c`: a control character (newline and tab
+/// included) or a Unicode bidirectional control — the marks U+200E, U+200F
+/// and U+061C, the embeddings and overrides U+202A–U+202E, the isolates
+/// U+2066–U+2069.
+#[must_use]
+pub fn is_hostile(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 fn plural(n: u64) -> &'static str {
@@ -416,6 +483,9 @@ mod tests {
         assert!(text.contains("evil\\nfake.log: clean segment\\u{202e}gol.x\\t\\u{1b}[2J: clean segment, 0 bytes"), "{text}");
         assert!(text.contains("note: note\\rwith\\ncontrol"), "{text}");
         assert!(matches!(one_line("plain é 東"), Cow::Borrowed(_)));
+        for c in ['\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\r', '\u{1b}', '\u{85}'] {
+            assert!(is_hostile(c) && !one_line(&alloc::format!("a{c}b")).contains(c), "{c:?}");
+        }
     }
 
     /// One value of every kind: the `match` fails to compile when a kind is added,

@@ -8,41 +8,47 @@ use std::sync::Arc;
 
 use felix_codec::recovery::{Action, Plan, ShardPlan};
 use felix_codec::repair::RepairOptions;
+use felix_codec::report::{is_hostile, one_line};
 use felix_codec::time::format_micros;
 use felix_codec::MAX_PAYLOAD_BYTES;
 use felix_engine::broker::FsyncMode;
 use felix_engine::shard::{Config, Shard};
-use felix_engine::OsIo;
+use felix_engine::{EngineError, OsIo};
 
 use crate::fail;
 
 type Outcome = Result<bool, (u8, String)>;
 
-/// Text for a terminal: control characters are shown escaped, never
-/// interpreted (a hostile file name or payload cannot move the cursor or
-/// forge a line). Newlines and tabs that separate fields are kept.
-pub fn shown(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-        return Cow::Borrowed(text);
+/// A text of several lines for a terminal (a report the codec rendered, its
+/// fields already escaped): each line through [`one_line`], the one escaper,
+/// so nothing in it can add a line, move the cursor or reorder what is shown.
+pub fn lines_shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        out.push_str(&one_line(line));
+        out.push('\n');
     }
-    Cow::Owned(
-        text.chars()
-            .map(|c| if c.is_control() && c != '\n' && c != '\t' { c.escape_default().to_string() } else { c.to_string() })
-            .collect(),
-    )
+    out
 }
 
-/// One field for a terminal: every control character escaped, newlines and tabs too.
-fn field(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
-}
-
-/// Prints one line to stdout. A reader that went away (`| head`) ends the
-/// program quietly, as Unix tools do; any other write failure is exit 2.
+/// Prints one line to stdout, through [`one_line`]: a newline, a control
+/// or a bidi character from a path or a file is shown escaped. A reader that
+/// went away (`| head`) ends the program quietly, as Unix tools do; any other
+/// write failure is exit 2.
 fn say_line(line: std::fmt::Arguments<'_>) {
-    let text = line.to_string();
+    print_line(&one_line(&line.to_string()));
+}
+
+/// Prints one line of tab-separated fields, each through [`one_line`] (a tab
+/// inside a field is escaped; the tabs between them are kept).
+fn say_fields(fields: &[&str]) {
+    let escaped: Vec<Cow<'_, str>> = fields.iter().map(|f| one_line(f)).collect();
+    print_line(&escaped.join("\t"));
+}
+
+fn print_line(text: &str) {
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(shown(&text).as_bytes()).and_then(|()| out.write_all(b"\n")) {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.write_all(b"\n")) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
@@ -63,12 +69,18 @@ fn out_err(e: &std::io::Error) -> (u8, String) {
     (2, format!("<stdout>: {e}"))
 }
 
-/// Reads one line (without its `\n`, and a `\r` before it) into `line`,
-/// refusing — while reading, before holding it — a line longer than a
-/// record may be. `Ok(false)` at the end of input.
+/// Reads one line (without its `\n`, and a `\r` right before that `\n`)
+/// into `line`, refusing — while reading, before holding it — a line longer
+/// than a record may be (`limit` bytes, not counting that `\r`). A last line
+/// without a `\n` is kept whole, a final `\r` included. `Ok(false)` at the
+/// end of input.
 fn read_line_bounded(input: &mut impl BufRead, line: &mut Vec<u8>, limit: usize) -> std::io::Result<bool> {
+    let too_long = || {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a line is longer than {limit} bytes, the most one record may hold"))
+    };
     line.clear();
     let mut any = false;
+    let mut ended = false;
     loop {
         let buf = match input.fill_buf() {
             Ok(b) => b,
@@ -83,20 +95,22 @@ fn read_line_bounded(input: &mut impl BufRead, line: &mut Vec<u8>, limit: usize)
             Some(i) => (i, true),
             None => (buf.len(), false),
         };
-        if line.len() + take > limit {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("a line is longer than {limit} bytes, the most one record may hold"),
-            ));
+        // One byte more than a record may hold: the `\r` of a CRLF.
+        if line.len() + take > limit.saturating_add(1) {
+            return Err(too_long());
         }
         line.extend_from_slice(buf.get(..take).unwrap_or_default());
         input.consume(take + usize::from(done));
         if done {
+            ended = true;
             break;
         }
     }
-    if line.last() == Some(&b'\r') {
+    if ended && line.last() == Some(&b'\r') {
         line.pop();
+    }
+    if line.len() > limit {
+        return Err(too_long());
     }
     Ok(any)
 }
@@ -152,6 +166,11 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
     use felix_engine::broker::{DiskLogProvider, LogConfig, PendingAppend};
     type Commit = tokio::task::JoinHandle<Result<PendingAppend, felix_engine::EngineError>>;
     let config = LogConfig { wait_for_lock: wait, fsync_mode: fsync, ..LogConfig::default() };
+    let shard_key =
+        felix_codec::shard_name::ShardKey { tenant: &key.tenant, namespace: &key.namespace, stream: &key.stream, shard: key.shard };
+    let dir = Shard::dir_of(root, &shard_key);
+    // An IO failure (a full disk) stops the shard: say what the operator runs.
+    let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| (2, format!("runtime: {e}")))?;
     runtime.block_on(async {
         let provider = DiskLogProvider::new(root, config).map_err(|e| fail(&e))?;
@@ -178,7 +197,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
                     }
                 }, if !in_flight.is_empty() => {
                     in_flight.pop_front();
-                    let done = done.map_err(|e| (2, format!("commit task: {e}")))?.map_err(|e| fail(&e))?;
+                    let done = done.map_err(|e| (2, format!("commit task: {e}")))?.map_err(stopped)?;
                     text.clear();
                     for offset in done.first_offset()..=done.last_offset() {
                         text.push_str(itoa::Buffer::new().format(offset));
@@ -193,7 +212,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
                             in_flight.push_back(tokio::spawn(async move { log.commit(&pending).await.map(|()| pending) }));
                         }
                         // What was written before stays acknowledged once durable.
-                        Err(e) => ended = Some(fail(&e)),
+                        Err(e) => ended = Some(stopped(e)),
                     },
                     Some(Err(e)) => ended = Some(e),
                     None => input_done = true,
@@ -201,7 +220,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
                 else => break,
             }
         }
-        provider.shutdown().await.map_err(|e| fail(&e))?;
+        provider.shutdown().await.map_err(stopped)?;
         match ended {
             Some(e) => Err(e),
             None => Ok(false),
@@ -212,7 +231,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
 pub fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Outcome {
     let (shard, recovery) = Shard::open_read_only(Arc::new(OsIo::new()), dir, Config::default()).map_err(|e| fail(&e))?;
     for w in &recovery.warnings {
-        eprintln!("felix-storage: note: {}: {}", felix_codec::report::one_line(&dir.display().to_string()), shown(w));
+        eprintln!("felix-storage: note: {}: {}", one_line(&dir.display().to_string()), one_line(w));
     }
     // Each line is written as it is formed (escaped, or base64-encoded, in
     // pieces): memory is the record read and a 64 KiB buffer, never a copy
@@ -259,14 +278,15 @@ fn write_json_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std:
 }
 
 /// `offset<TAB>time<TAB>payload`: the payload as UTF-8 (invalid bytes as
-/// U+FFFD), every control character escaped so one record is one line.
+/// U+FFFD), every character [`one_line`] escapes escaped the same way (it is
+/// written in pieces), so one record is one line and nothing is reordered.
 fn write_text_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std::io::Result<()> {
     write!(out, "{}\t{}\t", r.offset, format_micros(r.timestamp_micros))?;
     for chunk in r.payload.utf8_chunks() {
         let text = chunk.valid();
         let mut start = 0;
         for (i, c) in text.char_indices() {
-            if c.is_control() {
+            if is_hostile(c) {
                 out.write_all(text.get(start..i).unwrap_or_default().as_bytes())?;
                 write!(out, "{}", c.escape_default())?;
                 start = i + c.len_utf8();
@@ -291,12 +311,12 @@ pub fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, (u8, String)> {
             // recover refuses the shard when it lists it (the same message as every opener).
             felix_engine::inspect::Target::Refused(..) => {}
             felix_engine::inspect::Target::Stray(p) => {
-                eprintln!("felix-storage: note: {}: not part of any shard directory; left alone", shown(&p.display().to_string()));
+                eprintln!("felix-storage: note: {}: not part of any shard directory; left alone", one_line(&p.display().to_string()));
             }
         }
     }
     for note in resolution.notes {
-        eprintln!("felix-storage: note: {}", shown(&note));
+        eprintln!("felix-storage: note: {}", one_line(&note));
     }
     Ok(dirs)
 }
@@ -318,25 +338,25 @@ const MAX_PLAN_FILE_BYTES: u64 = 64 << 20;
 /// memory and checked (version 1, one entry per shard path).
 pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
     use std::io::Read;
-    let shown_path = shown(&path.display().to_string()).into_owned();
-    let file = std::fs::File::open(path).map_err(|e| (2, format!("{shown_path}: {e}")))?;
+    let path_text = one_line(&path.display().to_string()).into_owned();
+    let file = std::fs::File::open(path).map_err(|e| (2, format!("{path_text}: {e}")))?;
     let mut bytes = Vec::new();
-    file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| (2, format!("{shown_path}: {e}")))?;
+    file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| (2, format!("{path_text}: {e}")))?;
     if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
-        return Err((2, format!("{shown_path}: over {MAX_PLAN_FILE_BYTES} bytes; not a plan recover --dry-run --json printed")));
+        return Err((2, format!("{path_text}: over {MAX_PLAN_FILE_BYTES} bytes; not a plan recover --dry-run --json printed")));
     }
     let plan: Plan = serde_json::from_slice(&bytes)
-        .map_err(|e| (2, format!("{shown_path}: not a plan (line {}, column {}): {e}", e.line(), e.column())))?;
+        .map_err(|e| (2, format!("{path_text}: not a plan (line {}, column {}): {e}", e.line(), e.column())))?;
     if plan.plan_version != felix_codec::recovery::PLAN_VERSION {
         return Err((
             2,
-            format!("{shown_path}: plan_version {} (this build reads {})", plan.plan_version, felix_codec::recovery::PLAN_VERSION),
+            format!("{path_text}: plan_version {} (this build reads {})", plan.plan_version, felix_codec::recovery::PLAN_VERSION),
         ));
     }
     let mut paths: Vec<&str> = plan.shards.iter().map(|s| s.path.as_str()).collect();
     paths.sort_unstable();
     if let Some(w) = paths.windows(2).find(|w| w[0] == w[1]) {
-        return Err((2, format!("{shown_path}: plans shard {} twice", shown(w[0]))));
+        return Err((2, format!("{path_text}: plans shard {} twice", one_line(w[0]))));
     }
     Ok((path.to_path_buf(), plan))
 }
@@ -404,42 +424,49 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     // (checked before anything is changed).
     let reviewed_for = |dir: &Path| o.reviewed.as_ref().map(|(_, plan)| plan.shards.iter().find(|s| s.path == dir.display().to_string()));
     if let Some((file, plan)) = &o.reviewed {
-        let file = shown(&file.display().to_string()).into_owned();
+        let file = one_line(&file.display().to_string()).into_owned();
         if let Some(dir) = dirs.iter().find(|d| reviewed_for(d) == Some(None)) {
             return Err((
                 2,
                 format!(
                     "{file} has no plan for {}; make it with recover --dry-run --json on the same path",
-                    shown(&dir.display().to_string())
+                    one_line(&dir.display().to_string())
                 ),
             ));
         }
         if let Some(extra) = plan.shards.iter().find(|s| !dirs.iter().any(|d| d.display().to_string() == s.path)) {
-            return Err((2, format!("{file} plans {}, which this run does not recover", shown(&extra.path))));
+            return Err((2, format!("{file} plans {}, which this run does not recover", one_line(&extra.path))));
         }
     }
     let mut damage = false;
     let mut plans = Vec::new();
     for dir in dirs {
-        let outcome = if o.dry_run {
+        let ran = if o.dry_run {
             felix_engine::recover::plan(dir, options)
         } else {
             let spacing = felix_codec::index::DEFAULT_INDEX_SPACING_BYTES;
             felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten())
         };
-        let outcome = match outcome {
+        let outcome = match ran {
             Ok(outcome) => outcome,
             // One shard that cannot be recovered now (a live writer holds it, a
             // link where a file belongs) does not stop the others: said, and exit 1.
             Err(e) if dirs.len() > 1 && fail(&e).0 == 1 => {
-                eprintln!("felix-storage: {}", felix_codec::report::one_line(&e.to_string()));
+                eprintln!("felix-storage: {}", one_line(&e.to_string()));
                 damage = true;
                 continue;
             }
-            Err(e) => return Err(fail(&e)),
+            // Anything else stops the run here; what ran before it is still told.
+            Err(e) => return stop_recover(plans, dir, None, 0, &e, o.json),
         };
         if outcome.writer_live {
-            eprintln!("felix-storage: note: {}: shard is open for writing; the tail may be in flight", shown(&dir.display().to_string()));
+            eprintln!(
+                "felix-storage: note: {}: shard is open for writing; the tail may be in flight",
+                one_line(&dir.display().to_string())
+            );
+        }
+        if let Some(e) = &outcome.failure {
+            return stop_recover(plans, dir, Some(&outcome.plan), outcome.actions_done, e, o.json);
         }
         damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty();
         if !o.json {
@@ -448,33 +475,95 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         plans.push(outcome.plan);
     }
     if o.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &Plan::new(plans))
-            .map_err(std::io::Error::other)
-            .and_then(|()| writeln!(out))
-            .map_err(|e| out_err(&e))?;
+        print_plan_json(&Plan::new(plans))?;
     }
     Ok(damage)
 }
 
+fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, plan).map_err(std::io::Error::other).and_then(|()| writeln!(out)).map_err(|e| out_err(&e))
+}
+
+/// A `recover` run stopped by `e` in the shard in `dir`, after the first
+/// `done` actions of its plan (`None`: no plan was made) ran: every action
+/// taken so far is told — the plans of the shards before it, and what ran
+/// and what did not in this one (as text, or in the JSON's `stopped`) —
+/// then the failure, with what the operator runs next. Exit 2 (1 for a
+/// refusal such as a live writer).
+fn stop_recover(plans: Vec<ShardPlan>, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, json: bool) -> Outcome {
+    let (code, message) = stopped_by(dir, e);
+    let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), message.clone(), plan, done);
+    if json {
+        let mut account = Plan::new(plans);
+        account.stopped = Some(stopped);
+        print_plan_json(&account)?;
+    } else {
+        for action in &stopped.done {
+            say!("{}", action_line(dir, action, false));
+        }
+        for action in &stopped.not_done {
+            say!("{}: not done, the run stopped first", action_line(dir, action, true));
+        }
+    }
+    Err((code, message))
+}
+
+/// An engine error that stopped work on the shard in `dir`, in words an
+/// operator acts on: for an IO failure, what failed (the file, the call) and
+/// what to run once it is dealt with; any other error as [`fail`] says it.
+pub(crate) fn stopped_by(dir: &Path, e: &EngineError) -> (u8, String) {
+    let cause = match e {
+        EngineError::FailStopped { cause } => cause.clone(),
+        EngineError::Io { .. } => e.to_string(),
+        _ => return fail(e),
+    };
+    let full_disk = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    let first = if cause.contains(&full_disk) { "free space on its disk" } else { "deal with the cause" };
+    (2, format!("{cause}; the shard stopped there: {first}, then run `felix-storage recover {}`", quoted(dir)))
+}
+
+/// A path as a shell reads it back: as is when it holds only plain
+/// characters, else in single quotes.
+fn quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:=@".contains(&b)) {
+        return text;
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
     let mut shown_bytes = 0u64;
+    // The first record not shown once `max_bytes` were: the output says where it stopped.
+    let mut stopped_at = None;
     let on_header = |h: &felix_codec::segment_header::SegmentHeader| {
         say!("# {}: base_offset {}, created {}", file.display(), h.base_offset, format_micros(h.created_at_micros));
     };
     let walked = felix_engine::walk_segment_file(Arc::new(OsIo::new()), file, from_offset, on_header, |position, r| {
+        if shown_bytes >= max_bytes {
+            stopped_at = Some(r.header.offset);
+            return false;
+        }
         let cut = r.payload.get(..48).unwrap_or(r.payload);
-        let preview = field(&String::from_utf8_lossy(cut));
         let more = if r.payload.len() > 48 { "…" } else { "" };
-        say!(
-            "{}\t{}\t{} bytes\tat byte {position}\t{preview}{more}",
-            r.header.offset,
-            format_micros(r.header.timestamp_micros),
-            r.payload.len()
-        );
+        let preview = format!("{}{more}", String::from_utf8_lossy(cut));
+        say_fields(&[
+            &r.header.offset.to_string(),
+            &format_micros(r.header.timestamp_micros),
+            &format!("{} bytes", r.payload.len()),
+            &format!("at byte {position}"),
+            &preview,
+        ]);
         shown_bytes = shown_bytes.saturating_add(r.payload.len() as u64);
-        shown_bytes < max_bytes
+        true
     });
+    if let Some(next) = stopped_at {
+        say!(
+            "# stopped after {shown_bytes} payload bytes (--max-bytes {max_bytes}); more records follow from offset {next}: \
+             add --from-offset {next}, or a larger --max-bytes"
+        );
+    }
     match walked {
         Ok(w) => match w.defect {
             Some(e) => {
@@ -531,7 +620,7 @@ pub fn diff(a: &Path, b: &Path, json: bool) -> Outcome {
         text.push('\n');
         text
     } else {
-        shown(&diff.to_text()).into_owned()
+        lines_shown(&diff.to_text())
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| out_err(&e))?;
@@ -564,7 +653,7 @@ pub fn man(command: clap::Command, page: Option<&str>) -> Outcome {
         Some(name) => {
             let Some(sub) = command.get_subcommands().find(|s| s.get_name() == name) else {
                 let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
-                return Err((2, format!("man {}: no such subcommand; one of {}", field(name), names.join(", "))));
+                return Err((2, format!("man {}: no such subcommand; one of {}", one_line(name), names.join(", "))));
             };
             let full = format!("felix-storage-{name}");
             sub.clone().display_name(full.clone()).bin_name(format!("felix-storage {name}")).version(env!("CARGO_PKG_VERSION"))

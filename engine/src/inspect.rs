@@ -27,7 +27,7 @@ use std::sync::mpsc;
 use felix_codec::file_name::{classify, EntryName, FileKind};
 use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
 use felix_codec::recovery::ShardFacts;
-use felix_codec::report::{FileHash, FileReport, HashAlgorithm, Report};
+use felix_codec::report::{FileChange, FileHash, FileReport, HashAlgorithm, Report};
 use felix_codec::shard_name::parse_dir_name;
 use sha2::{Digest, Sha256};
 
@@ -117,7 +117,8 @@ pub fn is_shard_dir(dir: &Path, names: &[String]) -> bool {
 /// shards; any other directory is searched.
 ///
 /// # Errors
-/// A path that cannot be read, or a directory with no shard and no file below it.
+/// A path that cannot be read, one that is neither a file nor a directory (a
+/// FIFO, a socket, a device), or a directory with no shard and no file below it.
 pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
     let mut out = Resolution::default();
     for path in paths {
@@ -125,6 +126,14 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
         if meta.is_file() {
             out.targets.push(Target::File(path.clone()));
             continue;
+        }
+        if !meta.is_dir() {
+            return Err(InspectError {
+                path: path.clone(),
+                what: "not a regular file or a directory (a FIFO, a socket or a device): nothing here to inspect; \
+                       give segment, index or epochs files, shard directories or roots of them"
+                    .into(),
+            });
         }
         let shards = |out: &Resolution| out.targets.iter().filter(|t| matches!(t, Target::File(_) | Target::Shard(..))).count();
         let before = shards(&out);
@@ -289,7 +298,9 @@ impl Hasher {
 /// began: a file growing meanwhile is described as it was then, by its scan
 /// and its hashes alike) through `scan` (when given) and `hasher` (when
 /// given) in [`CHUNK_BYTES`] reads into `buf`; without a hasher, stops
-/// reading once the verdict needs no more bytes. `on_bytes` hears of every read.
+/// reading once the verdict needs no more bytes. `on_bytes` hears of every
+/// read. Returns how many bytes it read or skipped: fewer than `limit` when
+/// the file shrank meanwhile.
 fn stream_file(
     path: &Path,
     mut scan: Option<&mut FileScan>,
@@ -297,23 +308,24 @@ fn stream_file(
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
     limit: u64,
-) -> Result<(), InspectError> {
+) -> Result<u64, InspectError> {
     let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
     let mut read = 0u64;
     loop {
         if let (None, Some(scan)) = (&hasher, &mut scan) {
             if !scan.needs_bytes() {
                 let size = file.metadata().map_err(|e| io_error(path, &e))?.len();
-                scan.skip(size.min(limit).saturating_sub(read));
-                return Ok(());
+                let skipped = size.min(limit).saturating_sub(read);
+                scan.skip(skipped);
+                return Ok(read + skipped);
             }
         }
         if read >= limit {
-            return Ok(());
+            return Ok(read);
         }
         buf.set_len(usize::try_from(limit - read).unwrap_or(CHUNK_BYTES).min(CHUNK_BYTES));
         let n = match file.read(buf.bytes_mut()) {
-            Ok(0) => return Ok(()),
+            Ok(0) => return Ok(read),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(io_error(path, &e)),
@@ -330,17 +342,48 @@ fn stream_file(
     }
 }
 
-/// The hash of a file's first `limit` bytes (see [`stream_file`]).
+/// The hash of a file's first `limit` bytes (see [`stream_file`]); `None`
+/// when it holds fewer (it shrank since its size was taken).
 fn hash_file(
     path: &Path,
     algorithm: HashAlgorithm,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
     limit: u64,
-) -> Result<FileHash, InspectError> {
+) -> Result<Option<FileHash>, InspectError> {
     let mut hasher = Hasher::new(algorithm);
-    stream_file(path, None, Some(&mut hasher), buf, on_bytes, limit)?;
-    Ok(hasher.finish())
+    let read = stream_file(path, None, Some(&mut hasher), buf, on_bytes, limit)?;
+    Ok((read == limit).then(|| hasher.finish()))
+}
+
+/// What is known of a file when the inspection begins and again when it
+/// ends: a change between the two is said in the report ([`FileChange`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+}
+
+impl Stamp {
+    /// The file at `path` now (links followed, as every read follows them).
+    fn of(path: &Path) -> Result<Self, InspectError> {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(path).map_err(|e| io_error(path, &e))?;
+        Ok(Self { size: m.len(), dev: m.dev(), ino: m.ino(), mtime: (m.mtime(), m.mtime_nsec()) })
+    }
+
+    /// How the file changed since `self` was taken, if it did: `now` is its
+    /// stamp at the end (`None`: gone), `short` whether a read of it found
+    /// fewer than `self.size` bytes.
+    fn change(&self, now: Option<&Self>, short: bool) -> Option<FileChange> {
+        if now == Some(self) && !short {
+            return None;
+        }
+        let only_grew = now.is_some_and(|n| n.dev == self.dev && n.ino == self.ino && n.size > self.size) && !short;
+        Some(FileChange { size_at_start: self.size, size_at_end: now.map(|n| n.size), only_grew })
+    }
 }
 
 fn size_of(path: &Path) -> Result<u64, InspectError> {
@@ -414,15 +457,16 @@ impl Job {
 /// A file that cannot be opened or read.
 pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut dyn Progress) -> Result<Report, InspectError> {
     let targets = &resolution.targets;
-    // Sizes first, in order: a missing file fails here as it always did.
-    let mut sizes: Vec<Vec<u64>> = Vec::with_capacity(targets.len());
+    // Sizes (and identities) first, in order: a missing file fails here as it always did.
+    let mut stamps: Vec<Vec<Stamp>> = Vec::with_capacity(targets.len());
     for t in targets {
-        sizes.push(match t {
-            Target::File(p) => vec![size_of(p)?],
-            Target::Shard(_, files) => files.iter().map(|p| size_of(p)).collect::<Result<_, _>>()?,
+        stamps.push(match t {
+            Target::File(p) => vec![Stamp::of(p)?],
+            Target::Shard(_, files) => files.iter().map(|p| Stamp::of(p)).collect::<Result<_, _>>()?,
             Target::Stray(_) | Target::Refused(..) => Vec::new(),
         });
     }
+    let sizes: Vec<Vec<u64>> = stamps.iter().map(|t| t.iter().map(|s| s.size).collect()).collect();
     let mut jobs: Vec<(u64, Job)> = Vec::new();
     for (target, t) in targets.iter().enumerate() {
         let files = sizes.get(target).map_or(&[][..], Vec::as_slice);
@@ -509,7 +553,7 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
     if let Some((_, e)) = failure {
         return Err(e);
     }
-    assemble(resolution, &jobs, outputs, &sizes)
+    assemble(resolution, &jobs, outputs, &stamps)
 }
 
 /// Runs one job; an error comes with the rank, in the target's read order,
@@ -528,7 +572,7 @@ fn run_job(
     match (job, targets.get(job.target())) {
         (Job::Scan { .. }, Some(Target::File(path))) => {
             let mut scan = FileScan::standalone(&name_of(path));
-            stream_file(path, Some(&mut scan), None, buf, on_bytes, size(0)).map_err(|e| (0, e))?;
+            let _ = stream_file(path, Some(&mut scan), None, buf, on_bytes, size(0)).map_err(|e| (0, e))?;
             Ok(Output::File(Box::new(scan.into_report(path.display().to_string(), &mut ()))))
         }
         (Job::Scan { .. }, Some(Target::Shard(dir, paths))) => {
@@ -538,7 +582,7 @@ fn run_job(
         }
         (Job::Hash { file, algorithm, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
             let Some(path) = file_path(target, file) else { return Ok(Output::Hash(None)) };
-            hash_file(path, algorithm, buf, on_bytes, size(file)).map(|h| Output::Hash(Some(h))).map_err(|e| (rank_of(target, file), e))
+            hash_file(path, algorithm, buf, on_bytes, size(file)).map(Output::Hash).map_err(|e| (rank_of(target, file), e))
         }
         (Job::HashPart { file, offset, len, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
             let Some(path) = file_path(target, file) else { return Ok(Output::Part(None)) };
@@ -572,15 +616,16 @@ fn read_rank(paths: &[PathBuf], i: usize) -> usize {
     ShardInspection::new(None, inputs).order().iter().position(|&j| j == i).unwrap_or(usize::MAX)
 }
 
-/// The report, in target order, from the jobs' outputs.
+/// The report, in target order, from the jobs' outputs; each file looked
+/// at again, and a change since `stamps` were taken said in its report.
 fn assemble(
     resolution: &Resolution,
     jobs: &[(u64, Job)],
     outputs: Vec<Option<Output>>,
-    sizes: &[Vec<u64>],
+    stamps: &[Vec<Stamp>],
 ) -> Result<Report, InspectError> {
     let mut scans: Vec<Option<Output>> = (0..resolution.targets.len()).map(|_| None).collect();
-    let mut hashes: Vec<Vec<Hashes>> = sizes.iter().map(|s| vec![Hashes::default(); s.len()]).collect();
+    let mut hashes: Vec<Vec<Hashes>> = stamps.iter().map(|s| vec![Hashes::default(); s.len()]).collect();
     let mut parts: BTreeMap<(usize, usize), BTreeMap<u64, blake3::hazmat::ChainingValue>> = BTreeMap::new();
     let mut split: BTreeSet<(usize, usize)> = BTreeSet::new();
     for ((_, job), out) in jobs.iter().zip(outputs) {
@@ -591,7 +636,7 @@ fn assemble(
                     parts.entry((*target, *file)).or_default().insert(*offset, cv);
                 }
             }
-            (Job::Hash { target, file, .. }, Some(Output::Hash(Some(h)))) => {
+            (Job::Hash { target, file, .. }, Some(Output::Hash(h))) => {
                 if let Some(slot) = hashes.get_mut(*target).and_then(|t| t.get_mut(*file)) {
                     slot.put(h);
                 }
@@ -605,26 +650,23 @@ fn assemble(
         }
     }
     // Each split file's root from its subtrees; a file that shrank since its
-    // size was taken lacks a part and is hashed again in one pass, as it is now.
+    // size was taken lacks a part: it has no hash, and its report says it changed.
     for (target, file) in split {
-        let size = sizes.get(target).and_then(|s| s.get(file)).copied().unwrap_or(0);
+        let size = stamps.get(target).and_then(|s| s.get(file)).map_or(0, |s| s.size);
         let root = parts.get(&(target, file)).and_then(|cvs| subtree::root(size, subtree::PIECE_BYTES, cvs));
-        let h = match (root, resolution.targets.get(target).and_then(|t| file_path(t, file))) {
-            (Some(root), _) => FileHash::new(HashAlgorithm::Blake3, root.as_bytes()),
-            (None, Some(path)) => hash_file(path, HashAlgorithm::Blake3, &mut ReadBuf::new(), &mut |_, _| {}, size)?,
-            (None, None) => continue,
-        };
         if let Some(slot) = hashes.get_mut(target).and_then(|t| t.get_mut(file)) {
-            slot.put(h);
+            slot.put(root.map(|root| FileHash::new(HashAlgorithm::Blake3, root.as_bytes())));
         }
     }
     let mut files = Vec::new();
     let mut notes = resolution.notes.clone();
     for (i, (target, scan)) in resolution.targets.iter().zip(scans).enumerate() {
         let mut shas = hashes.get_mut(i).map(std::mem::take).unwrap_or_default().into_iter();
+        let first = files.len();
+        let mut short = Vec::new();
         match (target, scan) {
             (Target::File(_), Some(Output::File(mut report))) => {
-                shas.next().unwrap_or_default().fill(&mut report);
+                short.push(shas.next().unwrap_or_default().fill(&mut report));
                 files.push(*report);
             }
             (Target::Shard(dir, _), Some(Output::Shard { mut reports, writer })) => {
@@ -632,9 +674,7 @@ fn assemble(
                     let by = pid.map_or_else(String::new, |p| format!(" (pid {p})"));
                     notes.push(format!("{}: shard is open for writing{by}; the tail may be in flight", dir.display()));
                 }
-                for (r, h) in reports.iter_mut().zip(shas) {
-                    h.fill(r);
-                }
+                short.extend(reports.iter_mut().zip(shas).map(|(r, h)| h.fill(r)));
                 files.extend(reports);
             }
             (Target::Stray(path), _) => {
@@ -653,10 +693,36 @@ fn assemble(
                 return Err(InspectError { path: path.clone(), what: "the inspection of this target did not finish".into() });
             }
         }
+        if let (Some(paths), Some(stamps)) = (target_paths(target), stamps.get(i)) {
+            say_changes(files.get_mut(first..).unwrap_or_default(), paths, stamps, &short);
+        }
     }
     let mut report = Report::new(files);
     report.notes = notes;
     Ok(report)
+}
+
+/// The files a target reads (a lone file, or a shard's), in report order.
+fn target_paths(target: &Target) -> Option<&[PathBuf]> {
+    match target {
+        Target::File(path) => Some(std::slice::from_ref(path)),
+        Target::Shard(_, paths) => Some(paths),
+        Target::Stray(_) | Target::Refused(..) => None,
+    }
+}
+
+/// Looks at each file again once every job is done: one whose size or
+/// identity changed since `stamps` were taken, or that a read found shorter
+/// than its size then (its scan saw fewer bytes; `short`: a hash found fewer),
+/// is said to have changed while it was read ([`FileReport::set_changed`]).
+fn say_changes(reports: &mut [FileReport], paths: &[PathBuf], stamps: &[Stamp], short: &[bool]) {
+    for (i, ((r, path), stamp)) in reports.iter_mut().zip(paths).zip(stamps).enumerate() {
+        let short = r.size < stamp.size || short.get(i).copied().unwrap_or(false);
+        let now = Stamp::of(path).ok();
+        if let Some(change) = stamp.change(now.as_ref(), short) {
+            r.set_changed(change);
+        }
+    }
 }
 
 /// The hashes computed for one file.
@@ -664,19 +730,25 @@ fn assemble(
 struct Hashes {
     identity: Option<FileHash>,
     sha256: Option<String>,
+    /// A hash found fewer bytes than the file held when the inspection began.
+    short: bool,
 }
 
 impl Hashes {
-    fn put(&mut self, h: FileHash) {
-        match h.algorithm {
-            HashAlgorithm::Blake3 => self.identity = Some(h),
-            HashAlgorithm::Sha256 => self.sha256 = Some(h.value),
+    /// One hash, or `None` for one that found the file shorter.
+    fn put(&mut self, h: Option<FileHash>) {
+        match h {
+            Some(h) if h.algorithm == HashAlgorithm::Blake3 => self.identity = Some(h),
+            Some(h) => self.sha256 = Some(h.value),
+            None => self.short = true,
         }
     }
 
-    fn fill(self, report: &mut FileReport) {
+    /// Puts the hashes into `report`; whether one found the file shorter.
+    fn fill(self, report: &mut FileReport) -> bool {
         report.hash = self.identity;
         report.sha256 = self.sha256;
+        self.short
     }
 }
 
@@ -805,7 +877,7 @@ mod tests {
         let mut buf = ReadBuf::new();
         for limit in [0u64, 1, 1_048_576, 1_048_577, 2_500_000] {
             let mut seen = 0u64;
-            let h = hash_file(&path, HashAlgorithm::Blake3, &mut buf, &mut |_, n| seen += n, limit).unwrap();
+            let h = hash_file(&path, HashAlgorithm::Blake3, &mut buf, &mut |_, n| seen += n, limit).unwrap().unwrap();
             let want = blake3::hash(&bytes[..usize::try_from(limit).unwrap()]);
             assert_eq!(h, FileHash::new(HashAlgorithm::Blake3, want.as_bytes()), "limit {limit}");
             assert_eq!(seen, limit);
@@ -813,8 +885,27 @@ mod tests {
             stream_file(&path, Some(&mut scan), None, &mut buf, &mut |_, _| {}, limit).unwrap();
             assert_eq!(scan.into_report(String::new(), &mut ()).size, limit, "limit {limit}");
         }
-        // A file shorter than the size taken (it shrank): read to its end.
-        let h = hash_file(&path, HashAlgorithm::Blake3, &mut buf, &mut |_, _| {}, 5_000_000).unwrap();
-        assert_eq!(h, FileHash::new(HashAlgorithm::Blake3, blake3::hash(&bytes).as_bytes()));
+        // A file shorter than the size taken (it shrank): no hash, and the
+        // scan says how many bytes it saw.
+        assert_eq!(hash_file(&path, HashAlgorithm::Blake3, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), None);
+        let mut scan = FileScan::standalone(&name_of(&path));
+        assert_eq!(stream_file(&path, Some(&mut scan), None, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), 3_000_000);
+    }
+
+    /// A change between the stamps taken at the start and at the end of an
+    /// inspection: only growth of the same file keeps the prefix (and the hash).
+    #[test]
+    fn a_file_changed_while_read_is_told_apart_from_one_that_only_grew() {
+        let at_start = Stamp { size: 100, dev: 1, ino: 7, mtime: (5, 0) };
+        assert_eq!(at_start.change(Some(&at_start), false), None);
+        let grown = Stamp { size: 150, mtime: (6, 0), ..at_start };
+        let change = |now: Option<&Stamp>, short| at_start.change(now, short).unwrap();
+        assert_eq!(change(Some(&grown), false), FileChange { size_at_start: 100, size_at_end: Some(150), only_grew: true });
+        assert!(!change(Some(&grown), true).only_grew, "a read found it shorter: it did not only grow");
+        assert!(!change(Some(&at_start), true).only_grew);
+        assert!(!change(Some(&Stamp { size: 90, ..at_start }), false).only_grew);
+        assert!(!change(Some(&Stamp { mtime: (6, 0), ..at_start }), false).only_grew, "written over in place");
+        assert!(!change(Some(&Stamp { ino: 8, ..grown }), false).only_grew, "another file at its path");
+        assert_eq!(change(None, false), FileChange { size_at_start: 100, size_at_end: None, only_grew: false });
     }
 }

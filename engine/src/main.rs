@@ -114,7 +114,7 @@ enum Command {
         /// First offset to print.
         #[arg(long)]
         from_offset: Option<u64>,
-        /// Stop after about this many payload bytes.
+        /// Stop once this many payload bytes were shown (a last line says where, and how to go on).
         #[arg(long, default_value_t = 1 << 20)]
         max_bytes: u64,
     },
@@ -208,7 +208,7 @@ fn run_inspect(json: bool, sha256: bool, jobs: Option<u16>, paths: &[PathBuf]) -
     let written = if json {
         serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::other).and_then(|()| writeln!(out))
     } else {
-        out.write_all(commands::shown(&report.to_text()).as_bytes())
+        out.write_all(commands::lines_shown(&report.to_text()).as_bytes())
     };
     if let Err(e) = written.and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -223,7 +223,12 @@ fn parse_shard(text: &str) -> Result<(String, String, String, u32), (u8, String)
     let parts: Vec<&str> = text.split('/').collect();
     match parts.as_slice() {
         [t, n, s, i] if !t.is_empty() && !n.is_empty() && !s.is_empty() => {
-            let i = i.parse().map_err(|_| (2, format!("--shard {text:?}: the shard number {i:?} is not a whole number")))?;
+            let i = i.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
+                std::num::IntErrorKind::PosOverflow => {
+                    (2, format!("--shard {text:?}: the shard number {i} is out of range: the maximum is {}", u32::MAX))
+                }
+                _ => (2, format!("--shard {text:?}: the shard number {i:?} is not a whole number")),
+            })?;
             Ok(((*t).into(), (*n).into(), (*s).into(), i))
         }
         _ => Err((2, format!("--shard {text:?}: expected TENANT/NAMESPACE/STREAM/N"))),

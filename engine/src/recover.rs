@@ -34,6 +34,11 @@ pub struct Outcome {
     pub evidence: Vec<PathBuf>,
     /// A writer held the shard during a dry run: its tail may be in flight.
     pub writer_live: bool,
+    /// The failure that stopped the plan part way (a full disk, an IO
+    /// error): only the first [`Outcome::actions_done`] actions ran.
+    pub failure: Option<EngineError>,
+    /// How many of the plan's actions, from the first, ran to their end.
+    pub actions_done: usize,
 }
 
 fn inspect_error(e: InspectError) -> EngineError {
@@ -60,7 +65,14 @@ fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outco
     ShardDir::new(Arc::new(crate::OsIo::new()), dir).listing()?;
     let files = inspect::shard_files(dir).map_err(inspect_error)?;
     let (_, facts) = inspect::inspect_shard(dir, &files, writer, false, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
-    Ok(Outcome { plan: plan_shard(&facts, options), executed: false, evidence: Vec::new(), writer_live: false })
+    Ok(Outcome {
+        plan: plan_shard(&facts, options),
+        executed: false,
+        evidence: Vec::new(),
+        writer_live: false,
+        failure: None,
+        actions_done: 0,
+    })
 }
 
 /// Takes the shard's writer lock (failing at once with `Locked` unless
@@ -68,10 +80,13 @@ fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outco
 /// when it refuses). Rebuilt indexes use `index_spacing_bytes`. With
 /// `reviewed` (a plan an operator read, from a dry run), the plan made under
 /// the lock must do the same work (`ShardPlan::differs_from`), else nothing
-/// is changed.
+/// is changed. A failure once the plan began to run (a full disk) is not an
+/// error but the outcome's [`Outcome::failure`], with what ran before it:
+/// what was done must still be told.
 ///
 /// # Errors
-/// `NoShard`, `Locked`, `NotRegular`, `PlanChanged`; IO failures.
+/// `NoShard`, `Locked`, `NotRegular`, `PlanChanged`; IO failures before
+/// anything was changed.
 pub fn recover(
     io: Arc<dyn Io>,
     dir: &Path,
@@ -92,10 +107,13 @@ pub fn recover(
         return Err(EngineError::PlanChanged { dir: dir.to_path_buf(), what });
     }
     let mut rebuild = |d: &ShardDir, id: u64| rebuild_index(d, id, index_spacing_bytes);
-    let evidence = recovery::execute(&shard_dir, &outcome.plan, &mut rebuild)?;
+    let mut done = recovery::Executed::default();
+    let ran = recovery::execute_counted(&shard_dir, &outcome.plan, &mut rebuild, &mut done);
     outcome.executed = !outcome.plan.refused();
-    name_evidence_used(&mut outcome.plan, &evidence);
-    outcome.evidence = evidence.into_iter().map(|n| dir.join(n)).collect();
+    outcome.actions_done = if outcome.executed { done.actions } else { 0 };
+    outcome.failure = ran.err();
+    name_evidence_used(&mut outcome.plan, &done.evidence);
+    outcome.evidence = done.evidence.into_iter().map(|n| dir.join(n)).collect();
     Ok(outcome)
 }
 

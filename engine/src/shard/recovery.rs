@@ -249,9 +249,30 @@ pub(crate) fn execute(
     plan: &ShardPlan,
     rebuild: &mut dyn FnMut(&ShardDir, u64) -> Result<(), EngineError>,
 ) -> Result<Vec<String>, EngineError> {
-    let mut evidence = Vec::new();
+    let mut done = Executed::default();
+    execute_counted(dir, plan, rebuild, &mut done)?;
+    Ok(done.evidence)
+}
+
+/// How far [`execute_counted`] got: the plan's first `actions` actions ran
+/// to their end, and these evidence names were written (a failure part way
+/// leaves both saying what was done, so it can be told).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Executed {
+    pub(crate) actions: usize,
+    pub(crate) evidence: Vec<String>,
+}
+
+/// [`execute`], keeping count in `done` as each action ends.
+pub(crate) fn execute_counted(
+    dir: &ShardDir,
+    plan: &ShardPlan,
+    rebuild: &mut dyn FnMut(&ShardDir, u64) -> Result<(), EngineError>,
+    done: &mut Executed,
+) -> Result<(), EngineError> {
+    let evidence = &mut done.evidence;
     if plan.refused() {
-        return Ok(evidence);
+        return Ok(());
     }
     let mut names_changed = false;
     let id_of = |file: &str| felix_codec::file_name::parse_file_name(file).map_or(0, |(id, _)| id);
@@ -292,11 +313,12 @@ pub(crate) fn execute(
             Action::RebuildIndex { file, .. } => rebuild(dir, id_of(file))?,
             Action::Refuse { .. } => {}
         }
+        done.actions += 1;
     }
     if names_changed {
         dir.io.sync_dir(&dir.path)?;
     }
-    Ok(evidence)
+    Ok(())
 }
 
 /// Rewrites a segment's index file from its in-memory entries, durably.

@@ -95,7 +95,7 @@ fn check_side(name: &str, s: &SideReport) -> Result<(), String> {
     if !bounded {
         return Err(format!("{name}: first_offset and next_offset do not bound its {} records", s.records));
     }
-    let damaged = s.unordered_records > 0 || s.findings.iter().any(|f| blocks(&f.finding.kind));
+    let damaged = s.unordered_records > 0 || s.findings.iter().any(blocks);
     // A blocking finding past the cap may explain `blocked` unseen; a named one must block.
     if (damaged && !s.blocked) || (s.blocked && !damaged && s.findings_omitted == 0) {
         return Err(format!("{name}.blocked is {}, yet its findings say otherwise", s.blocked));

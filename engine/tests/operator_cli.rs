@@ -1,0 +1,479 @@
+//! What operators and attackers found by trying things (issue 16, defects
+//! 5–11), each through the path a user takes: the `felix-storage` binary as
+//! a process, on real files. Every test names the defect it holds shut.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_felix-storage")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: stdout {:?}, stderr {}", out(o), err(o)))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A `demo` root in `dir/name`.
+fn demo(dir: &Path, name: &str) -> PathBuf {
+    let root = dir.join(name);
+    let o = run(&["demo", s(&root)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    root
+}
+
+const CLICKS: &str = "acme_default_clicks_0-d8511d3bceccd6e0";
+const ORDERS: &str = "acme_default_orders_0-0d3aed4b998d2798";
+
+/// `dir` copied to `to`, without the writer's lock file.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() && e.file_name() != "writer.lock" {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Defect 5: the same records on both sides, and B's index cut to its first
+/// six bytes (or B's epochs file cut to 20): the finding is `Truncated`, a
+/// kind met in every file, and it is in an index (or the epochs file), which
+/// the diff never reads records from. Named, blocks nothing: identical, exit 0.
+#[test]
+fn diff_a_short_index_or_epochs_file_blocks_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "a");
+    // clicks has no epochs file; orders has one and a clean log.
+    for (shard, file, keep) in [(CLICKS, "00000000000000000001.index", 6usize), (ORDERS, "epochs", 20)] {
+        let a = tmp.path().join(format!("{shard}-a"));
+        let b = tmp.path().join(format!("{shard}-b"));
+        copy_dir(&root.join(shard), &a);
+        copy_dir(&root.join(shard), &b);
+        let bytes = std::fs::read(b.join(file)).unwrap();
+        std::fs::write(b.join(file), &bytes[..keep]).unwrap();
+        let o = run(&["diff", s(&a), s(&b), "--json"]);
+        let d = json(&o);
+        let findings = d["b"]["findings"].as_array().unwrap();
+        let short: Vec<&Value> = findings.iter().filter(|f| f["file"] == file).collect();
+        assert_eq!(short.len(), 1, "{d:#}");
+        assert_eq!((short[0]["kind"].as_str(), short[0]["position"].as_u64()), (Some("Truncated"), Some(0)), "{d:#}");
+        assert_eq!(d["b"]["blocked"], false, "{file}: {d:#}");
+        assert_eq!(d["identical"], true, "{file}: {d:#}");
+        assert_eq!(o.status.code(), Some(0), "{file}: {}", err(&o));
+        let o = run(&["diff", s(&a), s(&b)]);
+        let text = out(&o);
+        assert!(text.contains(&format!("B damage (noted): {}/{file}: Truncated at byte 0", b.display())), "{text}");
+        assert!(text.ends_with("identical\n") && o.status.code() == Some(0), "{text}");
+    }
+}
+
+/// Sends `SIG<name>` to `pid` (with kill(1): this crate has no unsafe code).
+fn signal(name: &str, pid: u32) {
+    assert!(Command::new("kill").args([&format!("-{name}"), &pid.to_string()]).status().unwrap().success());
+}
+
+/// Runs `inspect --json --jobs 1 PATH` and, once it has the file open (so
+/// its size and identity were taken), stops it, runs `change`, and lets it
+/// go on: the change falls inside the run, whatever the timing.
+fn inspect_changing(path: &Path, change: impl FnOnce()) -> Output {
+    let mut child = Command::new(bin())
+        .args(["inspect", "--json", "--jobs", "1", s(path)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let holds_it = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|fds| fds.filter_map(Result::ok).any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == path)))
+            .unwrap_or(false)
+    };
+    loop {
+        assert!(child.try_wait().unwrap().is_none(), "inspect ended before it was seen reading {}", path.display());
+        if holds_it() {
+            signal("STOP", pid);
+            if holds_it() {
+                break;
+            }
+            // It let go between the look and the stop: look again.
+            signal("CONT", pid);
+        }
+        std::thread::yield_now();
+    }
+    change();
+    signal("CONT", pid);
+    child.wait_with_output().unwrap()
+}
+
+/// Defect 6: a file cut from 1 GiB to 90 bytes while `inspect --json` reads
+/// it. Every read stops at the size taken when the run began, and the file
+/// is looked at again when the run ends: its report says it changed, with
+/// both sizes, and gives no hash (no hash describes the bytes the scan saw).
+#[test]
+fn inspect_says_a_file_changed_while_it_was_read_and_gives_no_hash_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("big.bin");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(1 << 30).unwrap();
+    let o = inspect_changing(&path, || file.set_len(90).unwrap());
+    assert_eq!(o.status.code(), Some(0), "no findings in an unknown file: {}", err(&o));
+    let r = json(&o);
+    let f = &r["files"][0];
+    assert_eq!(f["changed_while_read"], serde_json::json!({"size_at_start": 1u64 << 30, "size_at_end": 90, "only_grew": false}), "{r:#}");
+    assert_eq!((&f["hash"], &f["sha256"]), (&Value::Null, &Value::Null), "{r:#}");
+    let note =
+        format!("changed while it was read: {} bytes when the inspection began, 90 bytes at its end, and not only by growing", 1u64 << 30);
+    assert!(f["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with(&note)), "{r:#}");
+}
+
+/// Defect 6, the other way: a file that grows while it is read (a writer
+/// appending) is described as its first bytes, the size taken at the start,
+/// with the hash of exactly those bytes; the report says it grew.
+#[test]
+fn inspect_describes_a_growing_file_as_its_first_bytes_and_says_it_grew() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("grows.bin");
+    let size = 1u64 << 30;
+    std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+    let o = inspect_changing(&path, || {
+        use std::io::Write;
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(&[7u8; 4096]).unwrap();
+    });
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let r = json(&o);
+    let f = &r["files"][0];
+    assert_eq!(f["size"], size, "{r:#}");
+    assert_eq!(f["changed_while_read"], serde_json::json!({"size_at_start": size, "size_at_end": size + 4096, "only_grew": true}));
+    let mut zeros = blake3::Hasher::new();
+    for _ in 0..(size >> 20) {
+        zeros.update(&[0u8; 1 << 20]);
+    }
+    assert_eq!(f["hash"]["value"], zeros.finalize().to_hex().as_str(), "the hash of the first {size} bytes");
+    let note = format!("changed while it was read: {size} bytes when the inspection began, {} bytes at its end; this report describes its first {size} bytes", size + 4096);
+    assert!(f["notes"].as_array().unwrap().iter().any(|n| n == &Value::String(note.clone())), "{r:#}");
+}
+
+/// Writes `lines` to shard `shard` (TENANT/NAMESPACE/STREAM/N) under `root`
+/// with `produce`, and returns the shard's directory.
+fn produce(root: &Path, shard: &str, lines: &str) -> PathBuf {
+    use std::io::Write;
+    let mut child = Command::new(bin())
+        .args(["produce", s(root), "--shard", shard])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let dirs: Vec<PathBuf> = std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).collect();
+    let prefix = shard.rsplit_once('/').unwrap().0.replace('/', "_");
+    dirs.into_iter().find(|d| d.file_name().unwrap().to_str().unwrap().starts_with(&prefix)).unwrap()
+}
+
+/// Appends to segment 0 of `dir` the first `keep` bytes of a record at
+/// `offset` with a `payload_len`-byte payload: a torn tail (a write the
+/// process never finished), which recovery cuts, keeping the bytes as evidence.
+fn tear(dir: &Path, offset: u64, payload_len: usize, keep: usize) -> u64 {
+    use std::io::Write;
+    let mut record = Vec::new();
+    felix_codec::record::encode_record(offset, 1, &vec![b'x'; payload_len], &mut record).unwrap();
+    let log = dir.join("00000000000000000000.log");
+    let at = std::fs::metadata(&log).unwrap().len();
+    std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(&record[..keep]).unwrap();
+    at
+}
+
+/// Runs the binary with files limited to about 1 MiB (`ulimit -f`, SIGXFSZ
+/// ignored): a write past it fails with EFBIG, part way through a run.
+fn run_file_size_limited(args: &[&str]) -> Output {
+    Command::new("sh").arg("-c").arg("trap '' XFSZ; ulimit -f 2048; exec \"$0\" \"$@\"").arg(bin()).args(args).output().unwrap()
+}
+
+/// Defect 7: shard a is cut (evidence written, index rebuilt), then shard b
+/// fails (its 8 MiB of cut bytes cannot be written as evidence): exit 2, and
+/// the JSON still tells the whole account — a's actions, done, and where the
+/// run stopped, with what ran there and what did not.
+#[test]
+fn recover_json_tells_every_action_taken_when_a_later_shard_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let a = produce(&root, "a/default/s/0", "one\ntwo\nthree\n");
+    let b = produce(&root, "b/default/s/0", "one\ntwo\nthree\n");
+    let cut_a = tear(&a, 3, 100, 60);
+    let cut_b = tear(&b, 3, 16 << 20, 8 << 20);
+    let o = run_file_size_limited(&["recover", s(&root), "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let plan = json(&o);
+    let shards = plan["shards"].as_array().unwrap();
+    assert_eq!(shards.len(), 1, "{plan:#}");
+    assert_eq!(shards[0]["path"], s(&a));
+    let done_a: Vec<&str> = shards[0]["actions"].as_array().unwrap().iter().map(|x| x["action"].as_str().unwrap()).collect();
+    assert_eq!(done_a, ["cut", "rebuild-index"], "{plan:#}");
+    assert_eq!((shards[0]["actions"][0]["position"].as_u64(), shards[0]["actions"][0]["bytes"].as_u64()), (Some(cut_a), Some(60)));
+    let evidence_a = shards[0]["actions"][0]["evidence"].as_str().unwrap();
+    assert_eq!(std::fs::read(a.join(evidence_a)).unwrap().len(), 60, "a's cut bytes are kept");
+    assert_eq!(std::fs::metadata(a.join("00000000000000000000.log")).unwrap().len(), cut_a, "a is cut");
+    let stopped = &plan["stopped"];
+    assert_eq!(stopped["path"], s(&b), "{plan:#}");
+    assert_eq!(stopped["done"], serde_json::json!([]), "{plan:#}");
+    let not_done: Vec<&str> = stopped["not_done"].as_array().unwrap().iter().map(|x| x["action"].as_str().unwrap()).collect();
+    assert_eq!(not_done, ["cut", "rebuild-index"], "{plan:#}");
+    let error = stopped["error"].as_str().unwrap();
+    let tmp_evidence = format!("{}/00000000000000000000.log.cut-{cut_b}.tmp: write failed: File too large (os error 27)", b.display());
+    assert!(error.starts_with(&tmp_evidence), "{error}");
+    assert!(
+        error.ends_with(&format!("; the shard stopped there: deal with the cause, then run `felix-storage recover {}`", b.display())),
+        "{error}"
+    );
+    assert_eq!(err(&o), format!("felix-storage: {error}\n"));
+    assert_eq!(std::fs::metadata(b.join("00000000000000000000.log")).unwrap().len(), cut_b + (8 << 20), "b is not cut");
+    // Once the cause is gone, the run it names finishes the work.
+    let o = run(&["recover", s(&b), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(json(&o).get("stopped").is_none());
+    assert_eq!(std::fs::metadata(b.join("00000000000000000000.log")).unwrap().len(), cut_b);
+}
+
+/// Defect 9: a refused plan's `remaining_findings` holds every finding
+/// `inspect` reports — here all seven of a stale index's, not one per index.
+#[test]
+fn a_refused_plan_keeps_every_finding_inspect_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let dir = root.join(ORDERS);
+    // Every entry of segment 0's index points one byte past its record.
+    let index = dir.join("00000000000000000000.index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    for entry in bytes[24..].chunks_mut(16) {
+        let position = u64::from_be_bytes(entry[8..].try_into().unwrap()) + 1;
+        entry[8..].copy_from_slice(&position.to_be_bytes());
+    }
+    std::fs::write(&index, &bytes).unwrap();
+    // Rot in a sealed segment: recovery refuses the shard.
+    let log = dir.join("00000000000000000001.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[200] ^= 0x40;
+    std::fs::write(&log, &bytes).unwrap();
+    let inspected = json(&run(&["inspect", "--json", s(&dir)]));
+    let mut reported: Vec<(String, String, u64)> = Vec::new();
+    for f in inspected["files"].as_array().unwrap() {
+        let name = Path::new(f["path"].as_str().unwrap()).file_name().unwrap().to_str().unwrap().to_string();
+        for x in f["findings"].as_array().unwrap() {
+            reported.push((name.clone(), x["kind"].as_str().unwrap().into(), x["position"].as_u64().unwrap()));
+        }
+    }
+    reported.sort();
+    let o = run(&["recover", s(&dir), "--dry-run", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let plan = json(&o);
+    let shard = &plan["shards"][0];
+    assert!(shard["actions"].as_array().unwrap().iter().any(|a| a["action"] == "refuse"), "{plan:#}");
+    let mut remaining: Vec<(String, String, u64)> = shard["remaining_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["file"].as_str().unwrap().into(), f["kind"].as_str().unwrap().into(), f["position"].as_u64().unwrap()))
+        .collect();
+    remaining.sort();
+    let stale: Vec<&(String, String, u64)> = remaining.iter().filter(|f| f.0 == "00000000000000000000.index").collect();
+    assert_eq!(stale.len(), 7, "{remaining:?}");
+    assert!(stale.iter().all(|f| f.1 == "IndexEntryMismatch"), "{stale:?}");
+    assert_eq!(remaining, reported, "the refused plan leaves what inspect reports");
+}
+
+/// Defect 8: a root whose name carries a newline and a right-to-left
+/// override. `recover` (dry run and real) and `dump` print its name escaped,
+/// as `inspect` and `diff` do: no forged line, no reordered text.
+#[test]
+fn recover_and_dump_escape_a_hostile_root_name_as_inspect_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hostile = "evil\nFORGED-LINE\u{202e}gol.x";
+    let root = demo(tmp.path(), hostile);
+    let escaped = format!("{}/evil\\nFORGED-LINE\\u{{202e}}gol.x", tmp.path().display());
+    let log = root.join(CLICKS).join("00000000000000000001.log");
+    for args in [vec!["recover", s(&root), "--dry-run"], vec!["recover", s(&root)], vec!["dump", s(&log)], vec!["inspect", s(&root)]] {
+        let o = run(&args);
+        let text = out(&o);
+        assert!(!text.is_empty(), "{args:?}: {}", err(&o));
+        for line in text.lines() {
+            assert!(!line.starts_with("FORGED-LINE"), "{args:?} forged a line: {text}");
+            assert!(!line.contains('\u{202e}') && !line.contains('\r'), "{args:?}: {line:?}");
+        }
+        assert!(text.contains(&escaped), "{args:?}: {text}");
+        assert!(!err(&o).contains('\u{202e}'), "{args:?}: {}", err(&o));
+    }
+    // A record's payload is shown escaped too (bidi included), one record a line.
+    let o = run(&["dump", s(&log)]);
+    assert!(out(&o).lines().skip(1).all(|l| l.split('\t').count() == 5), "{}", out(&o));
+}
+
+/// `produce ROOT --shard SHARD` with `input` as its stdin.
+fn produce_input(root: &Path, shard: &str, input: &Path) -> Output {
+    Command::new(bin()).args(["produce", s(root), "--shard", shard]).stdin(std::fs::File::open(input).unwrap()).output().unwrap()
+}
+
+/// `consume --format json` of the shard: each record's payload.
+fn payloads(root: &Path, shard: &str) -> Vec<String> {
+    let o = run(&["consume", s(root), "--shard", shard, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    out(&o).lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["payload"].as_str().unwrap().to_string()).collect()
+}
+
+/// Defect 10: a line of exactly 64 MiB ending in CRLF is a record of 64 MiB
+/// (the `\r` of a CRLF is not part of the line), as it is with LF; one byte
+/// more is refused either way.
+#[test]
+fn produce_takes_a_64_mib_line_ending_in_crlf_as_it_takes_one_ending_in_lf() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let limit = felix_codec::MAX_PAYLOAD_BYTES as usize;
+    for (name, len, end, accepted) in
+        [("crlf", limit, &b"\r\n"[..], true), ("lf", limit, &b"\n"[..], true), ("crlf-over", limit + 1, &b"\r\n"[..], false)]
+    {
+        let input = tmp.path().join(name);
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
+        f.write_all(&vec![b'y'; len]).unwrap();
+        f.write_all(end).unwrap();
+        f.into_inner().unwrap().sync_all().unwrap();
+        let root = tmp.path().join(format!("root-{name}"));
+        let o = produce_input(&root, "a/b/c/0", &input);
+        if accepted {
+            assert_eq!((o.status.code(), out(&o).as_str()), (Some(0), "0\n"), "{name}: {}", err(&o));
+            let log = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path().join("00000000000000000000.log");
+            let dumped = out(&run(&["dump", s(&log)]));
+            assert!(dumped.lines().nth(1).unwrap().contains(&format!("\t{limit} bytes\t")), "{name}: {dumped:.200}");
+        } else {
+            assert_eq!(o.status.code(), Some(2), "{name}");
+            assert_eq!(
+                err(&o),
+                format!("felix-storage: <stdin>: line 1: a line is longer than {limit} bytes, the most one record may hold; nothing from it on was written\n")
+            );
+        }
+    }
+}
+
+/// Defect 10: a last line without a newline is kept whole, a final `\r`
+/// included; a `\r` before a newline ends the line with it.
+#[test]
+fn produce_keeps_a_last_lines_final_cr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::write(&input, b"a\r\nb\r").unwrap();
+    let root = tmp.path().join("root");
+    let o = produce_input(&root, "a/b/c/0", &input);
+    assert_eq!((o.status.code(), out(&o).as_str()), (Some(0), "0\n1\n"), "{}", err(&o));
+    assert_eq!(payloads(&root, "a/b/c/0"), ["a", "b\r"]);
+}
+
+/// Defect 10: a shard number past u32 is out of range, and the message says
+/// the maximum; one that is not a number is still "not a whole number".
+#[test]
+fn a_shard_number_past_the_maximum_is_out_of_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&["consume", s(tmp.path()), "--shard", "a/b/c/4294967296"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        err(&o),
+        "felix-storage: --shard \"a/b/c/4294967296\": the shard number 4294967296 is out of range: the maximum is 4294967295\n"
+    );
+    let o = run(&["consume", s(tmp.path()), "--shard", "a/b/c/x"]);
+    assert_eq!(err(&o), "felix-storage: --shard \"a/b/c/x\": the shard number \"x\" is not a whole number\n");
+}
+
+/// Defect 10: `dump` stopping at `--max-bytes` (1 MiB by default) says so,
+/// and where to go on from; a dump that reaches the end says nothing more.
+#[test]
+fn dump_says_where_max_bytes_stopped_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    let line = "z".repeat(100_000);
+    std::fs::write(&input, (0..12).map(|_| line.as_str()).collect::<Vec<_>>().join("\n")).unwrap();
+    let root = tmp.path().join("root");
+    assert_eq!(produce_input(&root, "a/b/c/0", &input).status.code(), Some(0));
+    let log = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path().join("00000000000000000000.log");
+    let o = run(&["dump", s(&log)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + 11 + 1, "{text:.300}");
+    assert_eq!(
+        *lines.last().unwrap(),
+        "# stopped after 1100000 payload bytes (--max-bytes 1048576); more records follow from offset 11: add --from-offset 11, or a larger --max-bytes"
+    );
+    let o = run(&["dump", s(&log), "--from-offset", "11"]);
+    assert_eq!(out(&o).lines().count(), 2, "the header and offset 11; nothing said past the end: {}", out(&o));
+}
+
+/// Defect 10: `inspect` of a FIFO says what it is, not "Not a directory",
+/// and never opens it (which would wait for a writer).
+#[test]
+fn inspect_of_a_fifo_says_it_is_not_a_file_or_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = run(&["inspect", s(&fifo)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        err(&o),
+        format!(
+            "felix-storage: {}: not a regular file or a directory (a FIFO, a socket or a device): nothing here to inspect; \
+             give segment, index or epochs files, shard directories or roots of them\n",
+            fifo.display()
+        )
+    );
+}
+
+/// Defect 10: `produce` on a full disk says what failed and what the
+/// operator runs, not the library's "reopen it to recover". A 512 KiB tmpfs
+/// in a mount namespace of its own (`unshare`), so nothing outlives the test.
+#[test]
+fn produce_on_a_full_disk_says_what_the_operator_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mount = tmp.path().join("small");
+    std::fs::create_dir(&mount).unwrap();
+    let input = tmp.path().join("in");
+    std::fs::write(&input, "a line of text, again and again\n".repeat(40_000)).unwrap();
+    let root = mount.join("root");
+    let o = Command::new("unshare")
+        .args(["--mount", "--map-root-user", "sh", "-c", "mount -t tmpfs -o size=512k tmpfs \"$0\" && exec \"$@\""])
+        .arg(&mount)
+        .args([bin(), "produce", s(&root), "--shard", "a/b/c/0", "--batch", "100"])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let acknowledged = out(&o).lines().count();
+    assert!(acknowledged > 1000 && acknowledged < 40_000, "{acknowledged}");
+    let dir = root.join("a_b_c_0-1b8b756fbae3c6c4");
+    let e = err(&o);
+    assert!(e.starts_with(&format!("felix-storage: {}/", dir.display())), "{e}");
+    assert!(
+        e.ends_with(&format!(
+            "No space left on device (os error 28); the shard stopped there: free space on its disk, then run `felix-storage recover {}`\n",
+            dir.display()
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("reopen it"), "{e}");
+}
