@@ -529,10 +529,16 @@ mod tests {
         // With every finding of the index known (the full inspection), every one remains.
         let index = "00000000000000000000.index";
         let every: Vec<(String, Finding)> = (0..5)
-            .map(|n| (index.into(), finding(CorruptionKind::IndexEntryMismatch { offset: n, position: 77 }, 24 + 16 * n, 40 + 16 * n, Repair::Always)))
+            .map(|n| {
+                (
+                    index.into(),
+                    finding(CorruptionKind::IndexEntryMismatch { offset: n, position: 77 }, 24 + 16 * n, 40 + 16 * n, Repair::Always),
+                )
+            })
             .collect();
         let p = plan_shard(&ShardFacts { index_findings: every.clone(), ..facts }, RepairOptions::default());
-        let left: Vec<(&str, u64)> = p.remaining_findings.iter().filter(|f| f.file == index).map(|f| (f.file.as_str(), f.finding.position)).collect();
+        let left: Vec<(&str, u64)> =
+            p.remaining_findings.iter().filter(|f| f.file == index).map(|f| (f.file.as_str(), f.finding.position)).collect();
         assert_eq!(left, every.iter().map(|(f, x)| (f.as_str(), x.position())).collect::<Vec<_>>());
         assert_eq!(p.remaining_findings.len(), 7);
     }

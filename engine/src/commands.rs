@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use felix_codec::recovery::{Action, Plan, ShardPlan};
-use felix_codec::report::{is_hostile, one_line};
 use felix_codec::repair::RepairOptions;
+use felix_codec::report::{is_hostile, one_line};
 use felix_codec::time::format_micros;
 use felix_codec::MAX_PAYLOAD_BYTES;
 use felix_engine::broker::FsyncMode;
@@ -166,7 +166,8 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
     use felix_engine::broker::{DiskLogProvider, LogConfig, PendingAppend};
     type Commit = tokio::task::JoinHandle<Result<PendingAppend, felix_engine::EngineError>>;
     let config = LogConfig { wait_for_lock: wait, fsync_mode: fsync, ..LogConfig::default() };
-    let shard_key = felix_codec::shard_name::ShardKey { tenant: &key.tenant, namespace: &key.namespace, stream: &key.stream, shard: key.shard };
+    let shard_key =
+        felix_codec::shard_name::ShardKey { tenant: &key.tenant, namespace: &key.namespace, stream: &key.stream, shard: key.shard };
     let dir = Shard::dir_of(root, &shard_key);
     // An IO failure (a full disk) stops the shard: say what the operator runs.
     let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e);
@@ -454,7 +455,10 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             Err(e) => return stop_recover(plans, dir, None, 0, &e, o.json),
         };
         if outcome.writer_live {
-            eprintln!("felix-storage: note: {}: shard is open for writing; the tail may be in flight", one_line(&dir.display().to_string()));
+            eprintln!(
+                "felix-storage: note: {}: shard is open for writing; the tail may be in flight",
+                one_line(&dir.display().to_string())
+            );
         }
         if let Some(e) = &outcome.failure {
             return stop_recover(plans, dir, Some(&outcome.plan), outcome.actions_done, e, o.json);

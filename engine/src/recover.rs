@@ -65,7 +65,14 @@ fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outco
     ShardDir::new(Arc::new(crate::OsIo::new()), dir).listing()?;
     let files = inspect::shard_files(dir).map_err(inspect_error)?;
     let (_, facts) = inspect::inspect_shard(dir, &files, writer, false, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
-    Ok(Outcome { plan: plan_shard(&facts, options), executed: false, evidence: Vec::new(), writer_live: false, failure: None, actions_done: 0 })
+    Ok(Outcome {
+        plan: plan_shard(&facts, options),
+        executed: false,
+        evidence: Vec::new(),
+        writer_live: false,
+        failure: None,
+        actions_done: 0,
+    })
 }
 
 /// Takes the shard's writer lock (failing at once with `Locked` unless
