@@ -140,10 +140,8 @@ fn inspect_says_a_file_changed_while_it_was_read_and_gives_no_hash_then() {
     let f = &r["files"][0];
     assert_eq!(f["changed_while_read"], serde_json::json!({"size_at_start": 1u64 << 30, "size_at_end": 90, "only_grew": false}), "{r:#}");
     assert_eq!((&f["hash"], &f["sha256"]), (&Value::Null, &Value::Null), "{r:#}");
-    let note = format!(
-        "changed while it was read: {} bytes when the inspection began, 90 bytes at its end, and not only by growing",
-        1u64 << 30
-    );
+    let note =
+        format!("changed while it was read: {} bytes when the inspection began, 90 bytes at its end, and not only by growing", 1u64 << 30);
     assert!(f["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with(&note)), "{r:#}");
 }
 
@@ -244,7 +242,10 @@ fn recover_json_tells_every_action_taken_when_a_later_shard_fails() {
     let error = stopped["error"].as_str().unwrap();
     let tmp_evidence = format!("{}/00000000000000000000.log.cut-{cut_b}.tmp: write failed: File too large (os error 27)", b.display());
     assert!(error.starts_with(&tmp_evidence), "{error}");
-    assert!(error.ends_with(&format!("; the shard stopped there: deal with the cause, then run `felix-storage recover {}`", b.display())), "{error}");
+    assert!(
+        error.ends_with(&format!("; the shard stopped there: deal with the cause, then run `felix-storage recover {}`", b.display())),
+        "{error}"
+    );
     assert_eq!(err(&o), format!("felix-storage: {error}\n"));
     assert_eq!(std::fs::metadata(b.join("00000000000000000000.log")).unwrap().len(), cut_b + (8 << 20), "b is not cut");
     // Once the cause is gone, the run it names finishes the work.
@@ -311,12 +312,7 @@ fn recover_and_dump_escape_a_hostile_root_name_as_inspect_does() {
     let root = demo(tmp.path(), hostile);
     let escaped = format!("{}/evil\\nFORGED-LINE\\u{{202e}}gol.x", tmp.path().display());
     let log = root.join(CLICKS).join("00000000000000000001.log");
-    for args in [
-        vec!["recover", s(&root), "--dry-run"],
-        vec!["recover", s(&root)],
-        vec!["dump", s(&log)],
-        vec!["inspect", s(&root)],
-    ] {
+    for args in [vec!["recover", s(&root), "--dry-run"], vec!["recover", s(&root)], vec!["dump", s(&log)], vec!["inspect", s(&root)]] {
         let o = run(&args);
         let text = out(&o);
         assert!(!text.is_empty(), "{args:?}: {}", err(&o));
@@ -334,11 +330,7 @@ fn recover_and_dump_escape_a_hostile_root_name_as_inspect_does() {
 
 /// `produce ROOT --shard SHARD` with `input` as its stdin.
 fn produce_input(root: &Path, shard: &str, input: &Path) -> Output {
-    Command::new(bin())
-        .args(["produce", s(root), "--shard", shard])
-        .stdin(std::fs::File::open(input).unwrap())
-        .output()
-        .unwrap()
+    Command::new(bin()).args(["produce", s(root), "--shard", shard]).stdin(std::fs::File::open(input).unwrap()).output().unwrap()
 }
 
 /// `consume --format json` of the shard: each record's payload.
@@ -484,4 +476,36 @@ fn produce_on_a_full_disk_says_what_the_operator_runs() {
         "{e}"
     );
     assert!(!e.contains("reopen it"), "{e}");
+}
+
+/// Defect 11: a folder holding only an `epochs` file (damaged here) is
+/// judged as a shard — its damage found, exit 1 — with a note that no
+/// segment names it, never "no shard directory found here".
+#[test]
+fn a_folder_holding_only_an_epochs_file_is_judged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let dir = tmp.path().join("only-epochs");
+    std::fs::create_dir(&dir).unwrap();
+    let bytes = std::fs::read(root.join(ORDERS).join("epochs")).unwrap();
+    std::fs::write(dir.join("epochs"), &bytes[..20]).unwrap();
+    let alone = json(&run(&["inspect", "--json", s(&dir.join("epochs"))]));
+    let o = run(&["inspect", "--json", s(&dir)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let r = json(&o);
+    assert_eq!(r["files"].as_array().unwrap().len(), 1, "{r:#}");
+    let f = &r["files"][0];
+    assert_eq!((f["kind"].as_str(), f["shard"].as_str()), (Some("epochs"), Some("only-epochs")), "{r:#}");
+    assert_eq!(f["findings"], alone["files"][0]["findings"], "the same damage as the file inspected alone");
+    assert_eq!(f["findings"][0]["kind"], "Truncated", "{r:#}");
+    assert!(f["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("no segment names this shard")), "{r:#}");
+    let note = format!(
+        "{}: no segment (NNNNNNNNNNNNNNNNNNNN.log) names this shard: the Felix files it holds are judged as a shard's all the same",
+        dir.display()
+    );
+    assert_eq!(r["notes"], serde_json::json!([note]), "{r:#}");
+    let o = run(&["inspect", s(&dir)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out(&o).contains(&format!("{}/epochs: Truncated at byte 0", dir.display())), "{}", out(&o));
+    assert!(!err(&o).contains("no shard directory"), "{}", err(&o));
 }
