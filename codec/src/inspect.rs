@@ -544,6 +544,11 @@ impl ShardInspection {
                 Some((id, FileKind::Index)) if !segments.contains(&id) => {
                     r.notes.push("no segment with this id: an orphaned index, ignored by readers; recovery moves it to evidence".into());
                 }
+                None if segments.is_empty() && classify(&f.name) == EntryName::Epochs => {
+                    r.notes.push(
+                        "no segment names this shard: its epochs are judged on their own (no log to check their offsets against)".into(),
+                    );
+                }
                 _ => {}
             }
         }

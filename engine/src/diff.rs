@@ -64,20 +64,17 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
     refuse_unreadable_names(dir)?;
     let files = shard_files(dir)?;
     let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
-    if is_shard_dir(dir, &names) || names.iter().any(|n| classify(n) == EntryName::Epochs) {
+    let has_subdirs = fs::read_dir(dir).map_err(|e| io_error(dir, &e))?.any(|e| e.is_ok_and(|e| e.file_type().is_ok_and(|t| t.is_dir())));
+    if is_shard_dir(dir, &names, has_subdirs) {
         return Ok(files);
     }
-    let has_subdirs = fs::read_dir(dir).map_err(|e| io_error(dir, &e))?.any(|e| e.is_ok_and(|e| e.file_type().is_ok_and(|t| t.is_dir())));
     if has_subdirs {
         return Err(InspectError {
             path: dir.to_path_buf(),
             what: "holds directories, not segment files: a root of shards? give --shard TENANT/NAMESPACE/STREAM/N".into(),
         });
     }
-    if names
-        .iter()
-        .all(|n| matches!(classify(n), EntryName::Lock | EntryName::Temporary | EntryName::Evidence { .. } | EntryName::DamagedEpochs))
-    {
+    if names.is_empty() {
         return Ok(files); // an empty replica
     }
     Err(InspectError {

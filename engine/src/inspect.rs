@@ -7,9 +7,13 @@
 //! structure between pieces.
 //!
 //! Which directories are shards: one holding a file with the format's own
-//! segment or index name (`NNNNNNNNNNNNNNNNNNNN.log` / `.index`, 20 digits),
-//! or, under a shard-directory name (`…-0123456789abcdef`), an `epochs`
-//! file. Any other directory is searched (to [`MAX_ROOT_DEPTH`] levels);
+//! segment or index name (`NNNNNNNNNNNNNNNNNNNN.log` / `.index`, 20 digits);
+//! or one holding any other Felix name (`epochs`, the engine's lock,
+//! temporaries, evidence) that is named as a shard directory
+//! (`…-0123456789abcdef`) or holds no directory — so a folder holding only
+//! an `epochs` file is judged as a shard, with a note that no segment names
+//! it, while a root of shards keeps a loose `epochs` a stray. Any other
+//! directory is searched (to [`MAX_ROOT_DEPTH`] levels);
 //! the files found loose in it are reported as not part of any shard and
 //! never read. The directories inside a shard directory are searched too
 //! (shards below it are not hidden by it); links to directories are named in
@@ -105,12 +109,19 @@ fn name_of(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-/// Whether the directory `dir`, holding `names`, is a shard directory (see the module doc).
+/// Whether the directory `dir`, holding the regular files `names` (and
+/// directories too when `has_subdirs`), is a shard directory (see the module doc).
 #[must_use]
-pub fn is_shard_dir(dir: &Path, names: &[String]) -> bool {
+pub fn is_shard_dir(dir: &Path, names: &[String], has_subdirs: bool) -> bool {
     let segment_files = names.iter().any(|n| matches!(classify(n), EntryName::Segment(_) | EntryName::Index(_)));
-    let shard_name = parse_dir_name(&name_of(dir)).is_some();
-    segment_files || (shard_name && names.iter().any(|n| classify(n) == EntryName::Epochs))
+    let felix_files = names.iter().any(|n| classify(n) != EntryName::Foreign);
+    segment_files || (felix_files && (!has_subdirs || parse_dir_name(&name_of(dir)).is_some()))
+}
+
+/// Whether any of `names` is a segment file's: without one, no segment
+/// names the shard (its other Felix files are judged all the same).
+fn has_segment(names: &[String]) -> bool {
+    names.iter().any(|n| matches!(classify(n), EntryName::Segment(_)))
 }
 
 /// Resolves the paths a user gave: files stay files; shard directories are
@@ -141,7 +152,7 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
         if shards(&out) == before {
             return Err(InspectError {
                 path: path.clone(),
-                what: "no shard directory (no NNNNNNNNNNNNNNNNNNNN.log or .index file) found here".into(),
+                what: "no shard directory (no segment, index, epochs or other Felix file) found here".into(),
             });
         }
     }
@@ -157,8 +168,15 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
         .map(fs::DirEntry::path)
         .collect();
     let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
-    let shard = is_shard_dir(dir, &names);
+    let has_subdirs = entries.iter().any(|e| e.file_type().is_ok_and(|t| t.is_dir()));
+    let shard = is_shard_dir(dir, &names, has_subdirs);
     if shard {
+        if !has_segment(&names) {
+            out.notes.push(format!(
+                "{}: no segment (NNNNNNNNNNNNNNNNNNNN.log) names this shard: the Felix files it holds are judged as a shard's all the same",
+                dir.display()
+            ));
+        }
         out.targets.push(Target::Shard(dir.to_path_buf(), files));
         // Felix names on what is not a regular file: the engine refuses this shard.
         for e in &entries {

@@ -135,5 +135,5 @@ fn unreadable_paths_and_bad_usage_exit_2_with_one_line() {
     let tmp = tempfile::tempdir().unwrap();
     let o = run(&["inspect", tmp.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8(o.stderr).unwrap().contains("no shard directory (no NNNNNNNNNNNNNNNNNNNN.log or .index file) found here"));
+    assert!(String::from_utf8(o.stderr).unwrap().contains("no shard directory (no segment, index, epochs or other Felix file) found here"));
 }

@@ -477,3 +477,35 @@ fn produce_on_a_full_disk_says_what_the_operator_runs() {
     );
     assert!(!e.contains("reopen it"), "{e}");
 }
+
+/// Defect 11: a folder holding only an `epochs` file (damaged here) is
+/// judged as a shard — its damage found, exit 1 — with a note that no
+/// segment names it, never "no shard directory found here".
+#[test]
+fn a_folder_holding_only_an_epochs_file_is_judged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let dir = tmp.path().join("only-epochs");
+    std::fs::create_dir(&dir).unwrap();
+    let bytes = std::fs::read(root.join(ORDERS).join("epochs")).unwrap();
+    std::fs::write(dir.join("epochs"), &bytes[..20]).unwrap();
+    let alone = json(&run(&["inspect", "--json", s(&dir.join("epochs"))]));
+    let o = run(&["inspect", "--json", s(&dir)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let r = json(&o);
+    assert_eq!(r["files"].as_array().unwrap().len(), 1, "{r:#}");
+    let f = &r["files"][0];
+    assert_eq!((f["kind"].as_str(), f["shard"].as_str()), (Some("epochs"), Some("only-epochs")), "{r:#}");
+    assert_eq!(f["findings"], alone["files"][0]["findings"], "the same damage as the file inspected alone");
+    assert_eq!(f["findings"][0]["kind"], "Truncated", "{r:#}");
+    assert!(f["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("no segment names this shard")), "{r:#}");
+    let note = format!(
+        "{}: no segment (NNNNNNNNNNNNNNNNNNNN.log) names this shard: the Felix files it holds are judged as a shard's all the same",
+        dir.display()
+    );
+    assert_eq!(r["notes"], serde_json::json!([note]), "{r:#}");
+    let o = run(&["inspect", s(&dir)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out(&o).contains(&format!("{}/epochs: Truncated at byte 0", dir.display())), "{}", out(&o));
+    assert!(!err(&o).contains("no shard directory"), "{}", err(&o));
+}
