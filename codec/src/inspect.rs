@@ -596,6 +596,9 @@ fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileR
                 "the writer's lock file: a writer holds it (flock) only while it has the shard open; the file alone means nothing".into()
             }
             EntryName::Temporary => "a temporary file of the engine's, never finished: recovery removes it".into(),
+            EntryName::Evidence { .. } if name.contains(".index.cut-") => {
+                "evidence: an orphaned index recovery removed (no segment had its id), kept whole and never replaced".into()
+            }
             EntryName::Evidence { position, .. } => {
                 format!("evidence: bytes recovery cut from this segment at byte {position} (or why), kept and never replaced")
             }

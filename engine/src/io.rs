@@ -238,7 +238,19 @@ impl Io for OsIo {
         fs::create_dir(dir)
     }
     fn len(&self, path: &Path) -> io::Result<u64> {
-        Ok(self.handle(path)?.metadata()?.len())
+        let cached = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(path).cloned();
+        match cached {
+            Some(f) => Ok(f.metadata()?.len()),
+            // Not opened for a size alone: a file the engine only lists (an
+            // orphaned index) costs no descriptor and needs no read permission.
+            None => match fs::symlink_metadata(path)? {
+                m if m.file_type().is_file() => Ok(m.len()),
+                m => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{}: {}", path.display(), entry_type(m.file_type()).describe()),
+                )),
+            },
+        }
     }
     fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
         self.handle(path)?.read_at(buf, pos)
@@ -279,9 +291,22 @@ impl Io for OsIo {
         let dir_file = OpenOptions::new().read(true).custom_flags(libc_o_nofollow() | libc::O_DIRECTORY).open(dir)?;
         take_flock(&dir_file, wait)?;
         let lock_path = dir.join(felix_codec::file_name::LOCK_FILE_NAME);
-        let file =
-            OpenOptions::new().read(true).write(true).create(true).truncate(false).custom_flags(libc_o_nofollow()).open(&lock_path)?;
-        take_flock(&file, wait)?;
+        let named = |e: io::Error| match e.kind() {
+            io::ErrorKind::WouldBlock => e,
+            kind => io::Error::new(kind, format!("{}: {e}", lock_path.display())),
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc_o_nofollow())
+            .open(&lock_path)
+            .map_err(named)?;
+        if !file.metadata().map_err(named)?.file_type().is_file() {
+            return Err(named(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file (a FIFO, socket or device)")));
+        }
+        take_flock(&file, wait).map_err(named)?;
         // The holder's pid, for whoever is refused. Not synced: it is only a hint.
         file.set_len(0)?;
         file.write_all_at(format!("{}\n", std::process::id()).as_bytes(), 0)?;

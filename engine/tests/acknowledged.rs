@@ -368,3 +368,138 @@ fn recover_moves_a_garbage_orphaned_index_to_evidence() {
     assert!(!shard_path.join(index_file_name(9)).exists());
     assert_eq!(run(&["inspect", shard_path.to_str().unwrap()]).status.code(), Some(0));
 }
+
+// ---- found by the hostile review of the fixes above ----
+
+#[test]
+fn a_writer_that_acknowledges_once_written_stops_too_when_its_directory_is_moved() {
+    for durability in [felix_engine::Durability::NoSync, felix_engine::Durability::Interval { micros: 200_000 }] {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("shard");
+        let (shard, _) = Shard::open_dir(os(), &dir, Config { durability, ..small() }).unwrap();
+        shard.append(&[b"before"]).unwrap();
+        std::fs::rename(&dir, root.path().join("moved")).unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        let e = shard.append(&[b"after"]).unwrap_err();
+        assert!(e.to_string().contains("no longer the directory this writer locked"), "{durability:?}: {e}");
+        assert!(matches!(shard.append(&[b"later"]), Err(EngineError::FailStopped { .. })), "{durability:?}");
+    }
+}
+
+/// 40 records over several small segments; returns the shard directory and the segments.
+fn several_segments(root: &Path) -> (PathBuf, Vec<felix_engine::shard::SegmentInfo>) {
+    let dir = root.join("shard");
+    let (shard, _) = Shard::open_dir(os(), &dir, small()).unwrap();
+    for i in 0..40 {
+        shard.append(&[&payload(i)]).unwrap();
+    }
+    let segments = shard.segments();
+    assert!(segments.len() >= 4, "{segments:?}");
+    (dir, segments)
+}
+
+#[test]
+fn a_reader_never_steps_over_a_missing_segment_before_damage() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, segs) = several_segments(root.path());
+    std::fs::remove_file(dir.join(segment_file_name(segs[1].id))).unwrap();
+    let later = dir.join(segment_file_name(segs[2].id));
+    let len = std::fs::metadata(&later).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&later).unwrap().set_len(len - 5).unwrap();
+    let (reader, _) = Shard::open_read_only(os(), &dir, small()).unwrap();
+    let got = reader.read(0, 1 << 20).unwrap();
+    assert_eq!(got.iter().map(|r| r.offset).collect::<Vec<_>>(), (0..segs[1].base_offset).collect::<Vec<_>>());
+    let Err(EngineError::Corrupt { finding, .. }) = reader.read(segs[1].base_offset, 1 << 20) else { panic!("the gap") };
+    assert_eq!(finding.kind.name(), "SegmentDiscontinuity");
+}
+
+#[test]
+fn a_reader_never_steps_over_a_gap_before_rot_in_the_newest_segment() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, segs) = several_segments(root.path());
+    let newest = segs.last().unwrap();
+    std::fs::remove_file(dir.join(segment_file_name(segs[segs.len() - 2].id))).unwrap();
+    let log = dir.join(segment_file_name(newest.id));
+    let mut bytes = std::fs::read(&log).unwrap();
+    let record_len = 28 + payload(0).len();
+    bytes[32 + 2 * record_len + 28 + 1] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+    let (reader, _) = Shard::open_read_only(os(), &dir, small()).unwrap();
+    let mut at = 0;
+    let mut seen = Vec::new();
+    let e = loop {
+        match reader.read(at, 1 << 20) {
+            Ok(batch) if batch.is_empty() => panic!("ended without the damage"),
+            Ok(batch) => {
+                at = batch.last().unwrap().offset + 1;
+                seen.extend(batch.into_iter().map(|r| r.offset));
+            }
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(seen, (0..segs[segs.len() - 2].base_offset).collect::<Vec<_>>(), "contiguous, up to the gap");
+    let EngineError::Corrupt { finding, .. } = e else { panic!("{e}") };
+    assert_eq!(finding.kind.name(), "SegmentDiscontinuity");
+}
+
+#[test]
+fn a_reader_never_steps_back_over_an_overlapping_copy() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, segs) = several_segments(root.path());
+    // Segment 2 replaced by a cut copy of segment 0 (base 0 again).
+    let first = std::fs::read(dir.join(segment_file_name(segs[0].id))).unwrap();
+    std::fs::write(dir.join(segment_file_name(segs[2].id)), &first[..first.len() - 3]).unwrap();
+    let (reader, _) = Shard::open_read_only(os(), &dir, small()).unwrap();
+    let mut at = 0;
+    let mut seen = Vec::new();
+    while let Ok(batch) = reader.read(at, 1 << 20) {
+        let Some(last) = batch.last() else { break };
+        at = last.offset + 1;
+        seen.extend(batch.into_iter().map(|r| r.offset));
+    }
+    assert_eq!(seen, (0..segs[2].base_offset).collect::<Vec<_>>(), "every record before the overlap, in order");
+}
+
+#[test]
+fn recover_of_a_shard_holding_only_an_unfinished_roll_leaves_a_shard_inspect_judges() {
+    let root = tempfile::tempdir().unwrap();
+    let shard_path = shard_of(root.path());
+    std::fs::create_dir_all(&shard_path).unwrap();
+    std::fs::write(shard_path.join(segment_file_name(0)), b"").unwrap();
+    std::fs::write(shard_path.join(index_file_name(0)), b"FLSI\0\x02").unwrap();
+    recover_then_inspect_is_clean(root.path(), &shard_path);
+}
+
+#[test]
+fn a_file_planted_under_the_next_index_stops_the_roll_and_is_kept_on_reopen() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("shard");
+    let (shard, _) = Shard::open_dir(os(), &dir, small()).unwrap();
+    shard.append(&[&payload(0)]).unwrap();
+    std::fs::write(dir.join(index_file_name(1)), b"operator bytes").unwrap();
+    assert!(shard.append(&[&vec![b'z'; 380]]).is_err());
+    drop(shard);
+    assert!(!dir.join(segment_file_name(1)).exists(), "no segment was created beside it");
+    let (_shard, recovery) = Shard::open_dir(os(), &dir, small()).unwrap();
+    assert!(recovery.plan.actions.iter().any(|a| a.summary().starts_with("remove-orphan-index")), "{:?}", recovery.plan);
+    assert_eq!(std::fs::read(dir.join(format!("{}.cut-0", index_file_name(1)))).unwrap(), b"operator bytes");
+}
+
+#[test]
+fn an_orphaned_index_is_kept_by_a_second_name_never_copied() {
+    use std::os::unix::fs::MetadataExt as _;
+    let root = tempfile::tempdir().unwrap();
+    produce(root.path(), 2);
+    let shard_path = shard_of(root.path());
+    let orphan = shard_path.join(index_file_name(5));
+    // Sparse: 1 GiB of hole. A copy would write it all.
+    std::fs::File::create(&orphan).unwrap().set_len(1 << 30).unwrap();
+    let inode = std::fs::metadata(&orphan).unwrap().ino();
+    let o = run(&["recover", root.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let kept = std::fs::metadata(shard_path.join(format!("{}.cut-0", index_file_name(5)))).unwrap();
+    assert_eq!((kept.ino(), kept.len()), (inode, 1 << 30), "the same file under a second name");
+    assert!(kept.blocks() < 64, "still sparse: {} blocks", kept.blocks());
+    let inspected = run(&["inspect", shard_path.to_str().unwrap()]);
+    assert!(text(&inspected.stdout).contains("an orphaned index recovery removed"), "{}", text(&inspected.stdout));
+}

@@ -248,9 +248,31 @@ impl ShardDir {
         }
         self.io.sync_data(&tmp)?;
         let name = self.publish(&tmp, name_for)?;
+        self.write_note(&name, note)?;
+        Ok(name)
+    }
+
+    /// Keeps the whole file `source` as evidence under the first free
+    /// `name_for(K)`: a second name of the same file (a hard link: nothing is
+    /// copied, a sparse file stays sparse), with its JSON note, both durable
+    /// before this returns, so removing `source` next destroys nothing.
+    pub(crate) fn keep_whole_as_evidence(
+        &self,
+        name_for: &dyn Fn(u32) -> String,
+        source: &Path,
+        note: &serde_json::Value,
+    ) -> Result<String, EngineError> {
+        let name = self.first_free_link(source, name_for)?;
+        self.write_note(&name, note)?;
+        Ok(name)
+    }
+
+    /// The note beside the evidence `name` (its name filled in), published
+    /// without replacing anything, durable (with the evidence's name) on return.
+    fn write_note(&self, name: &str, note: &serde_json::Value) -> Result<(), EngineError> {
         let mut note = note.clone();
-        note["evidence"] = name.clone().into();
-        let note_name = evidence_note_name(&name);
+        note["evidence"] = name.into();
+        let note_name = evidence_note_name(name);
         let note_tmp = self.file(&temporary_name(&note_name));
         self.io.remove_if_exists(&note_tmp)?;
         self.io.create(&note_tmp)?;
@@ -261,8 +283,7 @@ impl ShardDir {
             let _ = self.publish(&note_tmp, &|attempt| evidence_note_name(&format!("{name}.note{attempt}")))?;
         }
         self.io.remove_if_exists(&note_tmp)?;
-        self.io.sync_dir(&self.path)?;
-        Ok(name)
+        self.io.sync_dir(&self.path)
     }
 
     /// Keeps the (damaged) epochs file under the first free
@@ -271,30 +292,30 @@ impl ShardDir {
     /// destroys nothing; the link is durable before this returns. Returns
     /// the name used.
     pub(crate) fn keep_damaged_epochs(&self) -> Result<String, EngineError> {
-        let source = self.epochs();
-        for attempt in 1..=MAX_EVIDENCE_ATTEMPTS {
-            let name = damaged_epochs_name(attempt);
-            if self.io.link_new(&source, &self.file(&name))? {
-                // Durable before the rename that will take the old name away.
-                self.io.sync_dir(&self.path)?;
-                return Ok(name);
-            }
-        }
-        let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("{MAX_EVIDENCE_ATTEMPTS} evidence names are taken"));
-        Err(self.io.latch(EngineError::io(&source, "link", &e)))
+        let name = self.first_free_link(&self.epochs(), &damaged_epochs_name)?;
+        // Durable before the rename that will take the old name away.
+        self.io.sync_dir(&self.path)?;
+        Ok(name)
     }
 
     /// Gives `tmp` the first free name `name_for(1)`, `name_for(2)`, … and
     /// removes the temporary name.
     fn publish(&self, tmp: &Path, name_for: &dyn Fn(u32) -> String) -> Result<String, EngineError> {
+        let name = self.first_free_link(tmp, name_for)?;
+        self.io.remove_if_exists(tmp)?;
+        Ok(name)
+    }
+
+    /// Links `source` to the first free `name_for(1)`, `name_for(2)`, …;
+    /// returns the name used.
+    fn first_free_link(&self, source: &Path, name_for: &dyn Fn(u32) -> String) -> Result<String, EngineError> {
         for attempt in 1..=MAX_EVIDENCE_ATTEMPTS {
             let name = name_for(attempt);
-            if self.io.link_new(tmp, &self.file(&name))? {
-                self.io.remove_if_exists(tmp)?;
+            if self.io.link_new(source, &self.file(&name))? {
                 return Ok(name);
             }
         }
         let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("{MAX_EVIDENCE_ATTEMPTS} evidence names are taken"));
-        Err(self.io.latch(EngineError::io(tmp, "link", &e)))
+        Err(self.io.latch(EngineError::io(source, "link", &e)))
     }
 }

@@ -195,27 +195,37 @@ fn usable(checked: Vec<Checked>) -> Vec<Segment> {
 }
 
 /// A reader's view of a shard recovery refuses: the log up to its first
-/// damage. Every segment before the first damaged one; that one too when its
-/// header reads (whole: a read meets the damage and stops there, after the
-/// intact records before it); and where reads past the last readable record
-/// stop: the first damage's finding. Nothing after the damage is read, so a
-/// reader never skips over it.
+/// damage. Every segment before the first damaged one, each continuing the
+/// one before (a gap or an overlap is damage too: nothing after it is kept);
+/// the damaged one too when its damage lies past its header (whole: a read
+/// meets the damage and stops there, after the intact records before it);
+/// and where reads past the last readable record stop: the earliest finding
+/// of the segment that ends the readable log. Nothing after the damage is
+/// read, so a reader never skips over it.
 fn readable_despite_damage(dir: &ShardDir, checked: Vec<Checked>) -> (Vec<Segment>, Option<(std::path::PathBuf, Finding)>) {
     let mut segments: Vec<Segment> = Vec::new();
     for c in checked {
-        let first = c.facts.findings.first().cloned().map(|f| (dir.log(c.facts.id), f));
-        match (c.state, c.damaged) {
-            (Some(s), _) if first.is_none() => segments.push(s),
-            // Damage in its header (a discontinuity included) keeps the whole segment out.
-            (Some(s), _) | (None, Some(s)) => {
-                if first.as_ref().is_some_and(|(_, f)| f.position() >= SEGMENT_HEADER_LEN as u64) {
-                    segments.push(s);
-                }
-                return (segments, first);
-            }
+        let id = c.facts.id;
+        let mut first = c.facts.findings.iter().min_by_key(|f| f.position()).cloned();
+        let seg = match (c.state, c.damaged) {
+            (Some(s), _) | (None, Some(s)) => s,
             (None, None) if c.facts.unfinished && c.facts.newest => break,
-            (None, None) => return (segments, first),
+            (None, None) => return (segments, first.map(|f| (dir.log(id), f))),
+        };
+        if let Some(expected) = segments.last().map(|p| p.next).filter(|n| *n != seg.base) {
+            let kind = CorruptionKind::SegmentDiscontinuity { expected, found: seg.base };
+            let at = felix_codec::segment_header::BASE_OFFSET_AT as u64;
+            let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(id), position: at };
+            first = Some(Finding { kind, site, end: at + 8, offset: None, repair: Repair::Never });
         }
+        let Some(f) = first else {
+            segments.push(seg);
+            continue;
+        };
+        if f.position() >= SEGMENT_HEADER_LEN as u64 {
+            segments.push(seg);
+        }
+        return (segments, Some((dir.log(id), f)));
     }
     (segments, None)
 }
@@ -297,7 +307,7 @@ pub(crate) fn execute_counted(
                 if *bytes > 0 {
                     let note = note(&path, "orphaned index", 0, *bytes, *bytes, reason);
                     let id = id_of(file);
-                    evidence.push(dir.keep_evidence(&|k| index_evidence_name(id, k), &path, 0, *bytes, &note)?);
+                    evidence.push(dir.keep_whole_as_evidence(&|k| index_evidence_name(id, k), &path, &note)?);
                 }
                 dir.io.remove_if_exists(&path)?;
                 names_changed = true;

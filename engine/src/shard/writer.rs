@@ -104,7 +104,9 @@ impl Shard {
             flush(shared, &mut g, &mut buf)?;
             g.appends_since_sync += 1;
             if shared.config.durability != Durability::EveryBatch {
-                // Acknowledged once written: visible to readers now.
+                // Acknowledged once written: the lock still guards this
+                // directory (else the shard stops), then visible to readers.
+                self.verify_lock()?;
                 g.visible_next = g.next_offset;
                 g.visible_len = g.segments.last().map_or(0, |s| s.len);
             }
@@ -137,7 +139,7 @@ impl Shard {
             return Err(gone(cut_at));
         }
         if shared.config.durability != Durability::EveryBatch {
-            return self.verify_lock();
+            return Ok(()); // acknowledged by `write`, which checked the lock
         }
         let g = shared.dir.io.mutation(|| sync_through(shared, shared.lock(), pending.offsets.end))?;
         // A truncation while the sync was in flight may have cut the batch.
@@ -339,21 +341,29 @@ pub(crate) fn start_segment(shared: &Shared, g: &mut Inner) -> Result<(), Engine
     Ok(())
 }
 
-/// Creates segment `id` at `base`: temp → header → fsync → link → fsync
-/// directory, so a segment under its real name always has a durable header
-/// and never replaces a file of that name. Its index starts as a bare
-/// header, created exclusively too (recovery already moved an orphaned
-/// index of that id to evidence; one that appeared since stops the shard).
+/// Creates segment `id` at `base`: its index first (a bare header, created
+/// exclusively: recovery already moved an orphaned index of that id to
+/// evidence, and one that appeared since stops the shard), then the segment:
+/// temp → header → fsync → link → fsync directory, so a segment under its
+/// real name always has a durable header and never replaces a file of that
+/// name (a name taken there stops the shard and removes the index just made).
 fn create_segment(shared: &Shared, id: u64, base: u64) -> Result<(), EngineError> {
     let dir = &shared.dir;
+    // The index first, exclusively: a name taken there stops the shard before
+    // any segment of that id exists (which a reopen would index over it).
+    let index = dir.index(id);
+    dir.io.create(&index)?;
+    dir.io.write_at(&index, 0, &IndexHeader::new(base).encode())?;
     let header = SegmentHeader::new(base, now_micros()).encode();
-    dir.create_file_durably(&felix_codec::file_name::segment_file_name(id), &header)?;
+    if let Err(e) = dir.create_file_durably(&felix_codec::file_name::segment_file_name(id), &header) {
+        // Ours, a header only, and nothing indexes through it yet.
+        let _ = dir.io.inner().remove(&index);
+        return Err(e);
+    }
     if shared.config.preallocate_segments {
         dir.io.preallocate(&dir.log(id), shared.config.segment_size_bytes)?;
     }
-    let index = dir.index(id);
-    dir.io.create(&index)?;
-    dir.io.write_at(&index, 0, &IndexHeader::new(base).encode())
+    Ok(())
 }
 
 /// Group commit: waits until offsets below `end` are durable, leading a sync
