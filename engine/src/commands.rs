@@ -174,7 +174,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| (2, format!("runtime: {e}")))?;
     runtime.block_on(async {
         let provider = DiskLogProvider::new(root, config).map_err(|e| fail(&e))?;
-        let log = provider.open_shard(key).map_err(|e| fail(&e))?;
+        let log = provider.open_shard(key).map_err(stopped)?;
         let (tx, mut rx) = tokio::sync::mpsc::channel(1);
         let batch = batch.max(1);
         std::thread::Builder::new()

@@ -45,9 +45,9 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// Append each stdin line (without its newline; a last line without one
-    /// counts too) as one record; print each acknowledged offset once its
-    /// fsync has returned.
+    /// Append each stdin line (without its newline, nor a CR right before it;
+    /// a last line without one counts too, whole) as one record of up to 64
+    /// MiB; print each acknowledged offset once its fsync has returned.
     Produce {
         /// The root directory holding shard directories (created if missing).
         root: PathBuf,

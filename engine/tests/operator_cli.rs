@@ -222,6 +222,20 @@ fn recover_json_tells_every_action_taken_when_a_later_shard_fails() {
     let b = produce(&root, "b/default/s/0", "one\ntwo\nthree\n");
     let cut_a = tear(&a, 3, 100, 60);
     let cut_b = tear(&b, 3, 16 << 20, 8 << 20);
+    // The same account as text, on a copy.
+    let copy = tmp.path().join("copy");
+    assert!(Command::new("cp").args(["-a", s(&root), s(&copy)]).status().unwrap().success());
+    let o = run_file_size_limited(&["recover", s(&copy)]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let (ca, cb) = (copy.join(a.file_name().unwrap()), copy.join(b.file_name().unwrap()));
+    let lines: Vec<String> = out(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert!(lines[0].starts_with(&format!("{}/00000000000000000000.log: cut at byte {cut_a} ", ca.display())), "{lines:#?}");
+    assert!(lines[1].starts_with(&format!("{}/00000000000000000000.index: rebuilt", ca.display())), "{lines:#?}");
+    assert!(lines[2].starts_with(&format!("{}/00000000000000000000.log: would cut at byte {cut_b} ", cb.display())), "{lines:#?}");
+    assert!(lines[2].ends_with(": not done, the run stopped first"), "{lines:#?}");
+    assert!(lines[3].starts_with(&format!("{}/00000000000000000000.index: would rebuild", cb.display())), "{lines:#?}");
+    assert!(err(&o).contains("File too large (os error 27); the shard stopped there"), "{}", err(&o));
     let o = run_file_size_limited(&["recover", s(&root), "--json"]);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     let plan = json(&o);

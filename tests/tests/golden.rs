@@ -79,6 +79,7 @@ fn report_json_has_the_documented_shape() {
         "findings",
         "notes",
         "status",
+        "changed_while_read",
     ] {
         assert!(file.get(key).is_some(), "missing {key}");
     }

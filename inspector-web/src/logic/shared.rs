@@ -136,6 +136,23 @@ pub fn check_hashes(at: &str, f: &FileReport) -> Result<(), Refused> {
     Ok(())
 }
 
+/// Checks what a report says of a file that changed while it was read: no
+/// read went past its size at the start, and a file that did not only grow
+/// carries no hash (none describes the bytes its findings come from).
+fn check_change(at: &str, f: &FileReport) -> Result<(), Refused> {
+    let Some(change) = &f.changed_while_read else { return Ok(()) };
+    if f.size > change.size_at_start {
+        return Err(refuse(
+            format!("{at}.size"),
+            format!("is {}, past changed_while_read.size_at_start {}: no read goes past it", f.size, change.size_at_start),
+        ));
+    }
+    if !change.only_grew && (f.hash.is_some() || f.sha256.is_some()) {
+        return Err(refuse(format!("{at}.hash"), "is given for a file that did not only grow while it was read"));
+    }
+    Ok(())
+}
+
 /// Checks every field of `report` against `limits`.
 ///
 /// # Errors
@@ -166,6 +183,7 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
         text(&format!("{at}.shard"), shard, MAX_NAME_BYTES)?;
     }
     check_hashes(at, f)?;
+    check_change(at, f)?;
     if f.findings.len() > MAX_FINDINGS_PER_FILE {
         return Err(refuse(
             format!("{at}.findings"),
@@ -302,6 +320,7 @@ pub fn short(s: &str, n: usize) -> String {
 mod tests {
     use super::*;
     use crate::logic::{sample, scan::scan_all};
+    use felix_codec::report::FileChange;
     use proptest::prelude::*;
 
     fn sample_report() -> Report {
@@ -311,6 +330,11 @@ mod tests {
     #[test]
     fn the_sample_report_is_accepted() {
         assert_eq!(validate(&sample_report(), FILE_LIMITS), Ok(()));
+        // A file that grew while it was read keeps its hash (of its first bytes).
+        let mut r = sample_report();
+        let size_at_start = r.files[1].size;
+        r.files[1].changed_while_read = Some(FileChange { size_at_start, size_at_end: Some(size_at_start + 9), only_grew: true });
+        assert_eq!(validate(&r, FILE_LIMITS), Ok(()));
     }
 
     #[test]
@@ -374,6 +398,20 @@ mod tests {
                 "files[0].findings_omitted is 18446744073709551615, more than one per byte",
             ),
             (Box::new(|r| r.files[1].index_entries = Some(u64::MAX)), "files[1].index_entries is 18446744073709551615, more than"),
+            (
+                Box::new(|r| {
+                    let size_at_start = r.files[1].size;
+                    r.files[1].changed_while_read = Some(FileChange { size_at_start, size_at_end: Some(0), only_grew: false });
+                }),
+                "files[1].hash is given for a file that did not only grow while it was read",
+            ),
+            (
+                Box::new(|r| {
+                    let size_at_start = r.files[1].size - 1;
+                    r.files[1].changed_while_read = Some(FileChange { size_at_start, size_at_end: None, only_grew: true });
+                }),
+                "files[1].size is",
+            ),
         ];
         for (break_it, want) in cases {
             let mut r = sample_report();
