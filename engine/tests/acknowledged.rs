@@ -62,17 +62,22 @@ fn os() -> Arc<dyn Io> {
     Arc::new(OsIo::new())
 }
 
+/// A shard at `root/shard` holding `n` acknowledged records, closed.
+fn written(root: &Path, config: Config, n: u64) -> PathBuf {
+    let dir = root.join("shard");
+    let (shard, _) = Shard::open_dir(os(), &dir, config).unwrap();
+    for i in 0..n {
+        shard.append(&[&payload(i)]).unwrap();
+    }
+    dir
+}
+
 // ---- defect 1: segment ids never saturate into an existing name ----
 
 #[test]
 fn a_roll_past_segment_id_u64_max_is_refused_with_nothing_written_and_nothing_replaced() {
     let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("shard");
-    let (shard, _) = Shard::open_dir(os(), &dir, small()).unwrap();
-    for i in 0..10 {
-        shard.append(&[&payload(i)]).unwrap();
-    }
-    drop(shard);
+    let dir = written(root.path(), small(), 10);
     // The operator renames every segment (and index) to the last id there is.
     let mut ids: Vec<u64> = (0..u64::MAX).take_while(|id| dir.join(segment_file_name(*id)).exists()).collect();
     let last = ids.pop().unwrap();
@@ -256,12 +261,7 @@ fn consume_prints_every_intact_record_before_rot_then_names_the_byte() {
 #[test]
 fn a_reader_of_a_newest_segment_with_rot_gets_the_records_before_it() {
     let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("shard");
-    let (shard, _) = Shard::open_dir(os(), &dir, Config::default()).unwrap();
-    for i in 0..20 {
-        shard.append(&[&payload(i)]).unwrap();
-    }
-    drop(shard);
+    let dir = written(root.path(), Config::default(), 20);
     // Rot in record 10's payload: a checksum mismatch with intact records after it (not a torn tail).
     let log = dir.join(segment_file_name(0));
     let mut bytes = std::fs::read(&log).unwrap();
@@ -283,14 +283,7 @@ fn a_reader_of_a_newest_segment_with_rot_gets_the_records_before_it() {
 #[test]
 fn a_read_across_a_damaged_sealed_segment_returns_what_precedes_it_then_the_damage() {
     let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("shard");
-    let (shard, _) = Shard::open_dir(os(), &dir, small()).unwrap();
-    for i in 0..40 {
-        shard.append(&[&payload(i)]).unwrap();
-    }
-    let segments = shard.segments();
-    assert!(segments.len() >= 3);
-    drop(shard);
+    let (dir, segments) = several_segments(root.path());
     let second = &segments[1];
     let log = dir.join(segment_file_name(second.id));
     let mut bytes = std::fs::read(&log).unwrap();
@@ -388,11 +381,8 @@ fn a_writer_that_acknowledges_once_written_stops_too_when_its_directory_is_moved
 
 /// 40 records over several small segments; returns the shard directory and the segments.
 fn several_segments(root: &Path) -> (PathBuf, Vec<felix_engine::shard::SegmentInfo>) {
-    let dir = root.join("shard");
-    let (shard, _) = Shard::open_dir(os(), &dir, small()).unwrap();
-    for i in 0..40 {
-        shard.append(&[&payload(i)]).unwrap();
-    }
+    let dir = written(root, small(), 40);
+    let (shard, _) = Shard::open_read_only(os(), &dir, small()).unwrap();
     let segments = shard.segments();
     assert!(segments.len() >= 4, "{segments:?}");
     (dir, segments)
