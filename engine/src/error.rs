@@ -30,12 +30,27 @@ pub enum EngineError {
         /// The first failure.
         cause: String,
     },
-    /// A read below the oldest retained record.
+    /// A read below the oldest retained record: those offsets existed and
+    /// are gone (retention or truncation), unlike a read at the tail, which
+    /// is an empty answer. Read from `oldest` on.
     Trimmed {
         /// The offset asked for.
         requested: u64,
         /// The oldest offset still stored.
-        first: u64,
+        oldest: u64,
+    },
+    /// An append of no records (upstream's `InvalidRange`): an empty batch
+    /// has no offsets to return; nothing was written.
+    InvalidRange,
+    /// A configuration that cannot work, refused when the log is opened
+    /// (never on an append): says which setting and why.
+    InvalidConfig(&'static str),
+    /// The shard was closed (`DiskLog::shutdown`, `Shard::close`): its
+    /// writer's lock is released, so nothing more is read or written through
+    /// this handle. Open the shard again.
+    Closed {
+        /// The shard directory.
+        dir: PathBuf,
     },
     /// A payload over `MAX_PAYLOAD_BYTES`.
     TooLarge {
@@ -117,7 +132,12 @@ impl fmt::Display for EngineError {
             Self::Io { path, op, message } => write!(f, "{}: {op} failed: {message}", path.display()),
             Self::Corrupt { path, finding } => write!(f, "{}: {finding}", path.display()),
             Self::FailStopped { cause } => write!(f, "shard is stopped after an earlier IO failure ({cause}); reopen it to recover"),
-            Self::Trimmed { requested, first } => write!(f, "offset {requested} is trimmed: the oldest stored offset is {first}"),
+            Self::Trimmed { requested, oldest } => {
+                write!(f, "offset {requested} is no longer available (trimmed); the log starts at {oldest}")
+            }
+            Self::InvalidRange => f.write_str("invalid range: an append needs at least one record; nothing was written"),
+            Self::InvalidConfig(what) => write!(f, "invalid configuration: {what}"),
+            Self::Closed { dir } => write!(f, "{}: the shard was closed (shutdown) and its writer's lock released; open it again", dir.display()),
             Self::TooLarge { len } => {
                 write!(f, "payload of {len} bytes is over the limit of {} bytes", felix_codec::MAX_PAYLOAD_BYTES)
             }

@@ -20,6 +20,7 @@ pub mod inspect;
 pub mod io;
 pub mod metrics_names;
 pub mod recover;
+#[cfg(feature = "cli")]
 pub mod schema;
 pub mod shard;
 

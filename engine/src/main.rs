@@ -268,7 +268,13 @@ pub(crate) fn fail(e: &EngineError) -> (u8, String) {
         | EngineError::SegmentIdsExhausted { .. }
         | EngineError::PlanChanged { .. } => 1,
         // A stopped shard stopped on an IO failure: an IO error, like the first one.
-        EngineError::Io { .. } | EngineError::FailStopped { .. } | EngineError::TooLarge { .. } | EngineError::ReadOnly => 2,
+        EngineError::Io { .. }
+        | EngineError::FailStopped { .. }
+        | EngineError::TooLarge { .. }
+        | EngineError::ReadOnly
+        | EngineError::InvalidRange
+        | EngineError::InvalidConfig(_)
+        | EngineError::Closed { .. } => 2,
     };
     (code, e.to_string())
 }

@@ -36,6 +36,17 @@ pub const UNSYNCED_BYTES: &str = "felix_storage_unsynced_bytes";
 pub const SEGMENT_ROLL_TOTAL: &str = "felix_storage_segment_roll_total";
 /// Segments on disk for the shard last changed.
 pub const SEGMENT_COUNT: &str = "felix_storage_segment_count";
+/// Sealed segments deleted by retention.
+pub const RETENTION_SEGMENTS_DELETED_TOTAL: &str = "felix_storage_retention_segments_deleted_total";
+/// Bytes reclaimed by retention (the deleted segments' lengths).
+pub const RETENTION_BYTES_RECLAIMED_TOTAL: &str = "felix_storage_retention_bytes_reclaimed_total";
+/// Oldest offset still readable, set by every retention pass: what `Trimmed`
+/// reports as `oldest`.
+pub const RETENTION_BASE_OFFSET: &str = "felix_storage_retention_base_offset";
+/// Retention passes that failed. Not fatal when a segment could not be
+/// unlinked (the next pass retries); a persistently non-zero value means the
+/// log grows unbounded.
+pub const RETENTION_FAILURES_TOTAL: &str = "felix_storage_retention_failures_total";
 /// Records returned by range reads.
 pub const READ_RECORDS_TOTAL: &str = "felix_storage_read_records_total";
 /// Payload bytes returned by range reads.

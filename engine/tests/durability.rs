@@ -285,11 +285,13 @@ fn reads_below_the_start_are_trimmed_and_a_shard_may_begin_anywhere() {
     let io = Arc::new(SimIo::new());
     let shard = open(&io, Config { retention_bytes: Some(900), ..small() }).unwrap();
     let acked = workload(&shard, 100);
-    let removed = shard.apply_retention(u64::MAX / 2).unwrap();
+    let removed = shard.apply_retention(u64::MAX / 2).unwrap().removed;
     assert!(!removed.is_empty());
     let first = shard.first_offset();
     assert!(first > 0);
-    assert!(matches!(shard.read(first - 1, 10), Err(EngineError::Trimmed { requested, first: f }) if requested == first - 1 && f == first));
+    assert!(
+        matches!(shard.read(first - 1, 10), Err(EngineError::Trimmed { requested, oldest: f }) if requested == first - 1 && f == first)
+    );
     assert_eq!(read_all(&shard), acked[first as usize..]);
     let reopened = open(&Arc::new(io.crash()), small()).unwrap();
     assert_eq!(reopened.first_offset(), first, "the base offset comes from the header, not the name");

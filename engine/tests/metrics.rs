@@ -66,4 +66,40 @@ fn appends_syncs_rolls_reads_and_recovery_are_measured_under_the_brokers_names()
     for name in seen.keys() {
         assert!(name.starts_with("felix_storage_"), "{name}");
     }
+    retention_is_measured_under_the_brokers_names(&snapshotter);
+}
+
+/// Retention through the broker's facade: a pass that deletes one segment,
+/// then a pass that fails (an unlink; the log goes on).
+fn retention_is_measured_under_the_brokers_names(snapshotter: &metrics_util::debugging::Snapshotter) {
+    use felix_engine::broker::{AppendOnlyLog as _, AppendRecord, DiskLog, FsyncMode, LogConfig, SEGMENT_HEADER_LEN};
+    let io = Arc::new(felix_engine::io::sim::SimIo::new());
+    let config = LogConfig {
+        segment_size_bytes: SEGMENT_HEADER_LEN + 120,
+        retention_bytes: Some(SEGMENT_HEADER_LEN + 120),
+        fsync_mode: FsyncMode::None,
+        ..LogConfig::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn felix_engine::Io>, "/sim/r", "r", config).unwrap();
+        for p in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+            log.append(&[AppendRecord { payload: bytes::Bytes::from_static(p.as_bytes()), timestamp_micros: 1 }]).await.unwrap();
+        }
+        assert_eq!(log.enforce_retention_now().await.unwrap().segments_deleted, 1);
+        log.append(&[AppendRecord { payload: bytes::Bytes::from_static(b"i"), timestamp_micros: 1 }]).await.unwrap();
+        io.fail_at(io.mutations() + 1);
+        log.enforce_retention_now().await.unwrap_err();
+    });
+    let seen: BTreeMap<String, DebugValue> =
+        snapshotter.snapshot().into_vec().into_iter().map(|(k, _, _, v)| (k.key().name().to_string(), v)).collect();
+    let value = |name: &str| match seen.get(name) {
+        Some(DebugValue::Counter(n)) => *n as f64,
+        Some(DebugValue::Gauge(g)) => g.into_inner(),
+        other => panic!("{name}: {other:?}"),
+    };
+    assert_eq!(value(names::RETENTION_SEGMENTS_DELETED_TOTAL), 1.0);
+    assert_eq!(value(names::RETENTION_BYTES_RECLAIMED_TOTAL), 148.0, "four 29-byte records and the header");
+    assert_eq!(value(names::RETENTION_BASE_OFFSET), 4.0);
+    assert_eq!(value(names::RETENTION_FAILURES_TOTAL), 1.0);
 }

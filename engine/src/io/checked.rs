@@ -21,13 +21,15 @@ use crate::error::EngineError;
 pub struct CheckedIo {
     io: Arc<dyn Io>,
     failed: OnceLock<String>,
+    /// Set once the shard is closed (its directory): every call refuses.
+    closed: OnceLock<std::path::PathBuf>,
 }
 
 impl CheckedIo {
     /// Wraps `io`.
     #[must_use]
     pub fn new(io: Arc<dyn Io>) -> Self {
-        Self { io, failed: OnceLock::new() }
+        Self { io, failed: OnceLock::new(), closed: OnceLock::new() }
     }
 
     /// The underlying IO, for handing to another reader of the same files.
@@ -47,10 +49,26 @@ impl CheckedIo {
     /// # Errors
     /// `FailStopped`.
     pub fn check(&self) -> Result<(), EngineError> {
-        match self.failed.get() {
-            Some(cause) => Err(EngineError::FailStopped { cause: cause.clone() }),
+        if let Some(cause) = self.failed.get() {
+            return Err(EngineError::FailStopped { cause: cause.clone() });
+        }
+        match self.closed.get() {
+            Some(dir) => Err(EngineError::Closed { dir: dir.clone() }),
             None => Ok(()),
         }
+    }
+
+    /// Closes the shard in `dir`: from now on every call answers
+    /// [`EngineError::Closed`] (a failure recorded before stays the answer).
+    /// Not a failure: nothing is latched.
+    pub fn close(&self, dir: &Path) {
+        let _ = self.closed.set(dir.to_path_buf());
+    }
+
+    /// Whether [`CheckedIo::close`] was called.
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.closed.get().is_some()
     }
 
     /// Latches `e` as the first failure (when it is) and returns it.
@@ -68,7 +86,7 @@ impl CheckedIo {
     pub fn mutation<T>(&self, f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
         self.check()?;
         f().map_err(|e| match e {
-            EngineError::FailStopped { .. } => e,
+            EngineError::FailStopped { .. } | EngineError::Closed { .. } => e,
             other => self.latch(other),
         })
     }
@@ -203,6 +221,19 @@ impl CheckedIo {
     /// `FailStopped`, or any other IO error (latched).
     pub fn remove_if_exists(&self, path: &Path) -> Result<(), EngineError> {
         self.mutate(path, "remove", |io| match io.remove(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        })
+    }
+
+    /// As [`CheckedIo::remove_if_exists`], but a failure is not latched: for
+    /// a removal nothing acknowledged depends on (retention's: the file and
+    /// every byte in it are still there, so the next pass tries again).
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error (not latched).
+    pub fn remove_if_exists_unlatched(&self, path: &Path) -> Result<(), EngineError> {
+        self.read(path, "remove", |io| match io.remove(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             other => other,
         })

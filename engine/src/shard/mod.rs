@@ -38,6 +38,7 @@ pub(crate) mod writer;
 use dir::ShardDir;
 
 pub use felix_codec::epochs::{bound_epochs, truncation_point};
+pub use retention::RetentionPass;
 pub use writer::{Append, Pending};
 
 /// Default segment size: 128 MiB.
@@ -325,10 +326,10 @@ impl Shared {
 #[derive(Debug)]
 pub struct Shard {
     shared: Arc<Shared>,
-    flusher: Option<JoinHandle<()>>,
-    /// The writer's lock, held for the life of the shard (`None` when
-    /// read-only), verified before every acknowledgement.
-    pub(crate) writer_lock: Option<LockGuard>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+    /// The writer's lock, held until the shard is closed or dropped (`None`
+    /// when read-only or closed), verified before every acknowledgement.
+    pub(crate) writer_lock: std::sync::RwLock<Option<LockGuard>>,
 }
 
 /// Microseconds since the Unix epoch.
@@ -431,7 +432,7 @@ impl Shard {
             }
             None => None,
         };
-        Ok((Self { shared, flusher, writer_lock: lock }, r.recovery))
+        Ok((Self { shared, flusher: Mutex::new(flusher), writer_lock: std::sync::RwLock::new(lock) }, r.recovery))
     }
 
     /// The shard directory.
@@ -497,17 +498,58 @@ impl Shard {
     }
 }
 
-impl Drop for Shard {
-    fn drop(&mut self) {
-        {
-            let mut g = self.shared.lock();
-            g.shutdown = true;
-        }
+impl Shard {
+    /// Stops the interval flusher (if any) and waits for it.
+    fn stop_flusher(&self) {
+        self.shared.lock().shutdown = true;
         self.shared.flusher_wake.notify_all();
-        if let Some(h) = self.flusher.take() {
+        let flusher = self.flusher.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        if let Some(h) = flusher {
             let _ = h.join();
         }
-        if !self.shared.read_only && self.shared.dir.io.failure().is_none() {
+    }
+
+    /// Closes the shard while other holders may still share it: stops the
+    /// flusher, makes everything written durable, then — under the shard's
+    /// lock, so no write slips in between — syncs what was written meanwhile,
+    /// marks the shard closed and releases the writer's lock (another handle,
+    /// or process, may open the shard at once). Every later call through
+    /// this handle answers [`EngineError::Closed`]. Closing again does nothing.
+    ///
+    /// # Errors
+    /// `FailStopped` or the IO failure of the last sync (the lock is released
+    /// all the same).
+    pub fn close(&self) -> Result<(), EngineError> {
+        let shared = &*self.shared;
+        if shared.dir.io.is_closed() {
+            return Ok(());
+        }
+        self.stop_flusher();
+        // A stopped shard cannot flush one last time: say so (its lock goes all the same).
+        let stopped = shared.dir.io.check();
+        let writable = !shared.read_only && stopped.is_ok();
+        let mut result = if writable { self.sync() } else { stopped };
+        {
+            let g = shared.lock();
+            if result.is_ok() && writable && g.durable_next < g.next_offset {
+                // Written after the sync above: the active segment holds it
+                // (a roll syncs the segment it leaves).
+                if let Some(active) = g.segments.last() {
+                    result = shared.dir.io.mutation(|| shared.dir.io.sync_data(&shared.dir.log(active.id)));
+                }
+            }
+            shared.dir.io.close(&shared.dir.path);
+        }
+        shared.synced.notify_all();
+        drop(self.writer_lock.write().unwrap_or_else(std::sync::PoisonError::into_inner).take());
+        result
+    }
+}
+
+impl Drop for Shard {
+    fn drop(&mut self) {
+        self.stop_flusher();
+        if !self.shared.read_only && self.shared.dir.io.failure().is_none() && !self.shared.dir.io.is_closed() {
             // A clean close leaves nothing acknowledged unsynced (Interval).
             let _ = self.sync();
         }

@@ -71,7 +71,7 @@ impl Shard {
         let g = shared.lock();
         let first = g.segments.first().map_or(g.next_offset, |s| s.base);
         if from_offset < first {
-            return Err(EngineError::Trimmed { requested: from_offset, first });
+            return Err(EngineError::Trimmed { requested: from_offset, oldest: first });
         }
         if from_offset >= g.visible_next {
             return match &g.unreadable {

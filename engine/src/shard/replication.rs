@@ -147,7 +147,7 @@ impl Shard {
         }
         let first = g.segments.first().map_or(g.next_offset, |s| s.base);
         if keep_next < first {
-            return Err(EngineError::Trimmed { requested: keep_next, first });
+            return Err(EngineError::Trimmed { requested: keep_next, oldest: first });
         }
         shared.dir.io.mutation(|| cut_after(shared, &mut g, keep_next))
     }

@@ -1,5 +1,14 @@
 //! Retention: deletes whole oldest segments beyond the limits, never the
 //! active one, and bounds the epochs history to what is still stored.
+//!
+//! Failure rule (upstream's, with one exception): a segment that could not be
+//! unlinked is not a failure of the shard — its bytes are all still there and
+//! nothing acknowledged depends on its removal — so the pass stops, says why,
+//! and the next pass tries again. What the pass did delete is still made
+//! durable (the directory's fsync) and the epochs bounded; a failure of *that*
+//! fsync or of the epochs rewrite stops the shard like every failed sync: the
+//! directory's later fsyncs are what acknowledge new segments, and after a
+//! failed one they cannot be trusted (fsyncgate).
 
 use std::path::PathBuf;
 
@@ -8,24 +17,43 @@ use felix_codec::epochs::bound_epochs;
 use super::replication::write_epochs;
 use super::Shard;
 use crate::error::EngineError;
+use crate::metrics_names as names;
+
+/// What one retention pass deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RetentionPass {
+    /// The segment files deleted, oldest first.
+    pub removed: Vec<PathBuf>,
+    /// Their lengths, summed (the segments' bytes; their indexes not counted).
+    pub bytes_reclaimed: u64,
+    /// The oldest offset still stored after the pass.
+    pub first_offset: u64,
+}
 
 impl Shard {
     /// Deletes whole oldest segments beyond the retention limits, never the
     /// active one; drops epochs older than the oldest retained record.
-    /// Returns the segment files deleted.
+    /// Records `retention_segments_deleted_total`, `…_bytes_reclaimed_total`
+    /// and `…_base_offset`.
     ///
     /// # Errors
-    /// `ReadOnly`, `FailStopped`, IO failures (which stop the shard).
-    pub fn apply_retention(&self, now_micros: u64) -> Result<Vec<PathBuf>, EngineError> {
+    /// `ReadOnly`, `FailStopped`, `Closed`; an unlink that failed (not
+    /// latched: the shard goes on, the next pass retries; what the pass
+    /// deleted before it is durable); a failed directory fsync or epochs
+    /// rewrite (which stops the shard).
+    pub fn apply_retention(&self, now_micros: u64) -> Result<RetentionPass, EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
-        shared.dir.io.mutation(|| self.retain(now_micros))
+        let (pass, unlink_failure) = shared.dir.io.mutation(|| self.retain(now_micros))?;
+        unlink_failure.map_or(Ok(pass), Err)
     }
 
-    fn retain(&self, now_micros: u64) -> Result<Vec<PathBuf>, EngineError> {
+    fn retain(&self, now_micros: u64) -> Result<(RetentionPass, Option<EngineError>), EngineError> {
         let shared = &*self.shared;
+        let io = &shared.dir.io;
         let mut g = shared.lock();
-        let mut removed = Vec::new();
+        let mut pass = RetentionPass::default();
+        let mut unlink_failure = None;
         while g.segments.len() > 1 {
             let total: u64 = g.segments.iter().map(|s| s.len).sum();
             let Some(oldest) = g.segments.first() else { break };
@@ -34,21 +62,32 @@ impl Shard {
             if !over_bytes && !too_old {
                 break;
             }
-            let id = oldest.id;
-            shared.dir.io.remove_if_exists(&shared.dir.index(id))?;
-            shared.dir.io.remove_if_exists(&shared.dir.log(id))?;
+            let (id, len) = (oldest.id, oldest.len);
+            // The index first: a segment without its index is still whole
+            // (recovery rebuilds the index); an index without its segment is an orphan.
+            if let Err(e) =
+                io.remove_if_exists_unlatched(&shared.dir.index(id)).and_then(|()| io.remove_if_exists_unlatched(&shared.dir.log(id)))
+            {
+                unlink_failure = Some(e);
+                break;
+            }
             g.segments.remove(0);
-            removed.push(shared.dir.log(id));
+            pass.removed.push(shared.dir.log(id));
+            pass.bytes_reclaimed += len;
         }
-        if !removed.is_empty() {
+        pass.first_offset = g.segments.first().map_or(g.next_offset, |s| s.base);
+        if !pass.removed.is_empty() {
             shared.dir.io.sync_dir(&shared.dir.path)?;
-            let first = g.segments.first().map_or(g.next_offset, |s| s.base);
-            let bounded = bound_epochs(&g.epochs, first);
+            let bounded = bound_epochs(&g.epochs, pass.first_offset);
             if bounded != g.epochs {
                 write_epochs(shared, &bounded)?;
                 g.epochs = bounded;
             }
+            metrics::counter!(names::RETENTION_SEGMENTS_DELETED_TOTAL).increment(pass.removed.len() as u64);
+            metrics::counter!(names::RETENTION_BYTES_RECLAIMED_TOTAL).increment(pass.bytes_reclaimed);
+            metrics::gauge!(names::SEGMENT_COUNT).set(g.segments.len() as f64);
         }
-        Ok(removed)
+        metrics::gauge!(names::RETENTION_BASE_OFFSET).set(pass.first_offset as f64);
+        Ok((pass, unlink_failure))
     }
 }

@@ -154,14 +154,18 @@ impl Shard {
     /// shard's directory (it was not moved away or replaced under us).
     /// When it does not, the shard stops: nothing more is acknowledged.
     fn verify_lock(&self) -> Result<(), EngineError> {
-        let Some(lock) = &self.writer_lock else { return Ok(()) };
+        let held = self.writer_lock.read().unwrap_or_else(std::sync::PoisonError::into_inner);
         let dir = &self.shared.dir;
+        // None: read-only (nothing to verify), or closed (check says so).
+        let Some(lock) = held.as_ref() else { return dir.io.check() };
         lock.verify().map_err(|e| dir.io.latch(EngineError::io(&dir.path, "check the writer's lock", &e)))
     }
 
     /// Makes the active segment durable and, when it holds records, starts a
-    /// new one so it stays immutable; returns it and a checksum of its bytes
-    /// (the first 8 bytes of their SHA-256, big-endian). Upstream's `seal`.
+    /// new one so it stays immutable; returns it and a checksum of its bytes:
+    /// upstream's (`checksum_file`), the CRC-32 (crc32fast) of the whole
+    /// file widened to `u64`, so a sealed segment verifies the same in both.
+    /// Upstream's `seal`.
     ///
     /// # Errors
     /// `ReadOnly`, `FailStopped`, IO failures.
@@ -219,10 +223,11 @@ impl Shard {
 /// The piece a sealed segment's checksum reads at a time.
 const CHECKSUM_CHUNK_BYTES: usize = 1 << 20;
 
-/// The first 8 bytes of the SHA-256 of a file's first `len` bytes, read in pieces.
+/// The CRC-32 (crc32fast: IEEE) of a file's first `len` bytes — the whole
+/// segment: its length is the end of its data — read in pieces, widened to
+/// `u64`: upstream's sealed-segment checksum.
 fn file_checksum(shared: &Shared, path: &std::path::Path, len: u64) -> Result<u64, EngineError> {
-    use sha2::Digest as _;
-    let mut hasher = sha2::Sha256::new();
+    let mut hasher = crc32fast::Hasher::new();
     let mut buf = vec![0u8; CHECKSUM_CHUNK_BYTES];
     let mut pos = 0u64;
     while pos < len {
@@ -232,10 +237,7 @@ fn file_checksum(shared: &Shared, path: &std::path::Path, len: u64) -> Result<u6
         hasher.update(&*chunk);
         pos += n as u64;
     }
-    let digest = hasher.finalize();
-    let mut first = [0u8; 8];
-    first.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
-    Ok(u64::from_be_bytes(first))
+    Ok(u64::from(hasher.finalize()))
 }
 
 fn unsynced_bytes(g: &Inner) -> u64 {
