@@ -269,6 +269,55 @@ fn a_fault_inside_truncate_after_stops_the_shard_and_never_appends_past_a_half_d
     sweep("truncate_after", &small(), &setup, &op, &check);
 }
 
+/// Found by the simulator (`tests/simulation.rs`): a truncation that failed
+/// after cutting the log but before rewriting the epochs file left a
+/// generation starting past the log's end — `inspect` reported
+/// `EpochsBeyondLog`, and every later `begin_generation` failed
+/// (`EpochsOrder`) and stopped the shard. Now the history is cut first.
+#[test]
+fn a_truncation_that_fails_anywhere_leaves_no_generation_past_the_log_end() {
+    let setup = |s: &Shard| {
+        s.begin_generation(1).unwrap();
+        let a = append_n(s, 0, 25);
+        s.begin_generation(2).unwrap();
+        [a, append_n(s, 25, 15)].concat()
+    };
+    type Op<'a> = (&'a str, &'a dyn Fn(&Shard) -> Result<(), EngineError>);
+    let ops: [Op<'_>; 2] = [("truncate_after", &|s: &Shard| s.truncate_after(19)), ("truncate_from", &|s: &Shard| s.truncate_from(0))];
+    for (name, op) in ops {
+        let probe = Arc::new(SimIo::new());
+        let (shard, _) = open(&probe, small()).unwrap();
+        setup(&shard);
+        let (m0, m1) = (probe.mutations(), {
+            op(&shard).unwrap();
+            probe.mutations()
+        });
+        drop(shard);
+        for n in m0 + 1..=m1 {
+            for restart in [false, true] {
+                let label =
+                    format!("{name}: failure at IO call {} of {}, {}", n - m0, m1 - m0, if restart { "restart" } else { "power cut" });
+                let io = Arc::new(SimIo::new());
+                let (shard, _) = open(&io, small()).unwrap();
+                setup(&shard);
+                io.fail_at(n);
+                assert!(op(&shard).is_err(), "{label}");
+                drop(shard);
+                let io = if restart {
+                    io.clear_faults();
+                    io
+                } else {
+                    Arc::new(io.crash())
+                };
+                let (re, _) = open(&io, small()).unwrap_or_else(|e| panic!("{label}: reopen failed: {e}"));
+                let end = re.next_offset();
+                assert!(re.epochs().iter().all(|e| e.start_offset <= end), "{label}: {:?} past the end {end}", re.epochs());
+                re.begin_generation(3).unwrap_or_else(|e| panic!("{label}: a new generation is refused: {e}"));
+            }
+        }
+    }
+}
+
 #[test]
 fn a_fault_inside_recovery_fails_the_open_and_the_next_open_recovers_everything() {
     // A shard needing every recovery action: a torn tail, a missing index, a leftover temporary.

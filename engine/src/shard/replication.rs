@@ -165,6 +165,13 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
         g.visible_next = offset;
         return super::writer::start_segment(shared, g);
     };
+    // The history first: a failure past this point leaves no generation
+    // starting past the end of what remains.
+    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
+    if epochs != g.epochs {
+        write_epochs(shared, &epochs)?;
+    }
+    g.epochs = epochs;
     for s in g.segments.iter().skip(1).rev() {
         shared.dir.io.remove_if_exists(&shared.dir.index(s.id))?;
         shared.dir.io.remove_if_exists(&shared.dir.log(s.id))?;
@@ -172,11 +179,6 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
     shared.dir.io.sync_dir(&shared.dir.path)?;
     let header = felix_codec::segment_header::SegmentHeader::new(offset, super::now_micros()).encode();
     shared.dir.write_file_durably(&felix_codec::file_name::segment_file_name(oldest), &header)?;
-    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
-    if epochs != g.epochs {
-        write_epochs(shared, &epochs)?;
-    }
-    g.epochs = epochs;
     let mut seg = super::Segment {
         id: oldest,
         base: offset,
@@ -200,6 +202,15 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
 
 /// The IO of [`Shard::truncate_after`]: any failure in it stops the shard.
 fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), EngineError> {
+    // The history first: a failure (or crash) anywhere below leaves every
+    // generation starting at or before the end of the log that remains, as
+    // the codec requires (`EpochsBeyondLog`); the records past the cut then
+    // belong to the last generation kept until the cut is made again.
+    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < keep_next).collect();
+    if epochs != g.epochs {
+        write_epochs(shared, &epochs)?;
+    }
+    g.epochs = epochs;
     // Whole segments that start at or after the cut go first, newest first.
     let mut drop_from = g.segments.len();
     while drop_from > 1 && g.segments.get(drop_from - 1).is_some_and(|s| s.base >= keep_next) {
@@ -247,14 +258,9 @@ fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), Engin
     rebuilt.next = keep_next;
     rebuilt.last_timestamp = last_timestamp;
     super::recovery::write_index(&shared.dir, &mut rebuilt)?;
-    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < keep_next).collect();
-    if epochs != g.epochs {
-        write_epochs(shared, &epochs)?;
-    }
     if let Some(last) = g.segments.last_mut() {
         *last = rebuilt;
     }
-    g.epochs = epochs;
     g.next_offset = keep_next;
     g.durable_next = keep_next;
     g.durable_len = cut;
