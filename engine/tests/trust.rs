@@ -318,6 +318,47 @@ fn a_truncation_that_fails_anywhere_leaves_no_generation_past_the_log_end() {
     }
 }
 
+/// Found by the simulator (`tests/simulation.rs`): a truncation that
+/// failed before its directory fsync, a restarted writer that appended on
+/// what it found (the removals, not yet durable), then a power cut: the
+/// removed segments came back behind the new records and the shard was
+/// refused (`SegmentDiscontinuity`), every record acknowledged since
+/// unreadable. Now a writing open makes the names it recovered durable.
+#[test]
+fn a_writer_restarted_after_a_failed_truncation_builds_only_on_durable_names() {
+    let setup = |s: &Shard| {
+        s.begin_generation(1).unwrap();
+        append_n(s, 0, 40)
+    };
+    let probe = Arc::new(SimIo::new());
+    let (shard, _) = open(&probe, small()).unwrap();
+    setup(&shard);
+    let m0 = probe.mutations();
+    shard.truncate_after(9).unwrap();
+    let m1 = probe.mutations();
+    drop(shard);
+    for n in m0 + 1..=m1 {
+        let label = format!("failure at IO call {} of {}", n - m0, m1 - m0);
+        let io = Arc::new(SimIo::new());
+        let (shard, _) = open(&io, small()).unwrap();
+        let acked = setup(&shard);
+        io.fail_at(n);
+        assert!(shard.truncate_after(9).is_err(), "{label}");
+        drop(shard);
+        io.clear_faults(); // the process restarts: what it wrote stays in the page cache
+        let (restarted, _) = open(&io, small()).unwrap_or_else(|e| panic!("{label}: restart failed: {e}"));
+        let next = restarted.next_offset();
+        // A record small enough for the segment the cut would have kept: no roll (whose fsync would hide this).
+        let later = vec![(restarted.append(&[b"z"]).unwrap().start, b"z".to_vec())];
+        drop(restarted);
+        let rebooted = Arc::new(io.crash());
+        let (re, _) = open(&rebooted, small()).unwrap_or_else(|e| panic!("{label}: after the power cut: {e}"));
+        let got = read_all(&re);
+        let kept: Vec<(u64, Vec<u8>)> = acked.iter().filter(|(o, _)| *o < next).cloned().chain(later).collect();
+        assert_eq!(got, kept, "{label}");
+    }
+}
+
 #[test]
 fn a_fault_inside_recovery_fails_the_open_and_the_next_open_recovers_everything() {
     // A shard needing every recovery action: a torn tail, a missing index, a leftover temporary.

@@ -354,6 +354,12 @@ impl Shard {
         shard_dir.create()?;
         let lock = shard_dir.lock(config.wait_for_lock)?;
         let recovered = recovery::recover(&shard_dir, &config, recovery::Mode::Write)?;
+        // What recovery found is what the next appends build on: make its
+        // names durable first. A writer that stopped between a rename or
+        // remove and its directory fsync leaves names a power cut would undo
+        // (segments a truncation removed come back past records acknowledged
+        // since, an epochs file goes).
+        shard_dir.io.sync_dir(&shard_dir.path)?;
         Self::assemble(shard_dir, config, false, Some(lock), recovered)
     }
 
