@@ -359,6 +359,38 @@ fn a_writer_restarted_after_a_failed_truncation_builds_only_on_durable_names() {
     }
 }
 
+/// Found by the simulator (`tests/simulation.rs`): a generation begun while
+/// a batch was written but not yet durable recorded a start past what a
+/// power cut leaves; after the crash the history named a generation past
+/// the log's end (`EpochsBeyondLog`) and every later `begin_generation`
+/// failed (`EpochsOrder`), stopping the shard. Now what a generation starts
+/// after is made durable first — under every durability.
+#[test]
+fn a_generation_never_starts_past_the_log_a_power_cut_leaves() {
+    use felix_engine::shard::Append;
+    for durability in [Durability::EveryBatch, Durability::NoSync] {
+        for record in [false, true] {
+            let label = format!("{durability:?}, record_generation {record}");
+            let config = Config { durability, ..small() };
+            let io = Arc::new(SimIo::new());
+            let (shard, _) = open(&io, config.clone()).unwrap();
+            append_n(&shard, 0, 12);
+            shard.write(&[Append { payload: b"written, not committed", timestamp_micros: None }]).unwrap();
+            if record {
+                assert!(shard.record_generation(1, shard.next_offset()).unwrap(), "{label}");
+            } else {
+                shard.begin_generation(1).unwrap();
+            }
+            let start = shard.epochs()[0].start_offset;
+            let rebooted = Arc::new(io.crash());
+            std::mem::forget(shard); // the power cut: no clean close
+            let (re, _) = open(&rebooted, config).unwrap();
+            assert!(start <= re.next_offset(), "{label}: generation 1 starts at {start}, the log ends at {}", re.next_offset());
+            re.begin_generation(2).unwrap_or_else(|e| panic!("{label}: {e}"));
+        }
+    }
+}
+
 #[test]
 fn a_fault_inside_recovery_fails_the_open_and_the_next_open_recovers_everything() {
     // A shard needing every recovery action: a torn tail, a missing index, a leftover temporary.

@@ -26,6 +26,16 @@ fn add_epoch(shared: &Shared, g: &mut Inner, epoch: Epoch) -> Result<(), EngineE
     Ok(())
 }
 
+/// The shard's state once every record written so far is durable: a
+/// generation recorded from here never starts past the end of the log a
+/// power cut leaves (records written and not yet synced — a batch not yet
+/// committed, or acknowledged under `Interval` or `NoSync` — would go, and
+/// the history would name a start past the log's end: `EpochsBeyondLog`).
+fn all_durable(shared: &Shared) -> Result<std::sync::MutexGuard<'_, Inner>, EngineError> {
+    let g = shared.lock();
+    shared.dir.io.mutation(|| super::writer::sync_through(shared, g, u64::MAX))
+}
+
 /// Writes the epochs file durably (temp → fsync → rename → fsync directory).
 pub(crate) fn write_epochs(shared: &Shared, entries: &[Epoch]) -> Result<(), EngineError> {
     let bytes = epochs::encode(entries).map_err(|kind| {
@@ -56,7 +66,7 @@ impl Shard {
     pub fn begin_generation(&self, generation: u64) -> Result<(), EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
-        let mut g = shared.lock();
+        let mut g = all_durable(shared)?;
         if let Some(latest) = g.epochs.last().map(|e| e.generation) {
             if generation <= latest {
                 return Err(EngineError::Generation { requested: generation, latest });
@@ -78,7 +88,7 @@ impl Shard {
     pub fn record_generation(&self, generation: u64, start_offset: u64) -> Result<bool, EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
-        let mut g = shared.lock();
+        let mut g = all_durable(shared)?;
         let latest = g.epochs.last().copied();
         if latest.is_some_and(|e| generation <= e.generation) {
             return Ok(false);
