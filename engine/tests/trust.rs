@@ -391,6 +391,28 @@ fn a_generation_never_starts_past_the_log_a_power_cut_leaves() {
     }
 }
 
+/// Found by the simulator (`tests/simulation.rs`, seed 10040): a shard with
+/// no segment left (an operator removed them) resumes at its history's last
+/// start; `truncate_from` below it restarted the log there but kept the
+/// history, which then named a generation past the log's end.
+#[test]
+fn truncating_a_shard_with_no_segment_cuts_its_history_too() {
+    let io = Arc::new(SimIo::new());
+    let (shard, _) = open(&io, small()).unwrap();
+    append_n(&shard, 0, 7);
+    shard.begin_generation(1).unwrap();
+    drop(shard);
+    for name in [names(&io, ".log"), names(&io, ".index")].concat() {
+        io.remove_raw(&dir().join(name));
+    }
+    let (shard, _) = open(&io, small()).unwrap();
+    assert_eq!(shard.next_offset(), 7, "it resumes where its history says");
+    shard.truncate_from(5).unwrap();
+    assert_eq!(shard.next_offset(), 5);
+    assert!(shard.epochs().iter().all(|e| e.start_offset <= 5), "{:?}", shard.epochs());
+    shard.begin_generation(2).unwrap();
+}
+
 #[test]
 fn a_fault_inside_recovery_fails_the_open_and_the_next_open_recovers_everything() {
     // A shard needing every recovery action: a torn tail, a missing index, a leftover temporary.

@@ -169,19 +169,19 @@ impl Shard {
 /// directory). A crash in between leaves a prefix of the old log — never an
 /// empty directory a reopen would restart at offset 0.
 fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineError> {
+    // The history first: a failure past this point leaves no generation
+    // starting past the end of what remains (with no segment at all too).
+    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
+    if epochs != g.epochs {
+        write_epochs(shared, &epochs)?;
+    }
+    g.epochs = epochs;
     let Some(oldest) = g.segments.first().map(|s| s.id) else {
         g.next_offset = offset;
         g.durable_next = offset;
         g.visible_next = offset;
         return super::writer::start_segment(shared, g);
     };
-    // The history first: a failure past this point leaves no generation
-    // starting past the end of what remains.
-    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
-    if epochs != g.epochs {
-        write_epochs(shared, &epochs)?;
-    }
-    g.epochs = epochs;
     for s in g.segments.iter().skip(1).rev() {
         shared.dir.io.remove_if_exists(&shared.dir.index(s.id))?;
         shared.dir.io.remove_if_exists(&shared.dir.log(s.id))?;
