@@ -388,6 +388,8 @@ struct World {
     lone_dirs: u64,
     check_rng: Rng,
     stats: Stats,
+    /// Reads the checks make (engine operations too).
+    check_reads: Cell<u64>,
 }
 
 fn violation(what: &str, detail: impl std::fmt::Display) -> ! {
@@ -432,6 +434,7 @@ impl World {
             lone_dirs: 0,
             check_rng: Rng(s.seed ^ 0xC0FF_EE00_D15E_A5E5),
             stats: Stats::default(),
+            check_reads: Cell::new(0),
         };
         w.reopen(None);
         w
@@ -1244,6 +1247,7 @@ impl World {
             reads += 1;
             let max_bytes = usize::try_from(rng.below(4 * self.config.segment_size_bytes)).unwrap();
             let max_records = usize::try_from(rng.range(1, 64)).unwrap();
+            self.check_reads.set(self.check_reads.get() + 1);
             match shard.read_bounded(at, max_bytes, max_records) {
                 Ok(batch) if batch.is_empty() => break,
                 Ok(batch) => {
@@ -1269,6 +1273,7 @@ impl World {
         let before = self.io.files_in(&shard_dir());
         let mut at = reader.first_offset();
         for _ in 0..64 {
+            self.check_reads.set(self.check_reads.get() + 1);
             let Ok(batch) = reader.read(at, 4096) else { break };
             let Some(last) = batch.last() else { break };
             for r in &batch {
@@ -1361,7 +1366,7 @@ fn replay(s: &Schedule) -> Result<Stats, String> {
             }
             world.check_rng.next();
         }
-        world.stats
+        Stats { ops: world.stats.ops + world.check_reads.get(), ..world.stats }
     }));
     QUIET.with(|q| q.set(false));
     result
