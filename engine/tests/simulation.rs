@@ -6,7 +6,9 @@
 //! schedule, shrunk to the fewest steps that still fail.
 //!
 //! - `FELIX_SIM_SEED=S` replays seed S (and prints its schedule);
-//! - `FELIX_SIM_SEEDS=N` runs seeds `0..N`;
+//! - `FELIX_SIM_SEEDS=N` runs seeds `0..N` (`FELIX_SIM_FIRST_SEED=F`: `F..F+N`);
+//! - `FELIX_SIM_STEPS=a,b,c` with a seed replays only those steps (a shrunk
+//!   schedule, as printed); `FELIX_SIM_TRACE=1` prints the shard after each;
 //! - otherwise seeds from 0 on, as many as fit in `FELIX_SIM_SECONDS`
 //!   (90) of wall clock. Time decides only how many seeds run, never what
 //!   a seed does: no decision reads a clock (retention gets explicit times,
@@ -1476,7 +1478,9 @@ fn the_engine_keeps_its_promises_under_a_random_schedule() {
     if let Some(seed) = env_u64("FELIX_SIM_SEED") {
         run(seed, true);
     } else if let Some(n) = env_u64("FELIX_SIM_SEEDS") {
-        (0..n).for_each(|seed| run(seed, false));
+        // A long run by hand may go on where another stopped.
+        let first = env_u64("FELIX_SIM_FIRST_SEED").unwrap_or(0);
+        (first..first + n).for_each(|seed| run(seed, false));
     } else {
         let budget = Duration::from_secs(env_u64("FELIX_SIM_SECONDS").unwrap_or(90));
         let mut seed = 0;
