@@ -413,6 +413,41 @@ fn truncating_a_shard_with_no_segment_cuts_its_history_too() {
     shard.begin_generation(2).unwrap();
 }
 
+/// Found by the simulator (`tests/simulation.rs`, seed 13365): a writer
+/// stopped after writing a record but before its fsync; the restarted
+/// writer (page cache intact) read the record back, took it as durable and
+/// began a generation after it; a power cut took the record and left the
+/// generation past the log's end. Now a writing open makes the newest
+/// segment durable before anything builds on it.
+#[test]
+fn a_writer_restarted_after_a_failed_append_begins_generations_only_after_durable_records() {
+    let probe = Arc::new(SimIo::new());
+    let (shard, _) = open(&probe, small()).unwrap();
+    append_n(&shard, 0, 5);
+    let m0 = probe.mutations();
+    shard.append(&[&payload(5)]).unwrap();
+    let m1 = probe.mutations();
+    drop(shard);
+    for n in m0 + 1..=m1 {
+        let label = format!("failure at IO call {} of {} of an append", n - m0, m1 - m0);
+        let io = Arc::new(SimIo::new());
+        let (shard, _) = open(&io, small()).unwrap();
+        append_n(&shard, 0, 5);
+        io.fail_at(n);
+        assert!(shard.append(&[&payload(5)]).is_err(), "{label}");
+        drop(shard);
+        io.clear_faults(); // the process restarts: what it wrote stays in the page cache
+        let (restarted, _) = open(&io, small()).unwrap_or_else(|e| panic!("{label}: restart failed: {e}"));
+        restarted.begin_generation(1).unwrap();
+        let start = restarted.epochs()[0].start_offset;
+        drop(restarted);
+        let rebooted = Arc::new(io.crash());
+        let (re, _) = open(&rebooted, small()).unwrap_or_else(|e| panic!("{label}: after the power cut: {e}"));
+        assert!(start <= re.next_offset(), "{label}: generation 1 starts at {start}, the log ends at {}", re.next_offset());
+        re.begin_generation(2).unwrap_or_else(|e| panic!("{label}: {e}"));
+    }
+}
+
 #[test]
 fn a_fault_inside_recovery_fails_the_open_and_the_next_open_recovers_everything() {
     // A shard needing every recovery action: a torn tail, a missing index, a leftover temporary.
