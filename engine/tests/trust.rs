@@ -277,6 +277,185 @@ fn a_fault_inside_truncate_after_stops_the_shard_and_never_appends_past_a_half_d
     sweep("truncate_after", &small(), &setup, &op, &check);
 }
 
+/// Found by the simulator (`tests/simulation.rs`): a truncation that failed
+/// after cutting the log but before rewriting the epochs file left a
+/// generation starting past the log's end — `inspect` reported
+/// `EpochsBeyondLog`, and every later `begin_generation` failed
+/// (`EpochsOrder`) and stopped the shard. Now the history is cut first.
+#[test]
+fn a_truncation_that_fails_anywhere_leaves_no_generation_past_the_log_end() {
+    let setup = |s: &Shard| {
+        s.begin_generation(1).unwrap();
+        let a = append_n(s, 0, 25);
+        s.begin_generation(2).unwrap();
+        [a, append_n(s, 25, 15)].concat()
+    };
+    type Op<'a> = (&'a str, &'a dyn Fn(&Shard) -> Result<(), EngineError>);
+    let ops: [Op<'_>; 2] = [("truncate_after", &|s: &Shard| s.truncate_after(19)), ("truncate_from", &|s: &Shard| s.truncate_from(0))];
+    for (name, op) in ops {
+        let probe = Arc::new(SimIo::new());
+        let (shard, _) = open(&probe, small()).unwrap();
+        setup(&shard);
+        let (m0, m1) = (probe.mutations(), {
+            op(&shard).unwrap();
+            probe.mutations()
+        });
+        drop(shard);
+        for n in m0 + 1..=m1 {
+            for restart in [false, true] {
+                let label =
+                    format!("{name}: failure at IO call {} of {}, {}", n - m0, m1 - m0, if restart { "restart" } else { "power cut" });
+                let io = Arc::new(SimIo::new());
+                let (shard, _) = open(&io, small()).unwrap();
+                setup(&shard);
+                io.fail_at(n);
+                assert!(op(&shard).is_err(), "{label}");
+                drop(shard);
+                let io = if restart {
+                    io.clear_faults();
+                    io
+                } else {
+                    Arc::new(io.crash())
+                };
+                let (re, _) = open(&io, small()).unwrap_or_else(|e| panic!("{label}: reopen failed: {e}"));
+                let end = re.next_offset();
+                assert!(re.epochs().iter().all(|e| e.start_offset <= end), "{label}: {:?} past the end {end}", re.epochs());
+                re.begin_generation(3).unwrap_or_else(|e| panic!("{label}: a new generation is refused: {e}"));
+            }
+        }
+    }
+}
+
+/// Found by the simulator (`tests/simulation.rs`): a truncation that
+/// failed before its directory fsync, a restarted writer that appended on
+/// what it found (the removals, not yet durable), then a power cut: the
+/// removed segments came back behind the new records and the shard was
+/// refused (`SegmentDiscontinuity`), every record acknowledged since
+/// unreadable. Now a writing open makes the names it recovered durable.
+#[test]
+fn a_writer_restarted_after_a_failed_truncation_builds_only_on_durable_names() {
+    let setup = |s: &Shard| {
+        s.begin_generation(1).unwrap();
+        append_n(s, 0, 40)
+    };
+    let probe = Arc::new(SimIo::new());
+    let (shard, _) = open(&probe, small()).unwrap();
+    setup(&shard);
+    let m0 = probe.mutations();
+    shard.truncate_after(9).unwrap();
+    let m1 = probe.mutations();
+    drop(shard);
+    for n in m0 + 1..=m1 {
+        let label = format!("failure at IO call {} of {}", n - m0, m1 - m0);
+        let io = Arc::new(SimIo::new());
+        let (shard, _) = open(&io, small()).unwrap();
+        let acked = setup(&shard);
+        io.fail_at(n);
+        assert!(shard.truncate_after(9).is_err(), "{label}");
+        drop(shard);
+        io.clear_faults(); // the process restarts: what it wrote stays in the page cache
+        let (restarted, _) = open(&io, small()).unwrap_or_else(|e| panic!("{label}: restart failed: {e}"));
+        let next = restarted.next_offset();
+        // A record small enough for the segment the cut would have kept: no roll (whose fsync would hide this).
+        let later = vec![(restarted.append(&[b"z"]).unwrap().start, b"z".to_vec())];
+        drop(restarted);
+        let rebooted = Arc::new(io.crash());
+        let (re, _) = open(&rebooted, small()).unwrap_or_else(|e| panic!("{label}: after the power cut: {e}"));
+        let got = read_all(&re);
+        let kept: Vec<(u64, Vec<u8>)> = acked.iter().filter(|(o, _)| *o < next).cloned().chain(later).collect();
+        assert_eq!(got, kept, "{label}");
+    }
+}
+
+/// Found by the simulator (`tests/simulation.rs`): a generation begun while
+/// a batch was written but not yet durable recorded a start past what a
+/// power cut leaves; after the crash the history named a generation past
+/// the log's end (`EpochsBeyondLog`) and every later `begin_generation`
+/// failed (`EpochsOrder`), stopping the shard. Now what a generation starts
+/// after is made durable first — under every durability.
+#[test]
+fn a_generation_never_starts_past_the_log_a_power_cut_leaves() {
+    use felix_engine::shard::Append;
+    for durability in [Durability::EveryBatch, Durability::NoSync] {
+        for record in [false, true] {
+            let label = format!("{durability:?}, record_generation {record}");
+            let config = Config { durability, ..small() };
+            let io = Arc::new(SimIo::new());
+            let (shard, _) = open(&io, config.clone()).unwrap();
+            append_n(&shard, 0, 12);
+            shard.write(&[Append { payload: b"written, not committed", timestamp_micros: None }]).unwrap();
+            if record {
+                assert!(shard.record_generation(1, shard.next_offset()).unwrap(), "{label}");
+            } else {
+                shard.begin_generation(1).unwrap();
+            }
+            let start = shard.epochs()[0].start_offset;
+            let rebooted = Arc::new(io.crash());
+            std::mem::forget(shard); // the power cut: no clean close
+            let (re, _) = open(&rebooted, config).unwrap();
+            assert!(start <= re.next_offset(), "{label}: generation 1 starts at {start}, the log ends at {}", re.next_offset());
+            re.begin_generation(2).unwrap_or_else(|e| panic!("{label}: {e}"));
+        }
+    }
+}
+
+/// Found by the simulator (`tests/simulation.rs`, seed 10040): a shard with
+/// no segment left (an operator removed them) resumes at its history's last
+/// start; `truncate_from` below it restarted the log there but kept the
+/// history, which then named a generation past the log's end.
+#[test]
+fn truncating_a_shard_with_no_segment_cuts_its_history_too() {
+    let io = Arc::new(SimIo::new());
+    let (shard, _) = open(&io, small()).unwrap();
+    append_n(&shard, 0, 7);
+    shard.begin_generation(1).unwrap();
+    drop(shard);
+    for name in [names(&io, ".log"), names(&io, ".index")].concat() {
+        io.remove_raw(&dir().join(name));
+    }
+    let (shard, _) = open(&io, small()).unwrap();
+    assert_eq!(shard.next_offset(), 7, "it resumes where its history says");
+    shard.truncate_from(5).unwrap();
+    assert_eq!(shard.next_offset(), 5);
+    assert!(shard.epochs().iter().all(|e| e.start_offset <= 5), "{:?}", shard.epochs());
+    shard.begin_generation(2).unwrap();
+}
+
+/// Found by the simulator (`tests/simulation.rs`, seed 13365): a writer
+/// stopped after writing a record but before its fsync; the restarted
+/// writer (page cache intact) read the record back, took it as durable and
+/// began a generation after it; a power cut took the record and left the
+/// generation past the log's end. Now a writing open makes the newest
+/// segment durable before anything builds on it.
+#[test]
+fn a_writer_restarted_after_a_failed_append_begins_generations_only_after_durable_records() {
+    let probe = Arc::new(SimIo::new());
+    let (shard, _) = open(&probe, small()).unwrap();
+    append_n(&shard, 0, 5);
+    let m0 = probe.mutations();
+    shard.append(&[&payload(5)]).unwrap();
+    let m1 = probe.mutations();
+    drop(shard);
+    for n in m0 + 1..=m1 {
+        let label = format!("failure at IO call {} of {} of an append", n - m0, m1 - m0);
+        let io = Arc::new(SimIo::new());
+        let (shard, _) = open(&io, small()).unwrap();
+        append_n(&shard, 0, 5);
+        io.fail_at(n);
+        assert!(shard.append(&[&payload(5)]).is_err(), "{label}");
+        drop(shard);
+        io.clear_faults(); // the process restarts: what it wrote stays in the page cache
+        let (restarted, _) = open(&io, small()).unwrap_or_else(|e| panic!("{label}: restart failed: {e}"));
+        restarted.begin_generation(1).unwrap();
+        let start = restarted.epochs()[0].start_offset;
+        drop(restarted);
+        let rebooted = Arc::new(io.crash());
+        let (re, _) = open(&rebooted, small()).unwrap_or_else(|e| panic!("{label}: after the power cut: {e}"));
+        assert!(start <= re.next_offset(), "{label}: generation 1 starts at {start}, the log ends at {}", re.next_offset());
+        re.begin_generation(2).unwrap_or_else(|e| panic!("{label}: {e}"));
+    }
+}
+
 #[test]
 fn a_fault_inside_recovery_fails_the_open_and_the_next_open_recovers_everything() {
     // A shard needing every recovery action: a torn tail, a missing index, a leftover temporary.

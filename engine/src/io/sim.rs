@@ -473,6 +473,47 @@ impl Drop for SimLock {
     }
 }
 
+/// Operator and harness helpers for the simulator (`engine/tests/simulation.rs`):
+/// what a person does to the files with `rm`, `mv` or a backup, outside the
+/// engine, so never failed, counted or crashed, and durable at once.
+impl SimIo {
+    /// An operator's `rm`: removes a file's name, live and durable. Returns
+    /// whether it existed.
+    pub fn remove_raw(&self, path: &Path) -> bool {
+        let mut s = self.lock_state();
+        s.durable_names.remove(path);
+        s.live_names.remove(path).is_some()
+    }
+
+    /// Forgets an armed [`SimIo::fail_at`] and a [`SimIo::crash_after_sync`]
+    /// that has not fired: the process that met the error restarted (its
+    /// written bytes stay in the page cache, unlike after a crash).
+    pub fn clear_faults(&self) {
+        let mut s = self.lock_state();
+        s.fail_at = None;
+        if !s.dead {
+            s.crash_after_sync = None;
+        }
+    }
+
+    /// Whether a [`SimIo::crash_after_sync`] has killed the process.
+    #[must_use]
+    pub fn is_dead(&self) -> bool {
+        self.lock_state().dead
+    }
+
+    /// Every file directly in `dir` and its live bytes (works after a crash too).
+    #[must_use]
+    pub fn files_in(&self, dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let s = self.lock_state();
+        s.live_names
+            .iter()
+            .filter(|(p, _)| p.parent() == Some(dir))
+            .map(|(p, id)| (p.clone(), s.files.get(id).map(|f| f.live.clone()).unwrap_or_default()))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -367,6 +367,17 @@ impl Shard {
         shard_dir.create()?;
         let lock = shard_dir.lock(config.wait_for_lock)?;
         let recovered = recovery::recover(&shard_dir, &config, recovery::Mode::Write)?;
+        // What recovery found is what the next appends build on: make it
+        // durable first — the newest segment's bytes and the directory's
+        // names. A writer that stopped between a write and its fsync, or
+        // between a rename or remove and its directory fsync, leaves what a
+        // power cut would undo (records a new generation would start after;
+        // segments a truncation removed, back past records acknowledged
+        // since; an epochs file).
+        if let Some(newest) = recovered.segments.last() {
+            shard_dir.io.sync_data(&shard_dir.log(newest.id))?;
+        }
+        shard_dir.io.sync_dir(&shard_dir.path)?;
         Self::assemble(shard_dir, config, false, Some(lock), recovered)
     }
 

@@ -7,7 +7,7 @@ use felix_codec::record::ExpectedOffset;
 use felix_codec::segment_header::SEGMENT_HEADER_LEN;
 use felix_codec::{CorruptionSite, Finding, Repair};
 
-use super::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
+use super::walk::{walk, Flow, Seen, READ_CHUNK_BYTES};
 use super::{Inner, MemIndex, Shard, Shared};
 use crate::error::EngineError;
 
@@ -24,6 +24,16 @@ fn add_epoch(shared: &Shared, g: &mut Inner, epoch: Epoch) -> Result<(), EngineE
     shared.dir.io.mutation(|| write_epochs(shared, &entries))?;
     g.epochs = entries;
     Ok(())
+}
+
+/// The shard's state once every record written so far is durable: a
+/// generation recorded from here never starts past the end of the log a
+/// power cut leaves (records written and not yet synced — a batch not yet
+/// committed, or acknowledged under `Interval` or `NoSync` — would go, and
+/// the history would name a start past the log's end: `EpochsBeyondLog`).
+fn all_durable(shared: &Shared) -> Result<std::sync::MutexGuard<'_, Inner>, EngineError> {
+    let g = shared.lock();
+    shared.dir.io.mutation(|| super::writer::sync_through(shared, g, u64::MAX))
 }
 
 /// Writes the epochs file durably (temp → fsync → rename → fsync directory).
@@ -56,7 +66,7 @@ impl Shard {
     pub fn begin_generation(&self, generation: u64) -> Result<(), EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
-        let mut g = shared.lock();
+        let mut g = all_durable(shared)?;
         if let Some(latest) = g.epochs.last().map(|e| e.generation) {
             if generation <= latest {
                 return Err(EngineError::Generation { requested: generation, latest });
@@ -78,7 +88,7 @@ impl Shard {
     pub fn record_generation(&self, generation: u64, start_offset: u64) -> Result<bool, EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
-        let mut g = shared.lock();
+        let mut g = all_durable(shared)?;
         let latest = g.epochs.last().copied();
         if latest.is_some_and(|e| generation <= e.generation) {
             return Ok(false);
@@ -159,6 +169,13 @@ impl Shard {
 /// directory). A crash in between leaves a prefix of the old log — never an
 /// empty directory a reopen would restart at offset 0.
 fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineError> {
+    // The history first: a failure past this point leaves no generation
+    // starting past the end of what remains (with no segment at all too).
+    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
+    if epochs != g.epochs {
+        write_epochs(shared, &epochs)?;
+    }
+    g.epochs = epochs;
     let Some(oldest) = g.segments.first().map(|s| s.id) else {
         g.next_offset = offset;
         g.durable_next = offset;
@@ -172,11 +189,6 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
     shared.dir.io.sync_dir(&shared.dir.path)?;
     let header = felix_codec::segment_header::SegmentHeader::new(offset, super::now_micros()).encode();
     shared.dir.replace_file_durably(&felix_codec::file_name::segment_file_name(oldest), &header)?;
-    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
-    if epochs != g.epochs {
-        write_epochs(shared, &epochs)?;
-    }
-    g.epochs = epochs;
     let mut seg = super::Segment {
         id: oldest,
         base: offset,
@@ -200,6 +212,15 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
 
 /// The IO of [`Shard::truncate_after`]: any failure in it stops the shard.
 fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), EngineError> {
+    // The history first: a failure (or crash) anywhere below leaves every
+    // generation starting at or before the end of the log that remains, as
+    // the codec requires (`EpochsBeyondLog`); the records past the cut then
+    // belong to the last generation kept until the cut is made again.
+    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < keep_next).collect();
+    if epochs != g.epochs {
+        write_epochs(shared, &epochs)?;
+    }
+    g.epochs = epochs;
     // Whole segments that start at or after the cut go first, newest first.
     let mut drop_from = g.segments.len();
     while drop_from > 1 && g.segments.get(drop_from - 1).is_some_and(|s| s.base >= keep_next) {
@@ -222,9 +243,12 @@ fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), Engin
     let mut cut = seg.len;
     let mut index = MemIndex::new(shared.config.index_spacing_bytes);
     let mut last_timestamp = 0;
-    let reader = ChunkedReader::headers_only(SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(seg.base), seg.len);
-    let walked = walk(&shared.dir.io, &path, seg.len, reader, HEADER_CHUNK_BYTES, |seen| {
-        let Seen::Header(p, h) = seen else { return Flow::Continue };
+    // Every kept record is verified whole (payload too): new records are
+    // never appended behind a damaged one, where no reader could reach them.
+    let reader = ChunkedReader::new(SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(seg.base), seg.len);
+    let walked = walk(&shared.dir.io, &path, seg.len, reader, READ_CHUNK_BYTES, |seen| {
+        let Seen::Record(p, r) = seen else { return Flow::Continue };
+        let h = r.header;
         if h.offset >= keep_next {
             cut = p;
             return Flow::Stop;
@@ -247,14 +271,9 @@ fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), Engin
     rebuilt.next = keep_next;
     rebuilt.last_timestamp = last_timestamp;
     super::recovery::write_index(&shared.dir, &mut rebuilt)?;
-    let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < keep_next).collect();
-    if epochs != g.epochs {
-        write_epochs(shared, &epochs)?;
-    }
     if let Some(last) = g.segments.last_mut() {
         *last = rebuilt;
     }
-    g.epochs = epochs;
     g.next_offset = keep_next;
     g.durable_next = keep_next;
     g.durable_len = cut;

@@ -1,0 +1,1525 @@
+//! One seeded, deterministic simulation of the engine over `SimIo`, after
+//! TigerBeetle's VOPR and FoundationDB's simulation: a random schedule mixes
+//! the broker's operations, machine faults and an operator's hands on the
+//! files, and after every step [`World::check`] holds the engine to the
+//! promises of `docs/durability.md`. A failing seed prints itself and its
+//! schedule, shrunk to the fewest steps that still fail.
+//!
+//! - `FELIX_SIM_SEED=S` replays seed S (and prints its schedule);
+//! - `FELIX_SIM_SEEDS=N` runs seeds `0..N` (`FELIX_SIM_FIRST_SEED=F`: `F..F+N`);
+//! - `FELIX_SIM_STEPS=a,b,c` with a seed replays only those steps (a shrunk
+//!   schedule, as printed); `FELIX_SIM_TRACE=1` prints the shard after each;
+//! - otherwise seeds from 0 on, as many as fit in `FELIX_SIM_SECONDS`
+//!   (90) of wall clock. Time decides only how many seeds run, never what
+//!   a seed does: no decision reads a clock (retention gets explicit times,
+//!   appends explicit timestamps, durability is `EveryBatch` so no flusher
+//!   thread runs).
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic, clippy::expect_used)]
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use felix_codec::epochs::Epoch;
+use felix_codec::file_name::{classify, index_file_name, segment_file_name, EntryName, EPOCHS_FILE_NAME, LOCK_FILE_NAME};
+use felix_codec::inspect::{InputFile, ShardInspection};
+use felix_codec::reader::SegmentReader;
+use felix_codec::record::RECORD_HEADER_LEN;
+use felix_codec::recovery::{plan_shard, Action, ShardPlan};
+use felix_codec::repair::RepairOptions;
+use felix_codec::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::Repair;
+use felix_engine::io::sim::SimIo;
+use felix_engine::shard::{Append, Pending};
+use felix_engine::{Config, EngineError, Io, Recovery, Shard};
+
+// ------------------------------------------------------------ the PRNG
+
+/// SplitMix64 (Steele, Lea & Flood, 2014). Ten lines, so no crate: a seed
+/// must mean the same schedule forever, and no dependency bump may change
+/// what it draws.
+#[derive(Debug, Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// In `0..n` (0 when `n` is 0).
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+    /// In `lo..=hi`.
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    fn pick(&mut self) -> Pick {
+        Pick(self.next() as u16)
+    }
+}
+
+/// A point in a range only known when the step runs (a fraction of 65,535).
+#[derive(Clone, Copy)]
+struct Pick(u16);
+
+impl std::fmt::Debug for Pick {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl Pick {
+    /// In `lo..=hi`.
+    fn within(self, lo: u64, hi: u64) -> u64 {
+        if hi <= lo {
+            return lo;
+        }
+        lo + u64::try_from(u128::from(hi - lo) * u128::from(self.0) / u128::from(u16::MAX)).unwrap()
+    }
+    fn index(self, len: usize) -> usize {
+        usize::try_from(self.within(0, len.saturating_sub(1) as u64)).unwrap()
+    }
+}
+
+// ----------------------------------------------------------- schedules
+
+/// A payload size, resolved against the segment size when the step runs.
+#[derive(Debug, Clone, Copy)]
+enum Size {
+    Empty,
+    Small(u16),
+    /// About a whole segment: the record alone fills one (± a few bytes).
+    NearSegment(i8),
+    /// Larger than a segment: it goes alone into a fresh one.
+    OverSegment(u16),
+}
+
+/// Where an operator moves or copies a segment.
+#[derive(Debug, Clone, Copy)]
+enum NewId {
+    /// 18446744073709551615, the largest id a name can carry.
+    Max,
+    /// Past the newest, leaving a gap.
+    After(u8),
+    /// Below the oldest.
+    Before,
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    // The broker.
+    /// `write` then `commit`: acknowledged when the commit returns.
+    Append {
+        sizes: Vec<Size>,
+        fill: u64,
+    },
+    /// `write` only; a later `Commit` waits for it.
+    Write {
+        sizes: Vec<Size>,
+        fill: u64,
+    },
+    Commit,
+    Read {
+        from: Pick,
+        max_bytes: u32,
+        max_records: u32,
+    },
+    Seal,
+    Retention {
+        age_micros: u64,
+    },
+    TruncateAfter {
+        at: Pick,
+    },
+    TruncateFrom {
+        at: Pick,
+    },
+    BeginGeneration {
+        bump: u64,
+    },
+    RecordGeneration {
+        bump: u64,
+        at: Pick,
+    },
+    OpenReader,
+    DropReader,
+    // The machine.
+    /// A second writer opens the shard while the first lives.
+    SecondWriter,
+    /// The process dies right after the n-th sync from now.
+    CrashAtSync {
+        syncs: u64,
+    },
+    /// The n-th mutating call from now fails (ENOSPC, EIO), and every one after it.
+    FailAt {
+        calls: u64,
+    },
+    /// Power cut: the durable image is what the next boot finds.
+    Reboot,
+    /// The process restarts (after a fail-stop): written bytes stay.
+    Restart,
+    // The operator.
+    /// Stop the writer, plan read-only, reopen for writing (recovery runs).
+    Recover,
+    DeleteLockThenSecondWriter,
+    RenameSegment {
+        which: Pick,
+        to: NewId,
+    },
+    CopySegment {
+        which: Pick,
+        to: NewId,
+    },
+    StrayFile {
+        name: u8,
+    },
+    StrayTemporary,
+    Truncate {
+        file: Pick,
+        at: Pick,
+    },
+    FlipBit {
+        file: Pick,
+        at: Pick,
+        bit: u8,
+    },
+    OrphanIndex {
+        torn: bool,
+    },
+    UnfinishedRoll {
+        torn_index: bool,
+    },
+    LoneEpochs {
+        kind: u8,
+    },
+}
+
+/// One seed's whole run: the shard's configuration and its steps.
+#[derive(Debug, Clone)]
+struct Schedule {
+    seed: u64,
+    segment_size_bytes: u64,
+    index_spacing_bytes: u64,
+    retention_segments: u64,
+    steps: Vec<Step>,
+    /// Each step's place in the seed's full schedule (what shrinking kept).
+    places: Vec<usize>,
+}
+
+const STRAY_NAMES: [&str; 4] = ["notes.txt", "00000000000000000001.log.bak", "backup.tar", ".DS_Store"];
+
+fn sizes(rng: &mut Rng) -> Vec<Size> {
+    let n = match rng.below(10) {
+        0..=5 => 1,
+        6..=8 => rng.range(2, 8),
+        _ => rng.range(9, 40),
+    };
+    (0..n)
+        .map(|_| match rng.below(20) {
+            0..=1 => Size::Empty,
+            2 => Size::NearSegment(i8::try_from(rng.range(0, 16)).unwrap() - 8),
+            3 => Size::OverSegment(u16::try_from(rng.range(1, 2000)).unwrap()),
+            _ => Size::Small(u16::try_from(rng.range(1, 300)).unwrap()),
+        })
+        .collect()
+}
+
+fn new_id(rng: &mut Rng) -> NewId {
+    match rng.below(3) {
+        0 => NewId::Max,
+        1 => NewId::After(u8::try_from(rng.range(1, 5)).unwrap()),
+        _ => NewId::Before,
+    }
+}
+
+fn step(rng: &mut Rng) -> Step {
+    match rng.below(100) {
+        0..=29 => Step::Append { sizes: sizes(rng), fill: rng.next() },
+        30..=33 => Step::Write { sizes: sizes(rng), fill: rng.next() },
+        34..=36 => Step::Commit,
+        37..=44 => Step::Read {
+            from: rng.pick(),
+            max_bytes: u32::try_from(rng.range(0, 5000)).unwrap(),
+            max_records: u32::try_from(rng.range(0, 20)).unwrap(),
+        },
+        45..=46 => Step::Seal,
+        47..=49 => Step::Retention { age_micros: rng.range(0, 200_000) },
+        50..=52 => Step::TruncateAfter { at: rng.pick() },
+        53 => Step::TruncateFrom { at: rng.pick() },
+        54..=55 => Step::BeginGeneration { bump: rng.range(0, 3) },
+        56 => Step::RecordGeneration { bump: rng.range(1, 3), at: rng.pick() },
+        57..=58 => Step::OpenReader,
+        59 => Step::DropReader,
+        60..=61 => Step::SecondWriter,
+        62..=64 => Step::CrashAtSync { syncs: rng.range(1, 12) },
+        65..=67 => Step::FailAt { calls: rng.range(1, 25) },
+        68..=70 => Step::Reboot,
+        71..=73 => Step::Restart,
+        74..=77 => Step::Recover,
+        78 => Step::DeleteLockThenSecondWriter,
+        79..=81 => Step::RenameSegment { which: rng.pick(), to: new_id(rng) },
+        82..=83 => Step::CopySegment { which: rng.pick(), to: new_id(rng) },
+        84..=85 => Step::StrayFile { name: u8::try_from(rng.below(STRAY_NAMES.len() as u64)).unwrap() },
+        86 => Step::StrayTemporary,
+        87..=89 => Step::Truncate { file: rng.pick(), at: rng.pick() },
+        90..=93 => Step::FlipBit { file: rng.pick(), at: rng.pick(), bit: u8::try_from(rng.below(8)).unwrap() },
+        94..=95 => Step::OrphanIndex { torn: rng.chance(50) },
+        96..=97 => Step::UnfinishedRoll { torn_index: rng.chance(50) },
+        _ => Step::LoneEpochs { kind: u8::try_from(rng.below(4)).unwrap() },
+    }
+}
+
+fn schedule(seed: u64) -> Schedule {
+    let mut rng = Rng(seed);
+    let segment_size_bytes = match rng.below(3) {
+        0 => rng.range(200, 600),
+        1 => rng.range(600, 3000),
+        _ => rng.range(3000, 20_000),
+    };
+    let index_spacing_bytes = rng.range(1, 1024);
+    let retention_segments = rng.range(2, 8);
+    let n = rng.range(30, 200);
+    let steps: Vec<Step> = (0..n).map(|_| step(&mut rng)).collect();
+    let places = (0..steps.len()).collect();
+    Schedule { seed, segment_size_bytes, index_spacing_bytes, retention_segments, steps, places }
+}
+
+// ---------------------------------------------------------------- world
+
+const ROOT: &str = "/sim/root";
+const SHARD: &str = "/sim/root/acme_default_orders_0-0d3aed4b998d2798";
+/// A retention age: segments whose newest record is older are deleted.
+const RETENTION_AGE_MICROS: u64 = 150_000;
+
+fn shard_dir() -> PathBuf {
+    PathBuf::from(SHARD)
+}
+
+/// An acknowledged or written record as the model knows it.
+#[derive(Debug, Clone)]
+struct Rec {
+    payload: Vec<u8>,
+    /// Acknowledged and not destroyed by an operator: it must be read back.
+    /// Otherwise it may be there (then byte for byte) or not.
+    sure: bool,
+}
+
+/// What one run did, for the closing line.
+#[derive(Debug, Default, Clone, Copy)]
+struct Stats {
+    steps: u64,
+    ops: u64,
+}
+
+/// What an operator's damage step leaves to undo if recovery refuses the
+/// shard: the files and the model as they were (a backup).
+struct Backup {
+    files: BTreeMap<PathBuf, Vec<u8>>,
+    model: BTreeMap<u64, Rec>,
+}
+
+struct World {
+    config: Config,
+    io: Arc<SimIo>,
+    writer: Option<Shard>,
+    /// The writer met an IO failure: everything it is asked now must fail.
+    stopped: bool,
+    reader: Option<Shard>,
+    pending: Vec<Pending>,
+    model: BTreeMap<u64, Rec>,
+    /// Every payload ever written at each offset (a reader's view may be older).
+    history: BTreeMap<u64, Vec<Vec<u8>>>,
+    clock_micros: u64,
+    /// A fault is armed (or fired) since the last restart: failures are expected.
+    faulted: bool,
+    /// An operator damaged a record the engine then accepted: reads may meet it.
+    damaged: bool,
+    /// Recovery refused the shard and no backup could undo it: nothing more to check.
+    refused: bool,
+    /// The generation history as last seen, when known.
+    epochs: Option<Vec<Epoch>>,
+    /// Files the engine did not create: never changed or removed.
+    foreign: BTreeMap<PathBuf, Vec<u8>>,
+    /// Evidence seen: never replaced or removed.
+    evidence: BTreeMap<PathBuf, Vec<u8>>,
+    lone_dirs: u64,
+    check_rng: Rng,
+    stats: Stats,
+    /// Reads the checks make (engine operations too).
+    check_reads: Cell<u64>,
+}
+
+fn violation(what: &str, detail: impl std::fmt::Display) -> ! {
+    panic!("invariant `{what}` violated: {detail}")
+}
+
+fn payload(fill: u64, i: usize, len: usize) -> Vec<u8> {
+    let mut rng = Rng(fill ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        out.extend_from_slice(&rng.next().to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+impl World {
+    fn new(s: &Schedule) -> Self {
+        let config = Config {
+            segment_size_bytes: s.segment_size_bytes,
+            index_spacing_bytes: s.index_spacing_bytes,
+            retention_bytes: Some(s.segment_size_bytes * s.retention_segments),
+            retention_age_micros: Some(RETENTION_AGE_MICROS),
+            ..Config::default()
+        };
+        let mut w = Self {
+            config,
+            io: Arc::new(SimIo::new()),
+            writer: None,
+            stopped: false,
+            reader: None,
+            pending: Vec::new(),
+            model: BTreeMap::new(),
+            history: BTreeMap::new(),
+            clock_micros: 1_000_000,
+            faulted: false,
+            damaged: false,
+            refused: false,
+            epochs: Some(Vec::new()),
+            foreign: BTreeMap::new(),
+            evidence: BTreeMap::new(),
+            lone_dirs: 0,
+            check_rng: Rng(s.seed ^ 0xC0FF_EE00_D15E_A5E5),
+            stats: Stats::default(),
+            check_reads: Cell::new(0),
+        };
+        w.reopen(None);
+        w
+    }
+
+    fn dyn_io(&self) -> Arc<dyn Io> {
+        Arc::clone(&self.io) as Arc<dyn Io>
+    }
+
+    fn size(&self, s: Size) -> usize {
+        let seg = usize::try_from(self.config.segment_size_bytes).unwrap();
+        let fits = seg.saturating_sub(SEGMENT_HEADER_LEN + RECORD_HEADER_LEN);
+        match s {
+            Size::Empty => 0,
+            Size::Small(n) => usize::from(n),
+            Size::NearSegment(d) => usize::try_from((fits as i64 + i64::from(d)).max(0)).unwrap(),
+            Size::OverSegment(n) => seg + usize::from(n),
+        }
+    }
+
+    /// An operation the live writer may do. `None` when there is no writer.
+    fn live(&self) -> Option<&Shard> {
+        if self.refused {
+            return None;
+        }
+        self.writer.as_ref()
+    }
+
+    /// Records from `from` on may be gone (an operation asked for it).
+    fn unsure(&mut self, from: u64) {
+        self.model.range_mut(from..).for_each(|(_, r)| r.sure = false);
+    }
+
+    /// Records below `end` may be gone (retention may have deleted them).
+    fn unsure_below(&mut self, end: u64) {
+        self.model.range_mut(..end).for_each(|(_, r)| r.sure = false);
+    }
+
+    /// Runs a broker operation on the writer, if there is one.
+    fn broker(&mut self, op: impl FnOnce(&mut Self, &Shard)) {
+        if self.refused {
+            return;
+        }
+        let Some(shard) = self.writer.take() else { return };
+        op(self, &shard);
+        self.writer = Some(shard);
+    }
+
+    /// An error from the writer: expected only once a fault is armed (or an
+    /// operator's damage was accepted); then the writer must stay stopped.
+    fn failed(&mut self, op: &str, e: &EngineError) {
+        let damage = self.damaged && matches!(e, EngineError::Corrupt { .. });
+        if !self.faulted && !damage {
+            violation("no-spurious-error", format!("{op} failed with no fault armed: {e}"));
+        }
+        self.stopped = true;
+        self.epochs = None;
+    }
+
+    // ------------------------------------------------------------ steps
+
+    fn run(&mut self, step: &Step) {
+        self.stats.steps += 1;
+        self.clock_micros += 1000;
+        match step {
+            Step::Append { sizes, fill } => self.broker(|w, s| w.append(s, sizes, *fill, true)),
+            Step::Write { sizes, fill } => self.broker(|w, s| w.append(s, sizes, *fill, false)),
+            Step::Commit => self.broker(Self::commit),
+            Step::Read { from, max_bytes, max_records } => self.broker(|w, s| w.read(s, *from, *max_bytes, *max_records)),
+            Step::Seal => self.broker(Self::seal),
+            Step::Retention { age_micros } => self.broker(|w, s| w.retention(s, *age_micros)),
+            Step::TruncateAfter { at } => self.broker(|w, s| w.truncate(s, *at, false)),
+            Step::TruncateFrom { at } => self.broker(|w, s| w.truncate(s, *at, true)),
+            Step::BeginGeneration { bump } => self.broker(|w, s| w.begin_generation(s, *bump)),
+            Step::RecordGeneration { bump, at } => self.broker(|w, s| w.record_generation(s, *bump, *at)),
+            Step::OpenReader => self.open_reader(),
+            Step::DropReader => self.reader = None,
+            Step::SecondWriter => self.second_writer(false),
+            Step::DeleteLockThenSecondWriter => self.second_writer(true),
+            Step::CrashAtSync { syncs } => {
+                if self.live().is_some() && !self.io.is_dead() {
+                    self.io.crash_after_sync(self.io.syncs() + syncs);
+                    self.faulted = true;
+                }
+            }
+            Step::FailAt { calls } => {
+                if self.live().is_some() && !self.io.is_dead() {
+                    self.io.fail_at(self.io.mutations() + calls);
+                    self.faulted = true;
+                }
+            }
+            Step::Reboot => self.reboot(),
+            Step::Restart => {
+                // The writer's clean close syncs: an armed crash may fire in it.
+                self.stop();
+                if self.io.is_dead() {
+                    self.reboot();
+                } else {
+                    self.io.clear_faults();
+                    self.faulted = false;
+                    self.reopen(None);
+                }
+            }
+            Step::Recover => {
+                if self.ready_for_operator() {
+                    self.stop();
+                    self.reopen(None);
+                }
+            }
+            Step::RenameSegment { which, to } => self.move_segment(*which, *to, false),
+            Step::CopySegment { which, to } => self.move_segment(*which, *to, true),
+            Step::StrayFile { name } => self.stray_file(*name),
+            Step::StrayTemporary => self.offline(|w| {
+                w.io.put(&shard_dir().join("00000000000000000007.log.tmp"), b"half a segment");
+            }),
+            Step::Truncate { file, at } => self.damage(*file, *at, None),
+            Step::FlipBit { file, at, bit } => self.damage(*file, *at, Some(*bit)),
+            Step::OrphanIndex { torn } => self.offline(|w| {
+                let Some(id) = w.newest_id().map_or(Some(3), |n| n.checked_add(3)) else { return };
+                let bytes: &[u8] = if *torn { b"FLSI\0\x02" } else { b"garbage, not an index at all" };
+                w.io.put(&shard_dir().join(index_file_name(id)), bytes);
+            }),
+            Step::UnfinishedRoll { torn_index } => self.offline(|w| {
+                // No roll can follow a segment at id u64::MAX: nothing to leave unfinished.
+                let Some(id) = w.newest_id().map_or(Some(0), |n| n.checked_add(1)) else { return };
+                w.io.put(&shard_dir().join(segment_file_name(id)), b"");
+                let bytes: &[u8] = if *torn_index { b"FLSI\0\x02" } else { b"" };
+                w.io.put(&shard_dir().join(index_file_name(id)), bytes);
+            }),
+            Step::LoneEpochs { kind } => self.lone_epochs(*kind),
+        }
+        self.check();
+    }
+
+    fn append(&mut self, shard: &Shard, sizes: &[Size], fill: u64, commit: bool) {
+        let payloads: Vec<Vec<u8>> = sizes.iter().enumerate().map(|(i, s)| payload(fill, i, self.size(*s))).collect();
+        let now = self.clock_micros;
+        let records: Vec<Append<'_>> = payloads.iter().map(|p| Append { payload: p, timestamp_micros: Some(now) }).collect();
+        let next = shard.next_offset();
+        self.stats.ops += 1;
+        let result = shard.write(&records);
+        match result {
+            Ok(pending) => {
+                if self.stopped {
+                    violation("fail-stop", format!("a stopped shard wrote offsets {:?}", pending.offsets));
+                }
+                let start = pending.offsets.start;
+                if pending.offsets.end - start != payloads.len() as u64 {
+                    violation("offsets", format!("{} records got offsets {:?}", payloads.len(), pending.offsets));
+                }
+                for (i, p) in payloads.into_iter().enumerate() {
+                    let offset = start + i as u64;
+                    if let Some(old) = self.model.get(&offset).filter(|r| r.sure) {
+                        violation(
+                            "acknowledged-once",
+                            format!("offset {offset} given again (acknowledged before, {} bytes)", old.payload.len()),
+                        );
+                    }
+                    self.history.entry(offset).or_default().push(p.clone());
+                    self.model.insert(offset, Rec { payload: p, sure: false });
+                }
+                self.pending.push(pending);
+                if commit {
+                    self.commit_at(shard, self.pending.len() - 1);
+                }
+            }
+            Err(EngineError::SegmentIdsExhausted { .. }) if !self.stopped => self.ids_exhausted(shard, next, "write", records.len() as u64),
+            Err(e) => {
+                // A failed write may have written some of the batch: not
+                // acknowledged, it may be read back all the same.
+                for (i, p) in payloads.into_iter().enumerate() {
+                    let offset = next + i as u64;
+                    self.history.entry(offset).or_default().push(p.clone());
+                    self.model.entry(offset).or_insert(Rec { payload: p, sure: false });
+                }
+                if !self.stopped {
+                    self.failed("write", &e);
+                }
+            }
+        }
+    }
+
+    fn commit(&mut self, shard: &Shard) {
+        if !self.pending.is_empty() {
+            self.commit_at(shard, 0);
+        }
+    }
+
+    fn commit_at(&mut self, shard: &Shard, i: usize) {
+        let pending = self.pending.remove(i);
+        self.stats.ops += 1;
+        match shard.commit(&pending) {
+            Ok(()) => {
+                if self.stopped {
+                    violation("fail-stop", format!("a stopped shard acknowledged offsets {:?}", pending.offsets));
+                }
+                let first = shard.first_offset();
+                for offset in pending.offsets.clone() {
+                    match self.model.get_mut(&offset) {
+                        Some(r) => r.sure = true,
+                        // Retention deleted it (old enough) before the commit: allowed.
+                        None if offset < first => {}
+                        None => violation(
+                            "truncated-away",
+                            format!("offsets {:?} acknowledged after a truncation cut {offset}", pending.offsets),
+                        ),
+                    }
+                }
+            }
+            Err(EngineError::TruncatedAway { cut_at, .. }) if !self.stopped => {
+                if self.model.range(pending.offsets.clone()).count() == pending.offsets.clone().count() && cut_at >= pending.offsets.end {
+                    violation("truncated-away", format!("offsets {:?} refused as cut at {cut_at}", pending.offsets));
+                }
+            }
+            Err(e) if self.stopped => drop(e),
+            Err(e) => self.failed("commit", &e),
+        }
+    }
+
+    fn read(&mut self, shard: &Shard, from: Pick, max_bytes: u32, max_records: u32) {
+        let first = shard.first_offset();
+        let at = from.within(first.saturating_sub(2), shard.next_offset() + 2);
+        self.stats.ops += 1;
+        let result = shard.read_bounded(at, max_bytes as usize, max_records as usize);
+        let stopped = self.stopped;
+        match result {
+            Ok(got) if stopped => violation("fail-stop", format!("a stopped shard answered a read with {} records", got.len())),
+            Ok(got) => {
+                if at < first {
+                    violation("trimmed", format!("a read below the oldest offset {first} at {at} returned {} records", got.len()));
+                }
+                self.validate_batch(at, max_bytes as usize, max_records as usize, &got);
+            }
+            Err(EngineError::Trimmed { requested, oldest: f }) if !stopped && at < first && requested == at && f == first => {}
+            Err(_) if stopped => {}
+            // A failed read stops nothing (only a failed mutation does).
+            Err(_) if self.faulted => {}
+            Err(e) => {
+                if self.model.get(&at).is_some_and(|r| r.sure) || !self.damaged {
+                    violation("no-spurious-error", format!("a read from {at} failed with no fault armed: {e}"));
+                }
+            }
+        }
+    }
+
+    /// One read's answer: starts at `at`, consecutive, within its bounds,
+    /// every payload the model's.
+    fn validate_batch(&self, at: u64, max_bytes: usize, max_records: usize, got: &[felix_engine::StoredRecord]) {
+        let mut bytes = 0usize;
+        for (i, r) in got.iter().enumerate() {
+            if r.offset != at + i as u64 {
+                violation("read-range", format!("a read from {at} returned offset {} in place {i}", r.offset));
+            }
+            bytes += r.payload.len();
+            let written_once = || self.history.get(&r.offset).is_some_and(|h| h.iter().any(|p| *p == r.payload[..]));
+            match self.model.get(&r.offset) {
+                Some(m) if m.payload == r.payload[..] => {}
+                // Not acknowledged: an older write at that offset may be back after a crash.
+                Some(m) if !m.sure && written_once() => {}
+                Some(m) => violation(
+                    "intact-bytes",
+                    format!("offset {} read back as {} bytes, not the {} bytes written", r.offset, r.payload.len(), m.payload.len()),
+                ),
+                // Cut or forgotten, and back after a crash: once written, still intact.
+                None if written_once() => {}
+                None => violation("intact-bytes", format!("offset {} read back with bytes no write put there", r.offset)),
+            }
+        }
+        if got.len() > max_records.max(1) || (got.len() > 1 && bytes > max_bytes) {
+            violation("read-bounds", format!("{} records, {bytes} bytes for limits {max_records} records, {max_bytes} bytes", got.len()));
+        }
+    }
+
+    fn seal(&mut self, shard: &Shard) {
+        let next = shard.next_offset();
+        self.stats.ops += 1;
+        match shard.seal() {
+            Ok(_) if self.stopped => violation("fail-stop", "a stopped shard sealed a segment"),
+            Ok(_) => {
+                if shard.next_offset() != next {
+                    violation("seal", format!("sealing moved the next offset from {next} to {}", shard.next_offset()));
+                }
+            }
+            Err(_) if self.stopped => {}
+            Err(EngineError::SegmentIdsExhausted { .. }) => self.ids_exhausted(shard, next, "seal", 1),
+            Err(e) => self.failed("seal", &e),
+        }
+    }
+
+    /// `SegmentIdsExhausted`: right only when fewer ids are left after the
+    /// newest segment than the `rolls` the operation may need (one per
+    /// record at most), with nothing written and the shard still open.
+    fn ids_exhausted(&mut self, shard: &Shard, next: u64, op: &str, rolls: u64) {
+        let left = shard.segments().last().map_or(u64::MAX, |s| u64::MAX - s.id);
+        if left >= rolls {
+            violation("segment-ids", format!("{op} said no segment id is left with {left} left: {:?}", shard.segments().last()));
+        }
+        if shard.next_offset() != next || shard.failure().is_some() {
+            violation(
+                "segment-ids",
+                format!("a refused {op} wrote or stopped: next {next} → {}, {:?}", shard.next_offset(), shard.failure()),
+            );
+        }
+    }
+
+    fn retention(&mut self, shard: &Shard, age_micros: u64) {
+        let before = shard.segments();
+        let now = self.clock_micros + age_micros;
+        self.stats.ops += 1;
+        match shard.apply_retention(now) {
+            Ok(_) if self.stopped => violation("fail-stop", "a stopped shard applied retention"),
+            Ok(_) => {
+                let after = shard.segments();
+                let first = shard.first_offset();
+                if after.last() != before.last() && !before.is_empty() {
+                    violation("retention", format!("the active segment changed: {:?} → {:?}", before.last(), after.last()));
+                }
+                if !before.iter().any(|s| s.base_offset == first) && !before.is_empty() {
+                    violation("retention", format!("the oldest offset {first} is no segment's base: {before:?}"));
+                }
+                self.model.retain(|o, _| *o >= first);
+                self.epochs = self.epochs.as_ref().map(|_| shard.epochs());
+            }
+            Err(_) if self.stopped => {}
+            Err(e) => {
+                // Retention that failed half-way may have deleted any sealed segment it chose.
+                self.unsure_below(before.last().map_or(0, |s| s.base_offset));
+                self.failed("apply_retention", &e);
+            }
+        }
+    }
+
+    fn truncate(&mut self, shard: &Shard, at: Pick, from: bool) {
+        let first = shard.first_offset();
+        let next = shard.next_offset();
+        let offset = at.within(first.saturating_sub(3), next + 2);
+        self.stats.ops += 1;
+        let result = if from { shard.truncate_from(offset) } else { shard.truncate_after(offset) };
+        match result {
+            Ok(()) if self.stopped => violation("fail-stop", "a stopped shard truncated"),
+            Ok(()) => {
+                let keep = if from { offset } else { offset.saturating_add(1) };
+                if !from && keep < first {
+                    violation("trimmed", format!("truncate_after({offset}) below the oldest offset {first} succeeded"));
+                }
+                self.model.retain(|o, _| *o < keep);
+                let expect_next = if from && offset <= first { offset } else { keep.min(next) };
+                if shard.next_offset() != expect_next {
+                    violation("truncate", format!("after cutting at {keep}, the next offset is {} not {expect_next}", shard.next_offset()));
+                }
+                self.epochs = self.epochs.as_ref().map(|_| shard.epochs());
+            }
+            Err(EngineError::Trimmed { .. }) if !self.stopped && !from && offset.saturating_add(1) < first => {}
+            Err(_) if self.stopped => {}
+            Err(e) => {
+                // Asked to go, they may be gone: a cut that failed half-way is not undone.
+                let keep = if from { offset } else { offset.saturating_add(1) };
+                self.unsure(if from && offset <= first { 0 } else { keep });
+                self.failed("truncate", &e);
+            }
+        }
+    }
+
+    fn begin_generation(&mut self, shard: &Shard, bump: u64) {
+        let latest = shard.epochs().last().map(|e| e.generation);
+        let generation = latest.map_or(bump, |l| l + bump);
+        let next = shard.next_offset();
+        self.stats.ops += 1;
+        match shard.begin_generation(generation) {
+            Ok(()) if self.stopped => violation("fail-stop", "a stopped shard began a generation"),
+            Ok(()) => {
+                if latest.is_some_and(|l| generation <= l) {
+                    violation("generation", format!("generation {generation} accepted after {latest:?}"));
+                }
+                if shard.epochs().last() != Some(&Epoch { generation, start_offset: next }) {
+                    violation("generation", format!("generation {generation} at {next} reads back as {:?}", shard.epochs().last()));
+                }
+                self.epochs = Some(shard.epochs());
+            }
+            Err(EngineError::Generation { .. }) if !self.stopped && latest.is_some_and(|l| generation <= l) => {}
+            Err(_) if self.stopped => {}
+            Err(e) => self.failed("begin_generation", &e),
+        }
+    }
+
+    fn record_generation(&mut self, shard: &Shard, bump: u64, at: Pick) {
+        let latest = shard.epochs().last().copied();
+        let generation = latest.map_or(bump, |l| l.generation + bump);
+        let next = shard.next_offset();
+        let start = at.within(latest.map_or(0, |l| l.start_offset), next);
+        self.stats.ops += 1;
+        match shard.record_generation(generation, start) {
+            Ok(_) if self.stopped => violation("fail-stop", "a stopped shard recorded a generation"),
+            Ok(recorded) => {
+                if !recorded || shard.epochs().last() != Some(&Epoch { generation, start_offset: start }) {
+                    violation("generation", format!("generation {generation} at {start}: {recorded}, {:?}", shard.epochs().last()));
+                }
+                self.epochs = Some(shard.epochs());
+            }
+            Err(_) if self.stopped => {}
+            // A history left past the log's end by a truncation that failed half-way (see below).
+            Err(EngineError::Generation { .. }) if start > next => {}
+            Err(e) => self.failed("record_generation", &e),
+        }
+    }
+
+    fn open_reader(&mut self) {
+        if self.io.is_dead() || self.refused {
+            return;
+        }
+        let before = self.io.files_in(&shard_dir());
+        self.stats.ops += 1;
+        let opened = Shard::open_read_only(self.dyn_io(), &shard_dir(), self.config.clone());
+        if self.io.files_in(&shard_dir()) != before {
+            violation("reads-create-nothing", "a read-only open changed the shard's files");
+        }
+        match opened {
+            Ok((reader, _)) => self.reader = Some(reader),
+            Err(e) if self.faulted || self.damaged || self.writer.is_none() => drop(e),
+            Err(e) => violation("reader-beside-writer", format!("a reader could not open beside a healthy writer: {e}")),
+        }
+    }
+
+    fn second_writer(&mut self, delete_lock: bool) {
+        if self.live().is_none() || self.io.is_dead() {
+            return;
+        }
+        if delete_lock {
+            self.io.remove_raw(&shard_dir().join(LOCK_FILE_NAME));
+        }
+        self.stats.ops += 1;
+        match Shard::open_dir(self.dyn_io(), &shard_dir(), self.config.clone()) {
+            Ok(_) => violation("one-writer", format!("a second writer opened the shard (lock file deleted first: {delete_lock})")),
+            Err(EngineError::Locked { .. }) => {}
+            Err(e) if self.faulted => drop(e),
+            Err(e) => violation("one-writer", format!("a second writer was refused with {e}, not Locked")),
+        }
+    }
+
+    // ----------------------------------------------------- machine and operator
+
+    /// Drops the writer (a clean close syncs) and the reader.
+    fn stop(&mut self) {
+        self.pending.clear();
+        self.reader = None;
+        if let Some(w) = self.writer.take() {
+            self.stats.ops += 1;
+            drop(w);
+        }
+        self.stopped = false;
+    }
+
+    fn reboot(&mut self) {
+        self.pending.clear();
+        self.reader = None;
+        self.writer = None;
+        self.io = Arc::new(self.io.crash());
+        self.stopped = false;
+        self.faulted = false;
+        self.reopen(None);
+    }
+
+    /// Whether an operator step may run: a shard that works, no fault armed.
+    fn ready_for_operator(&self) -> bool {
+        !self.refused && !self.faulted && !self.io.is_dead()
+    }
+
+    /// Stops the writer, lets `act` change the files, then recovers; a
+    /// refusal is undone from the backup taken before `act`.
+    fn offline(&mut self, act: impl FnOnce(&mut Self)) {
+        if !self.ready_for_operator() {
+            return;
+        }
+        self.stop();
+        let backup = Backup { files: self.io.files_in(&shard_dir()), model: self.model.clone() };
+        act(self);
+        self.reopen(Some(backup));
+    }
+
+    fn segment_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .io
+            .files_in(&shard_dir())
+            .keys()
+            .filter_map(|p| match classify(p.file_name()?.to_str()?) {
+                EntryName::Segment(id) => Some(id),
+                _ => None,
+            })
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    fn newest_id(&self) -> Option<u64> {
+        self.segment_ids().last().copied()
+    }
+
+    fn move_segment(&mut self, which: Pick, to: NewId, copy: bool) {
+        let ids = self.segment_ids();
+        if ids.is_empty() {
+            return;
+        }
+        let id = ids[which.index(ids.len())];
+        let (oldest, newest) = (ids[0], ids[ids.len() - 1]);
+        let target = match to {
+            NewId::Max => u64::MAX,
+            NewId::After(k) => newest.saturating_add(u64::from(k)),
+            NewId::Before if oldest > 0 => oldest - 1,
+            NewId::Before => return,
+        };
+        if ids.contains(&target) {
+            return;
+        }
+        self.offline(|w| {
+            let dir = shard_dir();
+            for (from, to) in [(segment_file_name(id), segment_file_name(target)), (index_file_name(id), index_file_name(target))] {
+                let Some(bytes) = w.io.contents(&dir.join(&from)) else { continue };
+                w.io.put(&dir.join(&to), &bytes);
+                if !copy {
+                    w.io.remove_raw(&dir.join(&from));
+                }
+            }
+        });
+    }
+
+    fn stray_file(&mut self, name: u8) {
+        if self.io.is_dead() || self.refused {
+            return;
+        }
+        let path = shard_dir().join(STRAY_NAMES[usize::from(name) % STRAY_NAMES.len()]);
+        if self.io.contents(&path).is_some() {
+            return;
+        }
+        assert_eq!(classify(path.file_name().unwrap().to_str().unwrap()), EntryName::Foreign);
+        let bytes = format!("an operator's file, planted at {}", self.clock_micros).into_bytes();
+        self.io.put(&path, &bytes);
+        self.foreign.insert(path, bytes);
+    }
+
+    /// Truncates (`bit: None`) or flips one bit of a Felix file, offline,
+    /// marking every record it may destroy.
+    fn damage(&mut self, file: Pick, at: Pick, bit: Option<u8>) {
+        if !self.ready_for_operator() {
+            return;
+        }
+        let files: Vec<(PathBuf, Vec<u8>)> = self
+            .io
+            .files_in(&shard_dir())
+            .into_iter()
+            .filter(|(p, _)| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                matches!(classify(name), EntryName::Segment(_) | EntryName::Index(_) | EntryName::Epochs)
+            })
+            .collect();
+        if files.is_empty() {
+            return;
+        }
+        let (mut path, mut bytes) = files[file.index(files.len())].clone();
+        // A bit flip goes into the newest segment, an index or the epochs
+        // file. Rot in a sealed segment is found by the read that meets it,
+        // not at open (docs/durability.md §5): the model cannot tell which
+        // later step first sees it. `acknowledged.rs` proves those reads.
+        let newest = self.newest_id().map(segment_file_name);
+        let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        if bit.is_some() && matches!(classify(&name(&path)), EntryName::Segment(_)) && Some(name(&path)) != newest {
+            let Some((p, b)) = files.iter().find(|(p, _)| Some(name(p)) == newest) else { return };
+            (path, bytes) = (p.clone(), b.clone());
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        let position = at.within(0, bytes.len() as u64 - 1);
+        let mut damaged = bytes.clone();
+        match bit {
+            Some(b) => damaged[usize::try_from(position).unwrap()] ^= 1 << (b % 8),
+            None => damaged.truncate(usize::try_from(position).unwrap()),
+        }
+        self.offline(|w| {
+            w.io.put(&path, &damaged);
+            match classify(path.file_name().unwrap().to_str().unwrap()) {
+                EntryName::Segment(_) => w.forget_from(&bytes, position),
+                EntryName::Epochs => w.epochs = None,
+                // Loses no record, but is an operator's damage all the same.
+                _ => w.damaged = true,
+            }
+        });
+    }
+
+    /// Marks as "may be lost" every record of the segment `bytes` from the
+    /// one holding byte `position` on (recovery may cut them all).
+    fn forget_from(&mut self, bytes: &[u8], position: u64) {
+        let Ok((header, reader)) = SegmentReader::new(bytes) else { return };
+        let mut from = None;
+        let mut last = None;
+        for r in reader {
+            let Ok((p, record)) = r else { break };
+            let end = p + (RECORD_HEADER_LEN + record.payload.len()) as u64;
+            last = Some(record.header.offset);
+            if from.is_none() && (end > position || position < SEGMENT_HEADER_LEN as u64) {
+                from = Some(record.header.offset);
+            }
+        }
+        let (Some(from), Some(last)) = (from, last) else { return };
+        let from = if position < SEGMENT_HEADER_LEN as u64 { header.base_offset } else { from };
+        for r in self.model.range_mut(from..=last) {
+            r.1.sure = false;
+        }
+        self.damaged = true;
+    }
+
+    /// A sibling directory holding only an epochs file: reader and writer
+    /// agree on it, and recovery leaves nothing repairable.
+    fn lone_epochs(&mut self, kind: u8) {
+        if self.io.is_dead() || self.faulted {
+            return;
+        }
+        self.lone_dirs += 1;
+        let dir = Path::new(ROOT).join(format!("lone-{}", self.lone_dirs));
+        let valid =
+            felix_codec::epochs::encode(&[Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 4, start_offset: 17 }]).unwrap();
+        let bytes = match kind {
+            0 => valid,
+            1 => valid[..valid.len().min(20)].to_vec(),
+            2 => b"not an epochs file".to_vec(),
+            _ => Vec::new(),
+        };
+        self.io.put(&dir.join(EPOCHS_FILE_NAME), &bytes);
+        self.open_checked(&dir, None);
+    }
+
+    // ------------------------------------------------------------ reopen
+
+    /// Recovery: the read-only plan first, then the writing open, which must
+    /// agree; a second open must plan nothing, and the codec's inspection of
+    /// the files must find nothing recovery could repair.
+    fn reopen(&mut self, backup: Option<Backup>) {
+        self.writer = None;
+        self.reader = None;
+        self.pending.clear();
+        let before_epochs = self.epochs.clone();
+        match self.open_checked(&shard_dir(), backup) {
+            Some(shard) => {
+                // A history last changed by a failed operation is not known
+                // until the next generation is recorded.
+                if let Some(e) = &before_epochs {
+                    if shard.epochs() != *e {
+                        violation("epochs-durable", format!("the generation history {e:?} reopened as {:?}", shard.epochs()));
+                    }
+                }
+                self.writer = Some(shard);
+                self.learn_files();
+            }
+            None => self.writer = None,
+        }
+    }
+
+    fn open_checked(&mut self, dir: &Path, backup: Option<Backup>) -> Option<Shard> {
+        let before = self.io.files_in(dir);
+        self.stats.ops += 2;
+        let ro = Shard::open_read_only(self.dyn_io(), dir, self.config.clone()).map(|(_, r)| r);
+        if self.io.files_in(dir) != before {
+            violation("reads-create-nothing", format!("a read-only open of {} changed its files", dir.display()));
+        }
+        let rw = Shard::open_dir(self.dyn_io(), dir, self.config.clone());
+        match (ro, rw) {
+            (Ok(ro), Ok((shard, rw))) => {
+                agree(&ro, &rw);
+                Some(self.after_recovery(dir, shard))
+            }
+            (Err(EngineError::NoShard { .. }), Ok((shard, rw))) if before.is_empty() => {
+                if !rw.plan.actions.is_empty() {
+                    violation("fresh-shard", format!("a new shard planned {:?}", rw.plan.actions));
+                }
+                Some(self.after_recovery(dir, shard))
+            }
+            (_, Err(_)) if self.faulted => None,
+            // A reader opens a shard recovery refuses (it reads up to the
+            // damage); a writer refuses it: the same verdict.
+            (Ok(ro), Err(rw @ EngineError::Corrupt { .. })) if ro.plan.refused() => self.refused_open(dir, &before, backup, &rw),
+            (Err(ro), Err(rw)) => {
+                if std::mem::discriminant(&ro) != std::mem::discriminant(&rw) {
+                    violation("one-verdict", format!("read-only open: {ro}; writing open: {rw}"));
+                }
+                self.refused_open(dir, &before, backup, &rw)
+            }
+            (ro, rw) => {
+                violation("one-verdict", format!("read-only open: {:?}; writing open: {:?}", ro.map(|r| r.plan), rw.map(|r| r.1.plan)))
+            }
+        }
+    }
+
+    /// A writing open refused the shard (`rw`): it changed nothing; the
+    /// operator puts the backup back when there is one.
+    fn refused_open(
+        &mut self,
+        dir: &Path,
+        before: &std::collections::BTreeMap<PathBuf, Vec<u8>>,
+        backup: Option<Backup>,
+        rw: &EngineError,
+    ) -> Option<Shard> {
+        if &self.io.files_in(dir) != before {
+            violation("refusal-changes-nothing", format!("a refused open ({rw}) changed the files"));
+        }
+        let Some(backup) = backup else {
+            if !self.damaged {
+                violation("no-spurious-error", format!("recovery refused a shard no operator damaged: {rw}"));
+            }
+            self.refused = true;
+            return None;
+        };
+        // The operator puts the backup back; the shard opens as before.
+        for path in self.io.files_in(dir).keys() {
+            if !backup.files.contains_key(path) {
+                self.io.remove_raw(path);
+            }
+        }
+        for (path, bytes) in &backup.files {
+            self.io.put(path, bytes);
+        }
+        self.model = backup.model;
+        self.open_checked(dir, None)
+    }
+
+    /// After a writing open: a second open plans nothing, and the codec's
+    /// own inspection of the files finds nothing to repair.
+    fn after_recovery(&mut self, dir: &Path, shard: Shard) -> Shard {
+        drop(shard);
+        self.stats.ops += 2;
+        let again = Shard::open_read_only(self.dyn_io(), dir, self.config.clone());
+        match again {
+            Ok((_, r)) if r.plan.actions.is_empty() => {}
+            Ok((_, r)) => violation("recovery-once", format!("an open after recovery plans {:?}", r.plan.actions)),
+            Err(e) => violation("recovery-once", format!("an open after recovery fails: {e}")),
+        }
+        let (plan, repairable) = codec_plan(&self.io, dir);
+        if plan.refused() {
+            // The full inspection meets damage the open's quick check of a
+            // sealed segment does not read (rot before its index's last
+            // entry): `recover` refuses it, and reads stop at it. Only an
+            // operator's hands put it there.
+            if !self.damaged {
+                violation("inspect-after-recover", format!("the codec refuses a shard no operator damaged: {:?}", plan.actions));
+            }
+            return self.reopen_after_recovery(dir);
+        }
+        // A sealed segment's index is checked for structure at open and its
+        // entries lazily, by the reads that use them (docs/durability.md §5):
+        // an entry an operator's bit flip moved is the one thing the full
+        // inspection may still rebuild after the engine's own open.
+        let newest = self.newest_id();
+        let lazily_checked = |file: &str| self.damaged && matches!(classify(file), EntryName::Index(id) if Some(id) != newest);
+        let left: Vec<&Action> =
+            plan.actions.iter().filter(|a| !matches!(a, Action::RebuildIndex { file, .. } if lazily_checked(file))).collect();
+        if !left.is_empty() {
+            violation("inspect-after-recover", format!("after recovery the codec's inspection still plans {left:?}"));
+        }
+        let repairable: Vec<&String> =
+            repairable.iter().filter(|r| !lazily_checked(r.split(':').next().unwrap_or("").rsplit('/').next().unwrap_or(""))).collect();
+        if !repairable.is_empty() {
+            violation(
+                "inspect-after-recover",
+                format!("after recovery the codec's inspection still finds repairable damage: {repairable:?}"),
+            );
+        }
+        self.reopen_after_recovery(dir)
+    }
+
+    /// A second writing open after recovery plans nothing.
+    fn reopen_after_recovery(&mut self, dir: &Path) -> Shard {
+        match Shard::open_dir(self.dyn_io(), dir, self.config.clone()) {
+            Ok((shard, r)) if r.plan.actions.is_empty() => shard,
+            Ok((_, r)) => violation("recovery-once", format!("a second writing open plans {:?}", r.plan.actions)),
+            Err(e) => violation("recovery-once", format!("a second writing open fails: {e}")),
+        }
+    }
+
+    /// Notes evidence files now present and durable (a name a failed
+    /// process linked but never synced may go with a power cut).
+    fn learn_files(&mut self) {
+        let durable = self.io.crash().files_in(&shard_dir());
+        for (path, bytes) in self.io.files_in(&shard_dir()) {
+            if durable.get(&path) != Some(&bytes) {
+                continue;
+            }
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+            if matches!(classify(&name), EntryName::Evidence { .. } | EntryName::DamagedEpochs) {
+                self.evidence.entry(path).or_insert(bytes);
+            }
+        }
+    }
+
+    /// The world in one line, for `FELIX_SIM_TRACE`.
+    fn describe(&self) -> String {
+        let files: Vec<String> = self
+            .io
+            .files_in(&shard_dir())
+            .iter()
+            .map(|(p, b)| format!("{}:{}", p.file_name().unwrap().to_string_lossy(), b.len()))
+            .collect();
+        let shard = self.writer.as_ref().map(|w| format!("{}..{}", w.first_offset(), w.next_offset()));
+        let sure = self.model.values().filter(|r| r.sure).count();
+        format!(
+            "writer {shard:?} stopped {} faulted {} dead {} model {} ({sure} sure) files {files:?}",
+            self.stopped,
+            self.faulted,
+            self.io.is_dead(),
+            self.model.len()
+        )
+    }
+
+    // ------------------------------------------------------------- check
+
+    /// Every promise, after every step.
+    fn check(&mut self) {
+        let files = self.io.files_in(&shard_dir());
+        for (path, bytes) in self.foreign.iter().chain(&self.evidence) {
+            match files.get(path) {
+                Some(b) if b == bytes => {}
+                Some(_) => violation("foreign-and-evidence-untouched", format!("{} was changed", path.display())),
+                None => violation("foreign-and-evidence-untouched", format!("{} was removed", path.display())),
+            }
+        }
+        if self.refused || self.io.is_dead() {
+            return;
+        }
+        if let Some(reader) = &self.reader {
+            self.check_reader(reader);
+        }
+        let Some(shard) = &self.writer else { return };
+        if self.stopped {
+            self.stats.ops += 2;
+            if let Ok(r) = shard.append(&[b"after the stop"]) {
+                violation("fail-stop", format!("a stopped shard acknowledged {r:?}"));
+            }
+            if let Ok(r) = shard.read(shard.first_offset(), 1 << 20) {
+                violation("fail-stop", format!("a stopped shard answered a read with {} records", r.len()));
+            }
+            return;
+        }
+        let got = self.read_all(shard);
+        let (first, next) = (shard.first_offset(), shard.next_offset());
+        // (An operator's cut of a segment may leave one past it: see the findings.)
+        if let Some(e) = shard.epochs().iter().find(|e| e.start_offset > next && !self.damaged) {
+            violation("history-within-log", format!("generation {} starts at {}, past the log's end {next}", e.generation, e.start_offset));
+        }
+        let mut lost = Vec::new();
+        for (o, r) in &self.model {
+            if r.sure && !got.contains_key(o) {
+                lost.push(*o);
+            }
+        }
+        if !lost.is_empty() {
+            let shown: Vec<u64> = lost.iter().take(8).copied().collect();
+            violation(
+                "acknowledged-survive",
+                format!("{} acknowledged records are gone (offsets {shown:?}…); the shard holds {first}..{next}", lost.len()),
+            );
+        }
+        // What the log no longer reaches was never acknowledged: forget it
+        // (below the end, a batch may be written and not yet durable).
+        self.model.retain(|o, r| r.sure || got.contains_key(o) || *o < next);
+        for (o, p) in got {
+            let r = self.model.entry(o).or_insert(Rec { payload: Vec::new(), sure: false });
+            if !r.sure {
+                r.payload = p;
+            }
+        }
+    }
+
+    /// Reads the whole log in random bites; every record read must be the
+    /// model's; damage is skipped one offset at a time (only where the model
+    /// allows it). Returns the offsets read.
+    fn read_all(&self, shard: &Shard) -> BTreeMap<u64, Vec<u8>> {
+        let mut got = BTreeMap::new();
+        let mut at = shard.first_offset();
+        let next = shard.next_offset();
+        let mut rng = self.check_rng.clone();
+        let mut reads = 0u64;
+        while at < next {
+            reads += 1;
+            let max_bytes = usize::try_from(rng.below(4 * self.config.segment_size_bytes)).unwrap();
+            let max_records = usize::try_from(rng.range(1, 64)).unwrap();
+            self.check_reads.set(self.check_reads.get() + 1);
+            match shard.read_bounded(at, max_bytes, max_records) {
+                Ok(batch) if batch.is_empty() => break,
+                Ok(batch) => {
+                    self.validate_batch(at, max_bytes, max_records, &batch);
+                    got.extend(batch.iter().map(|r| (r.offset, r.payload.to_vec())));
+                    at = batch.last().unwrap().offset + 1;
+                }
+                Err(e) => {
+                    if self.model.get(&at).is_some_and(|r| r.sure) || !self.damaged {
+                        violation("acknowledged-survive", format!("offset {at} (acknowledged, undamaged) cannot be read: {e}"));
+                    }
+                    at += 1;
+                }
+            }
+            assert!(reads < 1_000_000, "read loop runs away");
+        }
+        got
+    }
+
+    /// A reader beside the writer: whatever it returns is a record some
+    /// write put at that offset, and its reads change no file.
+    fn check_reader(&self, reader: &Shard) {
+        let before = self.io.files_in(&shard_dir());
+        let mut at = reader.first_offset();
+        for _ in 0..64 {
+            self.check_reads.set(self.check_reads.get() + 1);
+            let Ok(batch) = reader.read(at, 4096) else { break };
+            let Some(last) = batch.last() else { break };
+            for r in &batch {
+                if !self.history.get(&r.offset).is_some_and(|h| h.iter().any(|p| *p == r.payload[..])) {
+                    violation("intact-bytes", format!("a reader returned offset {} with bytes no write put there", r.offset));
+                }
+            }
+            at = last.offset + 1;
+        }
+        if self.io.files_in(&shard_dir()) != before {
+            violation("reads-create-nothing", "a reader's reads changed the shard's files");
+        }
+    }
+}
+
+/// The read-only plan and the writing open's plan do the same work.
+fn agree(ro: &Recovery, rw: &Recovery) {
+    if let Some(what) = rw.plan.differs_from(&ro.plan) {
+        violation("one-verdict", format!("read-only and writing opens plan differently: {what}"));
+    }
+}
+
+/// The codec's own inspection of the files in `dir` (as `felix-storage
+/// inspect` reads them, here from the simulated disk): the plan it leads to,
+/// and every finding it calls repairable (`file: kind`).
+fn codec_plan(io: &SimIo, dir: &Path) -> (ShardPlan, Vec<String>) {
+    let files: Vec<(PathBuf, Vec<u8>)> = io.files_in(dir).into_iter().collect();
+    let inputs = files
+        .iter()
+        .map(|(p, b)| InputFile {
+            path: p.display().to_string(),
+            name: p.file_name().unwrap().to_string_lossy().into_owned(),
+            size: b.len() as u64,
+        })
+        .collect();
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let mut inspection = ShardInspection::new(Some(name), inputs);
+    for i in inspection.order() {
+        let mut scan = inspection.begin(i);
+        scan.feed(&files[i].1, &mut ());
+        inspection.end(i, scan, &mut ());
+    }
+    let (reports, facts) = inspection.finish_with_facts(dir.display().to_string());
+    let repairable = reports
+        .iter()
+        .flat_map(|r| r.findings.iter().filter(|f| f.repair != Repair::Never).map(move |f| format!("{}: {}", r.path, f.kind)))
+        .collect();
+    (plan_shard(&facts, RepairOptions::default()), repairable)
+}
+
+// ------------------------------------------------------ running, shrinking
+
+thread_local! {
+    /// Panics are expected while replaying: their message is printed by us.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+    /// Shrinking: no trace.
+    static QUIET_SHRINK: Cell<bool> = const { Cell::new(false) };
+}
+
+fn install_quiet_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// One replay of a schedule: its stats, or the violated invariant's message.
+fn replay(s: &Schedule) -> Result<Stats, String> {
+    QUIET.with(|q| q.set(true));
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let mut world = World::new(s);
+        let trace = std::env::var_os("FELIX_SIM_TRACE").is_some() && !QUIET_SHRINK.with(Cell::get);
+        for (place, step) in s.places.iter().zip(&s.steps) {
+            world.run(step);
+            if trace {
+                println!("{place:>4} {step:?}\n     → {}", world.describe());
+            }
+            world.check_rng.next();
+        }
+        Stats { ops: world.stats.ops + world.check_reads.get(), ..world.stats }
+    }));
+    QUIET.with(|q| q.set(false));
+    result
+        .map_err(|e| e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_string())).unwrap_or_default())
+}
+
+/// The invariant's name in a failure message (`invariant \`name\``).
+fn signature(message: &str) -> &str {
+    message.split('`').nth(1).unwrap_or(message)
+}
+
+/// The smallest schedule found that fails the same invariant: chunks of
+/// steps, then single steps, removed while the failure stays.
+fn shrink(s: &Schedule, message: &str, budget: Duration) -> (Schedule, String) {
+    let started = Instant::now();
+    let want = signature(message).to_string();
+    let mut best = s.clone();
+    let mut best_message = message.to_string();
+    let mut chunk = best.steps.len().div_ceil(2).max(1);
+    loop {
+        let mut i = 0;
+        let mut progressed = false;
+        while i < best.steps.len() && started.elapsed() < budget {
+            let mut candidate = best.clone();
+            let end = (i + chunk).min(candidate.steps.len());
+            candidate.steps.drain(i..end);
+            candidate.places.drain(i..end);
+            match replay(&candidate) {
+                Err(m) if signature(&m) == want => {
+                    best = candidate;
+                    best_message = m;
+                    progressed = true;
+                }
+                _ => i += chunk,
+            }
+        }
+        if started.elapsed() >= budget || (chunk == 1 && !progressed) {
+            return (best, best_message);
+        }
+        if !progressed {
+            chunk = (chunk / 2).max(1);
+        }
+    }
+}
+
+/// A schedule, one step a line.
+fn show(s: &Schedule) -> String {
+    let mut out = format!(
+        "seed {}: segment_size_bytes {}, index_spacing_bytes {}, retention_segments {}\n",
+        s.seed, s.segment_size_bytes, s.index_spacing_bytes, s.retention_segments
+    );
+    for (i, step) in s.places.iter().zip(&s.steps) {
+        out.push_str(&format!("  {i:>3} {step:?}\n"));
+    }
+    out
+}
+
+fn report_failure(s: &Schedule, message: &str) -> ! {
+    eprintln!("simulation: seed {} failed: {message}", s.seed);
+    eprintln!("schedule ({} steps):\n{}", s.steps.len(), show(s));
+    QUIET_SHRINK.with(|q| q.set(true));
+    let (small, small_message) = shrink(s, message, Duration::from_secs(120));
+    QUIET_SHRINK.with(|q| q.set(false));
+    eprintln!("shrunk to {} steps: {small_message}", small.steps.len());
+    eprintln!("shrunk schedule:\n{}", show(&small));
+    let places: Vec<String> = small.places.iter().map(ToString::to_string).collect();
+    eprintln!(
+        "replay: FELIX_SIM_SEED={} FELIX_SIM_STEPS={} cargo test -p felix-engine --test simulation -- --nocapture",
+        s.seed,
+        places.join(",")
+    );
+    panic!("simulation: seed {} failed: {message}", s.seed);
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| v.trim().parse().unwrap_or_else(|_| panic!("{name}={v}: not a whole number")))
+}
+
+#[test]
+fn the_engine_keeps_its_promises_under_a_random_schedule() {
+    install_quiet_hook();
+    let started = Instant::now();
+    let (mut seeds, mut steps, mut ops) = (0u64, 0u64, 0u64);
+    let mut run = |seed: u64, print: bool| {
+        let mut s = schedule(seed);
+        if let Ok(keep) = std::env::var("FELIX_SIM_STEPS") {
+            // Only these steps of the seed's schedule (a shrunk schedule, replayed).
+            let keep: Vec<usize> = keep.split(',').map(|k| k.trim().parse().expect("FELIX_SIM_STEPS: step numbers")).collect();
+            let (places, steps) = s.places.iter().zip(&s.steps).filter(|(p, _)| keep.contains(p)).map(|(p, st)| (*p, st.clone())).unzip();
+            (s.places, s.steps) = (places, steps);
+        }
+        if print {
+            println!("{}", show(&s));
+        }
+        match replay(&s) {
+            Ok(stats) => {
+                seeds += 1;
+                steps += stats.steps;
+                ops += stats.ops;
+            }
+            Err(message) => {
+                eprintln!("simulation: found after {seeds} passing seeds, {:.1} s", started.elapsed().as_secs_f64());
+                report_failure(&s, &message)
+            }
+        }
+    };
+    if let Some(seed) = env_u64("FELIX_SIM_SEED") {
+        run(seed, true);
+    } else if let Some(n) = env_u64("FELIX_SIM_SEEDS") {
+        // A long run by hand may go on where another stopped.
+        let first = env_u64("FELIX_SIM_FIRST_SEED").unwrap_or(0);
+        (first..first + n).for_each(|seed| run(seed, false));
+    } else {
+        let budget = Duration::from_secs(env_u64("FELIX_SIM_SECONDS").unwrap_or(90));
+        let mut seed = 0;
+        while started.elapsed() < budget {
+            run(seed, false);
+            seed += 1;
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("simulation: {seeds} seeds, {steps} steps, {:.0} operations/s ({ops} operations in {secs:.1} s)", ops as f64 / secs.max(1e-9));
+}
