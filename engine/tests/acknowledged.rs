@@ -493,3 +493,24 @@ fn an_orphaned_index_is_kept_by_a_second_name_never_copied() {
     let inspected = run(&["inspect", shard_path.to_str().unwrap()]);
     assert!(text(&inspected.stdout).contains("an orphaned index recovery removed"), "{}", text(&inspected.stdout));
 }
+
+/// Found by the simulator (seed 1557): a truncation kept a record an
+/// operator's bit flip had damaged, and new records went in behind it,
+/// where no reader reaches them.
+#[test]
+fn a_truncation_never_keeps_a_damaged_record_to_append_behind() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("shard");
+    let (shard, _) = Shard::open_dir(os(), &dir, Config::default()).unwrap();
+    for i in 0..10 {
+        shard.append(&[&payload(i)]).unwrap();
+    }
+    let log = dir.join(segment_file_name(0));
+    let mut bytes = std::fs::read(&log).unwrap();
+    let record_len = 28 + payload(0).len();
+    bytes[32 + 5 * record_len + 28 + 2] ^= 0x10;
+    std::fs::write(&log, &bytes).unwrap();
+    let Err(EngineError::Corrupt { path, finding }) = shard.truncate_after(7) else { panic!("the damage is met") };
+    assert_eq!((path, finding.position(), finding.kind.name()), (log, (32 + 5 * record_len) as u64, "RecordChecksum"));
+    assert!(matches!(shard.append(&[b"behind"]), Err(EngineError::FailStopped { .. })), "nothing goes in behind it");
+}
