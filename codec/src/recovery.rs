@@ -313,14 +313,31 @@ pub struct Plan {
     /// what it had done there; absent when it did not stop.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub stopped: Option<Stopped>,
+    /// The directories the run looked at and left as they were, each with
+    /// why: a folder no segment or index names a shard (recovery never takes
+    /// a lock in, creates or removes anything in one), a shard a live writer
+    /// holds, a shard whose plan changed since it was reviewed. Absent when none.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub skipped: Vec<Skipped>,
 }
 
 impl Plan {
     /// A plan over `shards`.
     #[must_use]
     pub fn new(shards: Vec<ShardPlan>) -> Self {
-        Self { plan_version: PLAN_VERSION, shards, stopped: None }
+        Self { plan_version: PLAN_VERSION, shards, stopped: None, skipped: Vec::new() }
     }
+}
+
+/// A directory a run left as it was, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Skipped {
+    /// The directory as shown.
+    pub path: String,
+    /// Why it was left as it was (one line).
+    pub reason: String,
 }
 
 /// The shard a run stopped in: the actions of its plan that ran before the

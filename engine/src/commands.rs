@@ -6,7 +6,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::recovery::{Action, Plan, ShardPlan};
+use felix_codec::recovery::{Action, Plan, ShardPlan, Skipped};
 use felix_codec::repair::RepairOptions;
 use felix_codec::report::{is_hostile, one_line};
 use felix_codec::time::format_micros;
@@ -422,7 +422,19 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     let options = RepairOptions { repair_checksum_tail: o.repair_checksum_tail };
     // With --plan, the shards planned and the shards found are the same set
     // (checked before anything is changed).
-    let reviewed_for = |dir: &Path| o.reviewed.as_ref().map(|(_, plan)| plan.shards.iter().find(|s| s.path == dir.display().to_string()));
+    // A directory the reviewed run left alone was reviewed as doing nothing:
+    // if it now needs work, its plan changed.
+    let reviewed_for = |dir: &Path| {
+        o.reviewed.as_ref().map(|(_, plan)| {
+            let path = dir.display().to_string();
+            let left_alone = plan.skipped.iter().any(|s| s.path == path);
+            plan.shards
+                .iter()
+                .find(|s| s.path == path)
+                .cloned()
+                .or_else(|| left_alone.then(|| ShardPlan { path, actions: Vec::new(), remaining_findings: Vec::new() }))
+        })
+    };
     if let Some((file, plan)) = &o.reviewed {
         let file = one_line(&file.display().to_string()).into_owned();
         if let Some(dir) = dirs.iter().find(|d| reviewed_for(d) == Some(None)) {
@@ -439,26 +451,38 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         }
     }
     let mut damage = false;
-    let mut plans = Vec::new();
+    let mut account = Plan::new(Vec::new());
     for dir in dirs {
         let ran = if o.dry_run {
             felix_engine::recover::plan(dir, options)
         } else {
             let spacing = felix_codec::index::DEFAULT_INDEX_SPACING_BYTES;
-            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten())
+            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten().as_ref())
         };
         let outcome = match ran {
             Ok(outcome) => outcome,
             // One shard that cannot be recovered now (a live writer holds it, a
-            // link where a file belongs) does not stop the others: said, and exit 1.
+            // link where a file belongs, a plan changed since it was reviewed)
+            // does not stop the others: said, in the JSON's `skipped` too, and exit 1.
             Err(e) if dirs.len() > 1 && fail(&e).0 == 1 => {
-                eprintln!("felix-storage: {}", one_line(&e.to_string()));
+                let reason = e.to_string();
+                eprintln!("felix-storage: {}", one_line(&reason));
+                account.skipped.push(Skipped { path: dir.display().to_string(), reason });
                 damage = true;
                 continue;
             }
             // Anything else stops the run here; what ran before it is still told.
-            Err(e) => return stop_recover(plans, dir, None, 0, &e, o.json),
+            Err(e) => return stop_recover(account, dir, None, 0, &e, o.json),
         };
+        if let Some(reason) = outcome.left_alone {
+            // Not known to be a shard: nothing was done; what inspect finds there remains.
+            damage |= !outcome.plan.is_clean();
+            if !o.json {
+                say!("{}: left alone: {reason}", dir.display());
+            }
+            account.skipped.push(Skipped { path: dir.display().to_string(), reason });
+            continue;
+        }
         if outcome.writer_live {
             eprintln!(
                 "felix-storage: note: {}: shard is open for writing; the tail may be in flight",
@@ -466,16 +490,16 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             );
         }
         if let Some(e) = &outcome.failure {
-            return stop_recover(plans, dir, Some(&outcome.plan), outcome.actions_done, e, o.json);
+            return stop_recover(account, dir, Some(&outcome.plan), outcome.actions_done, e, o.json);
         }
         damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty();
         if !o.json {
             print_plan(dir, &outcome.plan, outcome.executed, o.dry_run);
         }
-        plans.push(outcome.plan);
+        account.shards.push(outcome.plan);
     }
     if o.json {
-        print_plan_json(&Plan::new(plans))?;
+        print_plan_json(&account)?;
     }
     Ok(damage)
 }
@@ -491,11 +515,10 @@ fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
 /// and what did not in this one (as text, or in the JSON's `stopped`) —
 /// then the failure, with what the operator runs next. Exit 2 (1 for a
 /// refusal such as a live writer).
-fn stop_recover(plans: Vec<ShardPlan>, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, json: bool) -> Outcome {
+fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, json: bool) -> Outcome {
     let (code, message) = stopped_by(dir, e);
     let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), message.clone(), plan, done);
     if json {
-        let mut account = Plan::new(plans);
         account.stopped = Some(stopped);
         print_plan_json(&account)?;
     } else {

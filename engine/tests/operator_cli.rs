@@ -523,3 +523,161 @@ fn a_folder_holding_only_an_epochs_file_is_judged() {
     assert!(out(&o).contains(&format!("{}/epochs: Truncated at byte 0", dir.display())), "{}", out(&o));
     assert!(!err(&o).contains("no shard directory"), "{}", err(&o));
 }
+
+/// The entries of `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    names
+}
+
+/// Review finding 1: `recover` takes no lock in, and creates or removes
+/// nothing in, a folder that no segment and no index names a shard — a
+/// backup of an epochs file, moved evidence beside an engine temporary, a
+/// root of linked shards holding a loose `epochs` — and says it left it
+/// alone (a line; an entry in the JSON's `skipped`).
+#[test]
+fn recover_leaves_a_folder_no_segment_or_index_names_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let epochs = root.join(ORDERS).join("epochs");
+    // A backup of an epochs file: clean, left alone, exit 0.
+    let backup = tmp.path().join("e").join("backup");
+    std::fs::create_dir_all(&backup).unwrap();
+    std::fs::copy(&epochs, backup.join("epochs")).unwrap();
+    let o = run(&["recover", s(&backup)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(
+        out(&o).starts_with(&format!("{}: left alone: no segment and no index names this folder a shard", backup.display())),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(names_in(&backup), ["epochs"], "no writer.lock");
+    // Moved evidence and an engine temporary in a folder under a root of shards.
+    let moved = root.join("moved");
+    std::fs::create_dir(&moved).unwrap();
+    std::fs::write(moved.join("00000000000000000000.log.cut-207"), b"cut bytes").unwrap();
+    std::fs::write(moved.join("00000000000000000000.log.tmp"), b"half a segment").unwrap();
+    let before = names_in(&moved);
+    let o = run(&["recover", s(&root), "--json"]);
+    assert_eq!(o.status.code(), Some(1), "a temporary recovery would remove remains: {}", err(&o));
+    let plan = json(&o);
+    assert_eq!(plan["skipped"].as_array().unwrap().len(), 1, "{plan:#}");
+    assert_eq!(plan["skipped"][0]["path"], s(&moved), "{plan:#}");
+    assert!(plan["skipped"][0]["reason"].as_str().unwrap().starts_with("no segment and no index"), "{plan:#}");
+    assert!(plan["shards"].as_array().unwrap().iter().all(|p| p["path"] != s(&moved)), "{plan:#}");
+    assert_eq!(names_in(&moved), before, "the temporary is kept, no writer.lock");
+    // A root whose shards are links, holding a loose epochs file.
+    let linked = tmp.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(root.join(ORDERS), linked.join(ORDERS)).unwrap();
+    std::fs::copy(&epochs, linked.join("epochs")).unwrap();
+    let o = run(&["recover", s(&linked)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains(&format!("{}: left alone: ", linked.display())), "{}", out(&o));
+    assert_eq!(names_in(&linked), [ORDERS, "epochs"], "no writer.lock");
+    // The dry run says the same, and a reviewed plan of it runs.
+    let o = run(&["recover", s(&backup), "--dry-run", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let reviewed = tmp.path().join("plan.json");
+    std::fs::write(&reviewed, &o.stdout).unwrap();
+    assert_eq!(json(&o)["skipped"][0]["path"], s(&backup));
+    let o = run(&["recover", s(&backup), "--plan", s(&reviewed)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(names_in(&backup), ["epochs"]);
+}
+
+/// Review finding 2: a cut stopped by a full disk after its evidence was
+/// copied, before its note was written, leaves no file its account does not
+/// tell — no published evidence, no temporary — and the rerun, once there
+/// is space, keeps the evidence under the first name, not `-2`. A 1 MiB
+/// tmpfs in a mount namespace of its own, filled but for the evidence's pages.
+#[test]
+fn recover_stopped_by_a_full_disk_leaves_no_file_it_does_not_tell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let b = produce(&src, "b/default/s/0", "one\ntwo\nthree\n");
+    let cut = tear(&b, 3, 100_000, 50_000);
+    let mount = tmp.path().join("small");
+    std::fs::create_dir(&mount).unwrap();
+    let report = tmp.path().join("report");
+    std::fs::create_dir(&report).unwrap();
+    let shard = mount.join(b.file_name().unwrap());
+    let script = r#"set -e
+mount -t tmpfs -o size=1m tmpfs "$1"
+cp -a "$2" "$1/"
+dd if=/dev/zero of="$1/fill" bs=4096 2>/dev/null || true
+truncate -s -53248 "$1/fill"
+set +e
+"$4" recover "$3" --json > "$5/json1"; echo $? > "$5/rc1"
+ls -a "$3" > "$5/ls1"
+rm "$1/fill"
+"$4" recover "$3" --json > "$5/json2"; echo $? > "$5/rc2"
+ls -a "$3" > "$5/ls2"
+"#;
+    let o = Command::new("unshare")
+        .args(["--mount", "--map-root-user", "sh", "-c", script, "sh"])
+        .args([s(&mount), s(&b), s(&shard), bin(), s(&report)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let read = |name: &str| std::fs::read_to_string(report.join(name)).unwrap();
+    assert_eq!(read("rc1").trim(), "2", "{}", err(&o));
+    let plan: Value = serde_json::from_str(&read("json1")).unwrap();
+    assert_eq!(plan["stopped"]["done"], serde_json::json!([]), "{plan:#}");
+    assert!(plan["stopped"]["error"].as_str().unwrap().contains("No space left on device"), "{plan:#}");
+    let leftover = read("ls1");
+    assert!(!leftover.contains("cut-") && !leftover.contains(".tmp"), "nothing the account does not tell: {leftover}");
+    assert_eq!(read("rc2").trim(), "0");
+    let plan: Value = serde_json::from_str(&read("json2")).unwrap();
+    assert_eq!(plan["shards"][0]["actions"][0]["evidence"], format!("00000000000000000000.log.cut-{cut}"), "{plan:#}");
+    let after = read("ls2");
+    assert!(after.contains(&format!("00000000000000000000.log.cut-{cut}\n")) && !after.contains(&format!("cut-{cut}-2")), "{after}");
+    assert!(!after.contains(".tmp"), "{after}");
+}
+
+/// Review finding 6: `recover --json` of a root goes on past a shard it
+/// cannot take now — a live writer holds it, or (under `--plan`) its plan
+/// changed since it was reviewed — and gives it an entry in `skipped`, as
+/// the run of that shard alone gives it one in `stopped`: exit 1.
+#[test]
+fn recover_json_of_a_root_lists_every_shard_it_skipped() {
+    use std::io::{BufRead, Write};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let mut child = Command::new(bin())
+        .args(["produce", s(&root), "--shard", "acme/default/orders/0", "--batch", "1"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"held\n").unwrap();
+    stdin.flush().unwrap();
+    let mut acknowledged = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut acknowledged).unwrap();
+    assert!(!acknowledged.is_empty(), "the writer holds the shard");
+    let o = run(&["recover", s(&root), "--json"]);
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let plan = json(&o);
+    let skipped = plan["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{plan:#}");
+    assert_eq!(skipped[0]["path"], s(&root.join(ORDERS)), "{plan:#}");
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("open for writing by another process"), "{plan:#}");
+    assert!(plan["shards"].as_array().unwrap().iter().all(|p| p["path"] != s(&root.join(ORDERS))), "{plan:#}");
+    // A plan reviewed, then a shard changed: that shard skipped, named, the rest recovered.
+    let reviewed = tmp.path().join("plan.json");
+    let o = run(&["recover", s(&root), "--dry-run", "--json"]);
+    std::fs::write(&reviewed, &o.stdout).unwrap();
+    tear(&root.join(CLICKS), 1_000_000, 100, 60);
+    let o = run(&["recover", s(&root), "--json", "--plan", s(&reviewed)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let plan = json(&o);
+    let skipped = plan["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{plan:#}");
+    assert_eq!(skipped[0]["path"], s(&root.join(CLICKS)), "{plan:#}");
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("the reviewed plan says"), "{plan:#}");
+}
