@@ -138,7 +138,8 @@ impl FileChange {
         } else {
             format!(
                 "changed while it was read: {} bytes when the inspection began, {end}, and not only by growing \
-                 (it shrank, was replaced or was written over): its size and findings may describe different bytes, \
+                 (it shrank, was replaced, or was written to: an append moves its times as a write over \
+                 the bytes read does, and nothing tells the two apart): its size and findings may describe different bytes, \
                  so no hash is given; inspect it again once nothing changes it",
                 self.size_at_start
             )
