@@ -410,6 +410,9 @@ fn print_plan(dir: &Path, plan: &ShardPlan, executed: bool, dry_run: bool) {
             f.finding.message
         );
     }
+    if plan.remaining_omitted > 0 {
+        say!("{}: remains: {} more findings not listed (past 10,000 in a file)", dir.display(), plan.remaining_omitted);
+    }
     if plan.is_clean() {
         say!("{}: clean, nothing to do", dir.display());
     }
@@ -428,11 +431,9 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         o.reviewed.as_ref().map(|(_, plan)| {
             let path = dir.display().to_string();
             let left_alone = plan.skipped.iter().any(|s| s.path == path);
-            plan.shards
-                .iter()
-                .find(|s| s.path == path)
-                .cloned()
-                .or_else(|| left_alone.then(|| ShardPlan { path, actions: Vec::new(), remaining_findings: Vec::new() }))
+            plan.shards.iter().find(|s| s.path == path).cloned().or_else(|| {
+                left_alone.then(|| ShardPlan { path, actions: Vec::new(), remaining_findings: Vec::new(), remaining_omitted: 0 })
+            })
         })
     };
     if let Some((file, plan)) = &o.reviewed {
@@ -492,7 +493,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         if let Some(e) = &outcome.failure {
             return stop_recover(account, dir, Some(&outcome.plan), outcome.actions_done, e, o.json);
         }
-        damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty();
+        damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty() || outcome.plan.remaining_omitted > 0;
         if !o.json {
             print_plan(dir, &outcome.plan, outcome.executed, o.dry_run);
         }

@@ -751,3 +751,45 @@ fn recover_json_of_a_root_lists_every_shard_it_skipped() {
     assert_eq!(skipped[0]["path"], s(&root.join(CLICKS)), "{plan:#}");
     assert!(skipped[0]["reason"].as_str().unwrap().contains("the reviewed plan says"), "{plan:#}");
 }
+
+/// Review finding 4: an index with 12,000 entries past its segment's end
+/// (each a mismatch) in a shard recovery refuses. `inspect` lists 10,000 of
+/// them and counts the other 2,000 in `findings_omitted` (the check against
+/// the record chain dropped them uncounted before); the refused plan lists
+/// the same 10,000 and counts the rest in `remaining_omitted`, and its text
+/// says so.
+#[test]
+fn a_refused_plan_counts_the_findings_it_does_not_list() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let dir = root.join(ORDERS);
+    let log_len = std::fs::metadata(dir.join("00000000000000000000.log")).unwrap().len();
+    let index = dir.join("00000000000000000000.index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    let last_offset = u64::from_be_bytes(bytes[bytes.len() - 16..][..8].try_into().unwrap());
+    for k in 1..=12_000u64 {
+        bytes.extend_from_slice(&(last_offset + k).to_be_bytes());
+        bytes.extend_from_slice(&(log_len + 64 * k).to_be_bytes());
+    }
+    std::fs::write(&index, &bytes).unwrap();
+    let log = dir.join("00000000000000000001.log");
+    let mut rot = std::fs::read(&log).unwrap();
+    rot[200] ^= 0x40;
+    std::fs::write(&log, &rot).unwrap();
+    let r = json(&run(&["inspect", "--json", s(&dir)]));
+    let ix = r["files"].as_array().unwrap().iter().find(|f| f["path"] == s(&index)).unwrap();
+    let listed = ix["findings"].as_array().unwrap().len() as u64;
+    let omitted = ix["findings_omitted"].as_u64().unwrap();
+    assert!(omitted > 0, "listed {listed}, omitted {omitted}");
+    assert!(listed + omitted >= 12_000, "listed {listed}, omitted {omitted}");
+    let o = run(&["recover", s(&dir), "--dry-run", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let plan = json(&o);
+    let shard = &plan["shards"][0];
+    let index_name = "00000000000000000000.index";
+    let remaining = shard["remaining_findings"].as_array().unwrap().iter().filter(|f| f["file"] == index_name).count() as u64;
+    assert_eq!(remaining, listed);
+    assert_eq!(shard["remaining_omitted"].as_u64(), Some(omitted));
+    let o = run(&["recover", s(&dir), "--dry-run"]);
+    assert!(out(&o).contains(&format!("{}: remains: {omitted} more findings not listed", dir.display())), "{}", out(&o));
+}
