@@ -307,7 +307,12 @@ pub fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, (u8, String)> {
     for t in resolution.targets {
         match t {
             felix_engine::inspect::Target::Shard(dir, _) => dirs.push(dir),
-            felix_engine::inspect::Target::File(p) => return Err((2, format!("{}: a file, not a shard directory", p.display()))),
+            felix_engine::inspect::Target::File(p) if p == root => {
+                return Err((2, format!("{}: a file, not a shard directory", one_line(&p.display().to_string()))))
+            }
+            // A Felix file loose in a folder of folders: inspect judges it; recover
+            // changes nothing there (the resolution's note says so).
+            felix_engine::inspect::Target::File(_) => {}
             // recover refuses the shard when it lists it (the same message as every opener).
             felix_engine::inspect::Target::Refused(..) => {}
             felix_engine::inspect::Target::Stray(p) => {

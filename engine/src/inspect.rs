@@ -12,13 +12,16 @@
 //! temporaries, evidence) that is named as a shard directory
 //! (`…-0123456789abcdef`) or holds no directory — so a folder holding only
 //! an `epochs` file is judged as a shard, with a note that no segment names
-//! it, while a root of shards keeps a loose `epochs` a stray. Any other
-//! directory is searched (to [`MAX_ROOT_DEPTH`] levels);
-//! the files found loose in it are reported as not part of any shard and
-//! never read. The directories inside a shard directory are searched too
-//! (shards below it are not hidden by it); links to directories are named in
-//! a note, never followed. A Felix name on something that is not a regular
-//! file is reported as refusing its shard. Reads create and change nothing.
+//! it. A Felix name on a FIFO or a dangling link counts as a Felix file here
+//! too. Any other directory is searched (to [`MAX_ROOT_DEPTH`] levels); a
+//! Felix file found loose in it (a root's `epochs`) is judged on its own,
+//! as when it is given alone, with a note; its other files are reported as
+//! not part of any shard and never read. Every Felix name wherever found is
+//! judged or refused, never shown clean unread. The directories inside a
+//! shard directory are searched too (shards below it are not hidden by it);
+//! links to directories are named in a note, never followed. A Felix name
+//! on something that is not a regular file is reported as refused, never
+//! read. Reads create and change nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -146,7 +149,9 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
                     .into(),
             });
         }
-        let shards = |out: &Resolution| out.targets.iter().filter(|t| matches!(t, Target::File(_) | Target::Shard(..))).count();
+        let shards = |out: &Resolution| {
+            out.targets.iter().filter(|t| matches!(t, Target::File(_) | Target::Shard(..) | Target::Refused(..))).count()
+        };
         let before = shards(&out);
         collect_dir(path, 0, &mut out)?;
         if shards(&out) == before {
@@ -169,7 +174,17 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
         .collect();
     let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
     let has_subdirs = entries.iter().any(|e| e.file_type().is_ok_and(|t| t.is_dir()));
-    let shard = is_shard_dir(dir, &names, has_subdirs);
+    // A Felix name on what is not a regular file or a directory (a FIFO, a
+    // dangling link) counts as a Felix file too: refused below, never hidden.
+    let mut felix_names = names.clone();
+    felix_names.extend(
+        entries
+            .iter()
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir() && !t.is_file()) && !files.contains(&e.path()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| classify(n) != EntryName::Foreign),
+    );
+    let shard = is_shard_dir(dir, &felix_names, has_subdirs);
     if shard {
         if !has_segment(&names) {
             out.notes.push(format!(
@@ -178,29 +193,22 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
             ));
         }
         out.targets.push(Target::Shard(dir.to_path_buf(), files));
-        // Felix names on what is not a regular file: the engine refuses this shard.
-        for e in &entries {
-            let name = e.file_name();
-            let ours = name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
-            let Ok(t) = e.file_type() else { continue };
-            if !ours || t.is_file() || (t.is_symlink() && e.path().is_file()) {
-                continue;
-            }
-            let what = if t.is_dir() {
-                "a directory"
-            } else if t.is_symlink() {
-                if e.path().exists() {
-                    "a symbolic link to something other than a regular file"
-                } else {
-                    "a symbolic link to nothing (dangling)"
-                }
-            } else {
-                "not a regular file (a FIFO, socket or device)"
-            };
-            out.targets.push(Target::Refused(e.path(), what));
-        }
+        refuse_irregular(&entries, true, out);
     } else {
-        out.targets.extend(files.into_iter().map(Target::Stray));
+        // A Felix file loose in a folder of folders (a root of shards) is
+        // judged on its own, as when it is given alone; other files are strays.
+        for file in files {
+            if classify(&name_of(&file)) == EntryName::Foreign {
+                out.targets.push(Target::Stray(file));
+            } else {
+                out.notes.push(format!(
+                    "{}: a Felix file loose in a folder that holds folders and is not named as a shard directory: inspect judges it on its own; recover leaves it alone",
+                    file.display()
+                ));
+                out.targets.push(Target::File(file));
+            }
+        }
+        refuse_irregular(&entries, false, out);
     }
     let is_dir = |e: &&fs::DirEntry| e.file_type().is_ok_and(|t| t.is_dir());
     // Directories (a shard directory may hold shards below it too; hiding them
@@ -236,6 +244,37 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
         collect_dir(&sub, depth + 1, out)?;
     }
     Ok(())
+}
+
+/// A target refusing each entry of `entries` with a Felix name that is not a
+/// regular file (nor a link to one): in a shard directory (`in_shard`) a
+/// directory too — the engine refuses the shard holding it; elsewhere a
+/// FIFO, socket, device or dangling link (directories are searched there).
+/// Never read.
+fn refuse_irregular(entries: &[fs::DirEntry], in_shard: bool, out: &mut Resolution) {
+    for e in entries {
+        let name = e.file_name();
+        let ours = name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
+        let Ok(t) = e.file_type() else { continue };
+        if !ours || t.is_file() || (t.is_symlink() && e.path().is_file()) {
+            continue;
+        }
+        if !in_shard && (t.is_dir() || (t.is_symlink() && e.path().is_dir())) {
+            continue;
+        }
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_symlink() {
+            if e.path().exists() {
+                "a symbolic link to something other than a regular file"
+            } else {
+                "a symbolic link to nothing (dangling)"
+            }
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        out.targets.push(Target::Refused(e.path(), what));
+    }
 }
 
 /// Reports progress through a long scan.

@@ -793,3 +793,46 @@ fn a_refused_plan_counts_the_findings_it_does_not_list() {
     let o = run(&["recover", s(&dir), "--dry-run"]);
     assert!(out(&o).contains(&format!("{}: remains: {omitted} more findings not listed", dir.display())), "{}", out(&o));
 }
+
+/// Review finding 5: an empty subdirectory beside a damaged `epochs` file,
+/// a folder holding only a FIFO named `epochs` or `…0.log`, and a damaged
+/// `epochs` loose in a root of shards: each Felix name is judged (its damage
+/// found, exit 1) or refused (exit 1), never "no shard directory found
+/// here", never "clean … not inspected".
+#[test]
+fn every_felix_name_found_is_judged_or_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let short = std::fs::read(root.join(ORDERS).join("epochs")).unwrap()[..20].to_vec();
+    let b = tmp.path().join("b");
+    std::fs::create_dir_all(b.join("sub")).unwrap();
+    std::fs::write(b.join("epochs"), &short).unwrap();
+    let o = run(&["inspect", "--json", s(&b)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let r = json(&o);
+    assert_eq!(r["files"][0]["path"], s(&b.join("epochs")), "{r:#}");
+    assert_eq!(r["files"][0]["findings"][0]["kind"], "Truncated", "{r:#}");
+    for name in ["epochs", "00000000000000000000.log"] {
+        let dir = tmp.path().join(format!("fifo-{name}"));
+        std::fs::create_dir(&dir).unwrap();
+        assert!(Command::new("mkfifo").arg(dir.join(name)).status().unwrap().success());
+        let o = run(&["inspect", s(&dir)]);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", err(&o));
+        assert!(!err(&o).contains("no shard directory"), "{}", err(&o));
+        assert!(
+            out(&o).contains(&format!("{}: note: not a regular file (a FIFO, socket or device)", dir.join(name).display())),
+            "{}",
+            out(&o)
+        );
+    }
+    // A damaged epochs file loose in a root of shards: judged, exit 1; recover leaves it be.
+    std::fs::write(root.join("epochs"), &short).unwrap();
+    let o = run(&["inspect", s(&root)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains(&format!("{}: Truncated at byte 0", root.join("epochs").display())), "{text}");
+    assert!(!text.contains("not inspected"), "{text}");
+    let o = run(&["recover", s(&root), "--dry-run"]);
+    assert!(err(&o).contains(&format!("{}: a Felix file loose in a folder", root.join("epochs").display())), "{}", err(&o));
+    assert_eq!(std::fs::read(root.join("epochs")).unwrap(), short);
+}
