@@ -170,7 +170,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
         felix_codec::shard_name::ShardKey { tenant: &key.tenant, namespace: &key.namespace, stream: &key.stream, shard: key.shard };
     let dir = Shard::dir_of(root, &shard_key);
     // An IO failure (a full disk) stops the shard: say what the operator runs.
-    let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e);
+    let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e, false);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| (2, format!("runtime: {e}")))?;
     runtime.block_on(async {
         let provider = DiskLogProvider::new(root, config).map_err(|e| fail(&e))?;
@@ -478,7 +478,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
                 continue;
             }
             // Anything else stops the run here; what ran before it is still told.
-            Err(e) => return stop_recover(account, dir, None, 0, &e, o.json),
+            Err(e) => return stop_recover(account, dir, None, 0, &e, o),
         };
         if let Some(reason) = outcome.left_alone {
             // Not known to be a shard: nothing was done; what inspect finds there remains.
@@ -496,7 +496,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             );
         }
         if let Some(e) = &outcome.failure {
-            return stop_recover(account, dir, Some(&outcome.plan), outcome.actions_done, e, o.json);
+            return stop_recover(account, dir, Some(&outcome.plan), outcome.actions_done, e, o);
         }
         damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty() || outcome.plan.remaining_omitted > 0;
         if !o.json {
@@ -521,8 +521,9 @@ fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
 /// and what did not in this one (as text, or in the JSON's `stopped`) —
 /// then the failure, with what the operator runs next. Exit 2 (1 for a
 /// refusal such as a live writer).
-fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, json: bool) -> Outcome {
-    let (code, message) = stopped_by(dir, e);
+fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, o: &RecoverOptions) -> Outcome {
+    let json = o.json;
+    let (code, message) = stopped_by(dir, e, o.repair_checksum_tail);
     let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), message.clone(), plan, done);
     if json {
         account.stopped = Some(stopped);
@@ -540,8 +541,9 @@ fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: u
 
 /// An engine error that stopped work on the shard in `dir`, in words an
 /// operator acts on: for an IO failure, what failed (the file, the call) and
-/// what to run once it is dealt with; any other error as [`fail`] says it.
-pub(crate) fn stopped_by(dir: &Path, e: &EngineError) -> (u8, String) {
+/// what to run once it is dealt with (`--repair-checksum-tail` kept when
+/// this run had it); any other error as [`fail`] says it.
+pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool) -> (u8, String) {
     let cause = match e {
         EngineError::FailStopped { cause } => cause.clone(),
         EngineError::Io { .. } => e.to_string(),
@@ -549,7 +551,21 @@ pub(crate) fn stopped_by(dir: &Path, e: &EngineError) -> (u8, String) {
     };
     let full_disk = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
     let first = if cause.contains(&full_disk) { "free space on its disk" } else { "deal with the cause" };
-    (2, format!("{cause}; the shard stopped there: {first}, then run `felix-storage recover {}`", quoted(dir)))
+    (2, format!("{cause}; the shard stopped there: {first}, then {}", next_recover(dir, repair_checksum_tail)))
+}
+
+/// The `recover` an operator runs next on `dir`: a command to paste when
+/// the path is plain printable text (nothing [`one_line`] escapes), else
+/// words pointing at the directory the message names (escaped) — an
+/// escaped path pasted into a shell names another path.
+fn next_recover(dir: &Path, repair_checksum_tail: bool) -> String {
+    let flag = if repair_checksum_tail { " --repair-checksum-tail" } else { "" };
+    match dir.to_str() {
+        Some(text) if !text.is_empty() && matches!(one_line(text), Cow::Borrowed(_)) => {
+            format!("run `felix-storage recover {}{flag}`", quoted(dir))
+        }
+        _ => format!("run `felix-storage recover{flag}` on the shard directory named above"),
+    }
 }
 
 /// A path as a shell reads it back: as is when it holds only plain

@@ -836,3 +836,31 @@ fn every_felix_name_found_is_judged_or_refused() {
     assert!(err(&o).contains(&format!("{}: a Felix file loose in a folder", root.join("epochs").display())), "{}", err(&o));
     assert_eq!(std::fs::read(root.join("epochs")).unwrap(), short);
 }
+
+/// Review finding 7: the command a stopped `recover` suggests is one to
+/// paste only when the shard's path is plain printable text; a path holding
+/// a newline (shown escaped, so pasting it would name another path) gets
+/// words instead. `--repair-checksum-tail` is kept when the run had it.
+#[test]
+fn a_stopped_recover_suggests_a_command_to_paste_only_for_a_plain_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, plain) in [("plain", true), ("evil\nFORGED", false)] {
+        let root = tmp.path().join(name);
+        let b = produce(&root, "b/default/s/0", "one\ntwo\nthree\n");
+        tear(&b, 3, 16 << 20, 8 << 20);
+        let o = run_file_size_limited(&["recover", s(&b), "--repair-checksum-tail"]);
+        assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+        let e = err(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        let want = if plain {
+            format!(
+                "; the shard stopped there: deal with the cause, then run `felix-storage recover {} --repair-checksum-tail`\n",
+                b.display()
+            )
+        } else {
+            "; the shard stopped there: deal with the cause, then run `felix-storage recover --repair-checksum-tail` on the shard directory named above\n"
+                .to_string()
+        };
+        assert!(e.ends_with(&want), "{e}");
+    }
+}
