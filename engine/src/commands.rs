@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use felix_codec::recovery::{Action, Plan, ShardPlan, Skipped};
 use felix_codec::repair::RepairOptions;
-use felix_codec::report::{is_hostile, one_line};
+use felix_codec::report::{escapes, guard_line, one_line};
 use felix_codec::time::format_micros;
 use felix_codec::MAX_PAYLOAD_BYTES;
 use felix_engine::broker::FsyncMode;
@@ -20,12 +20,14 @@ use crate::fail;
 type Outcome = Result<bool, (u8, String)>;
 
 /// A text of several lines for a terminal (a report the codec rendered, its
-/// fields already escaped): each line through [`one_line`], the one escaper,
-/// so nothing in it can add a line, move the cursor or reorder what is shown.
+/// fields already escaped by [`one_line`], the one escaper): each line
+/// guarded once more ([`guard_line`]: what is hostile escaped, the escapes
+/// left be), so nothing in it can add a line, move the cursor or reorder
+/// what is shown.
 pub fn lines_shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
-        out.push_str(&one_line(line));
+        out.push_str(&guard_line(line));
         out.push('\n');
     }
     out
@@ -286,7 +288,7 @@ fn write_text_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std:
         let text = chunk.valid();
         let mut start = 0;
         for (i, c) in text.char_indices() {
-            if is_hostile(c) {
+            if escapes(c) {
                 out.write_all(text.get(start..i).unwrap_or_default().as_bytes())?;
                 write!(out, "{}", c.escape_default())?;
                 start = i + c.len_utf8();
@@ -308,7 +310,7 @@ pub fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, (u8, String)> {
         match t {
             felix_engine::inspect::Target::Shard(dir, _) => dirs.push(dir),
             felix_engine::inspect::Target::File(p) if p == root => {
-                return Err((2, format!("{}: a file, not a shard directory", one_line(&p.display().to_string()))))
+                return Err((2, format!("{}: a file, not a shard directory", p.display())))
             }
             // A Felix file loose in a folder of folders: inspect judges it; recover
             // changes nothing there (the resolution's note says so).
@@ -343,7 +345,8 @@ const MAX_PLAN_FILE_BYTES: u64 = 64 << 20;
 /// memory and checked (version 1, one entry per shard path).
 pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
     use std::io::Read;
-    let path_text = one_line(&path.display().to_string()).into_owned();
+    // Raw: the message is escaped once, where it is printed.
+    let path_text = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| (2, format!("{path_text}: {e}")))?;
     let mut bytes = Vec::new();
     file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| (2, format!("{path_text}: {e}")))?;
@@ -361,7 +364,7 @@ pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
     let mut paths: Vec<&str> = plan.shards.iter().map(|s| s.path.as_str()).collect();
     paths.sort_unstable();
     if let Some(w) = paths.windows(2).find(|w| w[0] == w[1]) {
-        return Err((2, format!("{path_text}: plans shard {} twice", one_line(w[0]))));
+        return Err((2, format!("{path_text}: plans shard {} twice", w[0])));
     }
     Ok((path.to_path_buf(), plan))
 }
@@ -442,18 +445,12 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         })
     };
     if let Some((file, plan)) = &o.reviewed {
-        let file = one_line(&file.display().to_string()).into_owned();
+        let file = file.display().to_string();
         if let Some(dir) = dirs.iter().find(|d| reviewed_for(d) == Some(None)) {
-            return Err((
-                2,
-                format!(
-                    "{file} has no plan for {}; make it with recover --dry-run --json on the same path",
-                    one_line(&dir.display().to_string())
-                ),
-            ));
+            return Err((2, format!("{file} has no plan for {}; make it with recover --dry-run --json on the same path", dir.display())));
         }
         if let Some(extra) = plan.shards.iter().find(|s| !dirs.iter().any(|d| d.display().to_string() == s.path)) {
-            return Err((2, format!("{file} plans {}, which this run does not recover", one_line(&extra.path))));
+            return Err((2, format!("{file} plans {}, which this run does not recover", extra.path)));
         }
     }
     let mut damage = false;
@@ -698,7 +695,7 @@ pub fn man(command: clap::Command, page: Option<&str>) -> Outcome {
         Some(name) => {
             let Some(sub) = command.get_subcommands().find(|s| s.get_name() == name) else {
                 let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
-                return Err((2, format!("man {}: no such subcommand; one of {}", one_line(name), names.join(", "))));
+                return Err((2, format!("man {name}: no such subcommand; one of {}", names.join(", "))));
             };
             let full = format!("felix-storage-{name}");
             sub.clone().display_name(full.clone()).bin_name(format!("felix-storage {name}")).version(env!("CARGO_PKG_VERSION"))

@@ -279,13 +279,33 @@ pub(crate) fn fail(e: &EngineError) -> (u8, String) {
     (code, e.to_string())
 }
 
+/// clap's error for a terminal. clap quotes the arguments it complains
+/// of as they are, so the arguments are escaped first (each through
+/// [`felix_codec::report::one_line`], the one escaper) and parsed again for
+/// the error to show: a newline or an escape sequence in an argument is
+/// shown escaped and cannot forge a line. Every line is then guarded
+/// ([`felix_codec::report::guard_line`]). Plain text: no colours.
+fn clap_error_shown(e: &clap::Error) -> String {
+    use felix_codec::report::{guard_line, one_line};
+    let escaped: Vec<String> = std::env::args_os().map(|a| one_line(&a.to_string_lossy()).into_owned()).collect();
+    let shown = match Cli::try_parse_from(escaped) {
+        Err(again) if again.use_stderr() => again.render().to_string(),
+        _ => e.render().to_string(),
+    };
+    shown.lines().map(|line| format!("{}\n", guard_line(line))).collect()
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            eprint!("{}", clap_error_shown(&e));
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // --help, --version: clap's own text on stdout.
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
         }
     };
     let result = match cli.command {

@@ -864,3 +864,39 @@ fn a_stopped_recover_suggests_a_command_to_paste_only_for_a_plain_path() {
         assert!(e.ends_with(&want), "{e}");
     }
 }
+
+/// Review finding 8: clap's own error quotes the argument it rejects; an
+/// escape sequence and a newline in it are shown escaped (no ESC reaches
+/// the terminal, no forged line), exit 2 as before.
+#[test]
+fn a_hostile_argument_is_escaped_in_clap_s_error() {
+    let o = run(&["inspect", "--x\u{1b}[31mRED\nFORGED"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = err(&o);
+    assert!(!e.contains('\u{1b}'), "{e:?}");
+    assert!(e.lines().all(|l| !l.starts_with("FORGED")), "{e}");
+    assert!(e.starts_with("error: unexpected argument '--x\\u{1b}[31mRED\\nFORGED' found\n"), "{e}");
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// Review finding 8: the one escaper escapes the line and paragraph
+/// separators, the zero-width characters and the backslash itself, so a
+/// name holding a literal `\n` is shown apart from one holding a newline.
+#[test]
+fn a_literal_backslash_n_is_shown_apart_from_a_newline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut shown = Vec::new();
+    for name in ["a\\nb.bin", "a\nb.bin", "a\u{2028}b\u{200b}c\u{feff}.bin"] {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, b"x").unwrap();
+        let o = run(&["inspect", s(&path)]);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        let first = out(&o).lines().next().unwrap().to_string();
+        shown.push(first);
+    }
+    let dir = tmp.path().display().to_string();
+    assert!(shown[0].starts_with(&format!("{dir}/a\\\\nb.bin: ")), "{}", shown[0]);
+    assert!(shown[1].starts_with(&format!("{dir}/a\\nb.bin: ")), "{}", shown[1]);
+    assert!(shown[2].starts_with(&format!("{dir}/a\\u{{2028}}b\\u{{200b}}c\\u{{feff}}.bin: ")), "{}", shown[2]);
+}

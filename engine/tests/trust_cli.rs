@@ -638,6 +638,8 @@ fn consume_escapes_and_encodes_payloads_as_it_always_did() {
     let text = out(&o);
     let fields: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
     assert_eq!(fields.len(), 3, "{text}");
-    assert_eq!(fields[1][2], "\\u{1b}[2Jtab\\there \"q\" \\ 東");
+    // The backslash too (issue 16 review, finding 8): a payload's literal
+    // `\n` is told from an escaped newline.
+    assert_eq!(fields[1][2], "\\u{1b}[2Jtab\\there \"q\" \\\\ 東");
     assert_eq!(fields[2][2], "\u{fffd}\u{fffd}bin\\u{1}");
 }
