@@ -347,7 +347,16 @@ pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
     use std::io::Read;
     // Raw: the message is escaped once, where it is printed.
     let path_text = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| (2, format!("{path_text}: {e}")))?;
+    // Opened without blocking (a FIFO would wait for a writer forever), then
+    // refused unless it is a regular file.
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+    }
+    .map_err(|e| (2, format!("{path_text}: {e}")))?;
+    if !file.metadata().map_err(|e| (2, format!("{path_text}: {e}")))?.is_file() {
+        return Err((2, format!("{path_text}: not a regular file; give the file recover --dry-run --json printed to")));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| (2, format!("{path_text}: {e}")))?;
     if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {

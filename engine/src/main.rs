@@ -225,13 +225,17 @@ fn parse_shard(text: &str) -> Result<(String, String, String, u32), (u8, String)
         [t, n, s, i] if !t.is_empty() && !n.is_empty() && !s.is_empty() => {
             let i = i.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
                 std::num::IntErrorKind::PosOverflow => {
-                    (2, format!("--shard {text:?}: the shard number {i} is out of range: the maximum is {}", u32::MAX))
+                    (2, format!("--shard \"{text}\": the shard number {i} is out of range: the maximum is {}", u32::MAX))
                 }
-                _ => (2, format!("--shard {text:?}: the shard number {i:?} is not a whole number")),
+                // A negative whole number: out of range too, below the minimum.
+                _ if i.strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) => {
+                    (2, format!("--shard \"{text}\": the shard number {i} is out of range: the minimum is 0"))
+                }
+                _ => (2, format!("--shard \"{text}\": the shard number \"{i}\" is not a whole number")),
             })?;
             Ok(((*t).into(), (*n).into(), (*s).into(), i))
         }
-        _ => Err((2, format!("--shard {text:?}: expected TENANT/NAMESPACE/STREAM/N"))),
+        _ => Err((2, format!("--shard \"{text}\": expected TENANT/NAMESPACE/STREAM/N"))),
     }
 }
 
@@ -243,7 +247,7 @@ fn parse_fsync(text: &str) -> Result<felix_engine::broker::FsyncMode, String> {
         "none" => Ok(FsyncMode::None),
         _ => match text.strip_prefix("periodic:").map(str::parse::<u64>) {
             Some(Ok(ms)) if ms > 0 => Ok(FsyncMode::Periodic { interval: std::time::Duration::from_millis(ms) }),
-            _ => Err(format!("{text:?}: expected on-commit, none or periodic:MS (MS > 0)")),
+            _ => Err(format!("\"{text}\": expected on-commit, none or periodic:MS (MS > 0)")),
         },
     }
 }

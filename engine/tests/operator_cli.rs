@@ -900,3 +900,29 @@ fn a_literal_backslash_n_is_shown_apart_from_a_newline() {
     assert!(shown[1].starts_with(&format!("{dir}/a\\nb.bin: ")), "{}", shown[1]);
     assert!(shown[2].starts_with(&format!("{dir}/a\\u{{2028}}b\\u{{200b}}c\\u{{feff}}.bin: ")), "{}", shown[2]);
 }
+
+/// Review, smaller: a negative shard number is out of range (the minimum
+/// is 0), not "not a whole number".
+#[test]
+fn a_negative_shard_number_is_out_of_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&["consume", s(tmp.path()), "--shard", "a/b/c/-1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(err(&o), "felix-storage: --shard \"a/b/c/-1\": the shard number -1 is out of range: the minimum is 0\n");
+}
+
+/// Review, smaller: `recover --plan` of a FIFO is refused at once (it
+/// would wait for a writer forever), exit 2, nothing recovered.
+#[test]
+fn recover_refuses_a_plan_that_is_not_a_regular_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let fifo = tmp.path().join("plan.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = Command::new("timeout").args(["10", bin(), "recover", s(&root), "--plan", s(&fifo)]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert_eq!(
+        err(&o),
+        format!("felix-storage: {}: not a regular file; give the file recover --dry-run --json printed to\n", fifo.display())
+    );
+}
