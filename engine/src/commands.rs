@@ -48,11 +48,27 @@ fn say_fields(fields: &[&str]) {
     print_line(&escaped.join("\t"));
 }
 
+/// The worst exit status a run has earned so far (1: damage found or a
+/// shard skipped; 2: a failure), kept for a reader that goes away first.
+static WORST_EXIT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Records that the run has earned exit status `code` at least.
+fn earned(code: u8) {
+    WORST_EXIT.fetch_max(code, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A reader that went away (`| head`, `| true`) ends the program quietly, as
+/// Unix tools do — with the worst status the run earned before it, never
+/// a success it did not earn.
+fn reader_gone() -> ! {
+    std::process::exit(i32::from(WORST_EXIT.load(std::sync::atomic::Ordering::Relaxed)));
+}
+
 fn print_line(text: &str) {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.write_all(b"\n")) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+            reader_gone();
         }
         eprintln!("felix-storage: <stdout>: {e}");
         std::process::exit(2);
@@ -66,7 +82,7 @@ macro_rules! say {
 /// A stdout write failure: a reader that went away ends the program quietly.
 fn out_err(e: &std::io::Error) -> (u8, String) {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        std::process::exit(0);
+        reader_gone();
     }
     (2, format!("<stdout>: {e}"))
 }
@@ -481,6 +497,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
                 eprintln!("felix-storage: {}", one_line(&reason));
                 account.skipped.push(Skipped { path: dir.display().to_string(), reason });
                 damage = true;
+                earned(1);
                 continue;
             }
             // Anything else stops the run here; what ran before it is still told.
@@ -489,6 +506,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         if let Some(reason) = outcome.left_alone {
             // Not known to be a shard: nothing was done; what inspect finds there remains.
             damage |= !outcome.plan.is_clean();
+            earned(u8::from(damage));
             if !o.json {
                 say!("{}: left alone: {reason}", dir.display());
             }
@@ -505,6 +523,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             return stop_recover(account, dir, Some(&outcome.plan), outcome.actions_done, e, o);
         }
         damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty() || outcome.plan.remaining_omitted > 0;
+        earned(u8::from(damage));
         if !o.json {
             print_plan(dir, &outcome.plan, outcome.executed, o.dry_run);
         }
@@ -518,7 +537,9 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
 
 fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, plan).map_err(std::io::Error::other).and_then(|()| writeln!(out)).map_err(|e| out_err(&e))
+    // Serialized first, so a write failure is the write's own (a reader gone is told apart).
+    let text = serde_json::to_vec_pretty(plan).map_err(|e| (2, format!("plan JSON: {e}")))?;
+    out.write_all(&text).and_then(|()| writeln!(out)).map_err(|e| out_err(&e))
 }
 
 /// A `recover` run stopped by `e` in the shard in `dir`, after the first
@@ -530,6 +551,7 @@ fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
 fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, o: &RecoverOptions) -> Outcome {
     let json = o.json;
     let (code, message) = stopped_by(dir, e, o.repair_checksum_tail);
+    earned(code);
     let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), message.clone(), plan, done);
     if json {
         account.stopped = Some(stopped);

@@ -926,3 +926,22 @@ fn recover_refuses_a_plan_that_is_not_a_regular_file() {
         format!("felix-storage: {}: not a regular file; give the file recover --dry-run --json printed to\n", fifo.display())
     );
 }
+
+/// Review, smaller: `recover ROOT | true` — the reader gone before the plan
+/// is printed — still exits with the status the run earned (1: damage
+/// remains in the demo root), never 0.
+#[test]
+fn recover_keeps_its_exit_status_when_the_reader_goes_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let alone = run(&["recover", s(&root), "--dry-run"]);
+    assert_eq!(alone.status.code(), Some(1), "{}", err(&alone));
+    for extra in [&[][..], &["--json"][..]] {
+        let o = Command::new("bash")
+            .args(["-c", "set -o pipefail; \"$0\" \"$@\" | true", bin(), "recover", s(&root), "--dry-run"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", err(&o));
+    }
+}
