@@ -258,7 +258,17 @@ pub fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Outcome {
     let mut at = from;
     let mut left = max.unwrap_or(u64::MAX);
     while left > 0 {
-        let batch = shard.read(at, 1 << 20).map_err(|e| fail(&e))?;
+        let batch = shard.read(at, 1 << 20).map_err(|e| match e {
+            // No segment at all: nothing was trimmed from what is stored; nothing is stored.
+            EngineError::Trimmed { oldest, .. } if shard.segments().is_empty() => (
+                1,
+                format!(
+                    "{}: no segment is stored in this shard, so no record can be read (its epochs file says the next offset written will be {oldest})",
+                    dir.display()
+                ),
+            ),
+            e => fail(&e),
+        })?;
         if batch.is_empty() {
             break;
         }

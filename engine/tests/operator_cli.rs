@@ -945,3 +945,20 @@ fn recover_keeps_its_exit_status_when_the_reader_goes_away() {
         assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", err(&o));
     }
 }
+
+/// Review, smaller: `consume` of a shard holding only an `epochs` file
+/// says that nothing is stored, not that offset 0 was trimmed with "the
+/// oldest stored offset" one no segment holds.
+#[test]
+fn consume_of_a_shard_with_no_segment_says_nothing_is_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(other.join(ORDERS)).unwrap();
+    std::fs::copy(root.join(ORDERS).join("epochs"), other.join(ORDERS).join("epochs")).unwrap();
+    let o = run(&["consume", s(&other), "--shard", "acme/default/orders/0"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let e = err(&o);
+    assert!(e.starts_with(&format!("felix-storage: {}: no segment is stored in this shard", other.join(ORDERS).display())), "{e}");
+    assert!(!e.contains("trimmed"), "{e}");
+}
