@@ -85,6 +85,8 @@ pub struct ShardInspection {
     /// (segment file, index file) pairs whose check is under way.
     checking: Vec<(usize, usize)>,
     extra: Vec<Vec<Finding>>,
+    /// Per file, the cross-file findings past the per-file limit, counted only.
+    extra_omitted: Vec<u64>,
     writer_live: bool,
 }
 
@@ -227,7 +229,7 @@ impl FileScan {
         }
     }
 
-    fn finish(mut self, sink: &mut impl Sink) -> (Done, Option<Vec<Finding>>) {
+    fn finish(mut self, sink: &mut impl Sink) -> (Done, Option<(Vec<Finding>, u64)>) {
         if matches!(self.state, ScanState::Undecided) {
             self.start(None);
             let first = core::mem::take(&mut self.first);
@@ -281,6 +283,7 @@ impl ShardInspection {
             pending_index: Vec::new(),
             checking: Vec::new(),
             extra: (0..n).map(|_| Vec::new()).collect(),
+            extra_omitted: alloc::vec![0; n],
             writer_live: false,
         }
     }
@@ -352,10 +355,13 @@ impl ShardInspection {
                 self.pending_index.push(PendingIndex { segment_id, index_file: i, entries });
             }
         }
-        if let Some(findings) = index_findings {
+        if let Some((findings, omitted)) = index_findings {
             if let Some(&(_, index_file)) = self.checking.iter().find(|(seg, _)| *seg == i) {
                 if let Some(extra) = self.extra.get_mut(index_file) {
                     extra.extend(findings);
+                }
+                if let Some(n) = self.extra_omitted.get_mut(index_file) {
+                    *n = n.saturating_add(omitted);
                 }
             }
         }
@@ -386,6 +392,8 @@ impl ShardInspection {
             if let Some(extra) = self.extra.get(i) {
                 report.add_findings(extra);
             }
+            let omitted = self.extra_omitted.get(i).copied().unwrap_or(0);
+            report.findings_omitted = report.findings_omitted.saturating_add(omitted);
             report.shard = self.shard.clone();
             reports.push(report);
         }
@@ -434,6 +442,16 @@ impl ShardInspection {
             facts.indexes.push(IndexFacts { segment_id: seg.id, problem });
         }
         for (i, f) in self.files.iter().enumerate() {
+            let own = match self.done.get(i) {
+                Some(Some(Done::Segment(s))) => s.findings.omitted,
+                Some(Some(Done::Index(ix))) => ix.findings.omitted,
+                Some(Some(Done::Epochs(ep))) => ep.findings.omitted,
+                _ => 0,
+            };
+            let omitted = own.saturating_add(self.extra_omitted.get(i).copied().unwrap_or(0));
+            if omitted > 0 {
+                facts.findings_omitted.push((f.name.clone(), omitted));
+            }
             match classify(&f.name) {
                 EntryName::Temporary => facts.temporaries.push(f.name.clone()),
                 EntryName::Index(id) => {
@@ -589,6 +607,7 @@ fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileR
         Done::Epochs(s) => {
             r.entries = Some(s.entries.iter().map(|e| [e.generation, e.start_offset]).collect());
             r.add_findings(&s.findings.findings);
+            r.findings_omitted = s.findings.omitted;
             r.notes = s.findings.notes;
         }
         Done::Unknown { first, .. } => r.notes.push(match classify(name) {

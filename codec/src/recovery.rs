@@ -135,6 +135,9 @@ pub struct ShardFacts {
     /// rebuild would clear them). Empty from the engine's quick check on
     /// open, where an index's [`IndexProblem`] names its first.
     pub index_findings: Vec<(String, Finding)>,
+    /// Per file, its findings past the per-file limit, counted only (as
+    /// the report's `findings_omitted`): `(file, count)`, files with none left out.
+    pub findings_omitted: Vec<(String, u64)>,
 }
 
 /// One step of a plan.
@@ -266,6 +269,17 @@ pub struct ShardPlan {
     /// What `inspect` will still report once the actions ran (everything,
     /// when the shard is refused).
     pub remaining_findings: Vec<RemainingFinding>,
+    /// Findings that remain too but are not listed: those past the
+    /// per-file limit (10,000) of each file with findings in
+    /// `remaining_findings` (`inspect`'s `findings_omitted`). Absent when 0.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "is_zero"))]
+    pub remaining_omitted: u64,
+}
+
+#[cfg(feature = "serde")]
+#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if passes a reference")]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ShardPlan {
@@ -296,7 +310,7 @@ impl ShardPlan {
     /// Whether there is nothing to do and nothing remains.
     #[must_use]
     pub fn is_clean(&self) -> bool {
-        self.actions.is_empty() && self.remaining_findings.is_empty()
+        self.actions.is_empty() && self.remaining_findings.is_empty() && self.remaining_omitted == 0
     }
 }
 
@@ -313,14 +327,31 @@ pub struct Plan {
     /// what it had done there; absent when it did not stop.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub stopped: Option<Stopped>,
+    /// The directories the run looked at and left as they were, each with
+    /// why: a folder no segment or index names a shard (recovery never takes
+    /// a lock in, creates or removes anything in one), a shard a live writer
+    /// holds, a shard whose plan changed since it was reviewed. Absent when none.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub skipped: Vec<Skipped>,
 }
 
 impl Plan {
     /// A plan over `shards`.
     #[must_use]
     pub fn new(shards: Vec<ShardPlan>) -> Self {
-        Self { plan_version: PLAN_VERSION, shards, stopped: None }
+        Self { plan_version: PLAN_VERSION, shards, stopped: None, skipped: Vec::new() }
     }
+}
+
+/// A directory a run left as it was, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Skipped {
+    /// The directory as shown.
+    pub path: String,
+    /// Why it was left as it was (one line).
+    pub reason: String,
 }
 
 /// The shard a run stopped in: the actions of its plan that ran before the
@@ -470,7 +501,13 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
         }
     }
     left.sort_by(|a, b| (&a.file, a.finding.position).cmp(&(&b.file, b.finding.position)));
-    ShardPlan { path: facts.path.clone(), actions, remaining_findings: left }
+    // A file with findings left out keeps those past the limit too.
+    let remaining_omitted = facts
+        .findings_omitted
+        .iter()
+        .filter(|(file, _)| left.iter().any(|f| f.file == *file))
+        .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
+    ShardPlan { path: facts.path.clone(), actions, remaining_findings: left, remaining_omitted }
 }
 
 /// `remove-orphan-index` for every index file that indexes nothing: no
@@ -662,7 +699,7 @@ mod tests {
             reason: "torn".into(),
             evidence: evidence.into(),
         };
-        let plan = |actions: Vec<Action>| ShardPlan { path: "p".into(), actions, remaining_findings: Vec::new() };
+        let plan = |actions: Vec<Action>| ShardPlan { path: "p".into(), actions, remaining_findings: Vec::new(), remaining_omitted: 0 };
         let reviewed = plan(vec![cut(1064, 77, "00000000000000000001.log.cut-1064")]);
         assert_eq!(plan(vec![cut(1064, 77, "00000000000000000001.log.cut-1064-2")]).differs_from(&reviewed), None);
         assert_eq!(

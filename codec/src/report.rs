@@ -138,7 +138,8 @@ impl FileChange {
         } else {
             format!(
                 "changed while it was read: {} bytes when the inspection began, {end}, and not only by growing \
-                 (it shrank, was replaced or was written over): its size and findings may describe different bytes, \
+                 (it shrank, was replaced, or was written to: an append moves its times as a write over \
+                 the bytes read does, and nothing tells the two apart): its size and findings may describe different bytes, \
                  so no hash is given; inspect it again once nothing changes it",
                 self.size_at_start
             )
@@ -428,22 +429,40 @@ impl FileReport {
 }
 
 /// One field of a text report, safe to print on one line: every control
-/// character (newline and tab too) and every Unicode bidirectional control
-/// is shown escaped (`\n`, `\u{202e}`), so a hostile file name, note or
-/// message can neither forge a line of the report nor reorder what a
-/// terminal shows. Text with none is borrowed as is.
+/// character (newline and tab too), every Unicode bidirectional control,
+/// line and paragraph separator and zero-width character ([`is_hostile`]),
+/// and the backslash itself are shown escaped (`\n`, `\u{202e}`, `\\`), so
+/// a hostile file name, note or message can neither forge a line of the
+/// report nor reorder or hide what a terminal shows — and a name holding a
+/// literal `\n` is told from one holding a newline. Text with none is
+/// borrowed as is.
 ///
-/// This is the one escaper for a terminal: the CLI passes every line it
-/// prints that carries text from a path or a file through it (or, writing a
-/// payload in pieces, [`is_hostile`] and [`char::escape_default`], the same rule).
+/// This is the one escaper for a terminal: the CLI passes every field it
+/// prints that carries text from a path or a file through it, once (or,
+/// writing a payload in pieces, [`escapes`] and [`char::escape_default`], the
+/// same rule). A line made of fields already escaped is guarded with
+/// [`guard_line`], which escapes what is hostile and leaves the escapes be.
 #[must_use]
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_hostile) {
+    escape_if(text, escapes)
+}
+
+/// A line whose fields [`one_line`] already escaped (a rendered report, a
+/// message), guarded once more: what is still hostile ([`is_hostile`]: a
+/// field someone forgot) is escaped, and the backslashes of the escapes
+/// already made are left as they are.
+#[must_use]
+pub fn guard_line(text: &str) -> Cow<'_, str> {
+    escape_if(text, is_hostile)
+}
+
+fn escape_if(text: &str, escape: fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(escape) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if is_hostile(c) {
+        if escape(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
@@ -452,13 +471,25 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Whether [`one_line`] escapes `c`: a control character (newline and tab
-/// included) or a Unicode bidirectional control — the marks U+200E, U+200F
-/// and U+061C, the embeddings and overrides U+202A–U+202E, the isolates
-/// U+2066–U+2069.
+/// Whether [`one_line`] escapes `c`: what [`is_hostile`], and the backslash.
+#[must_use]
+pub fn escapes(c: char) -> bool {
+    c == '\\' || is_hostile(c)
+}
+
+/// Whether `c` could forge a line, move the cursor, reorder or hide text on
+/// a terminal: a control character (newline and tab included); a Unicode
+/// bidirectional control — the marks U+200E, U+200F and U+061C, the
+/// embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069; the
+/// line and paragraph separators U+2028, U+2029; the zero-width characters
+/// U+200B–U+200D and U+FEFF.
 #[must_use]
 pub fn is_hostile(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200b}'..='\u{200f}' | '\u{061c}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}'
+        )
 }
 
 fn plural(n: u64) -> &'static str {
@@ -486,6 +517,14 @@ mod tests {
         for c in ['\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\r', '\u{1b}', '\u{85}'] {
             assert!(is_hostile(c) && !one_line(&alloc::format!("a{c}b")).contains(c), "{c:?}");
         }
+        // Line and paragraph separators, zero-width characters; the backslash.
+        for c in ['\u{2028}', '\u{2029}', '\u{200b}', '\u{200c}', '\u{200d}', '\u{feff}'] {
+            assert!(is_hostile(c) && !one_line(&alloc::format!("a{c}b")).contains(c), "{c:?}");
+            assert!(!guard_line(&alloc::format!("a{c}b")).contains(c), "{c:?}");
+        }
+        assert_eq!(one_line("a\\nb"), "a\\\\nb", "a literal backslash-n is not an escaped newline");
+        assert_ne!(one_line("a\\nb"), one_line("a\nb"));
+        assert_eq!(guard_line(&one_line("a\\nb\n")), "a\\\\nb\\n", "a guard leaves escapes be");
     }
 
     /// One value of every kind: the `match` fails to compile when a kind is added,

@@ -6,9 +6,9 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::recovery::{Action, Plan, ShardPlan};
+use felix_codec::recovery::{Action, Plan, ShardPlan, Skipped};
 use felix_codec::repair::RepairOptions;
-use felix_codec::report::{is_hostile, one_line};
+use felix_codec::report::{escapes, guard_line, one_line};
 use felix_codec::time::format_micros;
 use felix_codec::MAX_PAYLOAD_BYTES;
 use felix_engine::broker::FsyncMode;
@@ -20,12 +20,14 @@ use crate::fail;
 type Outcome = Result<bool, (u8, String)>;
 
 /// A text of several lines for a terminal (a report the codec rendered, its
-/// fields already escaped): each line through [`one_line`], the one escaper,
-/// so nothing in it can add a line, move the cursor or reorder what is shown.
+/// fields already escaped by [`one_line`], the one escaper): each line
+/// guarded once more ([`guard_line`]: what is hostile escaped, the escapes
+/// left be), so nothing in it can add a line, move the cursor or reorder
+/// what is shown.
 pub fn lines_shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
-        out.push_str(&one_line(line));
+        out.push_str(&guard_line(line));
         out.push('\n');
     }
     out
@@ -46,11 +48,27 @@ fn say_fields(fields: &[&str]) {
     print_line(&escaped.join("\t"));
 }
 
+/// The worst exit status a run has earned so far (1: damage found or a
+/// shard skipped; 2: a failure), kept for a reader that goes away first.
+static WORST_EXIT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Records that the run has earned exit status `code` at least.
+fn earned(code: u8) {
+    WORST_EXIT.fetch_max(code, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A reader that went away (`| head`, `| true`) ends the program quietly, as
+/// Unix tools do — with the worst status the run earned before it, never
+/// a success it did not earn.
+fn reader_gone() -> ! {
+    std::process::exit(i32::from(WORST_EXIT.load(std::sync::atomic::Ordering::Relaxed)));
+}
+
 fn print_line(text: &str) {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.write_all(b"\n")) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+            reader_gone();
         }
         eprintln!("felix-storage: <stdout>: {e}");
         std::process::exit(2);
@@ -64,7 +82,7 @@ macro_rules! say {
 /// A stdout write failure: a reader that went away ends the program quietly.
 fn out_err(e: &std::io::Error) -> (u8, String) {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        std::process::exit(0);
+        reader_gone();
     }
     (2, format!("<stdout>: {e}"))
 }
@@ -170,7 +188,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
         felix_codec::shard_name::ShardKey { tenant: &key.tenant, namespace: &key.namespace, stream: &key.stream, shard: key.shard };
     let dir = Shard::dir_of(root, &shard_key);
     // An IO failure (a full disk) stops the shard: say what the operator runs.
-    let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e);
+    let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e, false);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| (2, format!("runtime: {e}")))?;
     runtime.block_on(async {
         let provider = DiskLogProvider::new(root, config).map_err(|e| fail(&e))?;
@@ -240,7 +258,17 @@ pub fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Outcome {
     let mut at = from;
     let mut left = max.unwrap_or(u64::MAX);
     while left > 0 {
-        let batch = shard.read(at, 1 << 20).map_err(|e| fail(&e))?;
+        let batch = shard.read(at, 1 << 20).map_err(|e| match e {
+            // No segment at all: nothing was trimmed from what is stored; nothing is stored.
+            EngineError::Trimmed { oldest, .. } if shard.segments().is_empty() => (
+                1,
+                format!(
+                    "{}: no segment is stored in this shard, so no record can be read (its epochs file says the next offset written will be {oldest})",
+                    dir.display()
+                ),
+            ),
+            e => fail(&e),
+        })?;
         if batch.is_empty() {
             break;
         }
@@ -286,7 +314,7 @@ fn write_text_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std:
         let text = chunk.valid();
         let mut start = 0;
         for (i, c) in text.char_indices() {
-            if is_hostile(c) {
+            if escapes(c) {
                 out.write_all(text.get(start..i).unwrap_or_default().as_bytes())?;
                 write!(out, "{}", c.escape_default())?;
                 start = i + c.len_utf8();
@@ -307,7 +335,12 @@ pub fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, (u8, String)> {
     for t in resolution.targets {
         match t {
             felix_engine::inspect::Target::Shard(dir, _) => dirs.push(dir),
-            felix_engine::inspect::Target::File(p) => return Err((2, format!("{}: a file, not a shard directory", p.display()))),
+            felix_engine::inspect::Target::File(p) if p == root => {
+                return Err((2, format!("{}: a file, not a shard directory", p.display())))
+            }
+            // A Felix file loose in a folder of folders: inspect judges it; recover
+            // changes nothing there (the resolution's note says so).
+            felix_engine::inspect::Target::File(_) => {}
             // recover refuses the shard when it lists it (the same message as every opener).
             felix_engine::inspect::Target::Refused(..) => {}
             felix_engine::inspect::Target::Stray(p) => {
@@ -338,8 +371,18 @@ const MAX_PLAN_FILE_BYTES: u64 = 64 << 20;
 /// memory and checked (version 1, one entry per shard path).
 pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
     use std::io::Read;
-    let path_text = one_line(&path.display().to_string()).into_owned();
-    let file = std::fs::File::open(path).map_err(|e| (2, format!("{path_text}: {e}")))?;
+    // Raw: the message is escaped once, where it is printed.
+    let path_text = path.display().to_string();
+    // Opened without blocking (a FIFO would wait for a writer forever), then
+    // refused unless it is a regular file.
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+    }
+    .map_err(|e| (2, format!("{path_text}: {e}")))?;
+    if !file.metadata().map_err(|e| (2, format!("{path_text}: {e}")))?.is_file() {
+        return Err((2, format!("{path_text}: not a regular file; give the file recover --dry-run --json printed to")));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| (2, format!("{path_text}: {e}")))?;
     if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
@@ -356,7 +399,7 @@ pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
     let mut paths: Vec<&str> = plan.shards.iter().map(|s| s.path.as_str()).collect();
     paths.sort_unstable();
     if let Some(w) = paths.windows(2).find(|w| w[0] == w[1]) {
-        return Err((2, format!("{path_text}: plans shard {} twice", one_line(w[0]))));
+        return Err((2, format!("{path_text}: plans shard {} twice", w[0])));
     }
     Ok((path.to_path_buf(), plan))
 }
@@ -410,6 +453,9 @@ fn print_plan(dir: &Path, plan: &ShardPlan, executed: bool, dry_run: bool) {
             f.finding.message
         );
     }
+    if plan.remaining_omitted > 0 {
+        say!("{}: remains: {} more findings not listed (past 10,000 in a file)", dir.display(), plan.remaining_omitted);
+    }
     if plan.is_clean() {
         say!("{}: clean, nothing to do", dir.display());
     }
@@ -422,43 +468,61 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     let options = RepairOptions { repair_checksum_tail: o.repair_checksum_tail };
     // With --plan, the shards planned and the shards found are the same set
     // (checked before anything is changed).
-    let reviewed_for = |dir: &Path| o.reviewed.as_ref().map(|(_, plan)| plan.shards.iter().find(|s| s.path == dir.display().to_string()));
+    // A directory the reviewed run left alone was reviewed as doing nothing:
+    // if it now needs work, its plan changed.
+    let reviewed_for = |dir: &Path| {
+        o.reviewed.as_ref().map(|(_, plan)| {
+            let path = dir.display().to_string();
+            let left_alone = plan.skipped.iter().any(|s| s.path == path);
+            plan.shards.iter().find(|s| s.path == path).cloned().or_else(|| {
+                left_alone.then(|| ShardPlan { path, actions: Vec::new(), remaining_findings: Vec::new(), remaining_omitted: 0 })
+            })
+        })
+    };
     if let Some((file, plan)) = &o.reviewed {
-        let file = one_line(&file.display().to_string()).into_owned();
+        let file = file.display().to_string();
         if let Some(dir) = dirs.iter().find(|d| reviewed_for(d) == Some(None)) {
-            return Err((
-                2,
-                format!(
-                    "{file} has no plan for {}; make it with recover --dry-run --json on the same path",
-                    one_line(&dir.display().to_string())
-                ),
-            ));
+            return Err((2, format!("{file} has no plan for {}; make it with recover --dry-run --json on the same path", dir.display())));
         }
         if let Some(extra) = plan.shards.iter().find(|s| !dirs.iter().any(|d| d.display().to_string() == s.path)) {
-            return Err((2, format!("{file} plans {}, which this run does not recover", one_line(&extra.path))));
+            return Err((2, format!("{file} plans {}, which this run does not recover", extra.path)));
         }
     }
     let mut damage = false;
-    let mut plans = Vec::new();
+    let mut account = Plan::new(Vec::new());
     for dir in dirs {
         let ran = if o.dry_run {
             felix_engine::recover::plan(dir, options)
         } else {
             let spacing = felix_codec::index::DEFAULT_INDEX_SPACING_BYTES;
-            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten())
+            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten().as_ref())
         };
         let outcome = match ran {
             Ok(outcome) => outcome,
             // One shard that cannot be recovered now (a live writer holds it, a
-            // link where a file belongs) does not stop the others: said, and exit 1.
+            // link where a file belongs, a plan changed since it was reviewed)
+            // does not stop the others: said, in the JSON's `skipped` too, and exit 1.
             Err(e) if dirs.len() > 1 && fail(&e).0 == 1 => {
-                eprintln!("felix-storage: {}", one_line(&e.to_string()));
+                let reason = e.to_string();
+                eprintln!("felix-storage: {}", one_line(&reason));
+                account.skipped.push(Skipped { path: dir.display().to_string(), reason });
                 damage = true;
+                earned(1);
                 continue;
             }
             // Anything else stops the run here; what ran before it is still told.
-            Err(e) => return stop_recover(plans, dir, None, 0, &e, o.json),
+            Err(e) => return stop_recover(account, dir, None, 0, &e, o),
         };
+        if let Some(reason) = outcome.left_alone {
+            // Not known to be a shard: nothing was done; what inspect finds there remains.
+            damage |= !outcome.plan.is_clean();
+            earned(u8::from(damage));
+            if !o.json {
+                say!("{}: left alone: {reason}", dir.display());
+            }
+            account.skipped.push(Skipped { path: dir.display().to_string(), reason });
+            continue;
+        }
         if outcome.writer_live {
             eprintln!(
                 "felix-storage: note: {}: shard is open for writing; the tail may be in flight",
@@ -466,23 +530,26 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             );
         }
         if let Some(e) = &outcome.failure {
-            return stop_recover(plans, dir, Some(&outcome.plan), outcome.actions_done, e, o.json);
+            return stop_recover(account, dir, Some(&outcome.plan), outcome.actions_done, e, o);
         }
-        damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty();
+        damage |= outcome.plan.refused() || !outcome.plan.remaining_findings.is_empty() || outcome.plan.remaining_omitted > 0;
+        earned(u8::from(damage));
         if !o.json {
             print_plan(dir, &outcome.plan, outcome.executed, o.dry_run);
         }
-        plans.push(outcome.plan);
+        account.shards.push(outcome.plan);
     }
     if o.json {
-        print_plan_json(&Plan::new(plans))?;
+        print_plan_json(&account)?;
     }
     Ok(damage)
 }
 
 fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, plan).map_err(std::io::Error::other).and_then(|()| writeln!(out)).map_err(|e| out_err(&e))
+    // Serialized first, so a write failure is the write's own (a reader gone is told apart).
+    let text = serde_json::to_vec_pretty(plan).map_err(|e| (2, format!("plan JSON: {e}")))?;
+    out.write_all(&text).and_then(|()| writeln!(out)).map_err(|e| out_err(&e))
 }
 
 /// A `recover` run stopped by `e` in the shard in `dir`, after the first
@@ -491,11 +558,12 @@ fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
 /// and what did not in this one (as text, or in the JSON's `stopped`) —
 /// then the failure, with what the operator runs next. Exit 2 (1 for a
 /// refusal such as a live writer).
-fn stop_recover(plans: Vec<ShardPlan>, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, json: bool) -> Outcome {
-    let (code, message) = stopped_by(dir, e);
+fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, o: &RecoverOptions) -> Outcome {
+    let json = o.json;
+    let (code, message) = stopped_by(dir, e, o.repair_checksum_tail);
+    earned(code);
     let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), message.clone(), plan, done);
     if json {
-        let mut account = Plan::new(plans);
         account.stopped = Some(stopped);
         print_plan_json(&account)?;
     } else {
@@ -511,8 +579,9 @@ fn stop_recover(plans: Vec<ShardPlan>, dir: &Path, plan: Option<&ShardPlan>, don
 
 /// An engine error that stopped work on the shard in `dir`, in words an
 /// operator acts on: for an IO failure, what failed (the file, the call) and
-/// what to run once it is dealt with; any other error as [`fail`] says it.
-pub(crate) fn stopped_by(dir: &Path, e: &EngineError) -> (u8, String) {
+/// what to run once it is dealt with (`--repair-checksum-tail` kept when
+/// this run had it); any other error as [`fail`] says it.
+pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool) -> (u8, String) {
     let cause = match e {
         EngineError::FailStopped { cause } => cause.clone(),
         EngineError::Io { .. } => e.to_string(),
@@ -520,7 +589,21 @@ pub(crate) fn stopped_by(dir: &Path, e: &EngineError) -> (u8, String) {
     };
     let full_disk = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
     let first = if cause.contains(&full_disk) { "free space on its disk" } else { "deal with the cause" };
-    (2, format!("{cause}; the shard stopped there: {first}, then run `felix-storage recover {}`", quoted(dir)))
+    (2, format!("{cause}; the shard stopped there: {first}, then {}", next_recover(dir, repair_checksum_tail)))
+}
+
+/// The `recover` an operator runs next on `dir`: a command to paste when
+/// the path is plain printable text (nothing [`one_line`] escapes), else
+/// words pointing at the directory the message names (escaped) — an
+/// escaped path pasted into a shell names another path.
+fn next_recover(dir: &Path, repair_checksum_tail: bool) -> String {
+    let flag = if repair_checksum_tail { " --repair-checksum-tail" } else { "" };
+    match dir.to_str() {
+        Some(text) if !text.is_empty() && matches!(one_line(text), Cow::Borrowed(_)) => {
+            format!("run `felix-storage recover {}{flag}`", quoted(dir))
+        }
+        _ => format!("run `felix-storage recover{flag}` on the shard directory named above"),
+    }
 }
 
 /// A path as a shell reads it back: as is when it holds only plain
@@ -653,7 +736,7 @@ pub fn man(command: clap::Command, page: Option<&str>) -> Outcome {
         Some(name) => {
             let Some(sub) = command.get_subcommands().find(|s| s.get_name() == name) else {
                 let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
-                return Err((2, format!("man {}: no such subcommand; one of {}", one_line(name), names.join(", "))));
+                return Err((2, format!("man {name}: no such subcommand; one of {}", names.join(", "))));
             };
             let full = format!("felix-storage-{name}");
             sub.clone().display_name(full.clone()).bin_name(format!("felix-storage {name}")).version(env!("CARGO_PKG_VERSION"))

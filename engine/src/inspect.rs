@@ -12,13 +12,16 @@
 //! temporaries, evidence) that is named as a shard directory
 //! (`…-0123456789abcdef`) or holds no directory — so a folder holding only
 //! an `epochs` file is judged as a shard, with a note that no segment names
-//! it, while a root of shards keeps a loose `epochs` a stray. Any other
-//! directory is searched (to [`MAX_ROOT_DEPTH`] levels);
-//! the files found loose in it are reported as not part of any shard and
-//! never read. The directories inside a shard directory are searched too
-//! (shards below it are not hidden by it); links to directories are named in
-//! a note, never followed. A Felix name on something that is not a regular
-//! file is reported as refusing its shard. Reads create and change nothing.
+//! it. A Felix name on a FIFO or a dangling link counts as a Felix file here
+//! too. Any other directory is searched (to [`MAX_ROOT_DEPTH`] levels); a
+//! Felix file found loose in it (a root's `epochs`) is judged on its own,
+//! as when it is given alone, with a note; its other files are reported as
+//! not part of any shard and never read. Every Felix name wherever found is
+//! judged or refused, never shown clean unread. The directories inside a
+//! shard directory are searched too (shards below it are not hidden by it);
+//! links to directories are named in a note, never followed. A Felix name
+//! on something that is not a regular file is reported as refused, never
+//! read. Reads create and change nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -146,7 +149,9 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
                     .into(),
             });
         }
-        let shards = |out: &Resolution| out.targets.iter().filter(|t| matches!(t, Target::File(_) | Target::Shard(..))).count();
+        let shards = |out: &Resolution| {
+            out.targets.iter().filter(|t| matches!(t, Target::File(_) | Target::Shard(..) | Target::Refused(..))).count()
+        };
         let before = shards(&out);
         collect_dir(path, 0, &mut out)?;
         if shards(&out) == before {
@@ -169,7 +174,17 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
         .collect();
     let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
     let has_subdirs = entries.iter().any(|e| e.file_type().is_ok_and(|t| t.is_dir()));
-    let shard = is_shard_dir(dir, &names, has_subdirs);
+    // A Felix name on what is not a regular file or a directory (a FIFO, a
+    // dangling link) counts as a Felix file too: refused below, never hidden.
+    let mut felix_names = names.clone();
+    felix_names.extend(
+        entries
+            .iter()
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir() && !t.is_file()) && !files.contains(&e.path()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| classify(n) != EntryName::Foreign),
+    );
+    let shard = is_shard_dir(dir, &felix_names, has_subdirs);
     if shard {
         if !has_segment(&names) {
             out.notes.push(format!(
@@ -178,29 +193,22 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
             ));
         }
         out.targets.push(Target::Shard(dir.to_path_buf(), files));
-        // Felix names on what is not a regular file: the engine refuses this shard.
-        for e in &entries {
-            let name = e.file_name();
-            let ours = name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
-            let Ok(t) = e.file_type() else { continue };
-            if !ours || t.is_file() || (t.is_symlink() && e.path().is_file()) {
-                continue;
-            }
-            let what = if t.is_dir() {
-                "a directory"
-            } else if t.is_symlink() {
-                if e.path().exists() {
-                    "a symbolic link to something other than a regular file"
-                } else {
-                    "a symbolic link to nothing (dangling)"
-                }
-            } else {
-                "not a regular file (a FIFO, socket or device)"
-            };
-            out.targets.push(Target::Refused(e.path(), what));
-        }
+        refuse_irregular(&entries, true, out);
     } else {
-        out.targets.extend(files.into_iter().map(Target::Stray));
+        // A Felix file loose in a folder of folders (a root of shards) is
+        // judged on its own, as when it is given alone; other files are strays.
+        for file in files {
+            if classify(&name_of(&file)) == EntryName::Foreign {
+                out.targets.push(Target::Stray(file));
+            } else {
+                out.notes.push(format!(
+                    "{}: a Felix file loose in a folder that holds folders and is not named as a shard directory: inspect judges it on its own; recover leaves it alone",
+                    file.display()
+                ));
+                out.targets.push(Target::File(file));
+            }
+        }
+        refuse_irregular(&entries, false, out);
     }
     let is_dir = |e: &&fs::DirEntry| e.file_type().is_ok_and(|t| t.is_dir());
     // Directories (a shard directory may hold shards below it too; hiding them
@@ -236,6 +244,37 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
         collect_dir(&sub, depth + 1, out)?;
     }
     Ok(())
+}
+
+/// A target refusing each entry of `entries` with a Felix name that is not a
+/// regular file (nor a link to one): in a shard directory (`in_shard`) a
+/// directory too — the engine refuses the shard holding it; elsewhere a
+/// FIFO, socket, device or dangling link (directories are searched there).
+/// Never read.
+fn refuse_irregular(entries: &[fs::DirEntry], in_shard: bool, out: &mut Resolution) {
+    for e in entries {
+        let name = e.file_name();
+        let ours = name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
+        let Ok(t) = e.file_type() else { continue };
+        if !ours || t.is_file() || (t.is_symlink() && e.path().is_file()) {
+            continue;
+        }
+        if !in_shard && (t.is_dir() || (t.is_symlink() && e.path().is_dir())) {
+            continue;
+        }
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_symlink() {
+            if e.path().exists() {
+                "a symbolic link to something other than a regular file"
+            } else {
+                "a symbolic link to nothing (dangling)"
+            }
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        out.targets.push(Target::Refused(e.path(), what));
+    }
 }
 
 /// Reports progress through a long scan.
@@ -318,9 +357,12 @@ impl Hasher {
 /// given) in [`CHUNK_BYTES`] reads into `buf`; without a hasher, stops
 /// reading once the verdict needs no more bytes. `on_bytes` hears of every
 /// read. Returns how many bytes it read or skipped: fewer than `limit` when
-/// the file shrank meanwhile.
+/// the file shrank meanwhile — or none at all when the file it opened is not
+/// `expect` (another file put at its path since its stamp was taken: its
+/// bytes are never judged or hashed as this file's).
 fn stream_file(
     path: &Path,
+    expect: Option<Identity>,
     mut scan: Option<&mut FileScan>,
     mut hasher: Option<&mut Hasher>,
     buf: &mut ReadBuf,
@@ -328,6 +370,9 @@ fn stream_file(
     limit: u64,
 ) -> Result<u64, InspectError> {
     let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
+    if !is_expected(&file, expect) {
+        return Ok(0);
+    }
     let mut read = 0u64;
     loop {
         if let (None, Some(scan)) = (&hasher, &mut scan) {
@@ -364,14 +409,26 @@ fn stream_file(
 /// when it holds fewer (it shrank since its size was taken).
 fn hash_file(
     path: &Path,
+    expect: Option<Identity>,
     algorithm: HashAlgorithm,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
     limit: u64,
 ) -> Result<Option<FileHash>, InspectError> {
     let mut hasher = Hasher::new(algorithm);
-    let read = stream_file(path, None, Some(&mut hasher), buf, on_bytes, limit)?;
+    let read = stream_file(path, expect, None, Some(&mut hasher), buf, on_bytes, limit)?;
     Ok((read == limit).then(|| hasher.finish()))
+}
+
+/// Which file a path named when its stamp was taken: device and inode.
+pub(crate) type Identity = (u64, u64);
+
+/// Whether the open `file` is `expect` (no expectation: any file is).
+/// Every read's own handle is checked, so a file swapped out and back
+/// during the run is never read as the one stamped.
+pub(crate) fn is_expected(file: &fs::File, expect: Option<Identity>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    expect.is_none_or(|id| file.metadata().is_ok_and(|m| (m.dev(), m.ino()) == id))
 }
 
 /// What is known of a file when the inspection begins and again when it
@@ -382,6 +439,9 @@ struct Stamp {
     dev: u64,
     ino: u64,
     mtime: (i64, i64),
+    /// The inode's change time: a rename away and back, a write or a
+    /// `chmod` moves it, though the other fields may come back the same.
+    ctime: (i64, i64),
 }
 
 impl Stamp {
@@ -389,17 +449,30 @@ impl Stamp {
     fn of(path: &Path) -> Result<Self, InspectError> {
         use std::os::unix::fs::MetadataExt;
         let m = fs::metadata(path).map_err(|e| io_error(path, &e))?;
-        Ok(Self { size: m.len(), dev: m.dev(), ino: m.ino(), mtime: (m.mtime(), m.mtime_nsec()) })
+        Ok(Self { size: m.len(), dev: m.dev(), ino: m.ino(), mtime: (m.mtime(), m.mtime_nsec()), ctime: (m.ctime(), m.ctime_nsec()) })
+    }
+
+    fn identity(&self) -> Identity {
+        (self.dev, self.ino)
     }
 
     /// How the file changed since `self` was taken, if it did: `now` is its
     /// stamp at the end (`None`: gone), `short` whether a read of it found
-    /// fewer than `self.size` bytes.
+    /// fewer than `self.size` bytes (or opened another file).
+    ///
+    /// It "only grew" — the report then describes its first `self.size`
+    /// bytes, with their hash — when the same file is larger at the end and
+    /// neither its modification nor its change time moved. Any write moves
+    /// them, an append as much as a write over the bytes already read, and
+    /// no stamp tells the two apart: so a file whose times moved is said to
+    /// have changed "not only by growing", and gets no hash.
     fn change(&self, now: Option<&Self>, short: bool) -> Option<FileChange> {
         if now == Some(self) && !short {
             return None;
         }
-        let only_grew = now.is_some_and(|n| n.dev == self.dev && n.ino == self.ino && n.size > self.size) && !short;
+        let only_grew = now
+            .is_some_and(|n| n.identity() == self.identity() && n.size > self.size && n.mtime == self.mtime && n.ctime == self.ctime)
+            && !short;
         Some(FileChange { size_at_start: self.size, size_at_end: now.map(|n| n.size), only_grew })
     }
 }
@@ -525,7 +598,7 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
         let (tx, rx) = mpsc::channel::<Msg>();
         for _ in 0..options.jobs.clamp(1, jobs.len().max(1)) {
             let tx = tx.clone();
-            let (jobs, next, failed_target, sizes) = (&jobs, &next, &failed_target, &sizes);
+            let (jobs, next, failed_target, stamps) = (&jobs, &next, &failed_target, &stamps);
             scope.spawn(move || {
                 let mut buf = ReadBuf::new();
                 loop {
@@ -537,7 +610,7 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
                     let mut on_bytes = |path: &Path, n: u64| {
                         let _ = tx.send(Msg::Bytes(path.to_path_buf(), n));
                     };
-                    let out = run_job(targets, sizes, job, &mut buf, &mut on_bytes);
+                    let out = run_job(targets, stamps, job, &mut buf, &mut on_bytes);
                     if let Err((_, _)) = &out {
                         failed_target.fetch_min(job.target(), Ordering::Relaxed);
                     }
@@ -576,35 +649,37 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
 
 /// Runs one job; an error comes with the rank, in the target's read order,
 /// of the file that failed (so the first error in order can be chosen).
-/// Every file is read up to its size in `sizes` (taken once, when the
-/// inspection began), so a growing file's scan and hashes describe the same bytes.
+/// Every file is read up to its size in `stamps` (taken once, when the
+/// inspection began), so a growing file's scan and hashes describe the same
+/// bytes, and only if the file each read opens is the one stamped.
 fn run_job(
     targets: &[Target],
-    sizes: &[Vec<u64>],
+    stamps: &[Vec<Stamp>],
     job: Job,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
 ) -> Result<Output, (usize, InspectError)> {
-    let target_sizes = sizes.get(job.target()).map_or(&[][..], Vec::as_slice);
-    let size = |file: usize| target_sizes.get(file).copied().unwrap_or(0);
+    let target_stamps = stamps.get(job.target()).map_or(&[][..], Vec::as_slice);
+    let size = |file: usize| target_stamps.get(file).map_or(0, |s| s.size);
+    let expect = |file: usize| target_stamps.get(file).map(Stamp::identity);
     match (job, targets.get(job.target())) {
         (Job::Scan { .. }, Some(Target::File(path))) => {
             let mut scan = FileScan::standalone(&name_of(path));
-            let _ = stream_file(path, Some(&mut scan), None, buf, on_bytes, size(0)).map_err(|e| (0, e))?;
+            let _ = stream_file(path, expect(0), Some(&mut scan), None, buf, on_bytes, size(0)).map_err(|e| (0, e))?;
             Ok(Output::File(Box::new(scan.into_report(path.display().to_string(), &mut ()))))
         }
         (Job::Scan { .. }, Some(Target::Shard(dir, paths))) => {
             let writer = writer_of(dir);
-            let (reports, _) = scan_shard(dir, paths, Some(target_sizes), Writer::Probe, None, buf, on_bytes)?;
+            let (reports, _) = scan_shard(dir, paths, Some(target_stamps), Writer::Probe, None, buf, on_bytes)?;
             Ok(Output::Shard { reports, writer })
         }
         (Job::Hash { file, algorithm, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
             let Some(path) = file_path(target, file) else { return Ok(Output::Hash(None)) };
-            hash_file(path, algorithm, buf, on_bytes, size(file)).map(Output::Hash).map_err(|e| (rank_of(target, file), e))
+            hash_file(path, expect(file), algorithm, buf, on_bytes, size(file)).map(Output::Hash).map_err(|e| (rank_of(target, file), e))
         }
         (Job::HashPart { file, offset, len, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
             let Some(path) = file_path(target, file) else { return Ok(Output::Part(None)) };
-            subtree::hash_piece(path, offset, len, buf, on_bytes).map(Output::Part).map_err(|e| (rank_of(target, file), e))
+            subtree::hash_piece(path, expect(file), offset, len, buf, on_bytes).map(Output::Part).map_err(|e| (rank_of(target, file), e))
         }
         (_, Some(Target::Stray(_) | Target::Refused(..)) | None) => Ok(Output::Hash(None)),
     }
@@ -818,7 +893,7 @@ pub fn inspect_shard(
 fn scan_shard(
     dir: &Path,
     paths: &[PathBuf],
-    sizes: Option<&[u64]>,
+    stamps: Option<&[Stamp]>,
     writer: Writer,
     mut shas: Option<&mut [Option<FileHash>]>,
     buf: &mut ReadBuf,
@@ -826,8 +901,8 @@ fn scan_shard(
 ) -> Result<(Vec<FileReport>, ShardFacts), (usize, InspectError)> {
     let mut inputs = Vec::with_capacity(paths.len());
     for (i, p) in paths.iter().enumerate() {
-        let size = match sizes.and_then(|s| s.get(i)) {
-            Some(&size) => size,
+        let size = match stamps.and_then(|s| s.get(i)) {
+            Some(stamp) => stamp.size,
             None => size_of(p).map_err(|e| (0, e))?,
         };
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
@@ -842,7 +917,8 @@ fn scan_shard(
         let mut scan = shard.begin(i);
         let mut hasher = shas.is_some().then(|| Hasher::new(HashAlgorithm::Blake3));
         let limit = limits.get(i).copied().unwrap_or(0);
-        stream_file(path, Some(&mut scan), hasher.as_mut(), buf, on_bytes, limit).map_err(|e| (rank, e))?;
+        let expect = stamps.and_then(|s| s.get(i)).map(Stamp::identity);
+        stream_file(path, expect, Some(&mut scan), hasher.as_mut(), buf, on_bytes, limit).map_err(|e| (rank, e))?;
         if let (Some(h), Some(slot)) = (hasher, shas.as_deref_mut().and_then(|s| s.get_mut(i))) {
             *slot = Some(h.finish());
         }
@@ -895,34 +971,42 @@ mod tests {
         let mut buf = ReadBuf::new();
         for limit in [0u64, 1, 1_048_576, 1_048_577, 2_500_000] {
             let mut seen = 0u64;
-            let h = hash_file(&path, HashAlgorithm::Blake3, &mut buf, &mut |_, n| seen += n, limit).unwrap().unwrap();
+            let h = hash_file(&path, None, HashAlgorithm::Blake3, &mut buf, &mut |_, n| seen += n, limit).unwrap().unwrap();
             let want = blake3::hash(&bytes[..usize::try_from(limit).unwrap()]);
             assert_eq!(h, FileHash::new(HashAlgorithm::Blake3, want.as_bytes()), "limit {limit}");
             assert_eq!(seen, limit);
             let mut scan = FileScan::standalone(&name_of(&path));
-            stream_file(&path, Some(&mut scan), None, &mut buf, &mut |_, _| {}, limit).unwrap();
+            stream_file(&path, None, Some(&mut scan), None, &mut buf, &mut |_, _| {}, limit).unwrap();
             assert_eq!(scan.into_report(String::new(), &mut ()).size, limit, "limit {limit}");
         }
         // A file shorter than the size taken (it shrank): no hash, and the
         // scan says how many bytes it saw.
-        assert_eq!(hash_file(&path, HashAlgorithm::Blake3, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), None);
+        assert_eq!(hash_file(&path, None, HashAlgorithm::Blake3, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), None);
         let mut scan = FileScan::standalone(&name_of(&path));
-        assert_eq!(stream_file(&path, Some(&mut scan), None, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), 3_000_000);
+        assert_eq!(stream_file(&path, None, Some(&mut scan), None, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), 3_000_000);
     }
 
     /// A change between the stamps taken at the start and at the end of an
-    /// inspection: only growth of the same file keeps the prefix (and the hash).
+    /// inspection: only growth of the same file with neither of its times
+    /// moved keeps the prefix (and the hash); a write of any kind moves them.
     #[test]
     fn a_file_changed_while_read_is_told_apart_from_one_that_only_grew() {
-        let at_start = Stamp { size: 100, dev: 1, ino: 7, mtime: (5, 0) };
+        let at_start = Stamp { size: 100, dev: 1, ino: 7, mtime: (5, 0), ctime: (5, 0) };
         assert_eq!(at_start.change(Some(&at_start), false), None);
-        let grown = Stamp { size: 150, mtime: (6, 0), ..at_start };
+        let grown = Stamp { size: 150, ..at_start };
         let change = |now: Option<&Stamp>, short| at_start.change(now, short).unwrap();
         assert_eq!(change(Some(&grown), false), FileChange { size_at_start: 100, size_at_end: Some(150), only_grew: true });
-        assert!(!change(Some(&grown), true).only_grew, "a read found it shorter: it did not only grow");
+        assert!(!change(Some(&grown), true).only_grew, "a read found it shorter (or another file): it did not only grow");
+        assert!(
+            !change(Some(&Stamp { mtime: (6, 0), ..grown }), false).only_grew,
+            "appended, or written over and appended: no stamp tells"
+        );
+        assert!(!change(Some(&Stamp { ctime: (6, 0), ..grown }), false).only_grew, "its inode changed");
         assert!(!change(Some(&at_start), true).only_grew);
         assert!(!change(Some(&Stamp { size: 90, ..at_start }), false).only_grew);
         assert!(!change(Some(&Stamp { mtime: (6, 0), ..at_start }), false).only_grew, "written over in place");
+        let back = change(Some(&Stamp { ctime: (6, 0), ..at_start }), false);
+        assert!(!back.only_grew, "renamed away and back: only the change time tells");
         assert!(!change(Some(&Stamp { ino: 8, ..grown }), false).only_grew, "another file at its path");
         assert_eq!(change(None, false), FileChange { size_at_start: 100, size_at_end: None, only_grew: false });
     }

@@ -225,13 +225,17 @@ fn parse_shard(text: &str) -> Result<(String, String, String, u32), (u8, String)
         [t, n, s, i] if !t.is_empty() && !n.is_empty() && !s.is_empty() => {
             let i = i.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
                 std::num::IntErrorKind::PosOverflow => {
-                    (2, format!("--shard {text:?}: the shard number {i} is out of range: the maximum is {}", u32::MAX))
+                    (2, format!("--shard \"{text}\": the shard number {i} is out of range: the maximum is {}", u32::MAX))
                 }
-                _ => (2, format!("--shard {text:?}: the shard number {i:?} is not a whole number")),
+                // A negative whole number: out of range too, below the minimum.
+                _ if i.strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) => {
+                    (2, format!("--shard \"{text}\": the shard number {i} is out of range: the minimum is 0"))
+                }
+                _ => (2, format!("--shard \"{text}\": the shard number \"{i}\" is not a whole number")),
             })?;
             Ok(((*t).into(), (*n).into(), (*s).into(), i))
         }
-        _ => Err((2, format!("--shard {text:?}: expected TENANT/NAMESPACE/STREAM/N"))),
+        _ => Err((2, format!("--shard \"{text}\": expected TENANT/NAMESPACE/STREAM/N"))),
     }
 }
 
@@ -243,7 +247,7 @@ fn parse_fsync(text: &str) -> Result<felix_engine::broker::FsyncMode, String> {
         "none" => Ok(FsyncMode::None),
         _ => match text.strip_prefix("periodic:").map(str::parse::<u64>) {
             Some(Ok(ms)) if ms > 0 => Ok(FsyncMode::Periodic { interval: std::time::Duration::from_millis(ms) }),
-            _ => Err(format!("{text:?}: expected on-commit, none or periodic:MS (MS > 0)")),
+            _ => Err(format!("\"{text}\": expected on-commit, none or periodic:MS (MS > 0)")),
         },
     }
 }
@@ -279,13 +283,33 @@ pub(crate) fn fail(e: &EngineError) -> (u8, String) {
     (code, e.to_string())
 }
 
+/// clap's error for a terminal. clap quotes the arguments it complains
+/// of as they are, so the arguments are escaped first (each through
+/// [`felix_codec::report::one_line`], the one escaper) and parsed again for
+/// the error to show: a newline or an escape sequence in an argument is
+/// shown escaped and cannot forge a line. Every line is then guarded
+/// ([`felix_codec::report::guard_line`]). Plain text: no colours.
+fn clap_error_shown(e: &clap::Error) -> String {
+    use felix_codec::report::{guard_line, one_line};
+    let escaped: Vec<String> = std::env::args_os().map(|a| one_line(&a.to_string_lossy()).into_owned()).collect();
+    let shown = match Cli::try_parse_from(escaped) {
+        Err(again) if again.use_stderr() => again.render().to_string(),
+        _ => e.render().to_string(),
+    };
+    shown.lines().map(|line| format!("{}\n", guard_line(line))).collect()
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            eprint!("{}", clap_error_shown(&e));
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // --help, --version: clap's own text on stdout.
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
         }
     };
     let result = match cli.command {

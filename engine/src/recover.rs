@@ -39,6 +39,22 @@ pub struct Outcome {
     pub failure: Option<EngineError>,
     /// How many of the plan's actions, from the first, ran to their end.
     pub actions_done: usize,
+    /// Why the directory was left as it was without a lock taken, a file
+    /// created or removed (the plan is then what `inspect` finds there, never
+    /// run): no segment and no index names it a shard.
+    pub left_alone: Option<String>,
+}
+
+/// Why recovery leaves the directory listed as `listing` as it is: one with
+/// no segment and no index is not known to be a shard (a backup of an epochs
+/// file, moved evidence, a root holding a loose file), so recovery takes no
+/// lock in it, and creates and removes nothing there; `inspect` still judges it.
+fn left_alone(listing: &crate::shard::dir::Listing) -> Option<String> {
+    (listing.segments.is_empty() && listing.indexes.is_empty()).then(|| {
+        "no segment and no index names this folder a shard: recovery took no lock and created or removed nothing here \
+         (inspect judges its files)"
+            .to_string()
+    })
 }
 
 fn inspect_error(e: InspectError) -> EngineError {
@@ -62,7 +78,7 @@ fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outco
     }
     // A dry run refuses what the real run refuses (a Felix name on a link, a
     // directory, a FIFO), with the same error.
-    ShardDir::new(Arc::new(crate::OsIo::new()), dir).listing()?;
+    let listing = ShardDir::new(Arc::new(crate::OsIo::new()), dir).listing()?;
     let files = inspect::shard_files(dir).map_err(inspect_error)?;
     let (_, facts) = inspect::inspect_shard(dir, &files, writer, false, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
     Ok(Outcome {
@@ -72,6 +88,7 @@ fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outco
         writer_live: false,
         failure: None,
         actions_done: 0,
+        left_alone: left_alone(&listing),
     })
 }
 
@@ -99,7 +116,10 @@ pub fn recover(
         return Err(EngineError::NoShard { dir: dir.to_path_buf() });
     }
     let shard_dir = ShardDir::new(io, dir);
-    shard_dir.listing()?; // refuses a Felix name on a link or a directory before anything is changed
+    // Refuses a Felix name on a link or a directory before anything is changed.
+    if left_alone(&shard_dir.listing()?).is_some() {
+        return plan_with(dir, options, Writer::Probe);
+    }
     let _lock = shard_dir.lock(wait)?;
     // We hold the lock: no writer is live, and a torn tail is a torn tail.
     let mut outcome = plan_with(dir, options, Writer::Excluded)?;

@@ -321,7 +321,10 @@ fn recover_then_inspect_is_clean(root: &Path, shard_path: &Path) -> String {
     assert_eq!(inspected.status.code(), Some(0), "inspect after recover: {}", text(&inspected.stdout));
     let again = run(&["recover", r]);
     assert_eq!(again.status.code(), Some(0));
-    assert!(text(&again.stdout).contains("nothing to do"), "{}", text(&again.stdout));
+    // A shard recovery emptied of segments and indexes (evidence alone) is
+    // no longer named a shard: the second run leaves it alone.
+    let again = text(&again.stdout);
+    assert!(again.contains("nothing to do") || again.contains(": left alone: "), "{again}");
     said
 }
 

@@ -146,10 +146,12 @@ fn inspect_says_a_file_changed_while_it_was_read_and_gives_no_hash_then() {
 }
 
 /// Defect 6, the other way: a file that grows while it is read (a writer
-/// appending) is described as its first bytes, the size taken at the start,
-/// with the hash of exactly those bytes; the report says it grew.
+/// appending) is described as its first bytes, the size taken at the start.
+/// Review finding 3: an append moves the file's times exactly as a write
+/// over the bytes already read does, so the report cannot say it "only
+/// grew", and gives no hash (it might be of bytes the scan never saw).
 #[test]
-fn inspect_describes_a_growing_file_as_its_first_bytes_and_says_it_grew() {
+fn inspect_describes_a_growing_file_as_its_first_bytes_and_gives_no_hash() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("grows.bin");
     let size = 1u64 << 30;
@@ -162,14 +164,82 @@ fn inspect_describes_a_growing_file_as_its_first_bytes_and_says_it_grew() {
     let r = json(&o);
     let f = &r["files"][0];
     assert_eq!(f["size"], size, "{r:#}");
-    assert_eq!(f["changed_while_read"], serde_json::json!({"size_at_start": size, "size_at_end": size + 4096, "only_grew": true}));
-    let mut zeros = blake3::Hasher::new();
-    for _ in 0..(size >> 20) {
-        zeros.update(&[0u8; 1 << 20]);
+    assert_eq!(f["changed_while_read"], serde_json::json!({"size_at_start": size, "size_at_end": size + 4096, "only_grew": false}));
+    assert_eq!(f["hash"], Value::Null, "{r:#}");
+    let note = format!(
+        "changed while it was read: {size} bytes when the inspection began, {} bytes at its end, and not only by growing",
+        size + 4096
+    );
+    assert!(f["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with(&note)), "{r:#}");
+}
+
+/// Review finding 3: a file overwritten and appended to while it is read —
+/// the same inode, larger — is never called "only grew", and gets no hash
+/// of its original bytes.
+#[test]
+fn inspect_gives_no_hash_of_a_file_written_over_and_appended_to_while_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("written.bin");
+    let size = 1u64 << 30;
+    std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+    let o = inspect_changing(&path, || {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.write_all(&[9u8; 4096]).unwrap();
+        f.seek(std::io::SeekFrom::End(0)).unwrap();
+        f.write_all(&[7u8; 4096]).unwrap();
+    });
+    let r = json(&o);
+    let f = &r["files"][0];
+    assert_eq!(f["changed_while_read"]["only_grew"], false, "{r:#}");
+    assert_eq!((&f["hash"], &f["sha256"]), (&Value::Null, &Value::Null), "{r:#}");
+}
+
+/// Review finding 3: a segment swapped for another file and back while
+/// `inspect --json --jobs 1` reads it (`mv G G.x; mv Y G; …; mv back`): the
+/// scan job holds Y's handle — or every later job opens Y — so no finding
+/// of Y's is paired with G's hash: the report says G changed (its change
+/// time moved), and gives no hash.
+#[test]
+fn inspect_never_pairs_a_hash_with_bytes_of_a_file_swapped_in_and_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let dir = tmp.path().join("shard");
+    copy_dir(&root.join(ORDERS), &dir);
+    let g = dir.join("00000000000000000000.log");
+    // G: large and clean; Y: the same name's size, damaged from byte 40.
+    let y = tmp.path().join("y.log");
+    let mut bytes = std::fs::read(&g).unwrap();
+    for b in bytes.iter_mut().skip(40) {
+        *b ^= 0xff;
     }
-    assert_eq!(f["hash"]["value"], zeros.finalize().to_hex().as_str(), "the hash of the first {size} bytes");
-    let note = format!("changed while it was read: {size} bytes when the inspection began, {} bytes at its end; this report describes its first {size} bytes", size + 4096);
-    assert!(f["notes"].as_array().unwrap().iter().any(|n| n == &Value::String(note.clone())), "{r:#}");
+    std::fs::write(&y, &bytes).unwrap();
+    let mut big = std::fs::read(&g).unwrap();
+    big.resize(256 << 20, 0);
+    std::fs::write(&g, &big).unwrap();
+    let o = inspect_changing(&g, || {
+        std::fs::rename(&g, dir.join("G.x")).unwrap();
+        std::fs::rename(&y, &g).unwrap();
+    });
+    let r = json(&o);
+    std::fs::rename(&g, &y).unwrap();
+    std::fs::rename(dir.join("G.x"), &g).unwrap();
+    let f = r["files"].as_array().unwrap().iter().find(|f| f["path"] == s(&g)).unwrap().clone();
+    assert!(!f["changed_while_read"].is_null(), "{r:#}");
+    assert_eq!(f["changed_while_read"]["only_grew"], false, "{r:#}");
+    assert_eq!(f["hash"], Value::Null, "{r:#}");
+    // Swapped back before the run ends: the end stamp alone would match but
+    // for the change time; the report still says so.
+    let o = inspect_changing(&g, || {
+        std::fs::rename(&g, dir.join("G.x")).unwrap();
+        std::fs::rename(&y, &g).unwrap();
+        std::fs::rename(&g, &y).unwrap();
+        std::fs::rename(dir.join("G.x"), &g).unwrap();
+    });
+    let r = json(&o);
+    let f = r["files"].as_array().unwrap().iter().find(|f| f["path"] == s(&g)).unwrap().clone();
+    assert_eq!(f["changed_while_read"]["only_grew"], false, "{r:#}");
+    assert_eq!(f["hash"], Value::Null, "{r:#}");
 }
 
 /// Writes `lines` to shard `shard` (TENANT/NAMESPACE/STREAM/N) under `root`
@@ -522,4 +592,373 @@ fn a_folder_holding_only_an_epochs_file_is_judged() {
     assert_eq!(o.status.code(), Some(1));
     assert!(out(&o).contains(&format!("{}/epochs: Truncated at byte 0", dir.display())), "{}", out(&o));
     assert!(!err(&o).contains("no shard directory"), "{}", err(&o));
+}
+
+/// The entries of `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    names
+}
+
+/// Review finding 1: `recover` takes no lock in, and creates or removes
+/// nothing in, a folder that no segment and no index names a shard — a
+/// backup of an epochs file, moved evidence beside an engine temporary, a
+/// root of linked shards holding a loose `epochs` — and says it left it
+/// alone (a line; an entry in the JSON's `skipped`).
+#[test]
+fn recover_leaves_a_folder_no_segment_or_index_names_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let epochs = root.join(ORDERS).join("epochs");
+    // A backup of an epochs file: clean, left alone, exit 0.
+    let backup = tmp.path().join("e").join("backup");
+    std::fs::create_dir_all(&backup).unwrap();
+    std::fs::copy(&epochs, backup.join("epochs")).unwrap();
+    let o = run(&["recover", s(&backup)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(
+        out(&o).starts_with(&format!("{}: left alone: no segment and no index names this folder a shard", backup.display())),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(names_in(&backup), ["epochs"], "no writer.lock");
+    // Moved evidence and an engine temporary in a folder under a root of shards.
+    let moved = root.join("moved");
+    std::fs::create_dir(&moved).unwrap();
+    std::fs::write(moved.join("00000000000000000000.log.cut-207"), b"cut bytes").unwrap();
+    std::fs::write(moved.join("00000000000000000000.log.tmp"), b"half a segment").unwrap();
+    let before = names_in(&moved);
+    let o = run(&["recover", s(&root), "--json"]);
+    assert_eq!(o.status.code(), Some(1), "a temporary recovery would remove remains: {}", err(&o));
+    let plan = json(&o);
+    assert_eq!(plan["skipped"].as_array().unwrap().len(), 1, "{plan:#}");
+    assert_eq!(plan["skipped"][0]["path"], s(&moved), "{plan:#}");
+    assert!(plan["skipped"][0]["reason"].as_str().unwrap().starts_with("no segment and no index"), "{plan:#}");
+    assert!(plan["shards"].as_array().unwrap().iter().all(|p| p["path"] != s(&moved)), "{plan:#}");
+    assert_eq!(names_in(&moved), before, "the temporary is kept, no writer.lock");
+    // A root whose shards are links, holding a loose epochs file.
+    let linked = tmp.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(root.join(ORDERS), linked.join(ORDERS)).unwrap();
+    std::fs::copy(&epochs, linked.join("epochs")).unwrap();
+    let o = run(&["recover", s(&linked)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains(&format!("{}: left alone: ", linked.display())), "{}", out(&o));
+    assert_eq!(names_in(&linked), [ORDERS, "epochs"], "no writer.lock");
+    // The dry run says the same, and a reviewed plan of it runs.
+    let o = run(&["recover", s(&backup), "--dry-run", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let reviewed = tmp.path().join("plan.json");
+    std::fs::write(&reviewed, &o.stdout).unwrap();
+    assert_eq!(json(&o)["skipped"][0]["path"], s(&backup));
+    let o = run(&["recover", s(&backup), "--plan", s(&reviewed)]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(names_in(&backup), ["epochs"]);
+}
+
+/// Review finding 2: a cut stopped by a full disk after its evidence was
+/// copied, before its note was written, leaves no file its account does not
+/// tell — no published evidence, no temporary — and the rerun, once there
+/// is space, keeps the evidence under the first name, not `-2`. A 1 MiB
+/// tmpfs in a mount namespace of its own, filled but for the evidence's pages.
+#[test]
+fn recover_stopped_by_a_full_disk_leaves_no_file_it_does_not_tell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let b = produce(&src, "b/default/s/0", "one\ntwo\nthree\n");
+    let cut = tear(&b, 3, 100_000, 50_000);
+    let mount = tmp.path().join("small");
+    std::fs::create_dir(&mount).unwrap();
+    let report = tmp.path().join("report");
+    std::fs::create_dir(&report).unwrap();
+    let shard = mount.join(b.file_name().unwrap());
+    let script = r#"set -e
+mount -t tmpfs -o size=1m tmpfs "$1"
+cp -a "$2" "$1/"
+dd if=/dev/zero of="$1/fill" bs=4096 2>/dev/null || true
+truncate -s -53248 "$1/fill"
+set +e
+"$4" recover "$3" --json > "$5/json1"; echo $? > "$5/rc1"
+ls -a "$3" > "$5/ls1"
+rm "$1/fill"
+"$4" recover "$3" --json > "$5/json2"; echo $? > "$5/rc2"
+ls -a "$3" > "$5/ls2"
+"#;
+    let o = Command::new("unshare")
+        .args(["--mount", "--map-root-user", "sh", "-c", script, "sh"])
+        .args([s(&mount), s(&b), s(&shard), bin(), s(&report)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let read = |name: &str| std::fs::read_to_string(report.join(name)).unwrap();
+    assert_eq!(read("rc1").trim(), "2", "{}", err(&o));
+    let plan: Value = serde_json::from_str(&read("json1")).unwrap();
+    assert_eq!(plan["stopped"]["done"], serde_json::json!([]), "{plan:#}");
+    assert!(plan["stopped"]["error"].as_str().unwrap().contains("No space left on device"), "{plan:#}");
+    let leftover = read("ls1");
+    assert!(!leftover.contains("cut-") && !leftover.contains(".tmp"), "nothing the account does not tell: {leftover}");
+    assert_eq!(read("rc2").trim(), "0");
+    let plan: Value = serde_json::from_str(&read("json2")).unwrap();
+    assert_eq!(plan["shards"][0]["actions"][0]["evidence"], format!("00000000000000000000.log.cut-{cut}"), "{plan:#}");
+    let after = read("ls2");
+    assert!(after.contains(&format!("00000000000000000000.log.cut-{cut}\n")) && !after.contains(&format!("cut-{cut}-2")), "{after}");
+    assert!(!after.contains(".tmp"), "{after}");
+}
+
+/// Review finding 6: `recover --json` of a root goes on past a shard it
+/// cannot take now — a live writer holds it, or (under `--plan`) its plan
+/// changed since it was reviewed — and gives it an entry in `skipped`, as
+/// the run of that shard alone gives it one in `stopped`: exit 1.
+#[test]
+fn recover_json_of_a_root_lists_every_shard_it_skipped() {
+    use std::io::{BufRead, Write};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let mut child = Command::new(bin())
+        .args(["produce", s(&root), "--shard", "acme/default/orders/0", "--batch", "1"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"held\n").unwrap();
+    stdin.flush().unwrap();
+    let mut acknowledged = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut acknowledged).unwrap();
+    assert!(!acknowledged.is_empty(), "the writer holds the shard");
+    let o = run(&["recover", s(&root), "--json"]);
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let plan = json(&o);
+    let skipped = plan["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{plan:#}");
+    assert_eq!(skipped[0]["path"], s(&root.join(ORDERS)), "{plan:#}");
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("open for writing by another process"), "{plan:#}");
+    assert!(plan["shards"].as_array().unwrap().iter().all(|p| p["path"] != s(&root.join(ORDERS))), "{plan:#}");
+    // A plan reviewed, then a shard changed: that shard skipped, named, the rest recovered.
+    let reviewed = tmp.path().join("plan.json");
+    let o = run(&["recover", s(&root), "--dry-run", "--json"]);
+    std::fs::write(&reviewed, &o.stdout).unwrap();
+    tear(&root.join(CLICKS), 1_000_000, 100, 60);
+    let o = run(&["recover", s(&root), "--json", "--plan", s(&reviewed)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let plan = json(&o);
+    let skipped = plan["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{plan:#}");
+    assert_eq!(skipped[0]["path"], s(&root.join(CLICKS)), "{plan:#}");
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("the reviewed plan says"), "{plan:#}");
+}
+
+/// Review finding 4: an index with 12,000 entries past its segment's end
+/// (each a mismatch) in a shard recovery refuses. `inspect` lists 10,000 of
+/// them and counts the other 2,000 in `findings_omitted` (the check against
+/// the record chain dropped them uncounted before); the refused plan lists
+/// the same 10,000 and counts the rest in `remaining_omitted`, and its text
+/// says so.
+#[test]
+fn a_refused_plan_counts_the_findings_it_does_not_list() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let dir = root.join(ORDERS);
+    let log_len = std::fs::metadata(dir.join("00000000000000000000.log")).unwrap().len();
+    let index = dir.join("00000000000000000000.index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    let last_offset = u64::from_be_bytes(bytes[bytes.len() - 16..][..8].try_into().unwrap());
+    for k in 1..=12_000u64 {
+        bytes.extend_from_slice(&(last_offset + k).to_be_bytes());
+        bytes.extend_from_slice(&(log_len + 64 * k).to_be_bytes());
+    }
+    std::fs::write(&index, &bytes).unwrap();
+    let log = dir.join("00000000000000000001.log");
+    let mut rot = std::fs::read(&log).unwrap();
+    rot[200] ^= 0x40;
+    std::fs::write(&log, &rot).unwrap();
+    let r = json(&run(&["inspect", "--json", s(&dir)]));
+    let ix = r["files"].as_array().unwrap().iter().find(|f| f["path"] == s(&index)).unwrap();
+    let listed = ix["findings"].as_array().unwrap().len() as u64;
+    let omitted = ix["findings_omitted"].as_u64().unwrap();
+    assert!(omitted > 0, "listed {listed}, omitted {omitted}");
+    assert!(listed + omitted >= 12_000, "listed {listed}, omitted {omitted}");
+    let o = run(&["recover", s(&dir), "--dry-run", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let plan = json(&o);
+    let shard = &plan["shards"][0];
+    let index_name = "00000000000000000000.index";
+    let remaining = shard["remaining_findings"].as_array().unwrap().iter().filter(|f| f["file"] == index_name).count() as u64;
+    assert_eq!(remaining, listed);
+    assert_eq!(shard["remaining_omitted"].as_u64(), Some(omitted));
+    let o = run(&["recover", s(&dir), "--dry-run"]);
+    assert!(out(&o).contains(&format!("{}: remains: {omitted} more findings not listed", dir.display())), "{}", out(&o));
+}
+
+/// Review finding 5: an empty subdirectory beside a damaged `epochs` file,
+/// a folder holding only a FIFO named `epochs` or `…0.log`, and a damaged
+/// `epochs` loose in a root of shards: each Felix name is judged (its damage
+/// found, exit 1) or refused (exit 1), never "no shard directory found
+/// here", never "clean … not inspected".
+#[test]
+fn every_felix_name_found_is_judged_or_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let short = std::fs::read(root.join(ORDERS).join("epochs")).unwrap()[..20].to_vec();
+    let b = tmp.path().join("b");
+    std::fs::create_dir_all(b.join("sub")).unwrap();
+    std::fs::write(b.join("epochs"), &short).unwrap();
+    let o = run(&["inspect", "--json", s(&b)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let r = json(&o);
+    assert_eq!(r["files"][0]["path"], s(&b.join("epochs")), "{r:#}");
+    assert_eq!(r["files"][0]["findings"][0]["kind"], "Truncated", "{r:#}");
+    for name in ["epochs", "00000000000000000000.log"] {
+        let dir = tmp.path().join(format!("fifo-{name}"));
+        std::fs::create_dir(&dir).unwrap();
+        assert!(Command::new("mkfifo").arg(dir.join(name)).status().unwrap().success());
+        let o = run(&["inspect", s(&dir)]);
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", err(&o));
+        assert!(!err(&o).contains("no shard directory"), "{}", err(&o));
+        assert!(
+            out(&o).contains(&format!("{}: note: not a regular file (a FIFO, socket or device)", dir.join(name).display())),
+            "{}",
+            out(&o)
+        );
+    }
+    // A damaged epochs file loose in a root of shards: judged, exit 1; recover leaves it be.
+    std::fs::write(root.join("epochs"), &short).unwrap();
+    let o = run(&["inspect", s(&root)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains(&format!("{}: Truncated at byte 0", root.join("epochs").display())), "{text}");
+    assert!(!text.contains("not inspected"), "{text}");
+    let o = run(&["recover", s(&root), "--dry-run"]);
+    assert!(err(&o).contains(&format!("{}: a Felix file loose in a folder", root.join("epochs").display())), "{}", err(&o));
+    assert_eq!(std::fs::read(root.join("epochs")).unwrap(), short);
+}
+
+/// Review finding 7: the command a stopped `recover` suggests is one to
+/// paste only when the shard's path is plain printable text; a path holding
+/// a newline (shown escaped, so pasting it would name another path) gets
+/// words instead. `--repair-checksum-tail` is kept when the run had it.
+#[test]
+fn a_stopped_recover_suggests_a_command_to_paste_only_for_a_plain_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, plain) in [("plain", true), ("evil\nFORGED", false)] {
+        let root = tmp.path().join(name);
+        let b = produce(&root, "b/default/s/0", "one\ntwo\nthree\n");
+        tear(&b, 3, 16 << 20, 8 << 20);
+        let o = run_file_size_limited(&["recover", s(&b), "--repair-checksum-tail"]);
+        assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+        let e = err(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        let want = if plain {
+            format!(
+                "; the shard stopped there: deal with the cause, then run `felix-storage recover {} --repair-checksum-tail`\n",
+                b.display()
+            )
+        } else {
+            "; the shard stopped there: deal with the cause, then run `felix-storage recover --repair-checksum-tail` on the shard directory named above\n"
+                .to_string()
+        };
+        assert!(e.ends_with(&want), "{e}");
+    }
+}
+
+/// Review finding 8: clap's own error quotes the argument it rejects; an
+/// escape sequence and a newline in it are shown escaped (no ESC reaches
+/// the terminal, no forged line), exit 2 as before.
+#[test]
+fn a_hostile_argument_is_escaped_in_clap_s_error() {
+    let o = run(&["inspect", "--x\u{1b}[31mRED\nFORGED"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = err(&o);
+    assert!(!e.contains('\u{1b}'), "{e:?}");
+    assert!(e.lines().all(|l| !l.starts_with("FORGED")), "{e}");
+    assert!(e.starts_with("error: unexpected argument '--x\\u{1b}[31mRED\\nFORGED' found\n"), "{e}");
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// Review finding 8: the one escaper escapes the line and paragraph
+/// separators, the zero-width characters and the backslash itself, so a
+/// name holding a literal `\n` is shown apart from one holding a newline.
+#[test]
+fn a_literal_backslash_n_is_shown_apart_from_a_newline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut shown = Vec::new();
+    for name in ["a\\nb.bin", "a\nb.bin", "a\u{2028}b\u{200b}c\u{feff}.bin"] {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, b"x").unwrap();
+        let o = run(&["inspect", s(&path)]);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        let first = out(&o).lines().next().unwrap().to_string();
+        shown.push(first);
+    }
+    let dir = tmp.path().display().to_string();
+    assert!(shown[0].starts_with(&format!("{dir}/a\\\\nb.bin: ")), "{}", shown[0]);
+    assert!(shown[1].starts_with(&format!("{dir}/a\\nb.bin: ")), "{}", shown[1]);
+    assert!(shown[2].starts_with(&format!("{dir}/a\\u{{2028}}b\\u{{200b}}c\\u{{feff}}.bin: ")), "{}", shown[2]);
+}
+
+/// Review, smaller: a negative shard number is out of range (the minimum
+/// is 0), not "not a whole number".
+#[test]
+fn a_negative_shard_number_is_out_of_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&["consume", s(tmp.path()), "--shard", "a/b/c/-1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(err(&o), "felix-storage: --shard \"a/b/c/-1\": the shard number -1 is out of range: the minimum is 0\n");
+}
+
+/// Review, smaller: `recover --plan` of a FIFO is refused at once (it
+/// would wait for a writer forever), exit 2, nothing recovered.
+#[test]
+fn recover_refuses_a_plan_that_is_not_a_regular_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let fifo = tmp.path().join("plan.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = Command::new("timeout").args(["10", bin(), "recover", s(&root), "--plan", s(&fifo)]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert_eq!(
+        err(&o),
+        format!("felix-storage: {}: not a regular file; give the file recover --dry-run --json printed to\n", fifo.display())
+    );
+}
+
+/// Review, smaller: `recover ROOT | true` — the reader gone before the plan
+/// is printed — still exits with the status the run earned (1: damage
+/// remains in the demo root), never 0.
+#[test]
+fn recover_keeps_its_exit_status_when_the_reader_goes_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let alone = run(&["recover", s(&root), "--dry-run"]);
+    assert_eq!(alone.status.code(), Some(1), "{}", err(&alone));
+    for extra in [&[][..], &["--json"][..]] {
+        let o = Command::new("bash")
+            .args(["-c", "set -o pipefail; \"$0\" \"$@\" | true", bin(), "recover", s(&root), "--dry-run"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", err(&o));
+    }
+}
+
+/// Review, smaller: `consume` of a shard holding only an `epochs` file
+/// says that nothing is stored, not that offset 0 was trimmed with "the
+/// oldest stored offset" one no segment holds.
+#[test]
+fn consume_of_a_shard_with_no_segment_says_nothing_is_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(other.join(ORDERS)).unwrap();
+    std::fs::copy(root.join(ORDERS).join("epochs"), other.join(ORDERS).join("epochs")).unwrap();
+    let o = run(&["consume", s(&other), "--shard", "acme/default/orders/0"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let e = err(&o);
+    assert!(e.starts_with(&format!("felix-storage: {}: no segment is stored in this shard", other.join(ORDERS).display())), "{e}");
+    assert!(!e.contains("trimmed"), "{e}");
 }

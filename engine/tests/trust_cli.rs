@@ -217,13 +217,18 @@ fn stray_files_at_a_root_hide_no_shard_and_are_never_touched() {
     let files = v["files"].as_array().unwrap();
     let logs = files.iter().filter(|f| f["kind"] == "segment").count();
     assert_eq!(logs, 2, "both shards are inspected: {}", out(&o));
-    for stray in ["server.log", "epochs", "notes.tmp"] {
+    for stray in ["server.log", "notes.tmp"] {
         let f = files.iter().find(|f| f["path"].as_str().unwrap() == root.join(stray).to_str().unwrap()).unwrap();
         assert_eq!(f["kind"], "unknown");
         assert!(f["notes"][0].as_str().unwrap().contains("not part of any shard directory"), "{f}");
     }
+    // A Felix name loose at the root is judged on its own (issue 16 review,
+    // finding 5: never shown clean unread), and left alone by recover.
+    let f = files.iter().find(|f| f["path"].as_str().unwrap() == root.join("epochs").to_str().unwrap()).unwrap();
+    assert_eq!((f["kind"].as_str(), f["status"].as_str()), (Some("epochs"), Some("damaged")), "{f}");
     let o = run(&["recover", root.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    assert_eq!(std::fs::read(root.join("epochs")).unwrap(), b"not ours");
     assert_eq!(std::fs::read(root.join("notes.tmp")).unwrap(), b"my notes");
     assert_eq!(std::fs::read(shard_dir(root).join("notes.tmp")).unwrap(), b"notes in a shard");
     assert_eq!(std::fs::read(root.join("server.log")).unwrap(), b"2026-12-01 broker started\n");
@@ -633,6 +638,8 @@ fn consume_escapes_and_encodes_payloads_as_it_always_did() {
     let text = out(&o);
     let fields: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
     assert_eq!(fields.len(), 3, "{text}");
-    assert_eq!(fields[1][2], "\\u{1b}[2Jtab\\there \"q\" \\ 東");
+    // The backslash too (issue 16 review, finding 8): a payload's literal
+    // `\n` is told from an escaped newline.
+    assert_eq!(fields[1][2], "\\u{1b}[2Jtab\\there \"q\" \\\\ 東");
     assert_eq!(fields[2][2], "\u{fffd}\u{fffd}bin\\u{1}");
 }

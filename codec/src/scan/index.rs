@@ -234,6 +234,8 @@ pub struct IndexCheck {
     entries: Vec<(u64, IndexEntry)>,
     cursor: usize,
     mismatches: Vec<Finding>,
+    /// Mismatches past [`super::MAX_FINDINGS_PER_FILE`], counted only.
+    omitted: u64,
 }
 
 impl IndexCheck {
@@ -241,7 +243,7 @@ impl IndexCheck {
     #[must_use]
     pub fn new(ctx: ScanContext, mut entries: Vec<(u64, IndexEntry)>) -> Self {
         entries.sort_by_key(|(n, e)| (e.position, *n));
-        Self { ctx, entries, cursor: 0, mismatches: Vec::new() }
+        Self { ctx, entries, cursor: 0, mismatches: Vec::new(), omitted: 0 }
     }
 
     fn mismatch(&mut self, n: u64, entry: IndexEntry) {
@@ -255,6 +257,8 @@ impl IndexCheck {
                 offset: Some(entry.offset),
                 repair: Repair::Always,
             });
+        } else {
+            self.omitted = self.omitted.saturating_add(1);
         }
     }
 
@@ -276,14 +280,15 @@ impl IndexCheck {
     }
 
     /// Ends the check: entries past the last record are mismatches too.
-    /// Returns the findings, in index-file order.
+    /// Returns the findings, in index-file order (the first
+    /// [`super::MAX_FINDINGS_PER_FILE`] met), and how many more there were.
     #[must_use]
-    pub fn finish(mut self) -> Vec<Finding> {
+    pub fn finish(mut self) -> (Vec<Finding>, u64) {
         while let Some(&(n, entry)) = self.entries.get(self.cursor) {
             self.cursor += 1;
             self.mismatch(n, entry);
         }
         self.mismatches.sort_by_key(Finding::position);
-        self.mismatches
+        (self.mismatches, self.omitted)
     }
 }

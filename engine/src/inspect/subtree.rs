@@ -42,15 +42,20 @@ pub(super) fn pieces(size: u64, piece: u64) -> Vec<(u64, u64)> {
 
 /// The chaining value of bytes `offset..offset + len` of `path` (one of
 /// [`pieces`]), read in [`CHUNK_BYTES`] pieces into `buf`; `None` when the
-/// file ends before (it shrank since its size was taken).
+/// file ends before (it shrank since its size was taken) or the file opened
+/// is not `expect` (another file put at its path).
 pub(super) fn hash_piece(
     path: &Path,
+    expect: Option<super::Identity>,
     offset: u64,
     len: u64,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
 ) -> Result<Option<ChainingValue>, InspectError> {
     let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
+    if !super::is_expected(&file, expect) {
+        return Ok(None);
+    }
     let mut hasher = blake3::Hasher::new();
     hasher.set_input_offset(offset);
     let mut at = 0u64;
@@ -113,7 +118,7 @@ mod tests {
                 let (mut buf, mut seen) = (ReadBuf::new(), 0u64);
                 for &(offset, len) in &parts {
                     assert!(len <= piece && len > 0);
-                    let cv = hash_piece(&path, offset, len, &mut buf, &mut |_, n| seen += n).unwrap().unwrap();
+                    let cv = hash_piece(&path, None, offset, len, &mut buf, &mut |_, n| seen += n).unwrap().unwrap();
                     cvs.insert(offset, cv);
                 }
                 assert_eq!(seen, size);
@@ -142,9 +147,9 @@ mod tests {
         let path = tmp.path().join("00000000000000000000.log");
         std::fs::write(&path, vec![7u8; 4096]).unwrap();
         let mut buf = ReadBuf::new();
-        assert!(hash_piece(&path, 2048, 2048, &mut buf, &mut |_, _| {}).unwrap().is_some());
-        assert_eq!(hash_piece(&path, 4096, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
+        assert!(hash_piece(&path, None, 2048, 2048, &mut buf, &mut |_, _| {}).unwrap().is_some());
+        assert_eq!(hash_piece(&path, None, 4096, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
         // Ends inside the piece.
-        assert_eq!(hash_piece(&path, 3072, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
+        assert_eq!(hash_piece(&path, None, 3072, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
     }
 }

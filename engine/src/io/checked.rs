@@ -239,6 +239,15 @@ impl CheckedIo {
         })
     }
 
+    /// Removes a file the failed operation itself just created under the
+    /// writer's lock (a temporary, an evidence name published without its
+    /// note), past the latch: the one call allowed after a failure, so a
+    /// stopped operation leaves nothing it did not tell. Best effort: what
+    /// stays is the engine's own temporary, which the next recovery removes.
+    pub fn remove_own_after_failure(&self, path: &Path) {
+        let _ = self.io.remove(path);
+    }
+
     /// Reserves blocks for a file without changing its length.
     ///
     /// # Errors

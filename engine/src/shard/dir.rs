@@ -224,7 +224,13 @@ impl ShardDir {
     /// Copies `len` bytes of `source` from `from` into a new evidence file
     /// named `name_for(1)` (or the first free `name_for(K)`), with a JSON note beside
     /// it, both durable before this returns. Never replaces anything:
-    /// returns the name actually used.
+    /// returns the name used. The evidence is published (linked under its
+    /// name) only once its copy and its note are durable as temporaries, and
+    /// the note right after it; on any failure the temporaries this call made
+    /// (and an evidence name it published without its note) are removed
+    /// again, so a failed cut leaves nothing the account does not tell — at
+    /// worst a temporary whose removal failed too, which the next recovery
+    /// removes (`remove-temporary`).
     pub(crate) fn keep_evidence(
         &self,
         name_for: &dyn Fn(u32) -> String,
@@ -233,57 +239,105 @@ impl ShardDir {
         len: u64,
         note: &serde_json::Value,
     ) -> Result<String, EngineError> {
-        let base = name_for(1);
-        let tmp = self.file(&temporary_name(&base));
-        self.io.remove_if_exists(&tmp)?;
-        self.io.create(&tmp)?;
+        let tmp = self.file(&temporary_name(&name_for(1)));
+        let note_tmp = self.file(&temporary_name(&evidence_note_name(&name_for(1))));
+        let kept =
+            self.copy_to_temporary(&tmp, source, from, len).and_then(|()| self.publish_with_note(&tmp, true, &note_tmp, name_for, note));
+        if kept.is_err() {
+            // Past the latch: what stays is removed by the next recovery.
+            self.io.remove_own_after_failure(&tmp);
+            self.io.remove_own_after_failure(&note_tmp);
+        }
+        kept
+    }
+
+    /// `len` bytes of `source` from `from`, copied into the new temporary `tmp` and fsynced.
+    fn copy_to_temporary(&self, tmp: &Path, source: &Path, from: u64, len: u64) -> Result<(), EngineError> {
+        self.io.remove_if_exists(tmp)?;
+        self.io.create(tmp)?;
         let mut buf = vec![0u8; COPY_CHUNK_BYTES.min(usize::try_from(len).unwrap_or(COPY_CHUNK_BYTES))];
         let mut done = 0u64;
         while done < len {
             let n = usize::try_from(len - done).unwrap_or(usize::MAX).min(buf.len());
             let chunk = buf.get_mut(..n).unwrap_or_default();
             self.io.read_exact_at(source, from + done, chunk)?;
-            self.io.write_at(&tmp, done, chunk)?;
+            self.io.write_at(tmp, done, chunk)?;
             done += n as u64;
         }
-        self.io.sync_data(&tmp)?;
-        let name = self.publish(&tmp, name_for)?;
-        self.write_note(&name, note)?;
-        Ok(name)
+        self.io.sync_data(tmp)
+    }
+
+    /// Publishes the durable temporary `tmp` under the first `name_for(K)`
+    /// free with its note's name, after its note (written to `note_tmp`) is
+    /// durable: link the evidence, link the note, remove the temporaries
+    /// (`tmp` only when `tmp_is_ours`), fsync the directory. A note link that fails takes the evidence's name
+    /// away again (the caller removes the temporaries).
+    fn publish_with_note(
+        &self,
+        tmp: &Path,
+        tmp_is_ours: bool,
+        note_tmp: &Path,
+        name_for: &dyn Fn(u32) -> String,
+        note: &serde_json::Value,
+    ) -> Result<String, EngineError> {
+        for attempt in 1..=MAX_EVIDENCE_ATTEMPTS {
+            let name = name_for(attempt);
+            let note_name = evidence_note_name(&name);
+            if self.io.kind(&self.file(&name))?.is_some() || self.io.kind(&self.file(&note_name))?.is_some() {
+                continue;
+            }
+            self.write_note_temporary(note_tmp, &name, note)?;
+            if !self.io.link_new(tmp, &self.file(&name))? {
+                continue;
+            }
+            match self.io.link_new(note_tmp, &self.file(&note_name)) {
+                Ok(true) => {}
+                linked => {
+                    self.io.remove_own_after_failure(&self.file(&name));
+                    let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "the note's name was taken meanwhile");
+                    return Err(linked.err().unwrap_or_else(|| self.io.latch(EngineError::io(&self.file(&note_name), "link", &e))));
+                }
+            }
+            if tmp_is_ours {
+                self.io.remove_if_exists(tmp)?;
+            }
+            self.io.remove_if_exists(note_tmp)?;
+            self.io.sync_dir(&self.path)?;
+            return Ok(name);
+        }
+        let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("{MAX_EVIDENCE_ATTEMPTS} evidence names are taken"));
+        Err(self.io.latch(EngineError::io(tmp, "link", &e)))
+    }
+
+    /// The note for the evidence `name` (its name filled in), written to the
+    /// new temporary `note_tmp` and fsynced.
+    fn write_note_temporary(&self, note_tmp: &Path, name: &str, note: &serde_json::Value) -> Result<(), EngineError> {
+        let mut note = note.clone();
+        note["evidence"] = name.into();
+        self.io.remove_if_exists(note_tmp)?;
+        self.io.create(note_tmp)?;
+        self.io.write_at(note_tmp, 0, note.to_string().as_bytes())?;
+        self.io.sync_data(note_tmp)
     }
 
     /// Keeps the whole file `source` as evidence under the first free
     /// `name_for(K)`: a second name of the same file (a hard link: nothing is
     /// copied, a sparse file stays sparse), with its JSON note, both durable
-    /// before this returns, so removing `source` next destroys nothing.
+    /// before this returns, so removing `source` next destroys nothing. A
+    /// failure takes the evidence name away again (`source` keeps the bytes)
+    /// and removes the note's temporary.
     pub(crate) fn keep_whole_as_evidence(
         &self,
         name_for: &dyn Fn(u32) -> String,
         source: &Path,
         note: &serde_json::Value,
     ) -> Result<String, EngineError> {
-        let name = self.first_free_link(source, name_for)?;
-        self.write_note(&name, note)?;
-        Ok(name)
-    }
-
-    /// The note beside the evidence `name` (its name filled in), published
-    /// without replacing anything, durable (with the evidence's name) on return.
-    fn write_note(&self, name: &str, note: &serde_json::Value) -> Result<(), EngineError> {
-        let mut note = note.clone();
-        note["evidence"] = name.into();
-        let note_name = evidence_note_name(name);
-        let note_tmp = self.file(&temporary_name(&note_name));
-        self.io.remove_if_exists(&note_tmp)?;
-        self.io.create(&note_tmp)?;
-        self.io.write_at(&note_tmp, 0, note.to_string().as_bytes())?;
-        self.io.sync_data(&note_tmp)?;
-        if !self.io.link_new(&note_tmp, &self.file(&note_name))? {
-            // A note of that name without its evidence: keep it, name ours after the evidence anyway.
-            let _ = self.publish(&note_tmp, &|attempt| evidence_note_name(&format!("{name}.note{attempt}")))?;
+        let note_tmp = self.file(&temporary_name(&evidence_note_name(&name_for(1))));
+        let kept = self.publish_with_note(source, false, &note_tmp, name_for, note);
+        if kept.is_err() {
+            self.io.remove_own_after_failure(&note_tmp);
         }
-        self.io.remove_if_exists(&note_tmp)?;
-        self.io.sync_dir(&self.path)
+        kept
     }
 
     /// Keeps the (damaged) epochs file under the first free
@@ -295,14 +349,6 @@ impl ShardDir {
         let name = self.first_free_link(&self.epochs(), &damaged_epochs_name)?;
         // Durable before the rename that will take the old name away.
         self.io.sync_dir(&self.path)?;
-        Ok(name)
-    }
-
-    /// Gives `tmp` the first free name `name_for(1)`, `name_for(2)`, … and
-    /// removes the temporary name.
-    fn publish(&self, tmp: &Path, name_for: &dyn Fn(u32) -> String) -> Result<String, EngineError> {
-        let name = self.first_free_link(tmp, name_for)?;
-        self.io.remove_if_exists(tmp)?;
         Ok(name)
     }
 

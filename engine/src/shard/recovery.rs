@@ -445,7 +445,7 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: Option<&m
     let problem = match (&index_summary, base) {
         (None, _) => Some(IndexProblem::Missing),
         (Some(s), Some(base)) => quick_check(s, &ctx(dir, id, true, false), base, summary.clean_prefix_end.max(SEGMENT_HEADER_LEN as u64))
-            .or_else(|| mismatches.first().cloned().map(IndexProblem::Finding))
+            .or_else(|| mismatches.0.first().cloned().map(IndexProblem::Finding))
             .or_else(|| lagging.then_some(IndexProblem::Lagging)),
         (Some(_), None) => Some(IndexProblem::Unusable("its segment's header was rejected".into())),
     };
@@ -588,7 +588,7 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
         return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None, damaged: Some(damaged) });
     }
     if problem.is_none() {
-        problem = check.finish().first().cloned().map(IndexProblem::Finding);
+        problem = check.finish().0.first().cloned().map(IndexProblem::Finding);
     }
     // A sound index whose tail did not read: the damage is real, in the last interval.
     let start = match (problem.is_none(), disk_last) {

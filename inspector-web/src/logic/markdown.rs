@@ -13,14 +13,15 @@ use std::fmt::Write as _;
 use felix_codec::report::Report;
 
 /// A control character as a visible symbol (`\n` → `␊`), anything else as
-/// itself. Bidirectional controls (which reorder what a reader sees, as
-/// `report::one_line` escapes them for a terminal) become `�` too.
+/// itself. Bidirectional controls (which reorder what a reader sees) and
+/// zero-width characters (which hide text), as `report::is_hostile` names
+/// them for a terminal, become `�` too.
 fn visible(c: char) -> char {
     match u32::from(c) {
         n @ 0..=0x1F => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
         0x7F => '\u{2421}',
         _ if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') => '\u{FFFD}',
-        _ if matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') => '\u{FFFD}',
+        _ if felix_codec::report::is_hostile(c) => '\u{FFFD}',
         _ => c,
     }
 }

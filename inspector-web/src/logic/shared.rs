@@ -137,10 +137,21 @@ pub fn check_hashes(at: &str, f: &FileReport) -> Result<(), Refused> {
 }
 
 /// Checks what a report says of a file that changed while it was read: no
-/// read went past its size at the start, and a file that did not only grow
-/// carries no hash (none describes the bytes its findings come from).
+/// read went past its size at the start, a file that "only grew" is there
+/// at the end and larger, and a file that did not only grow carries no hash
+/// (none describes the bytes its findings come from).
 fn check_change(at: &str, f: &FileReport) -> Result<(), Refused> {
     let Some(change) = &f.changed_while_read else { return Ok(()) };
+    if change.only_grew && change.size_at_end.is_none_or(|end| end <= change.size_at_start) {
+        let end = change.size_at_end.map_or_else(|| "null".to_string(), |n| n.to_string());
+        return Err(refuse(
+            format!("{at}.changed_while_read.only_grew"),
+            format!(
+                "is true, but size_at_end is {end} and size_at_start {}: a file that only grew is there and larger at the end",
+                change.size_at_start
+            ),
+        ));
+    }
     if f.size > change.size_at_start {
         return Err(refuse(
             format!("{at}.size"),
@@ -408,9 +419,25 @@ mod tests {
             (
                 Box::new(|r| {
                     let size_at_start = r.files[1].size - 1;
-                    r.files[1].changed_while_read = Some(FileChange { size_at_start, size_at_end: None, only_grew: true });
+                    r.files[1].changed_while_read =
+                        Some(FileChange { size_at_start, size_at_end: Some(size_at_start + 1), only_grew: true });
                 }),
                 "files[1].size is",
+            ),
+            (
+                Box::new(|r| {
+                    let size_at_start = r.files[1].size;
+                    r.files[1].changed_while_read = Some(FileChange { size_at_start, size_at_end: None, only_grew: true });
+                }),
+                "files[1].changed_while_read.only_grew is true, but size_at_end is null",
+            ),
+            (
+                Box::new(|r| {
+                    let size_at_start = r.files[1].size;
+                    r.files[1].changed_while_read =
+                        Some(FileChange { size_at_start, size_at_end: Some(size_at_start - 1), only_grew: true });
+                }),
+                "files[1].changed_while_read.only_grew is true, but size_at_end is",
             ),
         ];
         for (break_it, want) in cases {
