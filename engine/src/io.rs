@@ -320,7 +320,7 @@ impl Io for OsIo {
             ))),
             Err(e) => Err(io::Error::new(e.kind(), format!("{}: the locked shard directory is gone: {e}", shown.display()))),
         };
-        Ok(LockGuard::checked((dir_file, file), check))
+        Ok(LockGuard::checked(HeldFlocks([dir_file, file]), check))
     }
     fn preallocate(&self, path: &Path, len: u64) -> io::Result<()> {
         let file = self.handle(path)?;
@@ -356,6 +356,20 @@ impl Io for OsIo {
             }
         }
         Ok(None)
+    }
+}
+
+/// The writer's two `flock`s, released explicitly (`LOCK_UN`) when dropped:
+/// a child forked by another thread between our close and its `exec` keeps
+/// the open file description (and so the lock) alive for a moment, which a
+/// bare close would leave to chance.
+struct HeldFlocks([File; 2]);
+
+impl Drop for HeldFlocks {
+    fn drop(&mut self) {
+        for file in &self.0 {
+            let _ = file.unlock();
+        }
     }
 }
 
