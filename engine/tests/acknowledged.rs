@@ -11,7 +11,9 @@
 //!   unfinished roll with a torn index beside it; a garbage orphaned index).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Write};
+mod support;
+
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
@@ -168,15 +170,7 @@ fn a_new_segment_never_replaces_a_file_that_appeared_under_its_name() {
 // ---- defect 2: the writer's lock survives `rm writer.lock` ----
 
 fn live_producer(root: &Path, shard: &str) -> (std::process::Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
-    let mut child = Command::new(bin())
-        .args(["produce", root.to_str().unwrap(), "--shard", shard])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    (child, lines)
+    support::live_producer(root.to_str().unwrap(), shard, &[])
 }
 
 #[test]

@@ -9,8 +9,10 @@
 //! main simulator's SplitMix64 (see `simulation.rs`).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -99,16 +101,7 @@ impl World {
     }
 
     fn producer(&self, extra: &[&str]) -> (Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
-        let mut child = Command::new(bin())
-            .args(["produce", self.root(), "--shard", SHARD])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        (child, lines)
+        support::live_producer(self.root(), SHARD, extra)
     }
 
     fn ack(&mut self, offset: &str, payload: String) {

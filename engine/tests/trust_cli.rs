@@ -3,7 +3,9 @@
 //! sparse 100 GiB files and a memory limit on the process.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Write};
+mod support;
+
+use std::io::{BufReader, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -58,16 +60,7 @@ fn produce(root: &Path, lines: &[&str]) {
 
 /// A producer kept running: returns the child and its acknowledged-offset reader.
 fn live_producer(root: &Path, extra: &[&str]) -> (Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
-    let mut child = Command::new(bin())
-        .args(["produce", root.to_str().unwrap(), "--shard", SHARD])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    (child, lines)
+    support::live_producer(root.to_str().unwrap(), SHARD, extra)
 }
 
 fn consume_all(root: &Path) -> Vec<(u64, String)> {
