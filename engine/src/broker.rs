@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -378,6 +379,97 @@ struct LogInner {
     config: LogConfig,
     shard: Shard,
     retention: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// A group commit's flush is in flight.
+    flushing: AtomicBool,
+    /// Bumped when a flush ends: its waiters wake and look again.
+    flushes: tokio::sync::watch::Sender<u64>,
+    /// Appends begun: a flush's leader waits while this still moves.
+    writes: AtomicU64,
+    /// Tasks waiting in `commit` for a flush.
+    waiting: AtomicUsize,
+    /// `writes` when the last flush started.
+    writes_at_flush: AtomicU64,
+    /// The write that ends the flush leader's gathering wakes it (`u64::MAX`: none).
+    gather_until: AtomicU64,
+    /// The flush leader's thread, while there is one.
+    leader: Mutex<Option<std::thread::Thread>>,
+}
+
+/// A task waiting in [`DiskLog::commit`], counted while it waits.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Self(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The flush leader, on a blocking thread: flushes, wakes the waiters, and
+/// while writes are left unsynced leads the next flush itself (no hand-off
+/// to another thread). Before each next flush it gathers: it waits for as
+/// many new writes as the last flush acknowledged — the publishers it woke,
+/// writing their next batches — but never longer than that flush took, so
+/// one `fdatasync` covers all of them, not half. Then it lets go, and wakes
+/// the waiters once more so one of them leads if it came in as it left.
+fn lead_flushes(inner: &LogInner) {
+    *inner.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::thread::current());
+    loop {
+        let at_start = inner.writes.load(Ordering::Acquire);
+        let covered = at_start.saturating_sub(inner.writes_at_flush.swap(at_start, Ordering::AcqRel));
+        let started = std::time::Instant::now();
+        let flushed = inner.shard.sync_for_commit();
+        let took = started.elapsed();
+        let target = inner.writes.load(Ordering::Acquire).saturating_add(covered);
+        inner.gather_until.store(target, Ordering::Release);
+        inner.flushes.send_modify(|n| *n = n.wrapping_add(1));
+        if flushed.is_err() {
+            break;
+        }
+        let deadline = std::time::Instant::now() + took.min(MAX_GATHER);
+        while inner.writes.load(Ordering::Acquire) < target {
+            match deadline.checked_duration_since(std::time::Instant::now()) {
+                Some(left) if !left.is_zero() => std::thread::park_timeout(left),
+                _ => break,
+            }
+        }
+        inner.gather_until.store(u64::MAX, Ordering::Release);
+        if inner.shard.durable_offset() >= inner.shard.next_offset() {
+            break;
+        }
+    }
+    *inner.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    inner.flushing.store(false, Ordering::Release);
+    inner.flushes.send_modify(|n| *n = n.wrapping_add(1));
+}
+
+/// Most scheduler rounds a task that starts a flush leader lets others write first.
+const GATHER_ROUNDS: usize = 8;
+
+/// The longest a flush leader gathers writes before its next flush.
+const MAX_GATHER: std::time::Duration = std::time::Duration::from_millis(2);
+
+impl LogInner {
+    /// Counts a write; the one the gathering flush leader waits for wakes it.
+    fn note_write(&self) {
+        let n = self.writes.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+        if n == self.gather_until.load(Ordering::Acquire) {
+            if let Some(leader) = self.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
+                leader.unpark();
+            }
+        }
+    }
+}
+
+/// The engine's view of a batch (borrowed: nothing is copied).
+fn engine_batch(records: &[AppendRecord]) -> Vec<Append<'_>> {
+    records.iter().map(|r| Append { payload: &r.payload, timestamp_micros: Some(r.timestamp_micros) }).collect()
 }
 
 /// A durable log for one shard: cheap to clone, every clone the same log.
@@ -404,6 +496,11 @@ pub struct PendingAppend {
 }
 
 impl PendingAppend {
+    fn new(pending: Pending) -> Self {
+        let result = AppendResult { first_offset: pending.offsets.start, last_offset: pending.offsets.end.saturating_sub(1) };
+        Self { result, pending }
+    }
+
     /// The first offset.
     #[must_use]
     pub fn first_offset(&self) -> Offset {
@@ -444,7 +541,19 @@ impl DiskLog {
         if config.verify_all_on_open {
             verify_all(&shard)?;
         }
-        let inner = Arc::new(LogInner { label: label.into(), config, shard, retention: Mutex::new(None) });
+        let inner = Arc::new(LogInner {
+            label: label.into(),
+            config,
+            shard,
+            retention: Mutex::new(None),
+            flushing: AtomicBool::new(false),
+            flushes: tokio::sync::watch::Sender::new(0),
+            writes: AtomicU64::new(0),
+            waiting: AtomicUsize::new(0),
+            writes_at_flush: AtomicU64::new(0),
+            gather_until: AtomicU64::new(u64::MAX),
+            leader: Mutex::new(None),
+        });
         if let (true, Ok(runtime)) = (retains, runtime) {
             let weak = Arc::downgrade(&inner);
             let every = inner.config.retention_check_interval;
@@ -520,30 +629,74 @@ impl DiskLog {
         if records.is_empty() {
             return Err(EngineError::InvalidRange);
         }
-        let inner = Arc::clone(&self.inner);
-        let records = records.to_vec();
-        blocking(move || {
-            let batch: Vec<Append<'_>> =
-                records.iter().map(|r| Append { payload: &r.payload, timestamp_micros: Some(r.timestamp_micros) }).collect();
-            let pending = inner.shard.write(&batch)?;
-            let result = AppendResult { first_offset: pending.offsets.start, last_offset: pending.offsets.end.saturating_sub(1) };
-            Ok(PendingAppend { result, pending })
-        })
-        .await
+        // A write into the page cache costs less than a hop to a blocking
+        // thread: it runs inline unless it would roll the segment.
+        let written = match self.inner.shard.write_unless_roll(&engine_batch(records))? {
+            Some(pending) => PendingAppend::new(pending),
+            None => {
+                let inner = Arc::clone(&self.inner);
+                let records = records.to_vec();
+                blocking(move || inner.shard.write(&engine_batch(&records)).map(PendingAppend::new)).await?
+            }
+        };
+        self.inner.note_write();
+        Ok(written)
     }
 
     /// Waits until `pending` meets the fsync policy (`OnCommit`: its flush,
     /// shared with every append written before it started).
     ///
+    /// Group commit: when no flush is in flight, the first waiter starts one
+    /// on a blocking thread, covering everything written so far; every other
+    /// waiter sleeps as a task (no thread of its own) until a flush ends, and
+    /// is acknowledged if that flush covered it, or starts the next. So one
+    /// `fdatasync` and one check of the writer's lock serve every append
+    /// written while the previous one ran.
+    ///
     /// # Errors
     /// `FailStopped` or the IO failure that stopped the shard.
     pub async fn commit(&self, pending: &PendingAppend) -> Result<()> {
-        if self.inner.config.fsync_mode != FsyncMode::OnCommit {
-            return self.inner.shard.failure().map_or(Ok(()), |cause| Err(EngineError::FailStopped { cause }));
+        let mut flushed = self.inner.flushes.subscribe();
+        if self.inner.shard.try_commit(&pending.pending)? {
+            return Ok(());
         }
-        let inner = Arc::clone(&self.inner);
-        let pending = pending.pending.clone();
-        blocking(move || inner.shard.commit(&pending)).await
+        let _waiting = Waiting::new(&self.inner.waiting);
+        loop {
+            if !self.inner.flushing.load(Ordering::Acquire) {
+                self.gather().await;
+                if self.inner.shard.try_commit(&pending.pending)? {
+                    return Ok(());
+                }
+            }
+            if !self.inner.flushing.swap(true, Ordering::AcqRel) {
+                let inner = Arc::clone(&self.inner);
+                // Not tied to this future: a cancelled append cannot strand
+                // the other waiters. A failed flush stops the shard, which
+                // every waiter's `try_commit` then reports.
+                tokio::task::spawn_blocking(move || lead_flushes(&inner));
+            }
+            flushed.changed().await.map_err(|_| EngineError::Closed { dir: self.inner.shard.dir().to_path_buf() })?;
+            if self.inner.shard.try_commit(&pending.pending)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Before leading a flush: lets the tasks that are ready run first, for
+    /// as long as they keep writing (at most [`GATHER_ROUNDS`] scheduler
+    /// rounds). The publishers a flush just acknowledged write their next
+    /// batches, and this flush covers them instead of the one after; alone,
+    /// one yield finds nothing written and the flush starts at once.
+    async fn gather(&self) {
+        let mut seen = self.inner.writes.load(Ordering::Acquire);
+        for _ in 0..GATHER_ROUNDS {
+            tokio::task::yield_now().await;
+            let now = self.inner.writes.load(Ordering::Acquire);
+            if now == seen {
+                return;
+            }
+            seen = now;
+        }
     }
 
     /// Flushes now, whatever the policy.
@@ -593,7 +746,11 @@ impl AppendOnlyLog for DiskLog {
         Box::pin(async move {
             let started = std::time::Instant::now();
             let pending = self.append_pending(&records).await?;
-            self.commit(&pending).await?;
+            // Under `Periodic` and `None` the write acknowledged it (after
+            // checking the writer's lock); only `OnCommit` waits for a flush.
+            if self.inner.config.fsync_mode == FsyncMode::OnCommit {
+                self.commit(&pending).await?;
+            }
             metrics::histogram!(names::APPEND_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
             Ok(pending.result)
         })

@@ -165,7 +165,15 @@ pub fn read_exact_at(io: &dyn Io, path: &Path, mut pos: u64, mut buf: &mut [u8])
 /// The real filesystem. Keeps open handles so appends do not reopen files.
 #[derive(Debug, Default)]
 pub struct OsIo {
-    handles: Mutex<HashMap<PathBuf, Arc<File>>>,
+    handles: Mutex<Handles>,
+}
+
+/// Open files by path, and the last one used (an append writes the same
+/// file again and again: a path comparison instead of a hash).
+#[derive(Debug, Default)]
+struct Handles {
+    open: HashMap<PathBuf, Arc<File>>,
+    last: Option<(PathBuf, Arc<File>)>,
 }
 
 impl OsIo {
@@ -176,9 +184,15 @@ impl OsIo {
     }
 
     fn handle(&self, path: &Path) -> io::Result<Arc<File>> {
-        let mut map = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(f) = map.get(path) {
-            return Ok(Arc::clone(f));
+        let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((last, f)) = &handles.last {
+            if last == path {
+                return Ok(Arc::clone(f));
+            }
+        }
+        if let Some(f) = handles.open.get(path).cloned() {
+            handles.last = Some((path.to_path_buf(), Arc::clone(&f)));
+            return Ok(f);
         }
         // Never follow a symbolic link, and never create on the way.
         let f = match OpenOptions::new().read(true).write(true).custom_flags(libc_o_nofollow()).open(path) {
@@ -189,12 +203,16 @@ impl OsIo {
             Err(e) => return Err(e),
         };
         let f = Arc::new(f);
-        map.insert(path.to_path_buf(), Arc::clone(&f));
+        handles.open.insert(path.to_path_buf(), Arc::clone(&f));
         Ok(f)
     }
 
     fn forget(&self, path: &Path) {
-        self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(path);
+        let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        handles.open.remove(path);
+        if handles.last.as_ref().is_some_and(|(last, _)| last == path) {
+            handles.last = None;
+        }
     }
 }
 
@@ -238,7 +256,7 @@ impl Io for OsIo {
         fs::create_dir(dir)
     }
     fn len(&self, path: &Path) -> io::Result<u64> {
-        let cached = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(path).cloned();
+        let cached = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).open.get(path).cloned();
         match cached {
             Some(f) => Ok(f.metadata()?.len()),
             // Not opened for a size alone: a file the engine only lists (an
@@ -257,7 +275,11 @@ impl Io for OsIo {
     }
     fn create(&self, path: &Path) -> io::Result<()> {
         let f = OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
-        self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(path.to_path_buf(), Arc::new(f));
+        let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if handles.last.as_ref().is_some_and(|(last, _)| last == path) {
+            handles.last = None;
+        }
+        handles.open.insert(path.to_path_buf(), Arc::new(f));
         Ok(())
     }
     fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {

@@ -11,6 +11,7 @@ use felix_codec::shard_name::ShardKey;
 use felix_engine::inspect::{self, NoProgress, Progress};
 use felix_engine::EngineError;
 
+mod bench;
 mod commands;
 mod progress;
 
@@ -142,6 +143,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure appends through the broker facade: upstream's `felix-log-tool
+    /// bench` loop, flags and JSON line (plus `fsyncs` and `appends_per_fsync`).
+    ///
+    /// Appends --records records of --payload-bytes bytes, --batch per append,
+    /// from --concurrency tasks on a runtime with a worker per core, after
+    /// --warmup-records from one task; prints one JSON line with records per
+    /// second and each append's latency percentiles. Writes into --dir (a
+    /// log directory: created, or recovered and appended to).
+    Bench(BenchFlags),
     /// Print a shell completion script for felix-storage.
     Completions {
         /// The shell.
@@ -159,6 +169,84 @@ enum Command {
         #[arg(value_enum)]
         document: felix_engine::schema::Document,
     },
+}
+
+/// `bench`'s flags: upstream's `felix-log-tool bench` flags, with its defaults.
+#[derive(clap::Args, Debug)]
+struct BenchFlags {
+    /// The log directory to append to.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Records to measure.
+    #[arg(long, default_value_t = 20_000)]
+    records: u64,
+    /// Payload size in bytes.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(..=i64::from(felix_codec::MAX_PAYLOAD_BYTES)))]
+    payload_bytes: u32,
+    /// Records per append.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64))]
+    batch: u32,
+    /// Concurrent publishers.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    concurrency: u32,
+    /// Records appended (by one publisher) before measuring.
+    #[arg(long, default_value_t = 2_000)]
+    warmup_records: u64,
+    /// A name for this run in the JSON line.
+    #[arg(long, default_value = "run")]
+    label: String,
+    /// When an append is acknowledged: on_commit, periodic or none.
+    #[arg(long, default_value = "on_commit", value_parser = ["on_commit", "periodic", "none"])]
+    fsync: String,
+    /// The flush interval of --fsync periodic, in milliseconds.
+    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..))]
+    fsync_interval_ms: u64,
+    /// Roll to a new segment past this many bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    segment_bytes: u64,
+    /// An index entry per this many bytes.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+    index_spacing_bytes: u64,
+    /// Do not reserve each segment's blocks when it is created.
+    #[arg(long)]
+    no_preallocate: bool,
+    /// Upstream's background-rollover threshold (accepted; we roll inline).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(1..=100))]
+    rollover_threshold_percent: u8,
+    /// Upstream's overshoot bound (accepted; our segments never overshoot).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(1..))]
+    max_overshoot_percent: u8,
+}
+
+impl BenchFlags {
+    fn into_args(self) -> Result<bench::BenchArgs, (u8, String)> {
+        use felix_engine::broker::{FsyncMode, LogConfig};
+        let fsync_mode = match self.fsync.as_str() {
+            "none" => FsyncMode::None,
+            "periodic" => FsyncMode::Periodic { interval: std::time::Duration::from_millis(self.fsync_interval_ms) },
+            _ => FsyncMode::OnCommit,
+        };
+        let config = LogConfig {
+            segment_size_bytes: self.segment_bytes,
+            index_spacing_bytes: self.index_spacing_bytes,
+            fsync_mode,
+            preallocate_segments: !self.no_preallocate,
+            rollover_threshold_percent: self.rollover_threshold_percent,
+            max_overshoot_percent: self.max_overshoot_percent,
+            ..LogConfig::default()
+        };
+        config.validate().map_err(|e| fail(&e))?;
+        Ok(bench::BenchArgs {
+            dir: self.dir,
+            config,
+            records: self.records,
+            payload_bytes: self.payload_bytes as usize,
+            batch: self.batch as usize,
+            concurrency: self.concurrency as usize,
+            warmup_records: self.warmup_records,
+            label: self.label,
+        })
+    }
 }
 
 /// Output format of `consume`.
@@ -341,6 +429,7 @@ fn main() -> ExitCode {
             };
             dirs.and_then(|(a, b)| commands::diff(&a, &b, json))
         }
+        Command::Bench(flags) => flags.into_args().and_then(|args| bench::run(&args)),
         Command::Completions { shell } => commands::completions(shell, &mut Cli::command()),
         Command::Man { subcommand } => commands::man(Cli::command(), subcommand.as_deref()),
         Command::Schema { document } => commands::schema(document),

@@ -39,6 +39,16 @@ pub(crate) struct ShardDir {
     pub(crate) path: PathBuf,
     /// The directory's name, for finding sites.
     pub(crate) name: String,
+    /// The last segment's and index's paths asked for: every append names
+    /// the active segment, and formatting its name each time is dear.
+    recent: std::sync::Mutex<RecentPaths>,
+}
+
+/// The last `(id, path)` of each kind [`ShardDir`] formatted.
+#[derive(Debug, Default)]
+struct RecentPaths {
+    log: Option<(u64, Arc<Path>)>,
+    index: Option<(u64, Arc<Path>)>,
 }
 
 /// The directory's entries, sorted into what the engine may touch.
@@ -68,7 +78,7 @@ impl ShardDir {
     /// The directory `path`, reached through `io`.
     pub(crate) fn new(io: Arc<dyn Io>, path: &Path) -> Self {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        Self { io: CheckedIo::new(io), path: path.to_path_buf(), name }
+        Self { io: CheckedIo::new(io), path: path.to_path_buf(), name, recent: std::sync::Mutex::default() }
     }
 
     pub(crate) fn file(&self, name: &str) -> PathBuf {
@@ -76,11 +86,30 @@ impl ShardDir {
     }
 
     pub(crate) fn log(&self, id: u64) -> PathBuf {
-        self.file(&segment_file_name(id))
+        self.log_path(id).to_path_buf()
     }
 
     pub(crate) fn index(&self, id: u64) -> PathBuf {
-        self.file(&index_file_name(id))
+        self.index_path(id).to_path_buf()
+    }
+
+    /// As [`ShardDir::log`], shared: the append path's (no allocation).
+    pub(crate) fn log_path(&self, id: u64) -> Arc<Path> {
+        self.recent_path(id, |r| &mut r.log, segment_file_name)
+    }
+
+    /// As [`ShardDir::index`], shared.
+    pub(crate) fn index_path(&self, id: u64) -> Arc<Path> {
+        self.recent_path(id, |r| &mut r.index, index_file_name)
+    }
+
+    fn recent_path(&self, id: u64, slot: impl FnOnce(&mut RecentPaths) -> &mut Option<(u64, Arc<Path>)>, name: fn(u64) -> String) -> Arc<Path> {
+        let mut recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let slot = slot(&mut recent);
+        match slot {
+            Some((known, path)) if *known == id => Arc::clone(path),
+            _ => Arc::clone(&slot.insert((id, Arc::from(self.file(&name(id)).as_path()))).1),
+        }
     }
 
     pub(crate) fn epochs(&self) -> PathBuf {

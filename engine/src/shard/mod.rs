@@ -15,7 +15,9 @@
 //! Durability protocol: see `docs/durability.md`.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+
+use parking_lot::{Condvar, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -39,7 +41,7 @@ use dir::ShardDir;
 
 pub use felix_codec::epochs::{bound_epochs, truncation_point};
 pub use retention::RetentionPass;
-pub use writer::{Append, Pending};
+pub use writer::{Append, Pending, LOCK_CHECK_FRESH};
 
 /// Default segment size: 128 MiB.
 pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 128 << 20;
@@ -237,6 +239,10 @@ pub(crate) struct Inner {
     pub(crate) next_offset: u64,
     /// Offsets below this are durable.
     pub(crate) durable_next: u64,
+    /// Offsets below this are durable and the writer's lock was verified
+    /// after they became so: a batch below it is acknowledged without a
+    /// check of its own (one check per group commit, not per append).
+    pub(crate) verified_next: u64,
     /// Active segment length covered by the last sync.
     pub(crate) durable_len: u64,
     /// Offsets below this are visible to reads (durable, or acknowledged under `Interval`).
@@ -260,6 +266,8 @@ pub(crate) struct Inner {
     /// A reader's shard that recovery refuses: reads past the last readable
     /// record stop with this damage (the file and its finding).
     pub(crate) unreadable: Option<(PathBuf, felix_codec::Finding)>,
+    /// The append path's encode buffer, reused.
+    pub(crate) encode_buf: Vec<u8>,
 }
 
 /// The id a new segment gets after the newest one `newest` (0 for an empty
@@ -276,6 +284,7 @@ pub(crate) const TRUNCATION_HISTORY: usize = 64;
 impl Inner {
     /// Records a truncation that cut every record from `cut_at` on.
     pub(crate) fn note_cut(&mut self, cut_at: u64) {
+        self.verified_next = self.verified_next.min(cut_at);
         self.truncations += 1;
         self.recent_cuts.push_back((self.truncations, cut_at));
         if self.recent_cuts.len() > TRUNCATION_HISTORY {
@@ -302,16 +311,18 @@ pub(crate) struct Shared {
     pub(crate) dir: ShardDir,
     pub(crate) config: Config,
     pub(crate) read_only: bool,
-    pub(crate) inner: Mutex<Inner>,
+    pub(crate) inner: parking_lot::Mutex<Inner>,
     /// Signalled when a sync completes (or the shard stops).
     pub(crate) synced: Condvar,
     /// Signalled to wake the interval flusher.
     pub(crate) flusher_wake: Condvar,
+    /// `fdatasync`s of segment files so far (a bench's appends per fsync).
+    pub(crate) data_syncs: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner.lock()
     }
 
     pub(crate) fn writable(&self) -> Result<(), EngineError> {
@@ -330,6 +341,8 @@ pub struct Shard {
     /// The writer's lock, held until the shard is closed or dropped (`None`
     /// when read-only or closed), verified before every acknowledgement.
     pub(crate) writer_lock: std::sync::RwLock<Option<LockGuard>>,
+    /// When the lock was last checked (appends that need no sync reuse a recent check).
+    pub(crate) lock_checked: writer::LockChecked,
 }
 
 /// Microseconds since the Unix epoch.
@@ -418,6 +431,7 @@ impl Shard {
             segments: r.segments,
             next_offset,
             durable_next: next_offset,
+            verified_next: next_offset,
             durable_len: active_len,
             visible_next: next_offset,
             visible_len: active_len,
@@ -430,9 +444,14 @@ impl Shard {
             truncations: 0,
             recent_cuts: std::collections::VecDeque::new(),
             unreadable: r.unreadable,
+            encode_buf: Vec::new(),
         };
         let shared =
-            Arc::new(Shared { dir, config, read_only, inner: Mutex::new(inner), synced: Condvar::new(), flusher_wake: Condvar::new() });
+            Arc::new(Shared { dir, config, read_only, inner: parking_lot::Mutex::new(inner),
+            synced: Condvar::new(),
+            flusher_wake: Condvar::new(),
+            data_syncs: std::sync::atomic::AtomicU64::new(0),
+        });
         let flusher = match interval {
             Some(micros) => {
                 let path = shared.dir.path.clone();
@@ -443,7 +462,7 @@ impl Shard {
             }
             None => None,
         };
-        Ok((Self { shared, flusher: Mutex::new(flusher), writer_lock: std::sync::RwLock::new(lock) }, r.recovery))
+        Ok((Self { shared, flusher: Mutex::new(flusher), writer_lock: std::sync::RwLock::new(lock), lock_checked: writer::LockChecked::now() }, r.recovery))
     }
 
     /// The shard directory.

@@ -31,7 +31,7 @@ fn add_epoch(shared: &Shared, g: &mut Inner, epoch: Epoch) -> Result<(), EngineE
 /// power cut leaves (records written and not yet synced — a batch not yet
 /// committed, or acknowledged under `Interval` or `NoSync` — would go, and
 /// the history would name a start past the log's end: `EpochsBeyondLog`).
-fn all_durable(shared: &Shared) -> Result<std::sync::MutexGuard<'_, Inner>, EngineError> {
+fn all_durable(shared: &Shared) -> Result<parking_lot::MutexGuard<'_, Inner>, EngineError> {
     let g = shared.lock();
     shared.dir.io.mutation(|| super::writer::sync_through(shared, g, u64::MAX))
 }
@@ -179,6 +179,7 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
     let Some(oldest) = g.segments.first().map(|s| s.id) else {
         g.next_offset = offset;
         g.durable_next = offset;
+        g.verified_next = g.verified_next.min(offset);
         g.visible_next = offset;
         return super::writer::start_segment(shared, g);
     };

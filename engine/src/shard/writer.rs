@@ -5,7 +5,9 @@
 //! segment goes alone into a fresh one). Under `Durability::Interval` a
 //! background flusher syncs at most one interval after a write.
 
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
+
+use parking_lot::MutexGuard;
 use std::time::{Duration, Instant};
 
 use felix_codec::index::{IndexEntry, IndexHeader};
@@ -61,14 +63,42 @@ impl Shard {
     /// # Errors
     /// As [`Shard::append`].
     pub fn write(&self, records: &[Append<'_>]) -> Result<Pending, EngineError> {
+        let (g, _) = self.admit(records)?;
+        self.write_admitted(g, records)
+    }
+
+    /// As [`Shard::write`], but only when the batch fits the active segment:
+    /// `None` (nothing written) when it would start a new one. A roll syncs
+    /// the segment it leaves and creates the next (two `fsync`s of files and
+    /// one of the directory), so an async caller writes inline on its own
+    /// thread when this succeeds and moves to a blocking thread otherwise.
+    ///
+    /// # Errors
+    /// As [`Shard::append`].
+    pub fn write_unless_roll(&self, records: &[Append<'_>]) -> Result<Option<Pending>, EngineError> {
+        match self.admit(records)? {
+            (_, rolls) if rolls > 0 => Ok(None),
+            (g, _) => self.write_admitted(g, records).map(Some),
+        }
+    }
+
+    /// Checks that `records` may be written (the shard is writable, each
+    /// record fits, offsets and segment ids are left for them) and returns
+    /// the shard's lock with how many new segments they would start.
+    fn admit(&self, records: &[Append<'_>]) -> Result<(MutexGuard<'_, Inner>, u64), EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
         if let Some(r) = records.iter().find(|r| r.payload.len() > MAX_PAYLOAD_BYTES as usize) {
             return Err(EngineError::TooLarge { len: r.payload.len() });
         }
-        let mut g = shared.lock();
-        let first = g.next_offset;
-        let count = records.len() as u64;
+        if shared.config.durability != Durability::EveryBatch {
+            // Acknowledged once written: the lock guarded this directory a
+            // moment ago (else the shard stops). Checked before the shard's
+            // lock is taken, so a path lookup never holds up other appends.
+            self.verify_lock_recent()?;
+        }
+        let g = shared.lock();
+        let (first, count) = (g.next_offset, records.len() as u64);
         // Offsets up to u64::MAX - 1 are assigned: u64::MAX has no successor.
         if count > u64::MAX - first {
             return Err(EngineError::OffsetsExhausted { next: first, records: count });
@@ -77,51 +107,37 @@ impl Shard {
         if rolls > 0 && g.next_segment_id.and_then(|id| id.checked_add(rolls - 1)).is_none() {
             return Err(EngineError::SegmentIdsExhausted { dir: shared.dir.path.clone() });
         }
-        let now = now_micros();
-        shared.dir.io.mutation(move || {
-            let mut buf = Vec::new();
-            let mut bytes = 0u64;
-            for record in records {
-                let record_len = (RECORD_HEADER_LEN + record.payload.len()) as u64;
-                let active = g.segments.last().map(|s| (s.len, s.next > s.base));
-                if needs_roll(active, buf.len() as u64, record_len, shared.config.segment_size_bytes) {
-                    flush(shared, &mut g, &mut buf)?;
-                    roll(shared, &mut g)?;
-                }
-                let offset = g.next_offset;
-                let Some(seg) = g.segments.last_mut() else { break };
-                let position = seg.len + buf.len() as u64;
-                let timestamp = record.timestamp_micros.unwrap_or(now);
-                encode_record(offset, timestamp, record.payload, &mut buf)
-                    .map_err(|_| EngineError::TooLarge { len: record.payload.len() })?;
-                bytes += record_len;
-                let _ = seg.index.observe(offset, position);
-                seg.index.verified = seg.index.entries.len();
-                seg.next = offset + 1;
-                seg.last_timestamp = seg.last_timestamp.max(timestamp);
-                g.next_offset = offset + 1;
-            }
-            flush(shared, &mut g, &mut buf)?;
+        Ok((g, rolls))
+    }
+
+    /// Writes admitted `records` under the shard's lock `g`.
+    fn write_admitted(&self, mut g: MutexGuard<'_, Inner>, records: &[Append<'_>]) -> Result<Pending, EngineError> {
+        let shared = &*self.shared;
+        let (first, count) = (g.next_offset, records.len() as u64);
+        // The interval flusher sleeps until there is something to sync: only
+        // the write that ends its sleep wakes it (not every write: a wake per
+        // append costs a context switch per append).
+        let flusher_idle = g.durable_next >= g.next_offset;
+        let (pending, bytes, unsynced) = shared.dir.io.mutation(move || {
+            let bytes = write_records(shared, &mut g, records)?;
             g.appends_since_sync += 1;
             if shared.config.durability != Durability::EveryBatch {
-                // Acknowledged once written: the lock still guards this
-                // directory (else the shard stops), then visible to readers.
-                self.verify_lock()?;
+                // Acknowledged once written (`admit` checked the lock), and
+                // visible to readers.
                 g.visible_next = g.next_offset;
                 g.visible_len = g.segments.last().map_or(0, |s| s.len);
             }
-            metrics::counter!(names::APPEND_RECORDS_TOTAL).increment(count);
-            metrics::counter!(names::APPEND_BYTES_TOTAL).increment(bytes);
-            metrics::histogram!(names::APPEND_BATCH_RECORDS).record(count as f64);
-            metrics::gauge!(names::UNSYNCED_BYTES).set(unsynced_bytes(&g) as f64);
-            let end = g.next_offset;
-            let truncations = g.truncations;
-            drop(g);
-            if let Durability::Interval { .. } = shared.config.durability {
-                shared.flusher_wake.notify_all();
-            }
-            Ok(Pending { offsets: first..end, truncations })
-        })
+            Ok((Pending { offsets: first..g.next_offset, truncations: g.truncations }, bytes, unsynced_bytes(&g)))
+        })?;
+        // Past the lock: appends queue on it, and metrics need none of it.
+        if flusher_idle && matches!(shared.config.durability, Durability::Interval { .. }) {
+            shared.flusher_wake.notify_all();
+        }
+        metrics::counter!(names::APPEND_RECORDS_TOTAL).increment(count);
+        metrics::counter!(names::APPEND_BYTES_TOTAL).increment(bytes);
+        metrics::histogram!(names::APPEND_BATCH_RECORDS).record(count as f64);
+        metrics::gauge!(names::UNSYNCED_BYTES).set(unsynced as f64);
+        Ok(pending)
     }
 
     /// Waits until `pending` satisfies the configured durability: its fsync
@@ -131,23 +147,96 @@ impl Shard {
     /// # Errors
     /// `FailStopped`, or the IO failure that stopped the shard.
     pub fn commit(&self, pending: &Pending) -> Result<(), EngineError> {
+        if self.try_commit(pending)? {
+            return Ok(());
+        }
+        let shared = &*self.shared;
+        drop(shared.dir.io.mutation(|| sync_through(shared, shared.lock(), pending.offsets.end))?);
+        if self.try_commit(pending)? {
+            return Ok(());
+        }
+        // Durable through `end` unless a truncation cut it, which `try_commit` reported.
+        Err(EngineError::TruncatedAway { offsets: pending.offsets.clone(), cut_at: pending.offsets.start })
+    }
+
+    /// Whether `pending` may be acknowledged now, without waiting: under
+    /// `EveryBatch`, once a sync covered it and the writer's lock was
+    /// verified after that sync (by [`Shard::sync_for_commit`], or here, once
+    /// for every batch the sync covered); at once under the other policies.
+    ///
+    /// # Errors
+    /// `TruncatedAway` when a truncation cut the batch; `FailStopped`, or the
+    /// IO failure that stopped the shard.
+    pub fn try_commit(&self, pending: &Pending) -> Result<bool, EngineError> {
         let shared = &*self.shared;
         shared.dir.io.check()?;
-        let cut = |g: &Inner| g.cut_since(pending.truncations, pending.offsets.end);
-        let gone = |cut_at| EngineError::TruncatedAway { offsets: pending.offsets.clone(), cut_at };
-        if let Some(cut_at) = cut(&shared.lock()) {
-            return Err(gone(cut_at));
+        let end = pending.offsets.end;
+        let g = shared.lock();
+        if let Some(cut_at) = g.cut_since(pending.truncations, end) {
+            return Err(EngineError::TruncatedAway { offsets: pending.offsets.clone(), cut_at });
         }
-        if shared.config.durability != Durability::EveryBatch {
-            return Ok(()); // acknowledged by `write`, which checked the lock
+        if shared.config.durability != Durability::EveryBatch || g.verified_next >= end {
+            return Ok(true); // acknowledged by `write`, which checked the lock; or vouched for
         }
-        let g = shared.dir.io.mutation(|| sync_through(shared, shared.lock(), pending.offsets.end))?;
-        // A truncation while the sync was in flight may have cut the batch.
-        if let Some(cut_at) = cut(&g) {
-            return Err(gone(cut_at));
+        if g.durable_next < end {
+            return Ok(false);
         }
         drop(g);
-        self.verify_lock()
+        self.vouch()?;
+        Ok(true)
+    }
+
+    /// Group commit's leader: makes everything written so far durable with
+    /// one sync and verifies the writer's lock once after it, so every batch
+    /// written before the call is then acknowledged by [`Shard::try_commit`]
+    /// without a sync or a check of its own.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO failure that stopped the shard.
+    pub fn sync_for_commit(&self) -> Result<(), EngineError> {
+        self.sync()?;
+        self.vouch()
+    }
+
+    /// Verifies the writer's lock and marks every offset durable before the
+    /// check as acknowledgeable (unless a truncation came in between).
+    fn vouch(&self) -> Result<(), EngineError> {
+        let shared = &*self.shared;
+        let (durable, truncations) = {
+            let g = shared.lock();
+            (g.durable_next, g.truncations)
+        };
+        self.verify_lock()?;
+        let mut g = shared.lock();
+        if g.truncations == truncations {
+            g.verified_next = g.verified_next.max(durable);
+        }
+        Ok(())
+    }
+
+    /// `fdatasync`s of segment files since the shard was opened (a bench's
+    /// appends per fsync).
+    #[must_use]
+    pub fn data_syncs(&self) -> u64 {
+        self.shared.data_syncs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Before an acknowledgement that needs no sync (`Interval`, `NoSync`):
+    /// the writer's lock guarded this shard's directory at most
+    /// [`LOCK_CHECK_FRESH`] ago, checked again when it is older. A check
+    /// cannot keep a directory from being moved right after it anyway (the
+    /// records written before then move with it), so what it buys is the
+    /// stop: a writer whose directory was moved or replaced stops within
+    /// that bound instead of at once, and a path lookup (`stat`, about as
+    /// dear as the write) is paid once per bound, not once per append.
+    fn verify_lock_recent(&self) -> Result<(), EngineError> {
+        let now = self.lock_checked.clock();
+        if now.saturating_sub(self.lock_checked.at.load(std::sync::atomic::Ordering::Acquire)) < LOCK_CHECK_FRESH.as_nanos() as u64 {
+            return self.shared.dir.io.check();
+        }
+        self.verify_lock()?;
+        self.lock_checked.at.fetch_max(now, std::sync::atomic::Ordering::AcqRel);
+        Ok(())
     }
 
     /// Before an acknowledgement: the writer's lock still guards this
@@ -220,6 +309,32 @@ impl Shard {
     }
 }
 
+/// How old a check of the writer's lock may be when an append that needs no
+/// sync is acknowledged (`docs/durability.md`).
+pub const LOCK_CHECK_FRESH: Duration = Duration::from_micros(100);
+
+/// When the writer's lock was last checked, on a clock of the shard's own.
+#[derive(Debug)]
+pub(crate) struct LockChecked {
+    since: Instant,
+    /// Nanoseconds since `since` when the last check began.
+    pub(crate) at: std::sync::atomic::AtomicU64,
+}
+
+impl LockChecked {
+    /// Checked now (the open checks the lock once it is taken).
+    pub(crate) fn now() -> Self {
+        Self { since: Instant::now(), at: std::sync::atomic::AtomicU64::new(0) }
+    }
+
+    fn clock(&self) -> u64 {
+        u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// The largest encode buffer a shard keeps between appends.
+const KEPT_ENCODE_BUF_BYTES: usize = 1 << 20;
+
 /// The piece a sealed segment's checksum reads at a time.
 const CHECKSUM_CHUNK_BYTES: usize = 1 << 20;
 
@@ -244,6 +359,46 @@ fn unsynced_bytes(g: &Inner) -> u64 {
     g.segments.last().map_or(0, |s| s.len.saturating_sub(g.durable_len))
 }
 
+/// Encodes `records` at the next offsets and writes them to the active
+/// segment, rolling where a record would take it past its size; returns
+/// the bytes written.
+fn write_records(shared: &Shared, g: &mut MutexGuard<'_, Inner>, records: &[Append<'_>]) -> Result<u64, EngineError> {
+    // The time of the append, for records that bring none (read once, if at all).
+    let mut now = None;
+    // Sized once for the batch (up to a segment's worth: a roll flushes it).
+    let batch_bytes: u64 = records.iter().map(|r| (RECORD_HEADER_LEN + r.payload.len()) as u64).sum();
+    // The shard's encode buffer, kept between appends (no allocation per
+    // append); one larger than a big batch's is not kept.
+    let mut buf = std::mem::take(&mut g.encode_buf);
+    buf.clear();
+    buf.reserve(usize::try_from(batch_bytes.min(shared.config.segment_size_bytes).min(8 << 20)).unwrap_or(0));
+    let mut bytes = 0u64;
+    for record in records {
+        let record_len = (RECORD_HEADER_LEN + record.payload.len()) as u64;
+        let active = g.segments.last().map(|s| (s.len, s.next > s.base));
+        if needs_roll(active, buf.len() as u64, record_len, shared.config.segment_size_bytes) {
+            flush(shared, g, &mut buf)?;
+            roll(shared, g)?;
+        }
+        let offset = g.next_offset;
+        let Some(seg) = g.segments.last_mut() else { break };
+        let position = seg.len + buf.len() as u64;
+        let timestamp = record.timestamp_micros.unwrap_or_else(|| *now.get_or_insert_with(now_micros));
+        encode_record(offset, timestamp, record.payload, &mut buf).map_err(|_| EngineError::TooLarge { len: record.payload.len() })?;
+        bytes += record_len;
+        let _ = seg.index.observe(offset, position);
+        seg.index.verified = seg.index.entries.len();
+        seg.next = offset + 1;
+        seg.last_timestamp = seg.last_timestamp.max(timestamp);
+        g.next_offset = offset + 1;
+    }
+    flush(shared, g, &mut buf)?;
+    if buf.capacity() <= KEPT_ENCODE_BUF_BYTES {
+        g.encode_buf = buf;
+    }
+    Ok(bytes)
+}
+
 /// Writes buffered records to the active segment, then its new index entries.
 fn flush(shared: &Shared, g: &mut Inner, buf: &mut Vec<u8>) -> Result<(), EngineError> {
     if buf.is_empty() {
@@ -251,7 +406,7 @@ fn flush(shared: &Shared, g: &mut Inner, buf: &mut Vec<u8>) -> Result<(), Engine
     }
     let dir = &shared.dir;
     let Some(seg) = g.segments.last_mut() else { return Ok(()) };
-    dir.io.write_at(&dir.log(seg.id), seg.len, buf)?;
+    dir.io.write_at(&dir.log_path(seg.id), seg.len, buf)?;
     seg.len += buf.len() as u64;
     buf.clear();
     write_new_index_entries(shared, seg)
@@ -299,7 +454,7 @@ fn write_new_index_entries(shared: &Shared, seg: &mut Segment) -> Result<(), Eng
     }
     let bytes: Vec<u8> = fresh.iter().flat_map(IndexEntry::encode).collect();
     let at = IndexEntry::file_position(seg.index_on_disk as u64);
-    shared.dir.io.write_at(&shared.dir.index(seg.id), at, &bytes)?;
+    shared.dir.io.write_at(&shared.dir.index_path(seg.id), at, &bytes)?;
     seg.index_on_disk = seg.index.entries.len();
     Ok(())
 }
@@ -378,7 +533,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
             return Ok(g);
         }
         if g.syncing {
-            g = shared.synced.wait(g).unwrap_or_else(std::sync::PoisonError::into_inner);
+            shared.synced.wait(&mut g);
             continue;
         }
         let Some(seg) = g.segments.last() else { return Ok(g) };
@@ -412,6 +567,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
 /// group-commit fan-in), and failures.
 fn timed_sync(shared: &Shared, path: &std::path::Path, appends: u64) -> Result<(), EngineError> {
     let started = Instant::now();
+    shared.data_syncs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let result = shared.dir.io.sync_data(path);
     match &result {
         Ok(()) => {
@@ -439,7 +595,7 @@ pub(crate) fn spawn_flusher(shared: Arc<Shared>, micros: u64) -> std::io::Result
                 return;
             }
             if g.durable_next >= g.next_offset {
-                g = shared.flusher_wake.wait(g).unwrap_or_else(std::sync::PoisonError::into_inner);
+                shared.flusher_wake.wait(&mut g);
                 continue;
             }
             let deadline = Instant::now() + interval;
@@ -447,7 +603,7 @@ pub(crate) fn spawn_flusher(shared: Arc<Shared>, micros: u64) -> std::io::Result
                 if g.shutdown {
                     return;
                 }
-                g = shared.flusher_wake.wait_timeout(g, left).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+                shared.flusher_wake.wait_for(&mut g, left);
             }
             let end = g.next_offset;
             g = match sync_through(&shared, g, end) {
