@@ -133,6 +133,9 @@ enum Step {
         fill: u64,
     },
     Commit,
+    /// The facade's group commit: one leader's `sync_for_commit`, then
+    /// `try_commit` of every pending batch (each must be acknowledgeable).
+    GroupCommit,
     Read {
         from: Pick,
         max_bytes: u32,
@@ -250,7 +253,8 @@ fn step(rng: &mut Rng) -> Step {
     match rng.below(100) {
         0..=29 => Step::Append { sizes: sizes(rng), fill: rng.next() },
         30..=33 => Step::Write { sizes: sizes(rng), fill: rng.next() },
-        34..=36 => Step::Commit,
+        34..=35 => Step::Commit,
+        36 => Step::GroupCommit,
         37..=44 => Step::Read {
             from: rng.pick(),
             max_bytes: u32::try_from(rng.range(0, 5000)).unwrap(),
@@ -474,6 +478,7 @@ impl World {
             Step::Append { sizes, fill } => self.broker(|w, s| w.append(s, sizes, *fill, true)),
             Step::Write { sizes, fill } => self.broker(|w, s| w.append(s, sizes, *fill, false)),
             Step::Commit => self.broker(Self::commit),
+            Step::GroupCommit => self.broker(Self::group_commit),
             Step::Read { from, max_bytes, max_records } => self.broker(|w, s| w.read(s, *from, *max_bytes, *max_records)),
             Step::Seal => self.broker(Self::seal),
             Step::Retention { age_micros } => self.broker(|w, s| w.retention(s, *age_micros)),
@@ -546,7 +551,21 @@ impl World {
         let records: Vec<Append<'_>> = payloads.iter().map(|p| Append { payload: p, timestamp_micros: Some(now) }).collect();
         let next = shard.next_offset();
         self.stats.ops += 1;
-        let result = shard.write(&records);
+        // A `Write` takes the facade's path: inline unless it would roll.
+        let result = if commit {
+            shard.write(&records)
+        } else {
+            match shard.write_unless_roll(&records) {
+                Ok(Some(pending)) => Ok(pending),
+                Ok(None) => {
+                    if shard.next_offset() != next {
+                        violation("write-unless-roll", format!("declined a batch yet moved the next offset from {next}"));
+                    }
+                    shard.write(&records)
+                }
+                Err(e) => Err(e),
+            }
+        };
         match result {
             Ok(pending) => {
                 if self.stopped {
@@ -597,7 +616,34 @@ impl World {
     fn commit_at(&mut self, shard: &Shard, i: usize) {
         let pending = self.pending.remove(i);
         self.stats.ops += 1;
-        match shard.commit(&pending) {
+        let result = shard.commit(&pending);
+        self.settle(shard, &pending, result);
+    }
+
+    fn group_commit(&mut self, shard: &Shard) {
+        self.stats.ops += 1;
+        match shard.sync_for_commit() {
+            Ok(()) => {
+                for pending in std::mem::take(&mut self.pending) {
+                    let result = match shard.try_commit(&pending) {
+                        Ok(true) => Ok(()),
+                        Ok(false) if self.stopped => continue,
+                        Ok(false) => {
+                            violation("group-commit", format!("offsets {:?} written before the leader's flush are not acknowledgeable after it", pending.offsets))
+                        }
+                        Err(e) => Err(e),
+                    };
+                    self.settle(shard, &pending, result);
+                }
+            }
+            Err(e) if self.stopped => drop(e),
+            Err(e) => self.failed("group commit", &e),
+        }
+    }
+
+    /// Checks a commit's answer for `pending` against the model.
+    fn settle(&mut self, shard: &Shard, pending: &Pending, result: Result<(), EngineError>) {
+        match result {
             Ok(()) => {
                 if self.stopped {
                     violation("fail-stop", format!("a stopped shard acknowledged offsets {:?}", pending.offsets));
