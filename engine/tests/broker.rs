@@ -227,3 +227,98 @@ async fn concurrent_appenders_share_flushes_and_get_unique_offsets() {
     assert_eq!(offsets, (0..200).collect::<Vec<u64>>());
     assert_eq!(read_all(&log).await.len(), 200);
 }
+
+/// Group commit through the facade: while the flush is held at the disk's
+/// door no publisher is acknowledged; every append written while it was held
+/// is covered by the next one; and each acknowledged record survives a crash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_publishers_are_acknowledged_only_by_a_flush_that_covers_them() {
+    let io = Arc::new(SimIo::new());
+    let config = LogConfig { fsync_mode: FsyncMode::OnCommit, ..LogConfig::default() };
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+    log.append(&[rec("first", 1)]).await.unwrap();
+    io.hold_syncs();
+    let acked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..16u64)
+        .map(|t| {
+            let (log, acked) = (log.clone(), Arc::clone(&acked));
+            tokio::spawn(async move {
+                let r = log.append(&[rec(&payload(t), 2)]).await.unwrap();
+                acked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                r.first_offset
+            })
+        })
+        .collect();
+    let syncs = {
+        let io = Arc::clone(&io);
+        tokio::task::spawn_blocking(move || io.wait_for_held_sync()).await.unwrap();
+        io.syncs()
+    };
+    // Every publisher has written by now or will be covered by a later flush.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(acked.load(std::sync::atomic::Ordering::SeqCst), 0, "acknowledged while its flush was held");
+    io.release_syncs();
+    let mut offsets = Vec::new();
+    for t in tasks {
+        offsets.push(t.await.unwrap());
+    }
+    offsets.sort_unstable();
+    assert_eq!(offsets, (1..=16).collect::<Vec<u64>>());
+    // The flush held, then at most one more for those written while it was held.
+    assert!(io.syncs() - syncs <= 2, "{} flushes for 16 publishers", io.syncs() - syncs);
+    let rebooted = DiskLog::open_with_io(Arc::new(io.crash()) as Arc<dyn Io>, sim_dir(), "x", small(FsyncMode::OnCommit)).unwrap();
+    assert_eq!(read_all(&rebooted).await.len(), 17, "every acknowledged record survives a crash");
+}
+
+/// A publisher whose append is dropped mid-wait (a cancelled request) strands
+/// no one: the flush it started is not its own, and the others are
+/// acknowledged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_append_strands_no_other_publisher() {
+    let io = Arc::new(SimIo::new());
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    io.hold_syncs();
+    let first = {
+        let log = log.clone();
+        tokio::spawn(async move { log.append(&[rec("cancelled", 1)]).await })
+    };
+    {
+        let io = Arc::clone(&io);
+        tokio::task::spawn_blocking(move || io.wait_for_held_sync()).await.unwrap();
+    }
+    first.abort();
+    assert!(first.await.unwrap_err().is_cancelled());
+    let others: Vec<_> = (0..4u64)
+        .map(|t| {
+            let log = log.clone();
+            tokio::spawn(async move { log.append(&[rec(&payload(t), 2)]).await.unwrap() })
+        })
+        .collect();
+    io.release_syncs();
+    for t in others {
+        tokio::time::timeout(Duration::from_secs(30), t).await.expect("a publisher was stranded").unwrap();
+    }
+    // The cancelled record was written (its offset held) and is durable too.
+    assert_eq!(log.durable_offset(), 5);
+}
+
+/// `Periodic` acknowledges an append once written, without a sync of its
+/// own: many appends, no flush until the interval passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn periodic_appends_return_without_waiting_for_any_flush() {
+    let io = Arc::new(SimIo::new());
+    let config = LogConfig { fsync_mode: FsyncMode::Periodic { interval: Duration::from_secs(3600) }, ..LogConfig::default() };
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+    // A held flush would block any append that waited for one.
+    io.hold_syncs();
+    let before = io.syncs();
+    for i in 0..1000u64 {
+        tokio::time::timeout(Duration::from_secs(30), log.append(&[rec(&payload(i), i)])).await.expect("waited for a flush").unwrap();
+    }
+    assert_eq!(io.syncs(), before, "no append synced");
+    assert_eq!(log.durable_offset(), 0);
+    assert_eq!(read_all(&log).await.len(), 1000, "readable once acknowledged");
+    io.release_syncs();
+    log.shutdown().await.unwrap();
+    assert_eq!(log.durable_offset(), 1000);
+}

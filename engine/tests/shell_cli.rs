@@ -155,3 +155,59 @@ fn a_reader_that_stops_early_ends_the_output_quietly() {
         assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// `bench`: upstream's `felix-log-tool bench` flags and JSON line, over the
+/// broker facade — what it appended is a log the engine reads back whole,
+/// and concurrent publishers share flushes (appends per fsync above 1).
+#[test]
+fn bench_prints_upstream_s_json_line_and_leaves_a_readable_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("log");
+    let o = run(&[
+        "bench",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--records",
+        "640",
+        "--concurrency",
+        "64",
+        "--payload-bytes",
+        "100",
+        "--warmup-records",
+        "10",
+        "--segment-bytes",
+        "8192",
+        "--no-preallocate",
+        "--label",
+        "t",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["event"], "bench");
+    assert_eq!(line["label"], "t");
+    assert_eq!(line["fsync"], "on_commit");
+    assert_eq!(line["records"], 640);
+    assert_eq!(line["appends"], 640);
+    assert_eq!(line["concurrency"], 64);
+    for p in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(line["latency_us"][p].is_number(), "{p}");
+    }
+    let (appends, fsyncs) = (line["appends"].as_f64().unwrap(), line["fsyncs"].as_f64().unwrap());
+    assert!(fsyncs >= 1.0 && fsyncs < appends, "64 publishers shared no flush: {fsyncs} fsyncs");
+    assert_eq!(line["appends_per_fsync"].as_f64().unwrap(), appends / fsyncs);
+    // The log: the warmup's 10 records and the 640 measured, in 8 KiB segments.
+    let (shard, _) = felix_engine::Shard::open_read_only(
+        std::sync::Arc::new(felix_engine::OsIo::new()),
+        &dir,
+        felix_engine::Config::default(),
+    )
+    .unwrap();
+    assert_eq!(shard.next_offset(), 650);
+    assert!(shard.segments().len() > 5);
+    assert_eq!(shard.read(0, usize::MAX).unwrap().len(), 650);
+
+    let bad = run(&["bench", "--dir", dir.to_str().unwrap(), "--concurrency", "0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = run(&["bench", "--dir", dir.to_str().unwrap(), "--fsync", "always"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
