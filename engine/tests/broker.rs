@@ -249,11 +249,9 @@ async fn concurrent_publishers_are_acknowledged_only_by_a_flush_that_covers_them
             })
         })
         .collect();
-    let syncs = {
-        let io = Arc::clone(&io);
-        tokio::task::spawn_blocking(move || io.wait_for_held_sync()).await.unwrap();
-        io.syncs()
-    };
+    let held = Arc::clone(&io);
+    tokio::task::spawn_blocking(move || held.wait_for_held_sync()).await.unwrap();
+    let syncs = io.syncs();
     // Every publisher has written by now or will be covered by a later flush.
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(acked.load(std::sync::atomic::Ordering::SeqCst), 0, "acknowledged while its flush was held");
@@ -309,10 +307,12 @@ async fn periodic_appends_return_without_waiting_for_any_flush() {
     let io = Arc::new(SimIo::new());
     let config = LogConfig { fsync_mode: FsyncMode::Periodic { interval: Duration::from_secs(3600) }, ..LogConfig::default() };
     let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
-    // A held flush would block any append that waited for one.
+    // The first append creates the first segment (a durable file), then a
+    // held flush would block any append that waited for one.
+    log.append(&[rec(&payload(0), 0)]).await.unwrap();
     io.hold_syncs();
     let before = io.syncs();
-    for i in 0..1000u64 {
+    for i in 1..1000u64 {
         tokio::time::timeout(Duration::from_secs(30), log.append(&[rec(&payload(i), i)])).await.expect("waited for a flush").unwrap();
     }
     assert_eq!(io.syncs(), before, "no append synced");
