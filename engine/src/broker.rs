@@ -393,6 +393,8 @@ struct LogInner {
     gather_until: AtomicU64,
     /// The flush leader's thread, while there is one.
     leader: Mutex<Option<std::thread::Thread>>,
+    /// The runtime the log was opened in (the leader wakes waiters through it).
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 /// A task waiting in [`DiskLog::commit`], counted while it waits.
@@ -428,7 +430,7 @@ fn lead_flushes(inner: &LogInner) {
         let took = started.elapsed();
         let target = inner.writes.load(Ordering::Acquire).saturating_add(covered);
         inner.gather_until.store(target, Ordering::Release);
-        inner.flushes.send_modify(|n| *n = n.wrapping_add(1));
+        wake_waiters(inner);
         if flushed.is_err() {
             break;
         }
@@ -447,6 +449,19 @@ fn lead_flushes(inner: &LogInner) {
     *inner.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     inner.flushing.store(false, Ordering::Release);
     inner.flushes.send_modify(|n| *n = n.wrapping_add(1));
+}
+
+/// Wakes every task waiting for a flush from a task of the runtime: its
+/// wakes then go to that worker's own queue, instead of one by one through
+/// the runtime's shared queue from this thread.
+fn wake_waiters(inner: &LogInner) {
+    match &inner.runtime {
+        Some(runtime) => {
+            let flushes = inner.flushes.clone();
+            drop(runtime.spawn(async move { flushes.send_modify(|n| *n = n.wrapping_add(1)) }));
+        }
+        None => inner.flushes.send_modify(|n| *n = n.wrapping_add(1)),
+    }
 }
 
 /// Most scheduler rounds a task that starts a flush leader lets others write first.
@@ -553,6 +568,7 @@ impl DiskLog {
             writes_at_flush: AtomicU64::new(0),
             gather_until: AtomicU64::new(u64::MAX),
             leader: Mutex::new(None),
+            runtime: tokio::runtime::Handle::try_current().ok(),
         });
         if let (true, Ok(runtime)) = (retains, runtime) {
             let weak = Arc::downgrade(&inner);
