@@ -77,7 +77,10 @@ async fn load(log: &Arc<DiskLog>, records: u64, payload_bytes: usize, batch: usi
                 while written < per_task {
                     let n = (batch as u64).min(per_task - written);
                     let records: Vec<AppendRecord> = (0..n)
-                        .map(|i| AppendRecord { payload: payload(task << 32 | (written + i), payload_bytes), timestamp_micros: now_micros() })
+                        .map(|i| AppendRecord {
+                            payload: payload(task << 32 | (written + i), payload_bytes),
+                            timestamp_micros: now_micros(),
+                        })
                         .collect();
                     let started = Instant::now();
                     log.append(&records).await?;

@@ -196,12 +196,8 @@ fn bench_prints_upstream_s_json_line_and_leaves_a_readable_log() {
     assert!(fsyncs >= 1.0 && fsyncs < appends, "64 publishers shared no flush: {fsyncs} fsyncs");
     assert_eq!(line["appends_per_fsync"].as_f64().unwrap(), appends / fsyncs);
     // The log: the warmup's 10 records and the 640 measured, in 8 KiB segments.
-    let (shard, _) = felix_engine::Shard::open_read_only(
-        std::sync::Arc::new(felix_engine::OsIo::new()),
-        &dir,
-        felix_engine::Config::default(),
-    )
-    .unwrap();
+    let (shard, _) =
+        felix_engine::Shard::open_read_only(std::sync::Arc::new(felix_engine::OsIo::new()), &dir, felix_engine::Config::default()).unwrap();
     assert_eq!(shard.next_offset(), 650);
     assert!(shard.segments().len() > 5);
     assert_eq!(shard.read(0, usize::MAX).unwrap().len(), 650);

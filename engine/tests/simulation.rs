@@ -628,9 +628,10 @@ impl World {
                     let result = match shard.try_commit(&pending) {
                         Ok(true) => Ok(()),
                         Ok(false) if self.stopped => continue,
-                        Ok(false) => {
-                            violation("group-commit", format!("offsets {:?} written before the leader's flush are not acknowledgeable after it", pending.offsets))
-                        }
+                        Ok(false) => violation(
+                            "group-commit",
+                            format!("offsets {:?} written before the leader's flush are not acknowledgeable after it", pending.offsets),
+                        ),
                         Err(e) => Err(e),
                     };
                     self.settle(shard, &pending, result);

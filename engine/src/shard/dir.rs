@@ -103,7 +103,12 @@ impl ShardDir {
         self.recent_path(id, |r| &mut r.index, index_file_name)
     }
 
-    fn recent_path(&self, id: u64, slot: impl FnOnce(&mut RecentPaths) -> &mut Option<(u64, Arc<Path>)>, name: fn(u64) -> String) -> Arc<Path> {
+    fn recent_path(
+        &self,
+        id: u64,
+        slot: impl FnOnce(&mut RecentPaths) -> &mut Option<(u64, Arc<Path>)>,
+        name: fn(u64) -> String,
+    ) -> Arc<Path> {
         let mut recent = self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let slot = slot(&mut recent);
         match slot {

@@ -446,8 +446,11 @@ impl Shard {
             unreadable: r.unreadable,
             encode_buf: Vec::new(),
         };
-        let shared =
-            Arc::new(Shared { dir, config, read_only, inner: parking_lot::Mutex::new(inner),
+        let shared = Arc::new(Shared {
+            dir,
+            config,
+            read_only,
+            inner: parking_lot::Mutex::new(inner),
             synced: Condvar::new(),
             flusher_wake: Condvar::new(),
             data_syncs: std::sync::atomic::AtomicU64::new(0),
@@ -462,7 +465,15 @@ impl Shard {
             }
             None => None,
         };
-        Ok((Self { shared, flusher: Mutex::new(flusher), writer_lock: std::sync::RwLock::new(lock), lock_checked: writer::LockChecked::now() }, r.recovery))
+        Ok((
+            Self {
+                shared,
+                flusher: Mutex::new(flusher),
+                writer_lock: std::sync::RwLock::new(lock),
+                lock_checked: writer::LockChecked::now(),
+            },
+            r.recovery,
+        ))
     }
 
     /// The shard directory.
