@@ -434,9 +434,19 @@ fn lead_flushes(inner: &LogInner) {
         if flushed.is_err() {
             break;
         }
-        let deadline = std::time::Instant::now() + took.min(MAX_GATHER);
+        let now = std::time::Instant::now();
+        let deadline = now + took.min(MAX_GATHER);
+        // Briefly yield-spin first: a publisher's next write usually comes
+        // within tens of microseconds, and waking a parked thread costs as
+        // much again (an idle virtual CPU's wake-up, above all).
+        let spin_until = now + SPIN_BEFORE_PARK.min(took);
         while inner.writes.load(Ordering::Acquire) < target {
-            match deadline.checked_duration_since(std::time::Instant::now()) {
+            let now = std::time::Instant::now();
+            if now < spin_until {
+                std::thread::yield_now();
+                continue;
+            }
+            match deadline.checked_duration_since(now) {
                 Some(left) if !left.is_zero() => std::thread::park_timeout(left),
                 _ => break,
             }
@@ -466,6 +476,9 @@ fn wake_waiters(inner: &LogInner) {
 
 /// Most scheduler rounds a task that starts a flush leader lets others write first.
 const GATHER_ROUNDS: usize = 8;
+
+/// How long a gathering flush leader yield-spins before it parks.
+const SPIN_BEFORE_PARK: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// The longest a flush leader gathers writes before its next flush.
 const MAX_GATHER: std::time::Duration = std::time::Duration::from_millis(2);

@@ -311,7 +311,7 @@ impl Shard {
 
 /// How old a check of the writer's lock may be when an append that needs no
 /// sync is acknowledged (`docs/durability.md`).
-pub const LOCK_CHECK_FRESH: Duration = Duration::from_micros(100);
+pub const LOCK_CHECK_FRESH: Duration = Duration::from_millis(1);
 
 /// When the writer's lock was last checked, on a clock of the shard's own.
 #[derive(Debug)]
