@@ -735,3 +735,20 @@ test('the recovery preview of the dropped demo shards is the CLI\'s plan', async
   assert.match(await audit.locator('.verdict').textContent(), /refuses/);
   assert.deepEqual(await axeViolations(p), [], 'the recovery previews are accessible');
 });
+
+// Issue 18, "What it shows wrong": items 1-5, each through the path a user takes.
+
+test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {
+  const dir = shard('acme_default_payments_0');
+  const names = (await readdir(dir)).sort();
+  const p = await page();
+  await p.goto(base);
+  await p.setInputFiles('#file-input', [...names].reverse().map((n) => join(dir, n)));
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  assert.equal(await download(p, '#download-json'), cliReport(names, dir));
+  const q = await page();
+  await q.goto(base);
+  await q.setInputFiles('#folder-input', dir);
+  await q.locator('#hash-timing').waitFor({ timeout: 15000 });
+  assert.equal(await download(q, '#download-json'), cliReport([basename(dir)], dirname(dir)));
+});

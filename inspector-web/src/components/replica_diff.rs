@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use felix_codec::diff::{Diff, RecordRef, Side, SideReport};
 use felix_codec::record::RECORD_HEADER_LEN;
-use web_sys::{Blob, File, FileList, HtmlInputElement};
+use web_sys::{Blob, File, HtmlInputElement};
 use yew::prelude::*;
 
 use crate::logic::diff_share;
@@ -90,11 +90,6 @@ async fn run_diff(a: Folder, b: Folder) -> Result<(Diff, (Vec<u8>, Vec<u8>)), St
     Ok((diff, shown))
 }
 
-fn files_of(list: Option<FileList>) -> Vec<(String, File)> {
-    let Some(list) = list else { return Vec::new() };
-    (0..list.length()).filter_map(|i| list.item(i)).map(|f| (web::relative_path(&f), f)).collect()
-}
-
 #[derive(Properties, PartialEq)]
 struct PickProps {
     side: char,
@@ -120,7 +115,7 @@ fn pick(props: &PickProps) -> Html {
         let cb = props.on_files.clone();
         Callback::from(move |e: Event| {
             let el: HtmlInputElement = e.target_unchecked_into();
-            cb.emit(files_of(el.files()));
+            cb.emit(web::picked(el.files()));
             el.set_value("");
         })
     };
@@ -130,7 +125,7 @@ fn pick(props: &PickProps) -> Html {
             e.prevent_default();
             let Some(dt) = e.data_transfer() else { return };
             let items: wasm_bindgen::JsValue = dt.items().into();
-            let fallback = files_of(dt.files());
+            let fallback = web::picked(dt.files());
             let cb = cb.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 match web::files_from_drop(&items).await {
