@@ -13,13 +13,13 @@ use std::rc::Rc;
 
 use felix_codec::report::{FileReport, FindingReport};
 
-use crate::logic::group::Dropped;
+use crate::logic::group::{shard_of, Dropped};
 use crate::logic::hash::Hashed;
 use crate::logic::problems::{self, Filter};
 use crate::logic::protocol::ToPage;
 use crate::logic::scan::Scanned;
 use crate::logic::shared::{Provenance, SharedReport, Source};
-use crate::logic::verify::{self, Check};
+use crate::logic::verify::{self, Check, Named};
 
 /// A dropped file, for as long as it is loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -289,8 +289,8 @@ impl State {
             .map(|d| Loaded { id: FileId(d.id), path: d.path, size: d.size, done: 0, scanned: None, hashed: None, report: None })
             .collect();
         let claim = self.claim.as_ref().map(|c| {
-            let claimed: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
-            let dropped: Vec<&str> = loaded.iter().map(|f| f.path.as_str()).collect();
+            let claimed: Vec<Named<'_>> = c.files.iter().map(|f| Named { shard: f.shard.as_deref(), path: &f.path }).collect();
+            let dropped: Vec<Named<'_>> = loaded.iter().map(|f| Named { shard: shard_of(&f.path), path: &f.path }).collect();
             let pairing = verify::pair(&claimed, &dropped).into_iter().map(|i| i.and_then(|i| loaded.get(i)).map(|f| f.id)).collect();
             Rc::new(Claim { pairing, ..(**c).clone() })
         });
@@ -610,6 +610,26 @@ mod tests {
         let s = s.apply(Action::Close);
         assert_eq!(s.rows.len(), 2);
         assert!(s.rows.iter().all(|r| matches!(r.id, RowId::File(_)) && r.check.is_none()));
+    }
+
+    /// Issue 18: a report of two shards, and only one shard's folder dropped
+    /// (or that folder renamed): the other shard's rows have no file, never
+    /// a file of the same name from the shard that was dropped.
+    #[test]
+    fn only_one_shard_dropped_checks_only_that_shards_rows() {
+        let files = sample::files();
+        let other: Vec<(String, Vec<u8>)> =
+            files.iter().map(|(p, b)| (p.replacen("acme_default_orders_0", "audit", 1), b.clone())).collect();
+        let both: Vec<(String, Vec<u8>)> = other.iter().chain(&files).cloned().collect();
+        let s = State::default().apply(Action::Open(shared_from(&both)));
+        assert_eq!(s.rows.len(), 14);
+        let s = scan_backwards(s.apply(Action::Load(dropped(&files))), &files);
+        assert_eq!(s.tally(), Tally { matches: 7, differs: 0, no_file: 7, waiting: 0 });
+        assert!(s.rows[..7].iter().all(|r| r.check == Some(Check::NoFile) && r.file.is_none()), "the other shard's rows");
+        let renamed: Vec<(String, Vec<u8>)> = files.iter().map(|(p, b)| (format!("copy of {p}"), b.clone())).collect();
+        let s = scan_backwards(s.apply(Action::Load(dropped(&renamed))), &renamed);
+        assert_eq!(s.tally(), Tally { no_file: 14, ..Tally::default() });
+        assert_eq!(s.unpaired().len(), 7, "a renamed folder is listed as not in the report");
     }
 
     #[test]

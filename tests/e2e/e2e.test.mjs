@@ -738,6 +738,41 @@ test('the recovery preview of the dropped demo shards is the CLI\'s plan', async
 
 // Issue 18, "What it shows wrong": items 1-5, each through the path a user takes.
 
+// Every file of the demo root, as a drop of the root folder delivers it (`root/shard/file`).
+async function rootFiles() {
+  const root = join(sample, 'root');
+  const shards = (await readdir(root)).sort();
+  return (await Promise.all(shards.map(async (s) => (await folder(join(root, s))).map((f) => ({ ...f, path: `root/${f.path}` }))))).flat();
+}
+
+test('issue 18.1: a root\'s permalink checked with only the payments folder (or that folder renamed) pairs no other shard\'s rows', async () => {
+  const p = await page();
+  await p.goto(base);
+  const all = await rootFiles();
+  await drop(p, all);
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  await p.click('#permalink');
+  const url = await p.locator('#permalink-url').inputValue();
+  const dir = shard('acme_default_payments_0');
+  const payments = await folder(dir);
+  const fresh = await page();
+  await fresh.goto(url);
+  await fresh.locator('#shared-banner').waitFor({ timeout: 15000 });
+  await drop(fresh, payments);
+  await fresh.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+  const [k, n] = [payments.length, all.length];
+  assert.equal(await fresh.locator('#check-status').textContent(), `Checked against the dropped files: ${k} match, 0 differ, ${n - k} have no dropped file.`);
+  const rows = await fresh.locator('#overview tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.querySelector('td:first-child').textContent, tr.querySelector('td.check').dataset.check]));
+  for (const [shardName, check] of rows) assert.equal(check, shardName === basename(dir) ? 'matches' : 'no file', `${shardName}: ${check}`);
+  // The same folder under another name is not the claimed shard: nothing pairs, and its files are listed as not in the report.
+  const renamed = payments.map((f) => ({ ...f, path: f.path.replace(basename(dir), 'payments copy') }));
+  await drop(fresh, renamed);
+  await fresh.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+  assert.equal(await fresh.locator('#check-status').textContent(), `Checked against the dropped files: 0 match, 0 differ, ${n} have no dropped file.`);
+  const unpaired = await fresh.locator('#unpaired').textContent();
+  assert.ok(renamed.every((f) => unpaired.includes(f.path)), unpaired);
+});
+
 test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {
   const dir = shard('acme_default_payments_0');
   const names = (await readdir(dir)).sort();

@@ -30,6 +30,16 @@ pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// The shard a dropped file is judged in: the name of the folder it came
+/// in (as the CLI names a shard by its directory), or `None` for a loose file.
+#[must_use]
+pub fn shard_of(path: &str) -> Option<&str> {
+    match path.rsplit_once('/') {
+        Some((dir, _)) if !dir.is_empty() => Some(file_name(dir)),
+        _ => None,
+    }
+}
+
 /// The order the CLI inspects what it finds in a folder — folder by folder,
 /// each folder's own files first by name, then its subfolders by name — so
 /// files dropped or picked in any order give `inspect --json`'s report.
@@ -87,6 +97,10 @@ mod tests {
                 Group { shard: Some("b-2".into()), files: vec![3] },
             ]
         );
+        for (i, f) in files.iter().enumerate() {
+            let by_group = g.iter().find(|g| g.files.contains(&i)).and_then(|g| g.shard.as_deref());
+            assert_eq!(shard_of(&f.path), by_group, "{}", f.path);
+        }
     }
 
     #[test]
