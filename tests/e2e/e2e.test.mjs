@@ -567,9 +567,11 @@ test('hostile permalinks: a multi-byte hash is refused by name, markup shows as 
   const q = await page();
   await q.goto(link({ shared_by: '<img src=x onerror="window.__pwned=3">', made_at_micros: 1800000000000000, build: 'felix-inspector 0.1.0', report: evil }));
   await q.locator('#shared-banner').waitFor();
-  assert.equal(await q.locator('#overview td.path').textContent(), path);
+  // Shown as the CLI prints them: line breaks escaped (codec::report::one_line), markup as text.
+  const oneLine = (s) => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  assert.equal(await q.locator('#overview td.path bdi.field').first().textContent(), oneLine(path));
   assert.equal(await q.locator('#shared-by').textContent(), '<img src=x onerror="window.__pwned=3">');
-  assert.equal(await q.locator('#problems .gridbody [role=row] .msg').textContent(), evil.files[0].findings[0].message);
+  assert.equal(await q.locator('#problems .gridbody [role=row] .msg').textContent(), oneLine(evil.files[0].findings[0].message));
   assert.equal(await q.locator('img').count(), 0);
   assert.equal(await q.evaluate(() => window.__pwned), undefined);
   const md = await download(q, '#download-md');
@@ -620,7 +622,7 @@ test('file names from a dropped folder are text in every view and export', async
   await p.goto(base);
   await drop(p, [{ path: name, from: join(dir, '00000000000000000001.log') }]);
   await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
-  assert.equal(await p.locator('#overview td.path').textContent(), name);
+  assert.equal(await p.locator('#overview td.path bdi.field').first().textContent(), name);
   assert.equal(await p.locator('img').count(), 0);
   const md = readMarkdown(await download(p, '#download-md'));
   assert.deepEqual(md.active, [], md.html);
@@ -771,6 +773,39 @@ test('issue 18.1: a root\'s permalink checked with only the payments folder (or 
   assert.equal(await fresh.locator('#check-status').textContent(), `Checked against the dropped files: 0 match, 0 differ, ${n} have no dropped file.`);
   const unpaired = await fresh.locator('#unpaired').textContent();
   assert.ok(renamed.every((f) => unpaired.includes(f.path)), unpaired);
+});
+
+test('issue 18.4: bidirectional controls in a name or a sender are shown as the CLI shows them, on the page and in the Markdown', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  const p = await page();
+  await p.goto(link({ shared_by: 'alice\u202eevil\u202c bob', report }));
+  await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#shared-by').textContent(), 'alice\\u{202e}evil\\u{202c} bob');
+  assert.equal(await p.locator('#shared-by bdi').count(), 1, 'isolated from the words around it');
+  // A folder whose name holds U+202E: the CLI's escaped path is the page's, in the heading, the problem sentence and the Markdown.
+  const parent = await mkdtemp(join(tmpdir(), 'felix-bidi-'));
+  const name = 'x\u202etxt.log';
+  await mkdir(join(parent, name));
+  await copyFile(join(dir, '00000000000000000001.log'), join(parent, name, '00000000000000000001.log'));
+  const text = spawnSync(CLI, ['inspect', name], { cwd: parent }).stdout.toString();
+  const escaped = 'x\\u{202e}txt.log/00000000000000000001.log';
+  assert.ok(text.includes(`${escaped}: Truncated at byte 1064`), text);
+  const q = await page();
+  await q.goto(base);
+  await drop(q, await folder(join(parent, name)));
+  await q.locator('#problems [role=row][data-kind="Truncated"]').waitFor({ timeout: 15000 });
+  const heading = await q.locator('section.detail h2').textContent();
+  const sentence = await q.locator('#problem-detail').textContent();
+  for (const shown of [heading, sentence]) {
+    assert.ok(shown.startsWith(escaped) && !/[\u202a-\u202e\u2066-\u2069]/.test(shown), shown);
+  }
+  assert.ok(sentence.startsWith(`${escaped}: Truncated at byte 1064 (0x428), repair always: `), sentence);
+  const md = await download(q, '#download-md');
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069\ufffd]/.test(md), md);
+  const html = readMarkdown(md).html;
+  assert.ok(html.includes(`<code>${escaped}</code>`), html);
+  await rm(parent, { recursive: true, force: true });
 });
 
 test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {

@@ -16,3 +16,4 @@ pub mod recovery_preview;
 pub mod replica_diff;
 pub mod share;
 pub mod shared_banner;
+pub mod text_field;

@@ -7,6 +7,7 @@ use felix_codec::file_name::FileKind;
 use felix_codec::report::{FileReport, Status};
 use yew::prelude::*;
 
+use super::text_field::TextField;
 use crate::logic::shared::short;
 use crate::logic::verify::{self, Check};
 use crate::state::{Row, RowId};
@@ -85,8 +86,8 @@ pub fn overview(props: &Props) -> Html {
         };
         html! {
             <tr class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} tabindex="0" aria-current={selected.then_some("true")}>
-                <td>{ f.shard.clone().unwrap_or_else(|| "(alone)".into()) }</td>
-                <td class="path">{ &f.path }</td>
+                <td class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
+                <td class="path"><TextField text={f.path.clone()} /></td>
                 <td>{ f.kind.as_str() }</td>
                 <td class="num">{ f.size }</td>
                 <td class="num">{ opt(f.base_offset) }</td>

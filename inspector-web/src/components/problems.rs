@@ -7,6 +7,7 @@ use std::rc::Rc;
 use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
 
+use super::text_field::{shown, TextField};
 use crate::logic::keys::{keep_in_view, move_in_list, nav};
 use crate::logic::problems::{Filter, Severity};
 use crate::state::{ProblemId, Row};
@@ -130,18 +131,19 @@ pub fn problems_panel(props: &Props) -> Html {
                 onclick={on_click} data-kind={f.kind.clone()} data-position={f.position.to_string()}>
                 <div role="gridcell"><span class={classes!("sev", sev.as_str())}>{ sev.as_str() }</span></div>
                 <div role="gridcell" class="kind">{ &f.kind }</div>
-                <div role="gridcell" class="path" title={row.report.path.clone()}>{ &row.report.path }</div>
+                <div role="gridcell" class="path" title={shown(&row.report.path)}><TextField text={row.report.path.clone()} /></div>
                 <div role="gridcell" class="num pos">{ format!("{} ({:#x})", f.position, f.position) }</div>
                 <div role="gridcell" class="num">{ f.offset.map_or_else(String::new, |o| o.to_string()) }</div>
                 <div role="gridcell">{ f.repair.as_str() }</div>
-                <div role="gridcell" class="msg" title={f.message.clone()}>{ &f.message }</div>
+                <div role="gridcell" class="msg" title={shown(&f.message)}><TextField text={f.message.clone()} /></div>
             </div>
         })
     });
     let detail = props.current.and_then(|c| {
         let row = props.rows.iter().find(|r| r.id == c.row)?;
         let f = row.report.findings.get(c.finding as usize)?;
-        Some(format!("{}: {} at byte {} ({:#x}), repair {}: {}", row.report.path, f.kind, f.position, f.position, f.repair, f.message))
+        let at = format!(": {} at byte {} ({:#x}), repair {}: ", f.kind, f.position, f.position, f.repair);
+        Some(html! { <><TextField text={row.report.path.clone()} />{ at }<TextField text={f.message.clone()} /></> })
     });
     let n = list.len();
     html! {
