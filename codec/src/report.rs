@@ -418,12 +418,52 @@ impl Report {
     }
 }
 
+/// A file's verdict as a person reads it: its [`Status`], except that a file
+/// that is not a Felix file (kind unknown: none of the format's structures
+/// was judged in it) is never called clean. The CLI's summary line and the
+/// page's badge both say [`Verdict::as_str`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// A Felix file with no findings.
+    Clean,
+    /// Every finding is repaired by recovery without an operator.
+    Repairable,
+    /// Some finding needs an operator.
+    Damaged,
+    /// Not a Felix file (by its name and first bytes): nothing in it was
+    /// judged; its notes say what it is.
+    NotJudged,
+}
+
+impl Verdict {
+    /// `"clean"`, `"repairable"`, `"damaged"` or `"not judged"`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Clean => "clean",
+            Self::Repairable => "repairable",
+            Self::Damaged => "damaged",
+            Self::NotJudged => "not judged",
+        }
+    }
+}
+
 impl FileReport {
+    /// The file's verdict in words ([`Verdict`]).
+    #[must_use]
+    pub fn verdict(&self) -> Verdict {
+        match (self.kind, self.status) {
+            (FileKind::Unknown, Status::Clean) => Verdict::NotJudged,
+            (_, Status::Clean) => Verdict::Clean,
+            (_, Status::Repairable) => Verdict::Repairable,
+            (_, Status::Damaged) => Verdict::Damaged,
+        }
+    }
+
     fn status_word(&self) -> &'static str {
-        match self.status {
-            Status::Clean => "clean",
-            Status::Repairable => "repairable",
-            Status::Damaged => "DAMAGED",
+        match self.verdict() {
+            Verdict::Damaged => "DAMAGED",
+            v => v.as_str(),
         }
     }
 }
@@ -512,6 +552,10 @@ mod tests {
         let text = Report::new(alloc::vec![file]).to_text();
         assert_eq!(text.lines().count(), 3, "{text}");
         assert!(text.contains("evil\\nfake.log: clean segment\\u{202e}gol.x\\t\\u{1b}[2J: clean segment, 0 bytes"), "{text}");
+        // A file that is not a Felix file is never called clean.
+        let stray = FileReport::new("server.log".into(), FileKind::Unknown, 12);
+        assert_eq!((stray.status, stray.verdict()), (Status::Clean, Verdict::NotJudged));
+        assert!(Report::new(alloc::vec![stray]).to_text().contains("server.log: not judged unknown, 12 bytes"));
         assert!(text.contains("note: note\\rwith\\ncontrol"), "{text}");
         assert!(matches!(one_line("plain é 東"), Cow::Borrowed(_)));
         for c in ['\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\r', '\u{1b}', '\u{85}'] {

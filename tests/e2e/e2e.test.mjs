@@ -775,6 +775,58 @@ test('issue 18.1: a root\'s permalink checked with only the payments folder (or 
   assert.ok(renamed.every((f) => unpaired.includes(f.path)), unpaired);
 });
 
+// A PNG's first bytes.
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89]);
+
+test('issue 18.3: every note the CLI prints is beside its file, and a file that is not a Felix file is never called clean', async () => {
+  const parent = await mkdtemp(join(tmpdir(), 'felix-notes-'));
+  const dir = join(parent, 'odd');
+  await mkdir(dir);
+  const torn = await readFile(join(shard('acme_default_payments_0'), '00000000000000000001.log'));
+  const files = {
+    '00000000000000000000.log': PNG,
+    '00000000000000000001 (1).log': torn,
+    '00000000000000000002.log': Buffer.alloc(0),
+    'junk.bin': Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 197 + 13) & 0xff)),
+    'picture.png': PNG,
+    'server.log': Buffer.from('2026-12-01 started\n'),
+    'writer.lock': Buffer.alloc(0),
+  };
+  for (const [name, bytes] of Object.entries(files)) await writeFile(join(dir, name), bytes);
+  const check = async (p, cli) => {
+    await p.locator('#overview tbody tr').nth(cli.files.length - 1).waitFor({ timeout: 15000 });
+    const rows = await p.locator('#overview tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+      path: tr.querySelector('td.path bdi.field').textContent,
+      notes: [...tr.querySelectorAll('td.path .notes li')].map((li) => li.textContent),
+      badge: tr.querySelector('.badge').textContent,
+      kind: tr.children[2].textContent,
+    })));
+    assert.equal(rows.length, cli.files.length);
+    for (const f of cli.files) {
+      const row = rows.find((r) => r.path === f.path);
+      assert.ok(row, `${f.path} is on the page`);
+      assert.deepEqual(row.notes, f.notes.map((n) => `note: ${n}`), f.path);
+      assert.ok(f.kind !== 'unknown' || row.badge === 'not judged', `${f.path}: ${row.badge}`);
+      if (f.kind === 'unknown') assert.ok(f.notes.length > 0, `${f.path} says what it is`);
+    }
+    return rows;
+  };
+  // As a folder (one shard: the cross-file notes), then each file alone.
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await folder(dir));
+  const rows = await check(p, JSON.parse(cliReport(['odd'], parent)));
+  assert.ok(rows.some((r) => r.notes.some((n) => /^note: no index file/.test(n))), JSON.stringify(rows));
+  const q = await page();
+  await q.goto(base);
+  const names = Object.keys(files).sort();
+  await q.setInputFiles('#file-input', names.map((n) => join(dir, n)));
+  const alone = await check(q, JSON.parse(cliReport(names, dir)));
+  assert.ok(alone.some((r) => r.notes.some((n) => /^note: inspected alone/.test(n))), JSON.stringify(alone));
+  assert.ok(alone.every((r) => r.kind !== 'unknown' || r.badge !== 'clean'));
+  await rm(parent, { recursive: true, force: true });
+});
+
 test('issue 18.4: bidirectional controls in a name or a sender are shown as the CLI shows them, on the page and in the Markdown', async () => {
   const dir = shard('acme_default_payments_0');
   const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use felix_codec::report::Verdict;
 use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -44,6 +45,19 @@ fn scroll_to(container: &NodeRef, first: usize) {
     if let Some(el) = container.cast::<Element>() {
         #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
         el.set_scroll_top((first * ROW_PX) as i32);
+    }
+}
+
+/// What an empty list means: every structure judged verified — and, for
+/// files that are not Felix files, that nothing in them was judged.
+fn no_problems(rows: &[Row]) -> String {
+    let not_judged = rows.iter().filter(|r| r.report.verdict() == Verdict::NotJudged).count();
+    match not_judged {
+        0 => "No problems: every checksum verified.".into(),
+        n => format!(
+            "No findings in the Felix files; {n} file{} not judged (not Felix files): see the notes beside them.",
+            if n == 1 { "" } else { "s" }
+        ),
     }
 }
 
@@ -167,7 +181,7 @@ pub fn problems_panel(props: &Props) -> Html {
                 <button id="next-problem" onclick={step(true)} title="next problem (n)">{ "next ▶" }</button>
             </div>
             if list.is_empty() {
-                <p class="none" id="no-problems">{ "No problems: every checksum verified." }</p>
+                <p class="none" id="no-problems">{ no_problems(&props.rows) }</p>
             } else {
                 <div id="problems" class="grid" role="grid" tabindex="0" aria-labelledby="problems-heading" aria-rowcount={(n + 1).to_string()} aria-colcount="7"
                     aria-activedescendant={at.filter(|i| *i >= top && *i <= top + VISIBLE_ROWS).map(|i| format!("problem-{i}"))} onkeydown={on_key}>
