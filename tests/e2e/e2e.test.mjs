@@ -128,7 +128,7 @@ function link(envelope) {
 }
 
 function cliReport(args, cwd) {
-  const run = spawnSync(CLI, ['inspect', '--json', ...args], { cwd });
+  const run = spawnSync(CLI, ['inspect', '--json', ...args], { cwd, maxBuffer: 256 << 20 });
   assert.ok(run.status === 0 || run.status === 1, run.stderr.toString());
   return run.stdout.toString();
 }
@@ -773,6 +773,63 @@ test('issue 18.1: a root\'s permalink checked with only the payments folder (or 
   assert.equal(await fresh.locator('#check-status').textContent(), `Checked against the dropped files: 0 match, 0 differ, ${n} have no dropped file.`);
   const unpaired = await fresh.locator('#unpaired').textContent();
   assert.ok(renamed.every((f) => unpaired.includes(f.path)), unpaired);
+});
+
+// A segment of `count` records with 16-byte payloads; every record `rot(o)` holds has a flipped payload byte.
+async function rottedSegment(count, rot) {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-rotted-'));
+  const header = Buffer.alloc(32);
+  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
+  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const parts = [header];
+  const at = [];
+  let pos = 32;
+  for (let o = 0; o < count; o++) {
+    const payload = Buffer.alloc(16, 0x61);
+    const h = Buffer.alloc(28);
+    h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
+    h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
+    h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+    if (rot(o)) payload[3] ^= 1;
+    parts.push(h, payload);
+    at.push(pos);
+    pos += 44;
+  }
+  await writeFile(join(dir, '00000000000000000000.log'), Buffer.concat(parts));
+  return { dir, at };
+}
+
+test('issue 18.2: damage past the 10,000 listed findings is counted on the page and in the Markdown, and still marked in the hex view and the file map', async () => {
+  const { dir, at } = await rottedSegment(60000, (o) => o % 2 === 1);
+  const cli = JSON.parse(cliReport(['00000000000000000000.log'], dir));
+  assert.deepEqual([cli.files[0].findings.length, cli.files[0].findings_omitted], [10000, 20000]);
+  const p = await page();
+  await p.goto(base);
+  await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
+  await p.locator('#problems-unlisted').waitFor({ timeout: 30000 });
+  assert.equal(await p.locator('#problems-heading').textContent(), 'Problems (10000 listed, 20000 more not listed)');
+  assert.equal(await p.locator('#problems-unlisted li').getAttribute('data-unlisted'), '20000');
+  // The last record rotted (offset 59999) is far past the 20,000 records the listed findings cover.
+  const last = at[59999] + 30;
+  const good = at[59998] + 30;
+  for (const [pos, damaged] of [[last, true], [good, false]]) {
+    await p.fill('#jump', `0x${pos.toString(16)}`);
+    await p.press('#jump', 'Enter');
+    const byte = p.locator(`#hex span[data-pos="${pos}"]`);
+    await byte.waitFor({ timeout: 15000 });
+    assert.equal(/\bdmg\b/.test(await byte.getAttribute('class')), damaged, `byte ${pos}`);
+    await byte.hover();
+    const hover = await p.locator('#hex-hover').textContent();
+    assert.equal(/damaged: its payload checksum failed \(one of the findings not listed\)/.test(hover), damaged, hover);
+  }
+  // The file map: the cells past the listed findings are damaged too (every cell holds a rotted record).
+  const classes = await p.locator('#file-map .run').evaluateAll((runs) => runs.map((r) => r.dataset.class));
+  assert.deepEqual([...new Set(classes)], ['damaged'], classes.join(','));
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000000.log'], dir));
+  const md = await download(p, '#download-md');
+  assert.match(md, /`00000000000000000000\.log`\\: 20000 more findings not listed/);
+  await rm(dir, { recursive: true, force: true });
 });
 
 // A PNG's first bytes.

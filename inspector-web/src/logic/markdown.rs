@@ -8,7 +8,8 @@
 //! escaped, and line breaks, control, bidirectional and zero-width
 //! characters are written as the codec's escapes (`report::one_line`, the
 //! rule of the CLI and the page: `\n`, `\u{202e}`), so one file or finding
-//! is always exactly one row and reads as it does everywhere else.
+//! is always exactly one row and reads as it does everywhere else. Findings
+//! a file counts but does not list are said below the table.
 
 use std::fmt::Write as _;
 
@@ -122,6 +123,9 @@ pub fn render(report: &Report, preface: &Preface) -> String {
                 text(&x.message)
             );
         }
+    }
+    for f in report.files.iter().filter(|f| f.findings_omitted > 0) {
+        let _ = writeln!(out, "\n{}\\: {} more findings not listed", code(&f.path), f.findings_omitted);
     }
     out
 }
@@ -273,6 +277,14 @@ mod tests {
             }
             assert_eq!((in_code.as_str(), plain.as_str()), (&*one_line(s), &*one_line(s)), "{s:?}");
         }
+    }
+
+    #[test]
+    fn findings_not_listed_are_said() {
+        let mut f = FileReport::new("a.log".into(), felix_codec::file_name::FileKind::Segment, 100);
+        f.findings_omitted = 20_000;
+        let md = render(&Report::new(vec![f]), &Preface::default());
+        assert!(md.contains("`a.log`\\: 20000 more findings not listed"), "{md}");
     }
 
     proptest! {
