@@ -384,7 +384,9 @@ impl Report {
                 let _ = writeln!(out, "{path}: {} more findings not listed", file.findings_omitted);
             }
         }
-        for file in &self.files {
+        let files: Vec<&FileReport> = self.files.iter().collect();
+        let verdicts = crate::verdict::by_shard(&files);
+        for (i, file) in self.files.iter().enumerate() {
             let path = one_line(&file.path);
             let _ = write!(out, "{path}: {} {}, {} bytes", file.status_word(), file.kind.as_str(), file.size);
             match file.kind {
@@ -407,6 +409,10 @@ impl Report {
             let _ = writeln!(out);
             for note in &file.notes {
                 let _ = writeln!(out, "{path}: note: {}", one_line(note));
+            }
+            // Each shard's (or lone file's) text ends with its verdict in one sentence.
+            for v in verdicts.iter().filter(|v| v.files.end == i + 1) {
+                let _ = writeln!(out, "{}: verdict: {}", one_line(v.label(&files)), v.sentence);
             }
         }
         for note in &self.notes {
@@ -550,7 +556,8 @@ mod tests {
         let mut file = FileReport::new("evil\nfake.log: clean segment\u{202e}gol.x\t\u{1b}[2J".into(), FileKind::Segment, 0);
         file.notes.push("note\rwith\ncontrol".into());
         let text = Report::new(alloc::vec![file]).to_text();
-        assert_eq!(text.lines().count(), 3, "{text}");
+        assert_eq!(text.lines().count(), 4, "{text}");
+        assert!(text.contains("clean segment\\u{202e}gol.x\\t\\u{1b}[2J: verdict: clean: nothing to do\n"), "{text}");
         assert!(text.contains("evil\\nfake.log: clean segment\\u{202e}gol.x\\t\\u{1b}[2J: clean segment, 0 bytes"), "{text}");
         // A file that is not a Felix file is never called clean.
         let stray = FileReport::new("server.log".into(), FileKind::Unknown, 12);

@@ -12,7 +12,7 @@ use crate::components::{
     drop_zone::DropZone, epochs_view::EpochsView, file_map::FileMapView, hex_view::HexView, index_view::IndexView, open_report::OpenReport,
     overview::Overview, problems::Problems, progress::Progress, record_table::RecordTable, share::ShareBar, shared_banner::SharedBanner,
 };
-use crate::components::{recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField};
+use crate::components::{recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField, verdicts::Verdicts};
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
 use crate::logic::protocol::ToPage;
@@ -269,6 +269,7 @@ pub fn app() -> Html {
                 <p class="hint">{ "Keys: n / p next and previous problem, Enter on a problem jumps to its bytes, arrows move in the problems, the bytes and the file map." }</p>
             </header>
             <main>
+            <Verdicts verdicts={Rc::clone(&state.verdicts)} />
             if let Some(e) = &state.error { <div class="banner error" id="error" role="alert">{ e }</div> }
             if let Some(claim) = &state.claim {
                 <SharedBanner claim={Rc::clone(claim)} tally={state.tally()} dropped={!state.files.is_empty()}

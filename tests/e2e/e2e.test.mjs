@@ -230,9 +230,8 @@ test('the built-in sample: every kind of damage, n/p and the keyboard, the file 
   assert.deepEqual(kinds.sort(), ['IndexEntryMismatch', 'RecordChecksum', 'Truncated']);
   assert.equal(await p.locator('#overview tbody tr').count(), 7);
   const current = p.locator('#problems .problem.current');
-  assert.equal(await current.getAttribute('data-kind'), 'IndexEntryMismatch', 'the first problem is selected on load');
+  assert.equal(await current.getAttribute('data-kind'), 'RecordChecksum', 'the most severe problem is selected on load');
   await p.locator('#sample').focus();
-  await p.keyboard.press('n');
   await p.keyboard.press('n');
   assert.equal(await current.getAttribute('data-kind'), 'Truncated');
   await p.keyboard.press('p');
@@ -930,4 +929,23 @@ test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s
   await q.setInputFiles('#folder-input', dir);
   await q.locator('#hash-timing').waitFor({ timeout: 15000 });
   assert.equal(await download(q, '#download-json'), cliReport([basename(dir)], dirname(dir)));
+});
+
+test('issue 18, the verdict first: one sentence per shard, the CLI\'s own, above everything, with the most severe problem selected', async () => {
+  const root = join(sample, 'root');
+  const text = spawnSync(CLI, ['inspect', 'root'], { cwd: sample }).stdout.toString();
+  const cli = text.split('\n').map((l) => l.match(/^(.*): verdict: (.*)$/)).filter(Boolean).map((m) => `${m[1]}: ${m[2]}`);
+  assert.equal(cli.length, (await readdir(root)).length, text);
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await rootFiles());
+  await p.locator('#verdicts li').nth(cli.length - 1).waitFor({ timeout: 20000 });
+  await p.locator('#timing').waitFor({ timeout: 20000 });
+  assert.deepEqual(await p.locator('#verdicts li').allTextContents(), cli);
+  const payments = cli.find((l) => l.startsWith('root/acme_default_payments_0'));
+  assert.match(payments, /a torn tail .*that `recover` would fix$/);
+  assert.equal(await p.evaluate(() => document.querySelector('main').firstElementChild.id), 'verdicts', 'above everything');
+  const worst = await p.locator('#problems .gridbody [role=row] .sev').allTextContents();
+  assert.ok(worst.includes('error'));
+  assert.equal(await p.locator('#problems .problem.current .sev').textContent(), 'error', 'the most severe problem is selected on open');
 });

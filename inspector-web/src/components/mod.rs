@@ -17,3 +17,4 @@ pub mod replica_diff;
 pub mod share;
 pub mod shared_banner;
 pub mod text_field;
+pub mod verdicts;
