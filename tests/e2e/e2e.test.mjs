@@ -909,6 +909,9 @@ test('issue 18.4: bidirectional controls in a name or a sender are shown as the 
     assert.ok(shown.startsWith(escaped) && !/[\u202a-\u202e\u2066-\u2069]/.test(shown), shown);
   }
   assert.ok(sentence.startsWith(`${escaped}: Truncated at byte 1064 (0x428), repair always: `), sentence);
+  const preview = q.locator('section.recovery h3');
+  await preview.waitFor({ timeout: 15000 });
+  assert.equal(await preview.textContent(), 'Recovery preview: x\\u{202e}txt.log');
   const md = await download(q, '#download-md');
   assert.ok(!/[\u202a-\u202e\u2066-\u2069\ufffd]/.test(md), md);
   const html = readMarkdown(md).html;

@@ -13,6 +13,8 @@ use felix_codec::record::RECORD_HEADER_LEN;
 use web_sys::{Blob, File, HtmlInputElement};
 use yew::prelude::*;
 
+use super::text_field::{shown, TextField};
+
 use crate::logic::diff_share;
 use crate::logic::group::file_name;
 use crate::logic::replica::{replica_files, DiffRun, ReplicaScan};
@@ -160,7 +162,7 @@ fn timeline(side: &SideReport, axis_end: u64) -> Html {
         let (left, width) = (scale(*start), (scale(end) - scale(*start)).max(0.5));
         html! { <span class="epoch" style={format!("left:{left:.2}%;width:{width:.2}%")} title={format!("generation {g}: offsets {start}..{end}")}>{ format!("g{g}") }</span> }
     });
-    html! { <div class="timeline" role="img" aria-label={format!("epochs of {}", side.path)}>{ for bars }</div> }
+    html! { <div class="timeline" role="img" aria-label={format!("epochs of {}", shown(&side.path))}>{ for bars }</div> }
 }
 
 /// Hex of a record's first bytes: the 28 header bytes as they are, payload
@@ -210,13 +212,13 @@ fn side_column(name: &str, s: &SideReport, truncate: Option<u64>, other: &str, a
     html! {
         <div class="side" id={id}>
             <h3>{ format!("Replica {name}") }</h3>
-            <p class="path">{ &s.path }</p>
+            <p class="path"><TextField text={s.path.clone()} /></p>
             <p class="range">{ range }</p>
             { timeline(s, axis_end) }
             <p class="truncation">{ truncation }</p>
             if s.blocked { <p class="blocked">{ "damage blocks the comparison" }</p> }
             <ul class="findings">
-                { for s.findings.iter().map(|f| html! { <li data-kind={f.finding.kind.clone()}>{ format!("{}: {} at byte {}: {}", f.file, f.finding.kind, f.finding.position, f.finding.message) }</li> }) }
+                { for s.findings.iter().map(|f| html! { <li data-kind={f.finding.kind.clone()}><TextField text={f.file.clone()} />{ format!(": {} at byte {}: ", f.finding.kind, f.finding.position) }<TextField text={f.finding.message.clone()} /></li> }) }
             </ul>
         </div>
     }
@@ -249,7 +251,7 @@ fn render_diff(d: &Diff, bytes: Option<&(Vec<u8>, Vec<u8>)>, unmask: bool, on_un
                     { record_card("B", &v.b, bytes.map_or(&[][..], |b| &b.1), unmask) }
                 </div>
             }
-            { for d.notes.iter().map(|n| html! { <p class="note">{ format!("note: {n}") }</p> }) }
+            { for d.notes.iter().map(|n| html! { <p class="note">{ "note: " }<TextField text={n.clone()} /></p> }) }
         </div>
     }
 }
