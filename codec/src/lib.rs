@@ -39,6 +39,7 @@ pub mod scan;
 pub mod segment_header;
 pub mod shard_name;
 pub mod time;
+pub mod verdict;
 
 pub use corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
 

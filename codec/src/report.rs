@@ -384,7 +384,9 @@ impl Report {
                 let _ = writeln!(out, "{path}: {} more findings not listed", file.findings_omitted);
             }
         }
-        for file in &self.files {
+        let files: Vec<&FileReport> = self.files.iter().collect();
+        let verdicts = crate::verdict::by_shard(&files);
+        for (i, file) in self.files.iter().enumerate() {
             let path = one_line(&file.path);
             let _ = write!(out, "{path}: {} {}, {} bytes", file.status_word(), file.kind.as_str(), file.size);
             match file.kind {
@@ -408,6 +410,10 @@ impl Report {
             for note in &file.notes {
                 let _ = writeln!(out, "{path}: note: {}", one_line(note));
             }
+            // Each shard's (or lone file's) text ends with its verdict in one sentence.
+            for v in verdicts.iter().filter(|v| v.files.end == i + 1) {
+                let _ = writeln!(out, "{}: verdict: {}", one_line(v.label(&files)), v.sentence);
+            }
         }
         for note in &self.notes {
             let _ = writeln!(out, "note: {}", one_line(note));
@@ -418,12 +424,52 @@ impl Report {
     }
 }
 
+/// A file's verdict as a person reads it: its [`Status`], except that a file
+/// that is not a Felix file (kind unknown: none of the format's structures
+/// was judged in it) is never called clean. The CLI's summary line and the
+/// page's badge both say [`Verdict::as_str`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// A Felix file with no findings.
+    Clean,
+    /// Every finding is repaired by recovery without an operator.
+    Repairable,
+    /// Some finding needs an operator.
+    Damaged,
+    /// Not a Felix file (by its name and first bytes): nothing in it was
+    /// judged; its notes say what it is.
+    NotJudged,
+}
+
+impl Verdict {
+    /// `"clean"`, `"repairable"`, `"damaged"` or `"not judged"`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Clean => "clean",
+            Self::Repairable => "repairable",
+            Self::Damaged => "damaged",
+            Self::NotJudged => "not judged",
+        }
+    }
+}
+
 impl FileReport {
+    /// The file's verdict in words ([`Verdict`]).
+    #[must_use]
+    pub fn verdict(&self) -> Verdict {
+        match (self.kind, self.status) {
+            (FileKind::Unknown, Status::Clean) => Verdict::NotJudged,
+            (_, Status::Clean) => Verdict::Clean,
+            (_, Status::Repairable) => Verdict::Repairable,
+            (_, Status::Damaged) => Verdict::Damaged,
+        }
+    }
+
     fn status_word(&self) -> &'static str {
-        match self.status {
-            Status::Clean => "clean",
-            Status::Repairable => "repairable",
-            Status::Damaged => "DAMAGED",
+        match self.verdict() {
+            Verdict::Damaged => "DAMAGED",
+            v => v.as_str(),
         }
     }
 }
@@ -510,8 +556,13 @@ mod tests {
         let mut file = FileReport::new("evil\nfake.log: clean segment\u{202e}gol.x\t\u{1b}[2J".into(), FileKind::Segment, 0);
         file.notes.push("note\rwith\ncontrol".into());
         let text = Report::new(alloc::vec![file]).to_text();
-        assert_eq!(text.lines().count(), 3, "{text}");
+        assert_eq!(text.lines().count(), 4, "{text}");
+        assert!(text.contains("clean segment\\u{202e}gol.x\\t\\u{1b}[2J: verdict: clean: nothing to do\n"), "{text}");
         assert!(text.contains("evil\\nfake.log: clean segment\\u{202e}gol.x\\t\\u{1b}[2J: clean segment, 0 bytes"), "{text}");
+        // A file that is not a Felix file is never called clean.
+        let stray = FileReport::new("server.log".into(), FileKind::Unknown, 12);
+        assert_eq!((stray.status, stray.verdict()), (Status::Clean, Verdict::NotJudged));
+        assert!(Report::new(alloc::vec![stray]).to_text().contains("server.log: not judged unknown, 12 bytes"));
         assert!(text.contains("note: note\\rwith\\ncontrol"), "{text}");
         assert!(matches!(one_line("plain é 東"), Cow::Borrowed(_)));
         for c in ['\u{200e}', '\u{200f}', '\u{061c}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\r', '\u{1b}', '\u{85}'] {

@@ -12,7 +12,7 @@ use crate::components::{
     drop_zone::DropZone, epochs_view::EpochsView, file_map::FileMapView, hex_view::HexView, index_view::IndexView, open_report::OpenReport,
     overview::Overview, problems::Problems, progress::Progress, record_table::RecordTable, share::ShareBar, shared_banner::SharedBanner,
 };
-use crate::components::{recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff};
+use crate::components::{recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField, verdicts::Verdicts};
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
 use crate::logic::protocol::ToPage;
@@ -269,6 +269,7 @@ pub fn app() -> Html {
                 <p class="hint">{ "Keys: n / p next and previous problem, Enter on a problem jumps to its bytes, arrows move in the problems, the bytes and the file map." }</p>
             </header>
             <main>
+            <Verdicts verdicts={Rc::clone(&state.verdicts)} />
             if let Some(e) = &state.error { <div class="banner error" id="error" role="alert">{ e }</div> }
             if let Some(claim) = &state.claim {
                 <SharedBanner claim={Rc::clone(claim)} tally={state.tally()} dropped={!state.files.is_empty()}
@@ -336,7 +337,7 @@ fn detail_section(
         let report = Rc::clone(&selected.report);
         return html! {
             <section class="detail">
-                <h2>{ format!("{} — {}", report.path, report.kind.as_str()) }</h2>
+                <h2><TextField text={report.path.clone()} />{ format!(" — {}", report.kind.as_str()) }</h2>
                 <p class="none" id="needs-files">{ "This report came without bytes: drop the same files (or their folder) to see the bytes, the file map and the records — and to check the report against them." }</p>
                 <IndexView report={Rc::clone(&report)} />
                 <EpochsView report={report} />
@@ -354,7 +355,7 @@ fn detail_section(
     let index = filemap::companion_index(&scanned, state.files.iter().filter_map(|f| f.scanned.as_ref())).cloned();
     html! {
         <section class="detail">
-            <h2>{ format!("{path} — {}", scanned.report.kind.as_str()) }</h2>
+            <h2><TextField text={path} />{ format!(" — {}", scanned.report.kind.as_str()) }</h2>
             <div class="bytes">
                 if shown >= 1 { <FileMapView scanned={Rc::clone(&scanned)} index={index} range={state.range} on_pick={on_pick} /> }
                 if shown >= 4 { <HexView blob={blob} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} /> }

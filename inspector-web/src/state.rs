@@ -12,14 +12,15 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use felix_codec::report::{FileReport, FindingReport};
+use felix_codec::verdict;
 
-use crate::logic::group::Dropped;
+use crate::logic::group::{shard_of, Dropped};
 use crate::logic::hash::Hashed;
-use crate::logic::problems::{self, Filter};
+use crate::logic::problems::{self, Filter, Severity};
 use crate::logic::protocol::ToPage;
 use crate::logic::scan::Scanned;
 use crate::logic::shared::{Provenance, SharedReport, Source};
-use crate::logic::verify::{self, Check};
+use crate::logic::verify::{self, Check, Named};
 
 /// A dropped file, for as long as it is loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -104,6 +105,15 @@ pub struct Claim {
     pub pairing: Vec<Option<FileId>>,
 }
 
+/// A shard's verdict (or a lone file's), as the page shows it first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The shard's name, or the lone file's path.
+    pub label: String,
+    /// The codec's sentence ([`felix_codec::verdict::sentence`]).
+    pub sentence: String,
+}
+
 /// Counts of the checks, for the banner.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -130,6 +140,8 @@ pub struct State {
     pub problems: Rc<Vec<ProblemId>>,
     /// Finding kinds present, for the filter menu (derived).
     pub kinds: Rc<Vec<String>>,
+    /// Each shard's (or lone file's) verdict in one sentence, from the codec (derived).
+    pub verdicts: Rc<Vec<Verdict>>,
     /// The row shown in the detail views.
     pub selected: Option<RowId>,
     /// The byte range selected (highlighted and scrolled to).
@@ -262,6 +274,13 @@ impl State {
             list.iter().filter_map(|p| Some(ProblemId { row: rows.get(p.file)?.id, finding: u32::try_from(p.finding).ok()? })).collect(),
         );
         self.kinds = Rc::new(problems::kinds(rows.iter().map(|r| r.report.as_ref())));
+        let reports: Vec<&FileReport> = rows.iter().map(|r| r.report.as_ref()).collect();
+        self.verdicts = Rc::new(
+            verdict::by_shard(&reports)
+                .into_iter()
+                .map(|v| Verdict { label: v.label(&reports).to_string(), sentence: v.sentence })
+                .collect(),
+        );
         self.rows = Rc::new(rows);
     }
 
@@ -276,8 +295,9 @@ impl State {
         if self.chosen {
             return;
         }
-        if let Some(first) = self.problems.first().copied() {
-            self.select_problem(first);
+        // The most severe problem (the first of them), else the first file.
+        if let Some(worst) = self.problems.iter().copied().min_by_key(|p| std::cmp::Reverse(self.finding(*p).map(Severity::of))) {
+            self.select_problem(worst);
         } else {
             self.selected = self.rows.iter().find(|r| r.file.is_some()).map(|r| r.id);
         }
@@ -289,8 +309,8 @@ impl State {
             .map(|d| Loaded { id: FileId(d.id), path: d.path, size: d.size, done: 0, scanned: None, hashed: None, report: None })
             .collect();
         let claim = self.claim.as_ref().map(|c| {
-            let claimed: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
-            let dropped: Vec<&str> = loaded.iter().map(|f| f.path.as_str()).collect();
+            let claimed: Vec<Named<'_>> = c.files.iter().map(|f| Named { shard: f.shard.as_deref(), path: &f.path }).collect();
+            let dropped: Vec<Named<'_>> = loaded.iter().map(|f| Named { shard: shard_of(&f.path), path: &f.path }).collect();
             let pairing = verify::pair(&claimed, &dropped).into_iter().map(|i| i.and_then(|i| loaded.get(i)).map(|f| f.id)).collect();
             Rc::new(Claim { pairing, ..(**c).clone() })
         });
@@ -545,12 +565,16 @@ mod tests {
         let files = sample::files();
         let s = scan_backwards(State::default().apply(Action::Load(dropped(&files))), &files);
         assert_eq!(s.problems.len(), 3);
-        assert_eq!(s.problem, Some(s.problems[0]));
-        assert_eq!(s.selected, Some(s.problems[0].row));
-        let f = s.finding(s.problems[0]).unwrap().clone();
+        // The most severe problem is selected first: the rot recovery refuses, not the stale index listed before it.
+        assert_eq!(s.problem, Some(s.problems[1]));
+        assert_eq!(s.finding(s.problems[1]).map(|f| f.kind.as_str()), Some("RecordChecksum"));
+        assert_eq!(s.selected, Some(s.problems[1].row));
+        let f = s.finding(s.problems[1]).unwrap().clone();
         assert_eq!(s.range, Some((f.position, f.end.max(f.position + 1))));
         let s = s.apply(Action::Step(true)).apply(Action::Step(true)).apply(Action::Step(true));
-        assert_eq!(s.problem, Some(s.problems[0]), "wraps");
+        assert_eq!(s.problem, Some(s.problems[1]), "wraps");
+        let s = s.apply(Action::Step(true)).apply(Action::Step(true));
+        assert_eq!(s.problem, Some(s.problems[0]));
         let s = s.apply(Action::Step(false));
         assert_eq!(s.problem, Some(s.problems[2]));
         let focus = s.focus_hex;
@@ -610,6 +634,41 @@ mod tests {
         let s = s.apply(Action::Close);
         assert_eq!(s.rows.len(), 2);
         assert!(s.rows.iter().all(|r| matches!(r.id, RowId::File(_)) && r.check.is_none()));
+    }
+
+    /// Issue 18: one sentence per shard from the codec, derived with the rows.
+    #[test]
+    fn each_shard_has_the_codecs_verdict() {
+        let files = sample::files();
+        let s = scan_backwards(State::default().apply(Action::Load(dropped(&files))), &files);
+        let reports: Vec<FileReport> = scan_all(&files).into_iter().map(|x| x.report).collect();
+        let refs: Vec<&FileReport> = reports.iter().collect();
+        assert_eq!(s.verdicts.len(), 1);
+        assert_eq!(s.verdicts[0].sentence, verdict::sentence(&refs));
+        assert_eq!(
+            s.verdicts[0].sentence,
+            "1 record lost to rot at offset 60 (not repairable: fetch it from a replica); a torn tail and a stale index that `recover` would fix"
+        );
+    }
+
+    /// Issue 18: a report of two shards, and only one shard's folder dropped
+    /// (or that folder renamed): the other shard's rows have no file, never
+    /// a file of the same name from the shard that was dropped.
+    #[test]
+    fn only_one_shard_dropped_checks_only_that_shards_rows() {
+        let files = sample::files();
+        let other: Vec<(String, Vec<u8>)> =
+            files.iter().map(|(p, b)| (p.replacen("acme_default_orders_0", "audit", 1), b.clone())).collect();
+        let both: Vec<(String, Vec<u8>)> = other.iter().chain(&files).cloned().collect();
+        let s = State::default().apply(Action::Open(shared_from(&both)));
+        assert_eq!(s.rows.len(), 14);
+        let s = scan_backwards(s.apply(Action::Load(dropped(&files))), &files);
+        assert_eq!(s.tally(), Tally { matches: 7, differs: 0, no_file: 7, waiting: 0 });
+        assert!(s.rows[..7].iter().all(|r| r.check == Some(Check::NoFile) && r.file.is_none()), "the other shard's rows");
+        let renamed: Vec<(String, Vec<u8>)> = files.iter().map(|(p, b)| (format!("copy of {p}"), b.clone())).collect();
+        let s = scan_backwards(s.apply(Action::Load(dropped(&renamed))), &renamed);
+        assert_eq!(s.tally(), Tally { no_file: 14, ..Tally::default() });
+        assert_eq!(s.unpaired().len(), 7, "a renamed folder is listed as not in the report");
     }
 
     #[test]

@@ -157,6 +157,16 @@ pub fn file_from_bytes(name: &str, bytes: &[u8]) -> Result<File, String> {
     File::new_with_u8_array_sequence(&parts, name).map_err(|e| js_err(&e))
 }
 
+/// The files a picker chose, with their relative paths, in the order drops
+/// get too ([`crate::logic::group::cli_order`]), not the browser's.
+#[must_use]
+pub fn picked(files: Option<web_sys::FileList>) -> Vec<(String, File)> {
+    let Some(files) = files else { return Vec::new() };
+    let mut out: Vec<(String, File)> = (0..files.length()).filter_map(|i| files.item(i)).map(|f| (relative_path(&f), f)).collect();
+    crate::logic::group::sort_in_cli_order(&mut out);
+    out
+}
+
 /// The path a file was picked or dropped with (`webkitRelativePath`), or its name.
 #[must_use]
 pub fn relative_path(file: &File) -> String {
@@ -248,7 +258,8 @@ fn call_with_callback(target: &JsValue, method: &str) -> Promise {
 }
 
 /// Walks dropped items (files and folders) with the directory entry API and
-/// returns every file with its relative path (`folder/sub/name`).
+/// returns every file with its relative path (`folder/sub/name`), in the
+/// order the pickers give too ([`picked`]).
 ///
 /// # Errors
 /// The browser's message.
@@ -288,6 +299,6 @@ pub async fn files_from_drop(items: &JsValue) -> Result<Vec<(String, File)>, Str
             out.push((full.trim_start_matches('/').to_string(), file));
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::logic::group::sort_in_cli_order(&mut out);
     Ok(out)
 }

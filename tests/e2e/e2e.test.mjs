@@ -128,7 +128,7 @@ function link(envelope) {
 }
 
 function cliReport(args, cwd) {
-  const run = spawnSync(CLI, ['inspect', '--json', ...args], { cwd });
+  const run = spawnSync(CLI, ['inspect', '--json', ...args], { cwd, maxBuffer: 256 << 20 });
   assert.ok(run.status === 0 || run.status === 1, run.stderr.toString());
   return run.stdout.toString();
 }
@@ -230,9 +230,8 @@ test('the built-in sample: every kind of damage, n/p and the keyboard, the file 
   assert.deepEqual(kinds.sort(), ['IndexEntryMismatch', 'RecordChecksum', 'Truncated']);
   assert.equal(await p.locator('#overview tbody tr').count(), 7);
   const current = p.locator('#problems .problem.current');
-  assert.equal(await current.getAttribute('data-kind'), 'IndexEntryMismatch', 'the first problem is selected on load');
+  assert.equal(await current.getAttribute('data-kind'), 'RecordChecksum', 'the most severe problem is selected on load');
   await p.locator('#sample').focus();
-  await p.keyboard.press('n');
   await p.keyboard.press('n');
   assert.equal(await current.getAttribute('data-kind'), 'Truncated');
   await p.keyboard.press('p');
@@ -567,9 +566,11 @@ test('hostile permalinks: a multi-byte hash is refused by name, markup shows as 
   const q = await page();
   await q.goto(link({ shared_by: '<img src=x onerror="window.__pwned=3">', made_at_micros: 1800000000000000, build: 'felix-inspector 0.1.0', report: evil }));
   await q.locator('#shared-banner').waitFor();
-  assert.equal(await q.locator('#overview td.path').textContent(), path);
+  // Shown as the CLI prints them: line breaks escaped (codec::report::one_line), markup as text.
+  const oneLine = (s) => s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  assert.equal(await q.locator('#overview td.path bdi.field').first().textContent(), oneLine(path));
   assert.equal(await q.locator('#shared-by').textContent(), '<img src=x onerror="window.__pwned=3">');
-  assert.equal(await q.locator('#problems .gridbody [role=row] .msg').textContent(), evil.files[0].findings[0].message);
+  assert.equal(await q.locator('#problems .gridbody [role=row] .msg').textContent(), oneLine(evil.files[0].findings[0].message));
   assert.equal(await q.locator('img').count(), 0);
   assert.equal(await q.evaluate(() => window.__pwned), undefined);
   const md = await download(q, '#download-md');
@@ -620,7 +621,7 @@ test('file names from a dropped folder are text in every view and export', async
   await p.goto(base);
   await drop(p, [{ path: name, from: join(dir, '00000000000000000001.log') }]);
   await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
-  assert.equal(await p.locator('#overview td.path').textContent(), name);
+  assert.equal(await p.locator('#overview td.path bdi.field').first().textContent(), name);
   assert.equal(await p.locator('img').count(), 0);
   const md = readMarkdown(await download(p, '#download-md'));
   assert.deepEqual(md.active, [], md.html);
@@ -734,4 +735,220 @@ test('the recovery preview of the dropped demo shards is the CLI\'s plan', async
   const audit = p.locator('section.recovery[data-shard^="acme_default_audit_0"]');
   assert.match(await audit.locator('.verdict').textContent(), /refuses/);
   assert.deepEqual(await axeViolations(p), [], 'the recovery previews are accessible');
+});
+
+// Issue 18, "What it shows wrong": items 1-5, each through the path a user takes.
+
+// Every file of the demo root, as a drop of the root folder delivers it (`root/shard/file`).
+async function rootFiles() {
+  const root = join(sample, 'root');
+  const shards = (await readdir(root)).sort();
+  return (await Promise.all(shards.map(async (s) => (await folder(join(root, s))).map((f) => ({ ...f, path: `root/${f.path}` }))))).flat();
+}
+
+test('issue 18.1: a root\'s permalink checked with only the payments folder (or that folder renamed) pairs no other shard\'s rows', async () => {
+  const p = await page();
+  await p.goto(base);
+  const all = await rootFiles();
+  await drop(p, all);
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  await p.click('#permalink');
+  const url = await p.locator('#permalink-url').inputValue();
+  const dir = shard('acme_default_payments_0');
+  const payments = await folder(dir);
+  const fresh = await page();
+  await fresh.goto(url);
+  await fresh.locator('#shared-banner').waitFor({ timeout: 15000 });
+  await drop(fresh, payments);
+  await fresh.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+  const [k, n] = [payments.length, all.length];
+  assert.equal(await fresh.locator('#check-status').textContent(), `Checked against the dropped files: ${k} match, 0 differ, ${n - k} have no dropped file.`);
+  const rows = await fresh.locator('#overview tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.querySelector('td:first-child').textContent, tr.querySelector('td.check').dataset.check]));
+  for (const [shardName, check] of rows) assert.equal(check, shardName === basename(dir) ? 'matches' : 'no file', `${shardName}: ${check}`);
+  // The same folder under another name is not the claimed shard: nothing pairs, and its files are listed as not in the report.
+  const renamed = payments.map((f) => ({ ...f, path: f.path.replace(basename(dir), 'payments copy') }));
+  await drop(fresh, renamed);
+  await fresh.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+  assert.equal(await fresh.locator('#check-status').textContent(), `Checked against the dropped files: 0 match, 0 differ, ${n} have no dropped file.`);
+  const unpaired = await fresh.locator('#unpaired').textContent();
+  assert.ok(renamed.every((f) => unpaired.includes(f.path)), unpaired);
+});
+
+// A segment of `count` records with 16-byte payloads; every record `rot(o)` holds has a flipped payload byte.
+async function rottedSegment(count, rot) {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-rotted-'));
+  const header = Buffer.alloc(32);
+  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
+  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const parts = [header];
+  const at = [];
+  let pos = 32;
+  for (let o = 0; o < count; o++) {
+    const payload = Buffer.alloc(16, 0x61);
+    const h = Buffer.alloc(28);
+    h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
+    h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
+    h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+    if (rot(o)) payload[3] ^= 1;
+    parts.push(h, payload);
+    at.push(pos);
+    pos += 44;
+  }
+  await writeFile(join(dir, '00000000000000000000.log'), Buffer.concat(parts));
+  return { dir, at };
+}
+
+test('issue 18.2: damage past the 10,000 listed findings is counted on the page and in the Markdown, and still marked in the hex view and the file map', async () => {
+  const { dir, at } = await rottedSegment(60000, (o) => o % 2 === 1);
+  const cli = JSON.parse(cliReport(['00000000000000000000.log'], dir));
+  assert.deepEqual([cli.files[0].findings.length, cli.files[0].findings_omitted], [10000, 20000]);
+  const p = await page();
+  await p.goto(base);
+  await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
+  await p.locator('#problems-unlisted').waitFor({ timeout: 30000 });
+  assert.equal(await p.locator('#problems-heading').textContent(), 'Problems (10000 listed, 20000 more not listed)');
+  assert.equal(await p.locator('#problems-unlisted li').getAttribute('data-unlisted'), '20000');
+  // The last record rotted (offset 59999) is far past the 20,000 records the listed findings cover.
+  const last = at[59999] + 30;
+  const good = at[59998] + 30;
+  for (const [pos, damaged] of [[last, true], [good, false]]) {
+    await p.fill('#jump', `0x${pos.toString(16)}`);
+    await p.press('#jump', 'Enter');
+    const byte = p.locator(`#hex span[data-pos="${pos}"]`);
+    await byte.waitFor({ timeout: 15000 });
+    assert.equal(/\bdmg\b/.test(await byte.getAttribute('class')), damaged, `byte ${pos}`);
+    await byte.hover();
+    const hover = await p.locator('#hex-hover').textContent();
+    assert.equal(/damaged: its payload checksum failed \(one of the findings not listed\)/.test(hover), damaged, hover);
+  }
+  // The file map: the cells past the listed findings are damaged too (every cell holds a rotted record).
+  const classes = await p.locator('#file-map .run').evaluateAll((runs) => runs.map((r) => r.dataset.class));
+  assert.deepEqual([...new Set(classes)], ['damaged'], classes.join(','));
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  assert.equal(await download(p, '#download-json'), cliReport(['00000000000000000000.log'], dir));
+  const md = await download(p, '#download-md');
+  assert.match(md, /`00000000000000000000\.log`\\: 20000 more findings not listed/);
+  await rm(dir, { recursive: true, force: true });
+});
+
+// A PNG's first bytes.
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89]);
+
+test('issue 18.3: every note the CLI prints is beside its file, and a file that is not a Felix file is never called clean', async () => {
+  const parent = await mkdtemp(join(tmpdir(), 'felix-notes-'));
+  const dir = join(parent, 'odd');
+  await mkdir(dir);
+  const torn = await readFile(join(shard('acme_default_payments_0'), '00000000000000000001.log'));
+  const files = {
+    '00000000000000000000.log': PNG,
+    '00000000000000000001 (1).log': torn,
+    '00000000000000000002.log': Buffer.alloc(0),
+    'junk.bin': Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 197 + 13) & 0xff)),
+    'picture.png': PNG,
+    'server.log': Buffer.from('2026-12-01 started\n'),
+    'writer.lock': Buffer.alloc(0),
+  };
+  for (const [name, bytes] of Object.entries(files)) await writeFile(join(dir, name), bytes);
+  const check = async (p, cli) => {
+    await p.locator('#overview tbody tr').nth(cli.files.length - 1).waitFor({ timeout: 15000 });
+    const rows = await p.locator('#overview tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+      path: tr.querySelector('td.path bdi.field').textContent,
+      notes: [...tr.querySelectorAll('td.path .notes li')].map((li) => li.textContent),
+      badge: tr.querySelector('.badge').textContent,
+      kind: tr.children[2].textContent,
+    })));
+    assert.equal(rows.length, cli.files.length);
+    for (const f of cli.files) {
+      const row = rows.find((r) => r.path === f.path);
+      assert.ok(row, `${f.path} is on the page`);
+      assert.deepEqual(row.notes, f.notes.map((n) => `note: ${n}`), f.path);
+      assert.ok(f.kind !== 'unknown' || row.badge === 'not judged', `${f.path}: ${row.badge}`);
+      if (f.kind === 'unknown') assert.ok(f.notes.length > 0, `${f.path} says what it is`);
+    }
+    return rows;
+  };
+  // As a folder (one shard: the cross-file notes), then each file alone.
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await folder(dir));
+  const rows = await check(p, JSON.parse(cliReport(['odd'], parent)));
+  assert.ok(rows.some((r) => r.notes.some((n) => /^note: no index file/.test(n))), JSON.stringify(rows));
+  const q = await page();
+  await q.goto(base);
+  const names = Object.keys(files).sort();
+  await q.setInputFiles('#file-input', names.map((n) => join(dir, n)));
+  const alone = await check(q, JSON.parse(cliReport(names, dir)));
+  assert.ok(alone.some((r) => r.notes.some((n) => /^note: inspected alone/.test(n))), JSON.stringify(alone));
+  assert.ok(alone.every((r) => r.kind !== 'unknown' || r.badge !== 'clean'));
+  await rm(parent, { recursive: true, force: true });
+});
+
+test('issue 18.4: bidirectional controls in a name or a sender are shown as the CLI shows them, on the page and in the Markdown', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  const p = await page();
+  await p.goto(link({ shared_by: 'alice\u202eevil\u202c bob', report }));
+  await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#shared-by').textContent(), 'alice\\u{202e}evil\\u{202c} bob');
+  assert.equal(await p.locator('#shared-by bdi').count(), 1, 'isolated from the words around it');
+  // A folder whose name holds U+202E: the CLI's escaped path is the page's, in the heading, the problem sentence and the Markdown.
+  const parent = await mkdtemp(join(tmpdir(), 'felix-bidi-'));
+  const name = 'x\u202etxt.log';
+  await mkdir(join(parent, name));
+  await copyFile(join(dir, '00000000000000000001.log'), join(parent, name, '00000000000000000001.log'));
+  const text = spawnSync(CLI, ['inspect', name], { cwd: parent }).stdout.toString();
+  const escaped = 'x\\u{202e}txt.log/00000000000000000001.log';
+  assert.ok(text.includes(`${escaped}: Truncated at byte 1064`), text);
+  const q = await page();
+  await q.goto(base);
+  await drop(q, await folder(join(parent, name)));
+  await q.locator('#problems [role=row][data-kind="Truncated"]').waitFor({ timeout: 15000 });
+  const heading = await q.locator('section.detail h2').textContent();
+  const sentence = await q.locator('#problem-detail').textContent();
+  for (const shown of [heading, sentence]) {
+    assert.ok(shown.startsWith(escaped) && !/[\u202a-\u202e\u2066-\u2069]/.test(shown), shown);
+  }
+  assert.ok(sentence.startsWith(`${escaped}: Truncated at byte 1064 (0x428), repair always: `), sentence);
+  const preview = q.locator('section.recovery h3');
+  await preview.waitFor({ timeout: 15000 });
+  assert.equal(await preview.textContent(), 'Recovery preview: x\\u{202e}txt.log');
+  const md = await download(q, '#download-md');
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069\ufffd]/.test(md), md);
+  const html = readMarkdown(md).html;
+  assert.ok(html.includes(`<code>${escaped}</code>`), html);
+  await rm(parent, { recursive: true, force: true });
+});
+
+test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {
+  const dir = shard('acme_default_payments_0');
+  const names = (await readdir(dir)).sort();
+  const p = await page();
+  await p.goto(base);
+  await p.setInputFiles('#file-input', [...names].reverse().map((n) => join(dir, n)));
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  assert.equal(await download(p, '#download-json'), cliReport(names, dir));
+  const q = await page();
+  await q.goto(base);
+  await q.setInputFiles('#folder-input', dir);
+  await q.locator('#hash-timing').waitFor({ timeout: 15000 });
+  assert.equal(await download(q, '#download-json'), cliReport([basename(dir)], dirname(dir)));
+});
+
+test('issue 18, the verdict first: one sentence per shard, the CLI\'s own, above everything, with the most severe problem selected', async () => {
+  const root = join(sample, 'root');
+  const text = spawnSync(CLI, ['inspect', 'root'], { cwd: sample }).stdout.toString();
+  const cli = text.split('\n').map((l) => l.match(/^(.*): verdict: (.*)$/)).filter(Boolean).map((m) => `${m[1]}: ${m[2]}`);
+  assert.equal(cli.length, (await readdir(root)).length, text);
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await rootFiles());
+  await p.locator('#verdicts li').nth(cli.length - 1).waitFor({ timeout: 20000 });
+  await p.locator('#timing').waitFor({ timeout: 20000 });
+  assert.deepEqual(await p.locator('#verdicts li').allTextContents(), cli);
+  const payments = cli.find((l) => l.startsWith('root/acme_default_payments_0'));
+  assert.match(payments, /a torn tail .*that `recover` would fix$/);
+  assert.equal(await p.evaluate(() => document.querySelector('main').firstElementChild.id), 'verdicts', 'above everything');
+  const worst = await p.locator('#problems .gridbody [role=row] .sev').allTextContents();
+  assert.ok(worst.includes('error'));
+  assert.equal(await p.locator('#problems .problem.current .sev').textContent(), 'error', 'the most severe problem is selected on open');
 });

@@ -50,6 +50,25 @@ pub enum RecordStatus {
     Torn,
 }
 
+impl RecordStatus {
+    /// Whether the scanner reports a finding over this record (every status but [`RecordStatus::Intact`]).
+    #[must_use]
+    pub fn is_damaged(self) -> bool {
+        self != Self::Intact
+    }
+
+    /// The verdict in words, for a view that marks a record's bytes.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Intact => "intact",
+            Self::OutOfOrder => "its offset is out of order",
+            Self::ChecksumMismatch => "its payload checksum failed",
+            Self::Torn => "torn: the file ends inside it",
+        }
+    }
+}
+
 /// A record whose header verified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RecordItem {

@@ -1,6 +1,6 @@
 //! The drop zone and the file and folder pickers.
 
-use web_sys::{File, FileList, HtmlInputElement};
+use web_sys::{File, HtmlInputElement};
 use yew::prelude::*;
 
 use crate::web;
@@ -12,11 +12,6 @@ pub struct Props {
     pub on_files: Callback<Vec<(String, File)>>,
 }
 
-fn list(files: Option<FileList>) -> Vec<(String, File)> {
-    let Some(files) = files else { return Vec::new() };
-    (0..files.length()).filter_map(|i| files.item(i)).map(|f| (web::relative_path(&f), f)).collect()
-}
-
 /// Drop target plus two pickers (files; a folder).
 #[function_component(DropZone)]
 pub fn drop_zone(props: &Props) -> Html {
@@ -25,7 +20,7 @@ pub fn drop_zone(props: &Props) -> Html {
         let cb = props.on_files.clone();
         Callback::from(move |e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
-            cb.emit(list(input.files()));
+            cb.emit(web::picked(input.files()));
             input.set_value("");
         })
     };
@@ -36,7 +31,7 @@ pub fn drop_zone(props: &Props) -> Html {
             hover.set(false);
             let Some(dt) = e.data_transfer() else { return };
             let items: wasm_bindgen::JsValue = dt.items().into();
-            let fallback = list(dt.files());
+            let fallback = web::picked(dt.files());
             let cb = cb.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 match web::files_from_drop(&items).await {

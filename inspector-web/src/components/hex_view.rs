@@ -10,8 +10,8 @@ use web_sys::{Blob, Element, HtmlElement, HtmlInputElement};
 use yew::prelude::*;
 
 use crate::logic::hex::{
-    click_selection, describe, field_at, finding_at, move_cursor, parse_jump, row_count, row_of, rows_html, VisibleRows, Window,
-    BYTES_PER_ROW,
+    click_selection, damage_at, describe, field_at, move_cursor, parse_jump, row_count, row_of, rows_html, Damage, Marks, VisibleRows,
+    Window, BYTES_PER_ROW,
 };
 use crate::logic::keys::{keep_in_view, nav};
 use felix_codec::segment_header::SEGMENT_HEADER_LEN;
@@ -50,8 +50,12 @@ fn hover_text(s: &Scanned, window: &Window, pos: u64) -> String {
     let r = &s.report;
     let what = field_at(r.kind, &s.detail.records, r.size, pos)
         .map_or_else(|| "not part of a recognised structure".to_string(), |l| describe(&l, window));
-    let damage =
-        finding_at(&r.findings, pos).and_then(|i| r.findings.get(i)).map(|f| format!(" — damaged: {}", f.kind)).unwrap_or_default();
+    let damage = match damage_at(r.kind, &s.detail.records, &Marks::of(s), r.size, pos) {
+        Some(Damage::Listed(f)) => format!(" — damaged: {}", f.kind),
+        Some(Damage::Unlisted(Some(why))) => format!(" — damaged: {why} (one of the findings not listed)"),
+        Some(Damage::Unlisted(None)) => " — damaged: no verified record holds it (one of the findings not listed)".into(),
+        None => String::new(),
+    };
     format!("byte {pos}: {what}{damage}")
 }
 
@@ -202,7 +206,7 @@ pub fn hex_view(props: &Props) -> Html {
     let body = Html::from_html_unchecked(AttrValue::from(rows_html(&VisibleRows {
         kind: s.report.kind,
         records: &s.detail.records,
-        findings: &s.report.findings,
+        marks: Marks::of(s),
         size,
         top,
         rows: (top + VISIBLE_ROWS).min(rows).saturating_sub(top),

@@ -8,6 +8,8 @@ use felix_codec::file_name::FileKind;
 use felix_codec::report::FileReport;
 use yew::prelude::*;
 
+use super::text_field::TextField;
+
 use crate::logic::hex::{index_entry_finding, index_entry_number};
 use crate::logic::scan::{Scanned, MAX_INDEX_ROWS};
 
@@ -36,7 +38,7 @@ pub fn index_view(props: &Props) -> Html {
             html! {
                 <tr class="bad" data-kind={f.kind.clone()}>
                     <td class="num">{ n }</td><td class="num">{ f.offset.map(|o| o.to_string()).unwrap_or_default() }</td><td class="num">{ "—" }</td>
-                    <td>{ format!("✗ {}: {}", f.kind, f.message) }</td>
+                    <td>{ format!("✗ {}: ", f.kind) }<TextField text={f.message.clone()} /></td>
                 </tr>
             }
         });
@@ -49,7 +51,10 @@ pub fn index_view(props: &Props) -> Html {
     };
     let rows = s.detail.index_entries.iter().enumerate().take(SHOWN).map(|(n, e)| {
         let finding = index_entry_finding(&r.findings, n as u64);
-        let verdict = finding.map_or_else(|| "✓ lands on its record".to_string(), |f| format!("✗ {}: {}", f.kind, f.message));
+        let verdict = finding.map_or_else(
+            || html! { "✓ lands on its record" },
+            |f| html! { <>{ format!("✗ {}: ", f.kind) }<TextField text={f.message.clone()} /></> },
+        );
         html! {
             <tr class={if finding.is_none() { "ok" } else { "bad" }} data-kind={finding.map(|f| f.kind.clone())}>
                 <td class="num">{ n }</td><td class="num">{ e.offset }</td><td class="num">{ e.position }</td>

@@ -16,3 +16,5 @@ pub mod recovery_preview;
 pub mod replica_diff;
 pub mod share;
 pub mod shared_banner;
+pub mod text_field;
+pub mod verdicts;

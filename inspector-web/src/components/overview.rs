@@ -4,9 +4,10 @@
 use std::rc::Rc;
 
 use felix_codec::file_name::FileKind;
-use felix_codec::report::{FileReport, Status};
+use felix_codec::report::FileReport;
 use yew::prelude::*;
 
+use super::text_field::TextField;
 use crate::logic::shared::short;
 use crate::logic::verify::{self, Check};
 use crate::state::{Row, RowId};
@@ -56,6 +57,15 @@ fn check_cell(check: Option<&Check>) -> Html {
     html! { <td class={classes!("check", word.replace(' ', "-"))} data-check={word}><span class="word">{ format!("{mark}{word}") }</span>{ reasons }</td> }
 }
 
+/// The file's notes (what the CLI prints after its line: "no index file",
+/// "inspected alone…", what a file that is not a Felix file is), beside it.
+fn notes(f: &FileReport) -> Html {
+    if f.notes.is_empty() {
+        return html! {};
+    }
+    html! { <ul class="notes">{ for f.notes.iter().map(|n| html! { <li class="note">{ "note: " }<TextField text={n.clone()} /></li> }) }</ul> }
+}
+
 /// The overview table.
 #[function_component(Overview)]
 pub fn overview(props: &Props) -> Html {
@@ -72,11 +82,8 @@ pub fn overview(props: &Props) -> Html {
             })
         };
         let f = &r.report;
-        let (badge, word) = match f.status {
-            Status::Clean => ("clean", "clean"),
-            Status::Repairable => ("repairable", "repairable"),
-            Status::Damaged => ("damaged", "damaged"),
-        };
+        let word = f.verdict().as_str();
+        let badge = word.replace(' ', "-");
         let selected = props.selected == Some(id);
         let detail = match f.kind {
             FileKind::Index => format!("{} entries", f.index_entries.unwrap_or(0)),
@@ -85,8 +92,8 @@ pub fn overview(props: &Props) -> Html {
         };
         html! {
             <tr class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} tabindex="0" aria-current={selected.then_some("true")}>
-                <td>{ f.shard.clone().unwrap_or_else(|| "(alone)".into()) }</td>
-                <td class="path">{ &f.path }</td>
+                <td class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
+                <td class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
                 <td>{ f.kind.as_str() }</td>
                 <td class="num">{ f.size }</td>
                 <td class="num">{ opt(f.base_offset) }</td>

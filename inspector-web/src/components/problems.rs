@@ -4,11 +4,13 @@
 
 use std::rc::Rc;
 
+use felix_codec::report::Verdict;
 use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
 
+use super::text_field::{shown, TextField};
 use crate::logic::keys::{keep_in_view, move_in_list, nav};
-use crate::logic::problems::{Filter, Severity};
+use crate::logic::problems::{self, Filter, Severity};
 use crate::state::{ProblemId, Row};
 
 /// Rows in view.
@@ -43,6 +45,38 @@ fn scroll_to(container: &NodeRef, first: usize) {
     if let Some(el) = container.cast::<Element>() {
         #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
         el.set_scroll_top((first * ROW_PX) as i32);
+    }
+}
+
+/// Which files list only some of their findings, and how many more each has:
+/// the hex view and the file map still mark those bytes.
+fn unlisted_note(rows: &[Row], unlisted: &[(usize, u64)]) -> Html {
+    if unlisted.is_empty() {
+        return html! {};
+    }
+    let limit = felix_codec::scan::MAX_FINDINGS_PER_FILE;
+    html! {
+        <div id="problems-unlisted" class="hint">
+            <p>{ format!("A file's report lists at most {limit} findings; these files have more (counted, not listed — their bytes are still marked damaged in the hex view and the file map):") }</p>
+            <ul>
+                { for unlisted.iter().filter_map(|(i, k)| rows.get(*i).map(|r| (r, *k))).map(|(r, k)| html! {
+                    <li data-unlisted={k.to_string()}><TextField text={r.report.path.clone()} />{ format!(": {k} more findings not listed") }</li>
+                }) }
+            </ul>
+        </div>
+    }
+}
+
+/// What an empty list means: every structure judged verified — and, for
+/// files that are not Felix files, that nothing in them was judged.
+fn no_problems(rows: &[Row]) -> String {
+    let not_judged = rows.iter().filter(|r| r.report.verdict() == Verdict::NotJudged).count();
+    match not_judged {
+        0 => "No problems: every checksum verified.".into(),
+        n => format!(
+            "No findings in the Felix files; {n} file{} not judged (not Felix files): see the notes beside them.",
+            if n == 1 { "" } else { "s" }
+        ),
     }
 }
 
@@ -130,23 +164,27 @@ pub fn problems_panel(props: &Props) -> Html {
                 onclick={on_click} data-kind={f.kind.clone()} data-position={f.position.to_string()}>
                 <div role="gridcell"><span class={classes!("sev", sev.as_str())}>{ sev.as_str() }</span></div>
                 <div role="gridcell" class="kind">{ &f.kind }</div>
-                <div role="gridcell" class="path" title={row.report.path.clone()}>{ &row.report.path }</div>
+                <div role="gridcell" class="path" title={shown(&row.report.path)}><TextField text={row.report.path.clone()} /></div>
                 <div role="gridcell" class="num pos">{ format!("{} ({:#x})", f.position, f.position) }</div>
                 <div role="gridcell" class="num">{ f.offset.map_or_else(String::new, |o| o.to_string()) }</div>
                 <div role="gridcell">{ f.repair.as_str() }</div>
-                <div role="gridcell" class="msg" title={f.message.clone()}>{ &f.message }</div>
+                <div role="gridcell" class="msg" title={shown(&f.message)}><TextField text={f.message.clone()} /></div>
             </div>
         })
     });
     let detail = props.current.and_then(|c| {
         let row = props.rows.iter().find(|r| r.id == c.row)?;
         let f = row.report.findings.get(c.finding as usize)?;
-        Some(format!("{}: {} at byte {} ({:#x}), repair {}: {}", row.report.path, f.kind, f.position, f.position, f.repair, f.message))
+        let at = format!(": {} at byte {} ({:#x}), repair {}: ", f.kind, f.position, f.position, f.repair);
+        Some(html! { <><TextField text={row.report.path.clone()} />{ at }<TextField text={f.message.clone()} /></> })
     });
     let n = list.len();
+    let unlisted = problems::unlisted(props.rows.iter().map(|r| r.report.as_ref()));
+    let more: u64 = unlisted.iter().map(|(_, k)| k).sum();
     html! {
         <section class="problems">
-            <h2 id="problems-heading">{ format!("Problems ({n})") }</h2>
+            <h2 id="problems-heading">{ problems::heading(n, more) }</h2>
+            { unlisted_note(&props.rows, &unlisted) }
             <div class="toolbar">
                 <label>{ "severity " }
                     <select id="severity-filter" onchange={on_severity}>
@@ -164,9 +202,9 @@ pub fn problems_panel(props: &Props) -> Html {
                 <button id="prev-problem" onclick={step(false)} title="previous problem (p)">{ "◀ prev" }</button>
                 <button id="next-problem" onclick={step(true)} title="next problem (n)">{ "next ▶" }</button>
             </div>
-            if list.is_empty() {
-                <p class="none" id="no-problems">{ "No problems: every checksum verified." }</p>
-            } else {
+            if list.is_empty() && more == 0 {
+                <p class="none" id="no-problems">{ no_problems(&props.rows) }</p>
+            } else if !list.is_empty() {
                 <div id="problems" class="grid" role="grid" tabindex="0" aria-labelledby="problems-heading" aria-rowcount={(n + 1).to_string()} aria-colcount="7"
                     aria-activedescendant={at.filter(|i| *i >= top && *i <= top + VISIBLE_ROWS).map(|i| format!("problem-{i}"))} onkeydown={on_key}>
                     <div role="row" class="problem head" aria-rowindex="1">

@@ -5,6 +5,8 @@ use std::rc::Rc;
 use felix_codec::report::FindingReport;
 use yew::prelude::*;
 
+use super::text_field::{shown, TextField};
+
 use crate::state::{FileId, Loaded};
 
 /// Progress bars shown at most (ten thousand dropped files are not ten thousand bars).
@@ -30,13 +32,13 @@ pub fn progress(props: &Props) -> Html {
     html! {
         <div class="progress" aria-live="polite">
             { for busy.iter().take(BARS_SHOWN).map(|f| html! {
-                <div class="bar"><span>{ &f.path }</span><progress max={f.size.max(1).to_string()} value={f.done.to_string()} aria-label={format!("scanning {}", f.path)} /></div>
+                <div class="bar"><span><TextField text={f.path.clone()} /></span><progress max={f.size.max(1).to_string()} value={f.done.to_string()} aria-label={format!("scanning {}", shown(&f.path))} /></div>
             }) }
             if busy.len() > BARS_SHOWN { <p class="hint">{ format!("and {} more files", busy.len() - BARS_SHOWN) }</p> }
             if !props.live.is_empty() {
                 <ul id="live-findings" class="live">
                     { for props.live.iter().take(20).filter_map(|(id, f)| path(*id).map(|p| html! {
-                        <li data-kind={f.kind.clone()} data-position={f.position.to_string()}>{ format!("{p}: {} at byte {} — still scanning, verdict provisional", f.kind, f.position) }</li>
+                        <li data-kind={f.kind.clone()} data-position={f.position.to_string()}><TextField text={p} />{ format!(": {} at byte {} — still scanning, verdict provisional", f.kind, f.position) }</li>
                     })) }
                 </ul>
             }

@@ -11,6 +11,8 @@ use felix_codec::recovery::{Action, ShardPlan};
 use web_sys::Blob;
 use yew::prelude::*;
 
+use super::text_field::{shown, TextField};
+
 use crate::logic::group::file_name;
 use crate::logic::replica::{plan, ReplicaScan};
 use crate::web;
@@ -162,8 +164,8 @@ pub fn recovery_preview(props: &Props) -> Html {
                     "recovery would run these steps, in this order"
                 };
                 html! {
-                    <section class="recovery" data-shard={shard.name.clone()} aria-label={format!("recovery preview of {}", shard.name)}>
-                        <h3>{ format!("Recovery preview: {}", shard.name) }</h3>
+                    <section class="recovery" data-shard={shard.name.clone()} aria-label={format!("recovery preview of {}", shown(&shard.name))}>
+                        <h3>{ "Recovery preview: " }<TextField text={shard.name.clone()} /></h3>
                         <p class="verdict">{ verdict }</p>
                         <ol class="actions">{ for p.plan.actions.iter().map(|a| action_item(shard, p, a, &props.on_show)) }</ol>
                         if !p.plan.remaining_findings.is_empty() {

@@ -10,8 +10,10 @@ use std::rc::Rc;
 
 use felix_codec::diff::{Diff, RecordRef, Side, SideReport};
 use felix_codec::record::RECORD_HEADER_LEN;
-use web_sys::{Blob, File, FileList, HtmlInputElement};
+use web_sys::{Blob, File, HtmlInputElement};
 use yew::prelude::*;
+
+use super::text_field::{shown, TextField};
 
 use crate::logic::diff_share;
 use crate::logic::group::file_name;
@@ -90,11 +92,6 @@ async fn run_diff(a: Folder, b: Folder) -> Result<(Diff, (Vec<u8>, Vec<u8>)), St
     Ok((diff, shown))
 }
 
-fn files_of(list: Option<FileList>) -> Vec<(String, File)> {
-    let Some(list) = list else { return Vec::new() };
-    (0..list.length()).filter_map(|i| list.item(i)).map(|f| (web::relative_path(&f), f)).collect()
-}
-
 #[derive(Properties, PartialEq)]
 struct PickProps {
     side: char,
@@ -120,7 +117,7 @@ fn pick(props: &PickProps) -> Html {
         let cb = props.on_files.clone();
         Callback::from(move |e: Event| {
             let el: HtmlInputElement = e.target_unchecked_into();
-            cb.emit(files_of(el.files()));
+            cb.emit(web::picked(el.files()));
             el.set_value("");
         })
     };
@@ -130,7 +127,7 @@ fn pick(props: &PickProps) -> Html {
             e.prevent_default();
             let Some(dt) = e.data_transfer() else { return };
             let items: wasm_bindgen::JsValue = dt.items().into();
-            let fallback = files_of(dt.files());
+            let fallback = web::picked(dt.files());
             let cb = cb.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 match web::files_from_drop(&items).await {
@@ -165,7 +162,7 @@ fn timeline(side: &SideReport, axis_end: u64) -> Html {
         let (left, width) = (scale(*start), (scale(end) - scale(*start)).max(0.5));
         html! { <span class="epoch" style={format!("left:{left:.2}%;width:{width:.2}%")} title={format!("generation {g}: offsets {start}..{end}")}>{ format!("g{g}") }</span> }
     });
-    html! { <div class="timeline" role="img" aria-label={format!("epochs of {}", side.path)}>{ for bars }</div> }
+    html! { <div class="timeline" role="img" aria-label={format!("epochs of {}", shown(&side.path))}>{ for bars }</div> }
 }
 
 /// Hex of a record's first bytes: the 28 header bytes as they are, payload
@@ -215,13 +212,13 @@ fn side_column(name: &str, s: &SideReport, truncate: Option<u64>, other: &str, a
     html! {
         <div class="side" id={id}>
             <h3>{ format!("Replica {name}") }</h3>
-            <p class="path">{ &s.path }</p>
+            <p class="path"><TextField text={s.path.clone()} /></p>
             <p class="range">{ range }</p>
             { timeline(s, axis_end) }
             <p class="truncation">{ truncation }</p>
             if s.blocked { <p class="blocked">{ "damage blocks the comparison" }</p> }
             <ul class="findings">
-                { for s.findings.iter().map(|f| html! { <li data-kind={f.finding.kind.clone()}>{ format!("{}: {} at byte {}: {}", f.file, f.finding.kind, f.finding.position, f.finding.message) }</li> }) }
+                { for s.findings.iter().map(|f| html! { <li data-kind={f.finding.kind.clone()}><TextField text={f.file.clone()} />{ format!(": {} at byte {}: ", f.finding.kind, f.finding.position) }<TextField text={f.finding.message.clone()} /></li> }) }
             </ul>
         </div>
     }
@@ -254,7 +251,7 @@ fn render_diff(d: &Diff, bytes: Option<&(Vec<u8>, Vec<u8>)>, unmask: bool, on_un
                     { record_card("B", &v.b, bytes.map_or(&[][..], |b| &b.1), unmask) }
                 </div>
             }
-            { for d.notes.iter().map(|n| html! { <p class="note">{ format!("note: {n}") }</p> }) }
+            { for d.notes.iter().map(|n| html! { <p class="note">{ "note: " }<TextField text={n.clone()} /></p> }) }
         </div>
     }
 }

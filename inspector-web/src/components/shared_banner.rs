@@ -6,6 +6,7 @@ use std::rc::Rc;
 use felix_codec::time::format_micros;
 use yew::prelude::*;
 
+use super::text_field::{shown, TextField};
 use crate::logic::shared::Source;
 use crate::state::{Claim, Tally};
 
@@ -24,8 +25,8 @@ pub struct Props {
     pub on_close: Callback<()>,
 }
 
-fn stated(v: Option<String>) -> String {
-    v.unwrap_or_else(|| "not stated".into())
+fn stated(v: Option<String>) -> Html {
+    v.map_or_else(|| html! { "not stated" }, |v| html! { <TextField text={v} /> })
 }
 
 /// The banner.
@@ -34,7 +35,7 @@ pub fn shared_banner(props: &Props) -> Html {
     let c = &props.claim;
     let source = match &c.source {
         Source::Link => "a link".to_string(),
-        Source::JsonFile(name) => format!("the file {name}"),
+        Source::JsonFile(name) => format!("the file {}", shown(name)),
         Source::Pasted => "pasted text".to_string(),
     };
     let t = props.tally;
@@ -66,7 +67,9 @@ pub fn shared_banner(props: &Props) -> Html {
             </dl>
             <p id="check-status" data-state={state} aria-live="polite">{ status }</p>
             if !props.unpaired.is_empty() {
-                <p id="unpaired">{ format!("Dropped but not in the report: {}", props.unpaired.join(", ")) }</p>
+                <p id="unpaired">{ "Dropped but not in the report (a claim pairs only with a file of its shard and name): " }
+                    { for props.unpaired.iter().enumerate().map(|(i, p)| html! { <>{ if i > 0 { ", " } else { "" } }<TextField text={p.clone()} /></> }) }
+                </p>
             }
             <button id="close-shared" onclick={on_close}>{ "Close the shared report" }</button>
         </section>

@@ -1,6 +1,7 @@
 //! Grouping dropped files into shards, the way the CLI does: files that came
 //! in a folder are the shard of that folder; loose files stand alone.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// A file as the page received it.
@@ -27,6 +28,34 @@ pub struct Group {
 #[must_use]
 pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The shard a dropped file is judged in: the name of the folder it came
+/// in (as the CLI names a shard by its directory), or `None` for a loose file.
+#[must_use]
+pub fn shard_of(path: &str) -> Option<&str> {
+    match path.rsplit_once('/') {
+        Some((dir, _)) if !dir.is_empty() => Some(file_name(dir)),
+        _ => None,
+    }
+}
+
+/// The order the CLI inspects what it finds in a folder — folder by folder,
+/// each folder's own files first by name, then its subfolders by name — so
+/// files dropped or picked in any order give `inspect --json`'s report.
+#[must_use]
+pub fn cli_order(a: &str, b: &str) -> Ordering {
+    fn split(p: &str) -> (&str, &str) {
+        p.rsplit_once('/').unwrap_or(("", p))
+    }
+    let ((da, na), (db, nb)) = (split(a), split(b));
+    da.split('/').cmp(db.split('/')).then(na.cmp(nb))
+}
+
+/// Puts dropped or picked files (`(relative path, file)`) in [`cli_order`]:
+/// the one order for the drop target and both pickers.
+pub fn sort_in_cli_order<T>(files: &mut [(String, T)]) {
+    files.sort_by(|a, b| cli_order(&a.0, &b.0));
 }
 
 /// Groups by parent directory; loose files each form a group of their own.
@@ -66,6 +95,44 @@ mod tests {
                 Group { shard: Some("a-1".into()), files: vec![0, 2] },
                 Group { shard: None, files: vec![1] },
                 Group { shard: Some("b-2".into()), files: vec![3] },
+            ]
+        );
+        for (i, f) in files.iter().enumerate() {
+            let by_group = g.iter().find(|g| g.files.contains(&i)).and_then(|g| g.shard.as_deref());
+            assert_eq!(shard_of(&f.path), by_group, "{}", f.path);
+        }
+    }
+
+    #[test]
+    fn picked_files_are_put_in_the_clis_order() {
+        // As a folder picker may list them (issue 18: 270, 73, 78, 130 …).
+        let mut files: Vec<(String, ())> = [
+            "root/s-1/00000000000000000270.log",
+            "root/s/00000000000000000001.log",
+            "root/s-1/00000000000000000073.log",
+            "root/loose.log",
+            "root/s-1/00000000000000000078.index",
+            "root/s-1/00000000000000000130.log",
+            "root/s-1/epochs",
+            "root/s/00000000000000000000.log",
+        ]
+        .into_iter()
+        .map(|p| (p.to_string(), ()))
+        .collect();
+        sort_in_cli_order(&mut files);
+        let order: Vec<&str> = files.iter().map(|(p, ())| p.as_str()).collect();
+        // The CLI: a folder's own files, then its folders by name ("s" before "s-1", though '/' sorts after '-').
+        assert_eq!(
+            order,
+            [
+                "root/loose.log",
+                "root/s/00000000000000000000.log",
+                "root/s/00000000000000000001.log",
+                "root/s-1/00000000000000000073.log",
+                "root/s-1/00000000000000000078.index",
+                "root/s-1/00000000000000000130.log",
+                "root/s-1/00000000000000000270.log",
+                "root/s-1/epochs",
             ]
         );
     }

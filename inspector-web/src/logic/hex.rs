@@ -17,7 +17,7 @@ use felix_codec::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMEN
 
 use super::keys::Nav;
 
-use super::scan::{Rows, MAX_RECORD_ROWS};
+use super::scan::{Rows, Scanned, MAX_RECORD_ROWS};
 
 /// Bytes per row.
 pub const BYTES_PER_ROW: u64 = 16;
@@ -158,11 +158,63 @@ pub fn index_entry_number(position: u64) -> Option<u64> {
     (IndexEntry::file_position(n) == position).then_some(n)
 }
 
-/// Classes for one byte: its field, and `dmg` when a finding covers it.
+/// What marks a file's bytes damaged: the findings its report lists and,
+/// when it lists only some, what the scan met past them.
+#[derive(Clone, Copy, Debug)]
+pub struct Marks<'a> {
+    /// The findings listed (ordered by position).
+    pub findings: &'a [FindingReport],
+    /// Findings the report counts but does not list (`findings_omitted`).
+    pub omitted: u64,
+    /// Whether the page's budget cut the record rows (bytes past the last row are then unknown).
+    pub records_capped: bool,
+}
+
+impl<'a> Marks<'a> {
+    /// The marks of a scanned file.
+    #[must_use]
+    pub fn of(s: &'a Scanned) -> Self {
+        Self { findings: &s.report.findings, omitted: s.report.findings_omitted, records_capped: s.detail.records_capped }
+    }
+}
+
+/// Why a byte is marked damaged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Damage<'a> {
+    /// A listed finding covers it.
+    Listed(&'a FindingReport),
+    /// No listed finding does, but the report lists only some: the codec
+    /// scanner's verdict on the record holding it, in words, or `None` for
+    /// bytes of a segment no verified record accounts for.
+    Unlisted(Option<&'static str>),
+}
+
+/// The damage at byte `pos`: a listed finding's; past the listed ones (a
+/// report whose findings were cut at the per-file limit), a record the
+/// codec's scanner found damaged, or segment bytes no verified record holds.
 #[must_use]
-pub fn byte_classes(kind: FileKind, records: &Rows, findings: &[FindingReport], size: u64, pos: u64) -> String {
+pub fn damage_at<'a>(kind: FileKind, records: &Rows, marks: &Marks<'a>, size: u64, pos: u64) -> Option<Damage<'a>> {
+    if let Some(f) = finding_at(marks.findings, pos).and_then(|i| marks.findings.get(i)) {
+        return Some(Damage::Listed(f));
+    }
+    if marks.omitted == 0 || kind != FileKind::Segment || pos < SEGMENT_HEADER_LEN as u64 || pos >= size {
+        return None;
+    }
+    let row = records.partition_point(|r| r.position <= pos).checked_sub(1).and_then(|i| records.get(i)).filter(|r| pos < r.end());
+    match row {
+        Some(r) => r.status.is_damaged().then_some(Damage::Unlisted(Some(r.status.describe()))),
+        None => {
+            let rows_reach = records.get(records.len().wrapping_sub(1)).map_or(0, |r| r.end());
+            (!marks.records_capped || pos < rows_reach).then_some(Damage::Unlisted(None))
+        }
+    }
+}
+
+/// Classes for one byte: its field, and `dmg` when it is damaged ([`damage_at`]).
+#[must_use]
+pub fn byte_classes(kind: FileKind, records: &Rows, marks: &Marks<'_>, size: u64, pos: u64) -> String {
     let field = field_at(kind, records, size, pos).map_or("f-none", |l| class_name(l.field.class));
-    match finding_at(findings, pos) {
+    match damage_at(kind, records, marks, size, pos) {
         Some(_) => format!("{field} dmg"),
         None => field.to_string(),
     }
@@ -175,8 +227,8 @@ pub struct VisibleRows<'a> {
     pub kind: FileKind,
     /// Its record rows.
     pub records: &'a Rows,
-    /// Its findings (ordered by position).
-    pub findings: &'a [FindingReport],
+    /// What marks its bytes damaged.
+    pub marks: Marks<'a>,
     /// Its size.
     pub size: u64,
     /// The first row shown.
@@ -227,7 +279,7 @@ pub fn rows_html(v: &VisibleRows<'_>) -> String {
                 out.push_str(r#"<span class="b pad" aria-hidden="true">  </span>"#);
                 continue;
             }
-            let mut class = byte_classes(v.kind, v.records, v.findings, v.size, pos);
+            let mut class = byte_classes(v.kind, v.records, &v.marks, v.size, pos);
             let selected = v.range.is_some_and(|(a, b)| pos >= a && pos < b);
             if selected {
                 class.push_str(" sel");
@@ -470,7 +522,7 @@ mod tests {
         let v = VisibleRows {
             kind: FileKind::Segment,
             records: &s.detail.records,
-            findings: &s.report.findings,
+            marks: Marks::of(s),
             size,
             top: 0,
             rows: row_count(size),
@@ -481,7 +533,7 @@ mod tests {
         };
         let html = rows_html(&v);
         assert!(html.starts_with(r#"<div class="row" role="row" aria-rowindex="1" style="top:0px"><span class="addr" role="rowheader">0000000000</span><span role="gridcell" id="hex-b-0" aria-selected="false" class="f-magic" data-pos="0">46</span>"#), "{html}");
-        let class = byte_classes(FileKind::Segment, &s.detail.records, &s.report.findings, size, 33);
+        let class = byte_classes(FileKind::Segment, &s.detail.records, &Marks::of(s), size, 33);
         assert!(class.starts_with("f-length"));
         let cell = format!(r#"<span role="gridcell" id="hex-b-33" aria-selected="true" class="{class} sel cursor" data-pos="33">"#);
         assert!(html.contains(&cell), "{html}");
@@ -503,8 +555,40 @@ mod tests {
         seg.extend_from_slice(&felix_codec::golden::RECORD_PAYLOAD_DAMAGED);
         let s = &scan_all(&[("a.log".into(), seg.clone())])[0];
         let size = seg.len() as u64;
-        assert_eq!(byte_classes(FileKind::Segment, &s.detail.records, &s.report.findings, size, 61), "f-payload dmg");
-        assert_eq!(byte_classes(FileKind::Segment, &s.detail.records, &s.report.findings, size, 31), "f-meta");
+        assert_eq!(byte_classes(FileKind::Segment, &s.detail.records, &Marks::of(s), size, 61), "f-payload dmg");
+        assert_eq!(byte_classes(FileKind::Segment, &s.detail.records, &Marks::of(s), size, 31), "f-meta");
         assert_eq!((row_count(62), row_of(61)), (4, 3));
+    }
+
+    /// Issue 18: every other record rotted, more than a file lists: the
+    /// records past the listed findings are marked damaged all the same, the
+    /// intact ones between them are not, and a listed finding is named.
+    #[test]
+    fn damage_past_the_listed_findings_is_marked() {
+        use felix_codec::record::encode_record;
+        use felix_codec::scan::MAX_FINDINGS_PER_FILE;
+        let mut seg = felix_codec::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
+        let n = (MAX_FINDINGS_PER_FILE as u64 + 1_000) * 2;
+        let mut at = Vec::new();
+        for o in 0..n {
+            at.push(seg.len() as u64);
+            encode_record(o, 1, b"payload!", &mut seg).unwrap();
+            if o % 2 == 1 {
+                *seg.last_mut().unwrap() ^= 1;
+            }
+        }
+        let s = &scan_all(&[("a.log".into(), seg.clone())])[0];
+        assert_eq!((s.report.findings.len(), s.report.findings_omitted), (MAX_FINDINGS_PER_FILE, 1_000));
+        let size = seg.len() as u64;
+        let marks = Marks::of(s);
+        let damage = |pos: u64| damage_at(FileKind::Segment, &s.detail.records, &marks, size, pos);
+        let (first_rot, last_rot, last_good) = (at[1] + 30, at[at.len() - 1] + 30, at[at.len() - 2] + 30);
+        assert!(matches!(damage(first_rot), Some(Damage::Listed(f)) if f.kind == "RecordChecksum"));
+        assert_eq!(damage(last_rot), Some(Damage::Unlisted(Some("its payload checksum failed"))));
+        assert_eq!(damage(last_good), None);
+        assert_eq!(byte_classes(FileKind::Segment, &s.detail.records, &marks, size, last_rot), "f-payload dmg");
+        // With nothing left unlisted, only findings mark bytes (as before).
+        let all = Marks { omitted: 0, ..marks };
+        assert_eq!(damage_at(FileKind::Segment, &s.detail.records, &all, size, last_rot), None);
     }
 }

@@ -5,31 +5,27 @@
 //! inside; other text is backslash-escaped (all ASCII punctuation, so no
 //! emphasis, link, image, HTML or entity can start) with every `:` written
 //! as an entity-free `\:` so no autolink can form; in table cells `|` is
-//! escaped, and line breaks and other control characters become visible
-//! symbols, so one file or finding is always exactly one row.
+//! escaped, and line breaks, control, bidirectional and zero-width
+//! characters are written as the codec's escapes (`report::one_line`, the
+//! rule of the CLI and the page: `\n`, `\u{202e}`), so one file or finding
+//! is always exactly one row and reads as it does everywhere else. Findings
+//! a file counts but does not list are said below the table.
 
 use std::fmt::Write as _;
 
-use felix_codec::report::Report;
+use felix_codec::report::{one_line, Report};
 
-/// A control character as a visible symbol (`\n` → `␊`), anything else as
-/// itself. Bidirectional controls (which reorder what a reader sees) and
-/// zero-width characters (which hide text), as `report::is_hostile` names
-/// them for a terminal, become `�` too.
-fn visible(c: char) -> char {
-    match u32::from(c) {
-        n @ 0..=0x1F => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
-        0x7F => '\u{2421}',
-        _ if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') => '\u{FFFD}',
-        _ if felix_codec::report::is_hostile(c) => '\u{FFFD}',
-        _ => c,
-    }
+/// `s` with every character that could reorder, hide or break a line shown
+/// as an escape: the codec's one rule ([`one_line`], what the CLI prints and
+/// the page shows), so the Markdown, the page and the terminal agree.
+fn escaped(s: &str) -> std::borrow::Cow<'_, str> {
+    one_line(s)
 }
 
 /// `s` as a code span that survives a table cell.
 #[must_use]
 pub fn code(s: &str) -> String {
-    let body: String = s.chars().map(visible).collect::<String>().replace('|', "\\|");
+    let body: String = escaped(s).replace('|', "\\|");
     let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     if body.is_empty() {
@@ -50,7 +46,7 @@ pub fn code(s: &str) -> String {
 /// `@` (e-mail addresses) and `www.` — set in code spans, where no link forms.
 #[must_use]
 pub fn text(s: &str) -> String {
-    let chars: Vec<char> = s.trim().chars().map(visible).collect();
+    let chars: Vec<char> = escaped(s.trim()).chars().collect();
     let mut out = String::with_capacity(s.len() + s.len() / 4);
     let mut i = 0;
     while let Some(&c) = chars.get(i) {
@@ -127,6 +123,9 @@ pub fn render(report: &Report, preface: &Preface) -> String {
                 text(&x.message)
             );
         }
+    }
+    for f in report.files.iter().filter(|f| f.findings_omitted > 0) {
+        let _ = writeln!(out, "\n{}\\: {} more findings not listed", code(&f.path), f.findings_omitted);
     }
     out
 }
@@ -250,7 +249,10 @@ mod tests {
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("`x`"), "`` `x` ``");
         assert_eq!(code("a|b"), "`a\\|b`");
-        assert_eq!(code("a\nb"), "`a\u{240A}b`");
+        assert_eq!(code("a\nb"), "`a\\nb`");
+        // Issue 18: a bidirectional override reads as the CLI prints it, not as U+FFFD.
+        assert_eq!(code("alice\u{202e}evil\u{202c} bob"), "`alice\\u{202e}evil\\u{202c} bob`");
+        assert_eq!(text("alice\u{202e}evil"), "alice\\\\u\\{202e\\}evil");
         let arena = Arena::new();
         for s in ["a`b", "`x`", "``` y", "ü `é`", " lead", "trail "] {
             let root = parse_document(&arena, &code(s), &gfm());
@@ -262,6 +264,27 @@ mod tests {
             }
             assert_eq!(got, s, "{}", code(s));
         }
+        // Text with controls reads, through a GFM parser, as the CLI prints it (one rule).
+        for s in ["alice\u{202e}evil\u{202c} bob", "a\nb\tc", "x\u{200b}y\\z", "\u{2066}q"] {
+            let root = parse_document(&arena, &format!("{}\n\n{}", code(s), text(s)), &gfm());
+            let (mut in_code, mut plain) = (String::new(), String::new());
+            for d in root.descendants() {
+                match &d.data.borrow().value {
+                    NodeValue::Code(c) => in_code.push_str(&c.literal),
+                    NodeValue::Text(t) => plain.push_str(t),
+                    _ => {}
+                }
+            }
+            assert_eq!((in_code.as_str(), plain.as_str()), (&*one_line(s), &*one_line(s)), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn findings_not_listed_are_said() {
+        let mut f = FileReport::new("a.log".into(), felix_codec::file_name::FileKind::Segment, 100);
+        f.findings_omitted = 20_000;
+        let md = render(&Report::new(vec![f]), &Preface::default());
+        assert!(md.contains("`a.log`\\: 20000 more findings not listed"), "{md}");
     }
 
     proptest! {

@@ -55,6 +55,24 @@ pub struct ProblemRef {
     pub finding: usize,
 }
 
+/// Findings a file's report counts but does not list (`findings_omitted`:
+/// past the per-file limit), for every file with any: `(file index, count)`.
+#[must_use]
+pub fn unlisted<'a>(files: impl IntoIterator<Item = &'a FileReport>) -> Vec<(usize, u64)> {
+    files.into_iter().enumerate().filter(|(_, f)| f.findings_omitted > 0).map(|(i, f)| (i, f.findings_omitted)).collect()
+}
+
+/// The problems panel's heading: how many are listed and, when some are
+/// not, how many more (never a count that looks like the whole).
+#[must_use]
+pub fn heading(listed: usize, unlisted: u64) -> String {
+    if unlisted == 0 {
+        format!("Problems ({listed})")
+    } else {
+        format!("Problems ({listed} listed, {unlisted} more not listed)")
+    }
+}
+
 /// Every problem passing `filter`, files in order, findings by position.
 #[must_use]
 pub fn list<'a>(files: impl IntoIterator<Item = &'a FileReport>, filter: &Filter) -> Vec<ProblemRef> {
@@ -116,5 +134,15 @@ mod tests {
         assert_eq!(step(&all, Some(all[0]), false), Some(*all.last().unwrap()));
         assert_eq!(step(&all, Some(*all.last().unwrap()), true), Some(all[0]));
         assert!(kinds(&files).contains(&"RecordChecksum".to_string()));
+    }
+
+    #[test]
+    fn findings_not_listed_are_counted_in_the_heading() {
+        let mut a = FileReport::new("a.log".into(), felix_codec::file_name::FileKind::Segment, 100);
+        let b = a.clone();
+        a.findings_omitted = 20_000;
+        assert_eq!(unlisted([&b, &a]), vec![(1, 20_000)]);
+        assert_eq!(heading(10_000, 20_000), "Problems (10000 listed, 20000 more not listed)");
+        assert_eq!(heading(3, 0), "Problems (3)");
     }
 }

@@ -6,11 +6,12 @@
 //! offset, repair), not by message wording, so a report made by another
 //! build of the same codec still matches.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use felix_codec::report::{FileReport, FindingReport, HashAlgorithm};
 use felix_codec::Repair;
 
+use super::group::file_name;
 use super::shared::short;
 
 /// Whether two reports describe the same bytes. The one place that compares
@@ -225,52 +226,54 @@ pub fn check(claimed: &FileReport, actual: &FileReport) -> Check {
     }
 }
 
-fn components(path: &str) -> Vec<&str> {
-    path.split(['/', '\\']).filter(|c| !c.is_empty()).collect()
+/// A file as pairing sees it: the shard folder it is in (`None`: judged
+/// alone) and its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Named<'a> {
+    /// The shard directory's name (a report's `shard`; a dropped file's folder).
+    pub shard: Option<&'a str>,
+    /// The path (only its file name is compared).
+    pub path: &'a str,
 }
 
-/// Trailing path components compared when pairing (a shard path is `dir/file`; deeper is noise).
-pub const MAX_PAIR_COMPONENTS: usize = 8;
-
-fn suffix(comps: &[&str], k: usize) -> Option<String> {
-    comps.get(comps.len().checked_sub(k)?..).map(|c| c.join("/"))
+impl<'a> Named<'a> {
+    fn key(&self) -> (Option<&'a str>, &'a str) {
+        (self.shard, file_name(self.path))
+    }
 }
 
-/// Pairs each claimed path with a dropped one: the dropped file sharing the
-/// most trailing path components (at least the file name, at most
-/// [`MAX_PAIR_COMPONENTS`]), each dropped file used once, claims in order. A
-/// CLI report's absolute paths thus pair with the same shard folder dropped
-/// in a browser. Linear in the paths' components, whatever the names.
+/// Pairs each claim with a dropped file, each dropped file used once, claims
+/// in order: a claim pairs with a dropped file of the same shard and the
+/// same file name — never by its name alone, which every shard's first
+/// segment shares. A claim judged alone (no shard) then takes a file of its
+/// name no claim took, loose files first. Linear in the number of files.
 #[must_use]
-pub fn pair(claimed: &[&str], dropped: &[&str]) -> Vec<Option<usize>> {
-    let mut by_suffix: HashMap<String, (usize, Vec<usize>)> = HashMap::new();
+pub fn pair(claimed: &[Named<'_>], dropped: &[Named<'_>]) -> Vec<Option<usize>> {
+    let mut by_key: HashMap<(Option<&str>, &str), VecDeque<usize>> = HashMap::new();
     for (i, d) in dropped.iter().enumerate() {
-        let comps = components(d);
-        for k in 1..=comps.len().min(MAX_PAIR_COMPONENTS) {
-            if let Some(key) = suffix(&comps, k) {
-                by_suffix.entry(key).or_default().1.push(i);
-            }
-        }
+        by_key.entry(d.key()).or_default().push_back(i);
     }
     let mut used = vec![false; dropped.len()];
-    claimed
+    let mut out: Vec<Option<usize>> = claimed
         .iter()
         .map(|c| {
-            let comps = components(c);
-            for k in (1..=comps.len().min(MAX_PAIR_COMPONENTS)).rev() {
-                let Some((next, list)) = suffix(&comps, k).and_then(|key| by_suffix.get_mut(&key)) else { continue };
-                // Each list is walked once in all: entries before `next` are used.
-                while let Some(&i) = list.get(*next) {
-                    *next += 1;
-                    if let Some(u) = used.get_mut(i).filter(|u| !**u) {
-                        *u = true;
-                        return Some(i);
-                    }
-                }
-            }
-            None
+            let i = by_key.get_mut(&c.key())?.pop_front()?;
+            *used.get_mut(i)? = true;
+            Some(i)
         })
-        .collect()
+        .collect();
+    let mut by_name: HashMap<&str, VecDeque<usize>> = HashMap::new();
+    let left = dropped.iter().enumerate().filter(|(i, _)| !used.get(*i).copied().unwrap_or(true));
+    let (loose, in_shards): (Vec<_>, Vec<_>) = left.partition(|(_, d)| d.shard.is_none());
+    for (i, d) in loose.into_iter().chain(in_shards) {
+        by_name.entry(file_name(d.path)).or_default().push_back(i);
+    }
+    for (c, slot) in claimed.iter().zip(out.iter_mut()) {
+        if slot.is_none() && c.shard.is_none() {
+            *slot = by_name.get_mut(file_name(c.path)).and_then(VecDeque::pop_front);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -353,30 +356,56 @@ mod tests {
         assert_eq!(identity(&now, &sha_only), Identity::Pending);
     }
 
+    fn named<'a>(list: &'a [(Option<&'a str>, &'a str)]) -> Vec<Named<'a>> {
+        list.iter().map(|&(shard, path)| Named { shard, path }).collect()
+    }
+
     #[test]
-    fn cli_paths_pair_with_dropped_folders_and_names() {
+    fn cli_paths_pair_with_dropped_folders_by_shard_and_name() {
         let claimed = [
-            "/tmp/x/root/acme-1/00000000000000000000.log",
-            "/tmp/x/root/acme-1/00000000000000000000.index",
-            "/tmp/x/root/other-2/00000000000000000000.log",
-            "lonely.log",
+            (Some("acme-1"), "/tmp/x/root/acme-1/00000000000000000000.log"),
+            (Some("acme-1"), "/tmp/x/root/acme-1/00000000000000000000.index"),
+            (Some("other-2"), "/tmp/x/root/other-2/00000000000000000000.log"),
+            (None, "lonely.log"),
         ];
-        let dropped = ["other-2/00000000000000000000.log", "acme-1/00000000000000000000.index", "acme-1/00000000000000000000.log"];
-        assert_eq!(pair(&claimed, &dropped), vec![Some(2), Some(1), Some(0), None]);
-        // A loose file pairs by name; each file pairs once.
-        assert_eq!(pair(&["a/x.log", "b/x.log"], &["x.log"]), vec![Some(0), None]);
-        assert_eq!(pair(&["x.log"], &["y.log", "<b>x.log"]), vec![None]);
+        let dropped = [
+            (Some("other-2"), "other-2/00000000000000000000.log"),
+            (Some("acme-1"), "acme-1/00000000000000000000.index"),
+            (Some("acme-1"), "acme-1/00000000000000000000.log"),
+        ];
+        assert_eq!(pair(&named(&claimed), &named(&dropped)), vec![Some(2), Some(1), Some(0), None]);
+        // A loose claim pairs by name, loose files first; each file pairs once.
+        let loose = [(None, "a/x.log"), (None, "b/x.log")];
+        assert_eq!(pair(&named(&loose), &named(&[(Some("s"), "s/x.log"), (None, "x.log")])), vec![Some(1), Some(0)]);
+        assert_eq!(pair(&named(&[(None, "x.log")]), &named(&[(None, "y.log"), (None, "<b>x.log")])), vec![None]);
+    }
+
+    /// Issue 18: a root's report, and only the payments folder dropped (or
+    /// the same folder renamed): no other shard's claim takes its files.
+    #[test]
+    fn a_claim_never_takes_another_shards_file_of_the_same_name() {
+        let claimed = [
+            (Some("audit-1"), "root/audit-1/00000000000000000000.log"),
+            (Some("audit-1"), "root/audit-1/epochs"),
+            (Some("payments-2"), "root/payments-2/00000000000000000000.log"),
+            (Some("payments-2"), "root/payments-2/epochs"),
+        ];
+        let dropped = [(Some("payments-2"), "payments-2/00000000000000000000.log"), (Some("payments-2"), "payments-2/epochs")];
+        assert_eq!(pair(&named(&claimed), &named(&dropped)), vec![None, None, Some(0), Some(1)]);
+        let renamed = [(Some("payments copy"), "payments copy/00000000000000000000.log"), (Some("payments copy"), "payments copy/epochs")];
+        assert_eq!(pair(&named(&claimed), &named(&renamed)), vec![None; 4], "a renamed folder is not the claimed shard");
     }
 
     #[test]
     fn ten_thousand_files_of_one_name_pair_one_to_one() {
-        let dropped: Vec<String> = (0..10_000).map(|i| format!("d{i}/00000000000000000000.log")).collect();
-        let claimed: Vec<String> = (0..10_000).rev().map(|i| format!("/root/d{i}/00000000000000000000.log")).collect();
-        let d: Vec<&str> = dropped.iter().map(String::as_str).collect();
-        let c: Vec<&str> = claimed.iter().map(String::as_str).collect();
+        let shards: Vec<String> = (0..10_000).map(|i| format!("d{i}")).collect();
+        let dropped: Vec<String> = shards.iter().map(|s| format!("{s}/00000000000000000000.log")).collect();
+        let claimed: Vec<String> = shards.iter().rev().map(|s| format!("/root/{s}/00000000000000000000.log")).collect();
+        let d: Vec<Named<'_>> = shards.iter().zip(&dropped).map(|(s, p)| Named { shard: Some(s), path: p }).collect();
+        let c: Vec<Named<'_>> = shards.iter().rev().zip(&claimed).map(|(s, p)| Named { shard: Some(s), path: p }).collect();
         let p = pair(&c, &d);
         assert!(p.iter().enumerate().all(|(k, i)| *i == Some(9_999 - k)), "each claim finds its own folder");
-        let bare = vec!["00000000000000000000.log"; 10_000];
+        let bare = vec![Named { shard: None, path: "00000000000000000000.log" }; 10_000];
         let p = pair(&bare, &d);
         assert_eq!(p.iter().flatten().collect::<std::collections::HashSet<_>>().len(), 10_000, "by name, each once");
     }

@@ -1,0 +1,245 @@
+//! A shard's verdict in one sentence — what is wrong and the next step —
+//! from its files' findings and each finding's repair verdict (the codec's
+//! own), so `felix-storage inspect` and the browser inspector say the same
+//! words: one judge, one wording.
+//!
+//! ```
+//! use felix_codec::file_name::FileKind;
+//! use felix_codec::report::FileReport;
+//! use felix_codec::verdict::sentence;
+//! let file = FileReport::new("s/00000000000000000000.log".into(), FileKind::Segment, 32);
+//! assert_eq!(sentence(&[&file]), "clean: nothing to do");
+//! ```
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::file_name::FileKind;
+use crate::report::{FileReport, FindingReport};
+use crate::Repair;
+
+/// Offsets a sentence names before "and N more".
+pub const OFFSETS_NAMED: usize = 3;
+
+/// What a finding is about, for the sentence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Topic {
+    /// A record's bytes (its payload, its header, its offset).
+    Record,
+    /// The file ends inside a structure.
+    TornTail,
+    /// An index that does not match its segment.
+    Index,
+    /// The epochs file.
+    Epochs,
+    /// A segment's own header.
+    Header,
+}
+
+fn topic(file: FileKind, f: &FindingReport) -> Topic {
+    match (file, f.kind.as_str()) {
+        (FileKind::Index, _) => Topic::Index,
+        (FileKind::Epochs, _) => Topic::Epochs,
+        (_, "Truncated") => Topic::TornTail,
+        (_, "SegmentMagic" | "SegmentVersion" | "SegmentFlags" | "SegmentHeaderChecksum") => Topic::Header,
+        _ => Topic::Record,
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// "at offset 60", "at offsets 1, 2, 3 and 4 more".
+fn at_offsets(offsets: &[u64]) -> String {
+    let named: Vec<String> = offsets.iter().take(OFFSETS_NAMED).map(|o| format!("{o}")).collect();
+    let word = if offsets.len() == 1 { "offset" } else { "offsets" };
+    let more = offsets.len().saturating_sub(OFFSETS_NAMED);
+    let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+    format!("at {word} {}{tail}", named.join(", "))
+}
+
+/// The damage of one repair verdict, in words ("1 record lost to rot at offset 60").
+fn describe(found: &[(Topic, Option<u64>)], lost: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let records: Vec<u64> = found.iter().filter(|(t, _)| *t == Topic::Record).filter_map(|(_, o)| *o).collect();
+    let unplaced = found.iter().filter(|(t, o)| *t == Topic::Record && o.is_none()).count();
+    if !records.is_empty() {
+        out.push(format!("{} {lost} {}", plural(records.len(), "record", "records"), at_offsets(&records)));
+    }
+    if unplaced > 0 {
+        out.push(plural(unplaced, "damaged record header", "damaged record headers"));
+    }
+    let count = |t: Topic| found.iter().filter(|(x, _)| *x == t).count();
+    let words = [
+        (Topic::TornTail, "a torn tail", "torn tails"),
+        (Topic::Index, "a stale index", "index findings"),
+        (Topic::Epochs, "a damaged epochs file", "epochs findings"),
+        (Topic::Header, "a damaged segment header", "damaged segment headers"),
+    ];
+    for (t, one, many) in words {
+        match count(t) {
+            0 => {}
+            1 => out.push(one.into()),
+            n => out.push(format!("{n} {many}")),
+        }
+    }
+    out
+}
+
+/// "a, b and c".
+fn and_list(parts: &[String]) -> String {
+    match parts.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The shard's verdict and next step in one sentence, from its files'
+/// reports: what recovery refuses (fetch it from a replica), what it fixes
+/// only with `--repair-checksum-tail`, and what `recover` would fix, in that
+/// order; findings past a file's listed ones are counted.
+///
+/// # Example
+/// "1 record lost to rot at offset 60 (not repairable: fetch it from a
+/// replica); a torn tail and a stale index that `recover` would fix".
+#[must_use]
+pub fn sentence(files: &[&FileReport]) -> String {
+    let of = |r: Repair| -> Vec<(Topic, Option<u64>)> {
+        files.iter().flat_map(|f| f.findings.iter().filter(move |x| x.repair == r).map(move |x| (topic(f.kind, x), x.offset))).collect()
+    };
+    let (never, opt_in, always) = (of(Repair::Never), of(Repair::OptIn), of(Repair::Always));
+    let mut parts = Vec::new();
+    let lost = describe(&never, "lost to rot");
+    if !lost.is_empty() {
+        let them = if never.len() == 1 { "it" } else { "them" };
+        parts.push(format!("{} (not repairable: fetch {them} from a replica)", and_list(&lost)));
+    }
+    let tail = describe(&opt_in, "damaged");
+    if !tail.is_empty() {
+        parts.push(format!("{} at a segment's tail that `recover --repair-checksum-tail` would cut", and_list(&tail)));
+    }
+    let fixed = describe(&always, "damaged");
+    if !fixed.is_empty() {
+        parts.push(format!("{} that `recover` would fix", and_list(&fixed)));
+    }
+    let omitted: u64 = files.iter().map(|f| f.findings_omitted).sum();
+    if omitted > 0 {
+        parts.push(format!("and {omitted} more findings not listed"));
+    }
+    if parts.is_empty() {
+        return if files.iter().all(|f| f.kind == FileKind::Unknown) {
+            "not judged: no Felix file".into()
+        } else {
+            "clean: nothing to do".into()
+        };
+    }
+    parts.join("; ")
+}
+
+/// The verdict of one shard, or of a file judged alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardVerdict {
+    /// The shard directory's name, or `None` for a file judged alone.
+    pub shard: Option<String>,
+    /// Its files, as indexes into the report's list.
+    pub files: core::ops::Range<usize>,
+    /// [`sentence`] over them.
+    pub sentence: String,
+}
+
+impl ShardVerdict {
+    /// What the verdict is of: the shard's directory as its files' paths
+    /// name it (else its name), or the lone file's path — so the line names
+    /// the same place as the lines before it.
+    #[must_use]
+    pub fn label<'a>(&'a self, files: &[&'a FileReport]) -> &'a str {
+        let first = files.get(self.files.start).map(|f| f.path.as_str());
+        match &self.shard {
+            Some(s) => first.and_then(|p| p.rsplit_once('/')).map_or(s.as_str(), |(dir, _)| dir),
+            None => first.unwrap_or(""),
+        }
+    }
+}
+
+/// The report's files as they were judged — consecutive files of one shard
+/// together, a file judged alone by itself — each with its [`sentence`]:
+/// what `felix-storage inspect` ends each shard's text with, and what the
+/// page shows above everything.
+#[must_use]
+pub fn by_shard(files: &[&FileReport]) -> Vec<ShardVerdict> {
+    let mut out: Vec<ShardVerdict> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        match out.last_mut() {
+            Some(v) if f.shard.is_some() && v.shard == f.shard && v.files.end == i => v.files.end = i + 1,
+            _ => out.push(ShardVerdict { shard: f.shard.clone(), files: i..i + 1, sentence: String::new() }),
+        }
+    }
+    for v in &mut out {
+        v.sentence = sentence(files.get(v.files.clone()).unwrap_or_default());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(kind: &str, offset: Option<u64>, repair: Repair) -> FindingReport {
+        FindingReport { kind: kind.into(), position: 0, end: 1, offset, repair, message: String::new() }
+    }
+
+    fn file(kind: FileKind, findings: Vec<FindingReport>) -> FileReport {
+        let mut f = FileReport::new("x".into(), kind, 100);
+        f.findings = findings;
+        f
+    }
+
+    #[test]
+    fn the_issues_example_reads_as_written() {
+        let seg = file(FileKind::Segment, alloc::vec![finding("RecordChecksum", Some(60), Repair::Never)]);
+        let torn = file(FileKind::Segment, alloc::vec![finding("Truncated", Some(104), Repair::Always)]);
+        let index = file(FileKind::Index, alloc::vec![finding("IndexEntryMismatch", Some(39), Repair::Always)]);
+        assert_eq!(
+            sentence(&[&seg, &torn, &index]),
+            "1 record lost to rot at offset 60 (not repairable: fetch it from a replica); a torn tail and a stale index that `recover` would fix"
+        );
+    }
+
+    #[test]
+    fn many_records_clean_files_and_strays() {
+        let rot: Vec<FindingReport> = (0..5).map(|o| finding("RecordChecksum", Some(o * 2 + 1), Repair::Never)).collect();
+        let mut seg = file(FileKind::Segment, rot);
+        seg.findings_omitted = 7;
+        assert_eq!(
+            sentence(&[&seg]),
+            "5 records lost to rot at offsets 1, 3, 5 and 2 more (not repairable: fetch them from a replica); and 7 more findings not listed"
+        );
+        let tail = file(FileKind::Segment, alloc::vec![finding("RecordChecksum", Some(9), Repair::OptIn)]);
+        assert_eq!(sentence(&[&tail]), "1 record damaged at offset 9 at a segment's tail that `recover --repair-checksum-tail` would cut");
+        assert_eq!(sentence(&[&file(FileKind::Segment, Vec::new())]), "clean: nothing to do");
+        assert_eq!(sentence(&[&file(FileKind::Unknown, Vec::new())]), "not judged: no Felix file");
+    }
+
+    #[test]
+    fn files_are_judged_by_the_shard_they_were_in() {
+        let mut a = file(FileKind::Segment, alloc::vec![finding("Truncated", Some(4), Repair::Always)]);
+        a.shard = Some("s-1".into());
+        let b = FileReport { path: "y".into(), ..a.clone() };
+        let alone = file(FileKind::Segment, Vec::new());
+        let (c, d) = (alone.clone(), alone);
+        let files = [&a, &b, &c, &d];
+        let v = by_shard(&files);
+        assert_eq!(v.iter().map(|v| v.files.clone()).collect::<Vec<_>>(), [0..2, 2..3, 3..4]);
+        assert_eq!((v[0].label(&files), v[0].sentence.as_str()), ("s-1", "2 torn tails that `recover` would fix"));
+        assert_eq!((v[1].label(&files), v[1].sentence.as_str()), ("x", "clean: nothing to do"));
+        let in_dir = FileReport { path: "/r/s-1/00000000000000000000.log".into(), ..a.clone() };
+        assert_eq!(by_shard(&[&in_dir])[0].label(&[&in_dir]), "/r/s-1", "the shard's directory, as the file lines name it");
+    }
+}

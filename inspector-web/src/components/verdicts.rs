@@ -1,0 +1,35 @@
+//! The verdict, first: one sentence per shard (or lone file) — what is wrong
+//! and the next step — as the codec words it (`felix_codec::verdict`), the
+//! sentence `felix-storage inspect` ends each shard's text with.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use super::text_field::TextField;
+use crate::state::Verdict;
+
+/// Props.
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// The verdicts, one per shard or lone file.
+    pub verdicts: Rc<Vec<Verdict>>,
+}
+
+/// The verdicts.
+#[function_component(Verdicts)]
+pub fn verdicts(props: &Props) -> Html {
+    if props.verdicts.is_empty() {
+        return html! {};
+    }
+    html! {
+        <section id="verdicts" class="verdicts" aria-labelledby="verdicts-heading">
+            <h2 id="verdicts-heading">{ "Verdict" }</h2>
+            <ul>
+                { for props.verdicts.iter().map(|v| html! {
+                    <li class="verdict" data-label={v.label.clone()}><TextField text={v.label.clone()} />{ ": " }<span class="sentence">{ &v.sentence }</span></li>
+                }) }
+            </ul>
+        </section>
+    }
+}
