@@ -196,7 +196,11 @@ impl World {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        second.stdin.take().unwrap().write_all(format!("{}-second\n", self.step).as_bytes()).unwrap();
+        // The second producer may be refused (and gone) before it reads a
+        // line: a broken pipe here is that refusal, checked just below.
+        if let Err(e) = second.stdin.take().unwrap().write_all(format!("{}-second\n", self.step).as_bytes()) {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+        }
         let refused = second.wait_with_output().unwrap();
         let printed = String::from_utf8_lossy(&refused.stdout).into_owned();
         if refused.status.code() != Some(1) || !printed.is_empty() {
