@@ -171,7 +171,11 @@ test('a torn .log shows its finding, highlighted bytes, and byte for byte the CL
   assert.match(await damaged.getAttribute('class'), /\bsel\b/);
   assert.ok(await damaged.isVisible(), 'the damaged byte is in view');
   await damaged.hover();
-  assert.match(await p.locator('#hex-hover').textContent(), /byte 1064: payload_len = 58 \(record 59, bytes 1064\.\.1068\) — damaged: Truncated/);
+  // The field's value shows once the hex window's bytes are read (a moment, under load).
+  const hovered = /byte 1064: payload_len = 58 \(record 59, bytes 1064\.\.1068\) — damaged: Truncated/;
+  await p.waitForFunction((re) => new RegExp(re).test(document.querySelector('#hex-hover').textContent), hovered.source, { timeout: 15000 })
+    .catch(() => {});
+  assert.match(await p.locator('#hex-hover').textContent(), hovered);
   // The record table shows every record of this small file, the torn one selected.
   assert.equal(await p.locator('#records .rec span:first-child').first().textContent(), '47');
   const torn = p.locator('#records .rec.selected');
