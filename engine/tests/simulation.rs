@@ -38,35 +38,11 @@ use felix_engine::{Config, EngineError, Io, Recovery, Shard};
 
 // ------------------------------------------------------------ the PRNG
 
-/// SplitMix64 (Steele, Lea & Flood, 2014). Ten lines, so no crate: a seed
-/// must mean the same schedule forever, and no dependency bump may change
-/// what it draws.
-#[derive(Debug, Clone)]
-struct Rng(u64);
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// In `0..n` (0 when `n` is 0).
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-    /// In `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
     fn pick(&mut self) -> Pick {
         Pick(self.next() as u16)
     }
