@@ -1,0 +1,162 @@
+//! Hostile review of the group commit (review17): races between the flush
+//! leader, truncation and the other writers of one shard.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLog, FsyncMode, LogConfig, ReadRange};
+use felix_engine::io::sim::SimIo;
+use felix_engine::io::{DirEntry, EntryType, LockGuard, LockHolder};
+use felix_engine::{EngineError, Io};
+
+fn sim_dir() -> PathBuf {
+    PathBuf::from("/sim/root/acme_default_orders_0-0d3aed4b998d2798")
+}
+
+fn rec(text: &str) -> AppendRecord {
+    AppendRecord { payload: Bytes::copy_from_slice(text.as_bytes()), timestamp_micros: 1 }
+}
+
+/// A disk whose next `sync_data`, once armed, does its work at once (as an
+/// `fdatasync` that started before later writes) and then parks until
+/// released: the caller's thread is held *after* the sync, while later
+/// writes and truncations go on.
+#[derive(Debug)]
+struct ParkAfterSync {
+    sim: Arc<SimIo>,
+    armed: AtomicBool,
+    gate: Mutex<(bool, bool)>, // (parked, released)
+    changed: Condvar,
+}
+
+impl ParkAfterSync {
+    fn new(sim: Arc<SimIo>) -> Self {
+        Self { sim, armed: AtomicBool::new(false), gate: Mutex::new((false, false)), changed: Condvar::new() }
+    }
+    fn arm(&self) {
+        self.armed.store(true, Ordering::SeqCst);
+    }
+    fn wait_parked(&self) {
+        let mut g = self.gate.lock().unwrap();
+        while !g.0 {
+            g = self.changed.wait(g).unwrap();
+        }
+    }
+    fn release(&self) {
+        self.gate.lock().unwrap().1 = true;
+        self.changed.notify_all();
+    }
+}
+
+impl Io for ParkAfterSync {
+    fn list(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        self.sim.list(dir)
+    }
+    fn kind(&self, path: &Path) -> io::Result<Option<EntryType>> {
+        self.sim.kind(path)
+    }
+    fn create_dir(&self, dir: &Path) -> io::Result<()> {
+        self.sim.create_dir(dir)
+    }
+    fn len(&self, path: &Path) -> io::Result<u64> {
+        self.sim.len(path)
+    }
+    fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.sim.read_at(path, pos, buf)
+    }
+    fn create(&self, path: &Path) -> io::Result<()> {
+        self.sim.create(path)
+    }
+    fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {
+        self.sim.write_at(path, pos, data)
+    }
+    fn set_len(&self, path: &Path, len: u64) -> io::Result<()> {
+        self.sim.set_len(path, len)
+    }
+    fn sync_data(&self, path: &Path) -> io::Result<()> {
+        self.sim.sync_data(path)?;
+        if self.armed.swap(false, Ordering::SeqCst) {
+            let mut g = self.gate.lock().unwrap();
+            g.0 = true;
+            self.changed.notify_all();
+            while !g.1 {
+                g = self.changed.wait(g).unwrap();
+            }
+        }
+        Ok(())
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.sim.sync_dir(dir)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.sim.rename(from, to)
+    }
+    fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.sim.link(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.sim.remove(path)
+    }
+    fn lock(&self, dir: &Path, wait: bool) -> io::Result<LockGuard> {
+        self.sim.lock(dir, wait)
+    }
+    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
+        self.sim.lock_holder(dir)
+    }
+}
+
+async fn read_all(log: &DiskLog) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    let mut at = log.base_offset();
+    loop {
+        let batch = log.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
+        let Some(last) = batch.last() else { return out };
+        at = last.offset + 1;
+        out.extend(batch.into_iter().map(|r| (r.offset, String::from_utf8(r.payload.to_vec()).unwrap())));
+    }
+}
+
+/// A truncation while the leader's flush is in flight, then new records at
+/// the offsets it freed: the flush that started before them must not make
+/// them "durable" (and so acknowledgeable) — they were never synced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_reused_after_a_truncation_during_a_flush_are_not_acknowledged_unsynced() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let config = LogConfig { fsync_mode: FsyncMode::OnCommit, ..LogConfig::default() };
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+    for i in 0..10 {
+        log.append(&[rec(&format!("old-{i}"))]).await.unwrap();
+    }
+    let doomed = log.append_pending(&[rec("doomed-10"), rec("doomed-11")]).await.unwrap();
+    io.arm();
+    let leader = {
+        let log = log.clone();
+        tokio::spawn(async move { log.commit(&doomed).await })
+    };
+    {
+        let io = Arc::clone(&io);
+        tokio::task::spawn_blocking(move || io.wait_parked()).await.unwrap();
+    }
+    // The leader's sync covered offsets 10 and 11 as first written; cut them.
+    log.truncate(10).await.unwrap();
+    let fresh = log.append_pending(&[rec("fresh-10"), rec("fresh-11")]).await.unwrap();
+    assert_eq!(fresh.first_offset(), 10);
+    io.release();
+    assert!(matches!(leader.await.unwrap(), Err(EngineError::TruncatedAway { .. })));
+    let acked = tokio::time::timeout(Duration::from_secs(30), log.commit(&fresh)).await.expect("stranded");
+    acked.unwrap();
+    // Acknowledged: it must survive a crash.
+    let rebooted = DiskLog::open_with_io(Arc::new(sim.crash()) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let got = read_all(&rebooted).await;
+    assert_eq!(
+        got.iter().skip(10).map(|(_, p)| p.as_str()).collect::<Vec<_>>(),
+        ["fresh-10", "fresh-11"],
+        "acknowledged records lost by a crash"
+    );
+}
