@@ -538,7 +538,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         }
         let Some(seg) = g.segments.last() else { return Ok(g) };
         let (id, path, target_len) = (seg.id, shared.dir.log(seg.id), seg.len);
-        let target = g.next_offset;
+        let (target, truncations) = (g.next_offset, g.truncations);
         let appends = std::mem::take(&mut g.appends_since_sync);
         g.syncing = true;
         drop(g);
@@ -547,6 +547,11 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         g.syncing = false;
         shared.synced.notify_all();
         result?;
+        // A truncation during the sync cut what it covered, and the offsets
+        // it freed may hold new records this sync never saw: claim nothing.
+        if g.truncations != truncations {
+            continue;
+        }
         // Everything below `target` was in this segment or in one a roll synced.
         g.durable_next = g.durable_next.max(target);
         // A roll during the sync made another segment active: its length is not ours to set.
