@@ -30,13 +30,15 @@ fn rec(text: &str) -> AppendRecord {
 struct ParkAfterSync {
     sim: Arc<SimIo>,
     armed: AtomicBool,
+    /// The shard's directory was moved away: the writer's lock check fails.
+    moved: Arc<AtomicBool>,
     gate: Mutex<(bool, bool)>, // (parked, released)
     changed: Condvar,
 }
 
 impl ParkAfterSync {
     fn new(sim: Arc<SimIo>) -> Self {
-        Self { sim, armed: AtomicBool::new(false), gate: Mutex::new((false, false)), changed: Condvar::new() }
+        Self { sim, armed: AtomicBool::new(false), moved: Arc::default(), gate: Mutex::new((false, false)), changed: Condvar::new() }
     }
     fn arm(&self) {
         self.armed.store(true, Ordering::SeqCst);
@@ -105,7 +107,9 @@ impl Io for ParkAfterSync {
         self.sim.remove(path)
     }
     fn lock(&self, dir: &Path, wait: bool) -> io::Result<LockGuard> {
-        self.sim.lock(dir, wait)
+        let held = self.sim.lock(dir, wait)?;
+        let moved = Arc::clone(&self.moved);
+        Ok(LockGuard::checked(held, move || if moved.load(Ordering::SeqCst) { Err(io::Error::other("moved away")) } else { Ok(()) }))
     }
     fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
         self.sim.lock_holder(dir)
@@ -322,4 +326,53 @@ fn a_log_outliving_the_runtime_it_was_opened_in_strands_no_one() {
     });
     assert_eq!(log.durable_offset(), 16 * 50);
     eprintln!("outliving: {:?}", started.elapsed());
+}
+
+/// Under `Periodic`, appenders queued on the shard's lock behind a roll
+/// (whose syncs hold it) passed their lock check before they queued; the
+/// directory is moved while they wait. Once the roll lets go — well past
+/// `LOCK_CHECK_FRESH` after the move — none of them may be acknowledged on
+/// its stale check ("stops within 100 µs plus one write": the rolling write
+/// is that one write).
+#[test]
+fn appenders_queued_behind_a_roll_do_not_acknowledge_on_a_stale_lock_check() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let config = LogConfig {
+        segment_size_bytes: 400,
+        index_spacing_bytes: 64,
+        fsync_mode: FsyncMode::Periodic { interval: Duration::from_secs(3600) },
+        ..LogConfig::default()
+    };
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+    // Fill the first segment until the next record would roll.
+    while log
+        .shard()
+        .write_unless_roll(&[felix_engine::shard::Append { payload: b"filler-filler-filler", timestamp_micros: Some(1) }])
+        .unwrap()
+        .is_some()
+    {}
+    io.arm();
+    let roller = {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            log.shard().write(&[felix_engine::shard::Append { payload: b"rolls", timestamp_micros: Some(1) }]).is_ok()
+        })
+    };
+    io.wait_parked(); // the roll's sync of the segment it leaves, under the shard's lock
+    let queued: Vec<_> = (0..4)
+        .map(|_| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                log.shard().write(&[felix_engine::shard::Append { payload: b"queued", timestamp_micros: Some(1) }]).is_ok()
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(50)); // each checked the lock, then queued
+    io.moved.store(true, Ordering::SeqCst);
+    std::thread::sleep(felix_engine::shard::LOCK_CHECK_FRESH * 20);
+    io.release();
+    let _ = roller.join().unwrap();
+    let acked = queued.into_iter().map(|t| t.join().unwrap()).filter(|ok| *ok).count();
+    assert_eq!(acked, 0, "appends acknowledged long after their directory was moved");
 }
