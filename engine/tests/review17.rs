@@ -376,3 +376,32 @@ fn appenders_queued_behind_a_roll_do_not_acknowledge_on_a_stale_lock_check() {
     let acked = queued.into_iter().map(|t| t.join().unwrap()).filter(|ok| *ok).count();
     assert_eq!(acked, 0, "appends acknowledged long after their directory was moved");
 }
+
+/// The interval flusher's sync overtaken by a truncation: the records
+/// written at the freed offsets after it must still be made durable within
+/// the interval (the flusher must not take them for synced and sleep).
+#[test]
+fn the_interval_flusher_does_not_take_records_rewritten_after_a_truncation_for_synced() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let config = LogConfig { fsync_mode: FsyncMode::Periodic { interval: Duration::from_millis(1) }, ..LogConfig::default() };
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+    let write = |text: &'static str| {
+        log.shard().write(&[felix_engine::shard::Append { payload: text.as_bytes(), timestamp_micros: Some(1) }]).unwrap()
+    };
+    for _ in 0..10 {
+        write("old");
+    }
+    while log.durable_offset() < 10 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    io.arm();
+    write("doomed");
+    io.wait_parked(); // the flusher synced "doomed", and is held
+    log.shard().truncate_from(10).unwrap();
+    write("fresh");
+    io.release();
+    std::thread::sleep(Duration::from_millis(200)); // 200 intervals
+    let rebooted = DiskLog::open_with_io(Arc::new(sim.crash()) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    assert_eq!(rebooted.shard().next_offset(), 11, "a record written 200 intervals ago was never synced");
+}
