@@ -32,13 +32,22 @@ struct ParkAfterSync {
     armed: AtomicBool,
     /// The shard's directory was moved away: the writer's lock check fails.
     moved: Arc<AtomicBool>,
+    /// The next `sync_data` panics (an `Io` implementation's bug).
+    panic_next: AtomicBool,
     gate: Mutex<(bool, bool)>, // (parked, released)
     changed: Condvar,
 }
 
 impl ParkAfterSync {
     fn new(sim: Arc<SimIo>) -> Self {
-        Self { sim, armed: AtomicBool::new(false), moved: Arc::default(), gate: Mutex::new((false, false)), changed: Condvar::new() }
+        Self {
+            sim,
+            armed: AtomicBool::new(false),
+            moved: Arc::default(),
+            panic_next: AtomicBool::new(false),
+            gate: Mutex::new((false, false)),
+            changed: Condvar::new(),
+        }
     }
     fn arm(&self) {
         self.armed.store(true, Ordering::SeqCst);
@@ -83,6 +92,7 @@ impl Io for ParkAfterSync {
         self.sim.set_len(path, len)
     }
     fn sync_data(&self, path: &Path) -> io::Result<()> {
+        assert!(!self.panic_next.swap(false, Ordering::SeqCst), "an Io that panics in sync_data");
         self.sim.sync_data(path)?;
         if self.armed.swap(false, Ordering::SeqCst) {
             let mut g = self.gate.lock().unwrap();
@@ -404,4 +414,28 @@ fn the_interval_flusher_does_not_take_records_rewritten_after_a_truncation_for_s
     std::thread::sleep(Duration::from_millis(200)); // 200 intervals
     let rebooted = DiskLog::open_with_io(Arc::new(sim.crash()) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
     assert_eq!(rebooted.shard().next_offset(), 11, "a record written 200 intervals ago was never synced");
+}
+
+/// A flush leader whose sync panics (a bug in an `Io` implementation): the
+/// publishers waiting on it are not stranded — the next one leads, and the
+/// engine's "a sync is in flight" mark does not outlive the panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_panics_strands_no_waiter() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    log.append(&[rec("first")]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await; // the first leader lets go
+    io.panic_next.store(true, Ordering::SeqCst);
+    let tasks: Vec<_> = (0..8)
+        .map(|t| {
+            let log = log.clone();
+            tokio::spawn(async move { log.append(&[rec(&format!("p-{t}"))]).await })
+        })
+        .collect();
+    for t in tasks {
+        let r = tokio::time::timeout(Duration::from_secs(10), t).await.expect("a waiter was stranded by a panicking leader").unwrap();
+        r.unwrap();
+    }
+    assert_eq!(log.durable_offset(), 9);
 }
