@@ -555,7 +555,11 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         let appends = std::mem::take(&mut g.appends_since_sync);
         g.syncing = true;
         drop(g);
+        // Even if the sync panics (an `Io`'s bug), the mark goes: a stuck
+        // one would hold every later sync, and the drop's, forever.
+        let in_flight = SyncInFlight(shared);
         let result = timed_sync(shared, &path, appends);
+        std::mem::forget(in_flight);
         g = shared.lock();
         g.syncing = false;
         shared.synced.notify_all();
@@ -578,6 +582,16 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
             g.visible_len = g.visible_len.max(g.durable_len);
         }
         metrics::gauge!(names::UNSYNCED_BYTES).set(unsynced_bytes(&g) as f64);
+    }
+}
+
+/// Clears the "a sync is in flight" mark if the sync unwinds.
+struct SyncInFlight<'a>(&'a Shared);
+
+impl Drop for SyncInFlight<'_> {
+    fn drop(&mut self) {
+        self.0.lock().syncing = false;
+        self.0.synced.notify_all();
     }
 }
 
