@@ -422,6 +422,9 @@ impl Drop for Waiting<'_> {
 /// the waiters once more so one of them leads if it came in as it left.
 fn lead_flushes(inner: &LogInner) {
     *inner.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::thread::current());
+    // Lets go however this ends, a panic in the flush included: a leader
+    // that never lets go strands every waiter.
+    let _lets_go = LetGo(inner);
     loop {
         let at_start = inner.writes.load(Ordering::Acquire);
         let covered = at_start.saturating_sub(inner.writes_at_flush.swap(at_start, Ordering::AcqRel));
@@ -456,9 +459,19 @@ fn lead_flushes(inner: &LogInner) {
             break;
         }
     }
-    *inner.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-    inner.flushing.store(false, Ordering::Release);
-    inner.flushes.send_modify(|n| *n = n.wrapping_add(1));
+}
+
+/// The flush leader letting go: no leader, no flush, and the waiters woken
+/// so one of them leads if anything is left.
+struct LetGo<'a>(&'a LogInner);
+
+impl Drop for LetGo<'_> {
+    fn drop(&mut self) {
+        let inner = self.0;
+        *inner.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        inner.flushing.store(false, Ordering::Release);
+        inner.flushes.send_modify(|n| *n = n.wrapping_add(1));
+    }
 }
 
 /// Wakes every task waiting for a flush from a task of the runtime: its

@@ -171,6 +171,9 @@ enum Command {
     },
 }
 
+/// The most payload bytes `bench`'s publishers may hold at once.
+const MAX_BENCH_IN_FLIGHT_BYTES: u64 = 1 << 30;
+
 /// `bench`'s flags: upstream's `felix-log-tool bench` flags, with its defaults.
 #[derive(clap::Args, Debug)]
 struct BenchFlags {
@@ -236,6 +239,17 @@ impl BenchFlags {
             ..LogConfig::default()
         };
         config.validate().map_err(|e| fail(&e))?;
+        // Every publisher builds its batch before appending it: refuse a load
+        // that cannot be held in memory instead of aborting mid-run.
+        let in_flight = u64::from(self.payload_bytes).max(1) * u64::from(self.batch) * u64::from(self.concurrency);
+        if in_flight > MAX_BENCH_IN_FLIGHT_BYTES {
+            return Err((
+                2,
+                format!(
+                    "--payload-bytes × --batch × --concurrency is {in_flight} bytes in flight; at most {MAX_BENCH_IN_FLIGHT_BYTES} (1 GiB)"
+                ),
+            ));
+        }
         Ok(bench::BenchArgs {
             dir: self.dir,
             config,

@@ -207,3 +207,22 @@ fn bench_prints_upstream_s_json_line_and_leaves_a_readable_log() {
     let bad = run(&["bench", "--dir", dir.to_str().unwrap(), "--fsync", "always"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `bench` with flags whose product cannot be held in memory (every
+/// publisher builds its batch of payloads before appending): refused with
+/// exit 2 before `--dir` is created, not an allocation abort after. Run
+/// under a 2 GB address-space limit so a build without the check dies fast
+/// instead of eating the machine.
+#[test]
+fn bench_refuses_a_load_it_cannot_hold_in_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("never");
+    let script = format!(
+        "ulimit -v 2000000; exec '{}' bench --dir '{}' --payload-bytes 67108864 --batch 65536 --records 65536 --warmup-records 0",
+        env!("CARGO_BIN_EXE_felix-storage"),
+        dir.display()
+    );
+    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!dir.exists(), "--dir created for a run that cannot start");
+}

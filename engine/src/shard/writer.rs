@@ -98,6 +98,13 @@ impl Shard {
             self.verify_lock_recent()?;
         }
         let g = shared.lock();
+        if shared.config.durability != Durability::EveryBatch && self.lock_check_stale() {
+            // The check above went stale while this append queued for the
+            // shard's lock (behind a roll's syncs, a truncation): checked
+            // again, or every queued append would be acknowledged on a check
+            // made before the directory moved.
+            self.verify_lock_recent()?;
+        }
         let (first, count) = (g.next_offset, records.len() as u64);
         // Offsets up to u64::MAX - 1 are assigned: u64::MAX has no successor.
         if count > u64::MAX - first {
@@ -221,6 +228,12 @@ impl Shard {
         self.shared.data_syncs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Whether the last check of the writer's lock is older than [`LOCK_CHECK_FRESH`].
+    fn lock_check_stale(&self) -> bool {
+        let now = self.lock_checked.clock();
+        now.saturating_sub(self.lock_checked.at.load(std::sync::atomic::Ordering::Acquire)) >= LOCK_CHECK_FRESH.as_nanos() as u64
+    }
+
     /// Before an acknowledgement that needs no sync (`Interval`, `NoSync`):
     /// the writer's lock guarded this shard's directory at most
     /// [`LOCK_CHECK_FRESH`] ago, checked again when it is older. A check
@@ -230,10 +243,10 @@ impl Shard {
     /// that bound instead of at once, and a path lookup (`stat`, about as
     /// dear as the write) is paid once per bound, not once per append.
     fn verify_lock_recent(&self) -> Result<(), EngineError> {
-        let now = self.lock_checked.clock();
-        if now.saturating_sub(self.lock_checked.at.load(std::sync::atomic::Ordering::Acquire)) < LOCK_CHECK_FRESH.as_nanos() as u64 {
+        if !self.lock_check_stale() {
             return self.shared.dir.io.check();
         }
+        let now = self.lock_checked.clock();
         self.verify_lock()?;
         self.lock_checked.at.fetch_max(now, std::sync::atomic::Ordering::AcqRel);
         Ok(())
@@ -538,15 +551,24 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         }
         let Some(seg) = g.segments.last() else { return Ok(g) };
         let (id, path, target_len) = (seg.id, shared.dir.log(seg.id), seg.len);
-        let target = g.next_offset;
+        let (target, truncations) = (g.next_offset, g.truncations);
         let appends = std::mem::take(&mut g.appends_since_sync);
         g.syncing = true;
         drop(g);
+        // Even if the sync panics (an `Io`'s bug), the mark goes: a stuck
+        // one would hold every later sync, and the drop's, forever.
+        let in_flight = SyncInFlight(shared);
         let result = timed_sync(shared, &path, appends);
+        std::mem::forget(in_flight);
         g = shared.lock();
         g.syncing = false;
         shared.synced.notify_all();
         result?;
+        // A truncation during the sync cut what it covered, and the offsets
+        // it freed may hold new records this sync never saw: claim nothing.
+        if g.truncations != truncations {
+            continue;
+        }
         // Everything below `target` was in this segment or in one a roll synced.
         g.durable_next = g.durable_next.max(target);
         // A roll during the sync made another segment active: its length is not ours to set.
@@ -560,6 +582,16 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
             g.visible_len = g.visible_len.max(g.durable_len);
         }
         metrics::gauge!(names::UNSYNCED_BYTES).set(unsynced_bytes(&g) as f64);
+    }
+}
+
+/// Clears the "a sync is in flight" mark if the sync unwinds.
+struct SyncInFlight<'a>(&'a Shared);
+
+impl Drop for SyncInFlight<'_> {
+    fn drop(&mut self) {
+        self.0.lock().syncing = false;
+        self.0.synced.notify_all();
     }
 }
 

@@ -1,0 +1,441 @@
+//! Hostile review of the group commit (review17): races between the flush
+//! leader, truncation and the other writers of one shard.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLog, FsyncMode, LogConfig, ReadRange};
+use felix_engine::io::sim::SimIo;
+use felix_engine::io::{DirEntry, EntryType, LockGuard, LockHolder};
+use felix_engine::{EngineError, Io};
+
+fn sim_dir() -> PathBuf {
+    PathBuf::from("/sim/root/acme_default_orders_0-0d3aed4b998d2798")
+}
+
+fn rec(text: &str) -> AppendRecord {
+    AppendRecord { payload: Bytes::copy_from_slice(text.as_bytes()), timestamp_micros: 1 }
+}
+
+/// A disk whose next `sync_data`, once armed, does its work at once (as an
+/// `fdatasync` that started before later writes) and then parks until
+/// released: the caller's thread is held *after* the sync, while later
+/// writes and truncations go on.
+#[derive(Debug)]
+struct ParkAfterSync {
+    sim: Arc<SimIo>,
+    armed: AtomicBool,
+    /// The shard's directory was moved away: the writer's lock check fails.
+    moved: Arc<AtomicBool>,
+    /// The next `sync_data` panics (an `Io` implementation's bug).
+    panic_next: AtomicBool,
+    gate: Mutex<(bool, bool)>, // (parked, released)
+    changed: Condvar,
+}
+
+impl ParkAfterSync {
+    fn new(sim: Arc<SimIo>) -> Self {
+        Self {
+            sim,
+            armed: AtomicBool::new(false),
+            moved: Arc::default(),
+            panic_next: AtomicBool::new(false),
+            gate: Mutex::new((false, false)),
+            changed: Condvar::new(),
+        }
+    }
+    fn arm(&self) {
+        self.armed.store(true, Ordering::SeqCst);
+    }
+    fn wait_parked(&self) {
+        let mut g = self.gate.lock().unwrap();
+        while !g.0 {
+            let (next, timeout) = self.changed.wait_timeout(g, Duration::from_secs(30)).unwrap();
+            assert!(!timeout.timed_out(), "no sync parked");
+            g = next;
+        }
+    }
+    fn release(&self) {
+        self.gate.lock().unwrap().1 = true;
+        self.changed.notify_all();
+    }
+}
+
+impl Io for ParkAfterSync {
+    fn list(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        self.sim.list(dir)
+    }
+    fn kind(&self, path: &Path) -> io::Result<Option<EntryType>> {
+        self.sim.kind(path)
+    }
+    fn create_dir(&self, dir: &Path) -> io::Result<()> {
+        self.sim.create_dir(dir)
+    }
+    fn len(&self, path: &Path) -> io::Result<u64> {
+        self.sim.len(path)
+    }
+    fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.sim.read_at(path, pos, buf)
+    }
+    fn create(&self, path: &Path) -> io::Result<()> {
+        self.sim.create(path)
+    }
+    fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {
+        self.sim.write_at(path, pos, data)
+    }
+    fn set_len(&self, path: &Path, len: u64) -> io::Result<()> {
+        self.sim.set_len(path, len)
+    }
+    fn sync_data(&self, path: &Path) -> io::Result<()> {
+        assert!(!self.panic_next.swap(false, Ordering::SeqCst), "an Io that panics in sync_data");
+        self.sim.sync_data(path)?;
+        if self.armed.swap(false, Ordering::SeqCst) {
+            let mut g = self.gate.lock().unwrap();
+            g.0 = true;
+            self.changed.notify_all();
+            while !g.1 {
+                g = self.changed.wait(g).unwrap();
+            }
+        }
+        Ok(())
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.sim.sync_dir(dir)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.sim.rename(from, to)
+    }
+    fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.sim.link(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.sim.remove(path)
+    }
+    fn lock(&self, dir: &Path, wait: bool) -> io::Result<LockGuard> {
+        let held = self.sim.lock(dir, wait)?;
+        let moved = Arc::clone(&self.moved);
+        Ok(LockGuard::checked(held, move || if moved.load(Ordering::SeqCst) { Err(io::Error::other("moved away")) } else { Ok(()) }))
+    }
+    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
+        self.sim.lock_holder(dir)
+    }
+}
+
+async fn read_all(log: &DiskLog) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    let mut at = log.base_offset();
+    loop {
+        let batch = log.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
+        let Some(last) = batch.last() else { return out };
+        at = last.offset + 1;
+        out.extend(batch.into_iter().map(|r| (r.offset, String::from_utf8(r.payload.to_vec()).unwrap())));
+    }
+}
+
+/// A truncation while the leader's flush is in flight, then new records at
+/// the offsets it freed: the flush that started before them must not make
+/// them "durable" (and so acknowledgeable) — they were never synced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_reused_after_a_truncation_during_a_flush_are_not_acknowledged_unsynced() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let config = LogConfig { fsync_mode: FsyncMode::OnCommit, ..LogConfig::default() };
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+    for i in 0..10 {
+        log.append(&[rec(&format!("old-{i}"))]).await.unwrap();
+    }
+    // The last append's flush leader gathers at most 2 ms, then lets go: the
+    // next flush is one the commit below leads.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let doomed = log.append_pending(&[rec("doomed-10"), rec("doomed-11")]).await.unwrap();
+    io.arm();
+    let leader = {
+        let log = log.clone();
+        tokio::spawn(async move { log.commit(&doomed).await })
+    };
+    {
+        let io = Arc::clone(&io);
+        tokio::task::spawn_blocking(move || io.wait_parked()).await.unwrap();
+    }
+    // The leader's sync covered offsets 10 and 11 as first written; cut them.
+    log.truncate(10).await.unwrap();
+    let fresh = log.append_pending(&[rec("fresh-10"), rec("fresh-11")]).await.unwrap();
+    assert_eq!(fresh.first_offset(), 10);
+    io.release();
+    assert!(matches!(leader.await.unwrap(), Err(EngineError::TruncatedAway { .. })));
+    let acked = tokio::time::timeout(Duration::from_secs(30), log.commit(&fresh)).await.expect("stranded");
+    acked.unwrap();
+    // Acknowledged: it must survive a crash.
+    let rebooted = DiskLog::open_with_io(Arc::new(sim.crash()) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let got = read_all(&rebooted).await;
+    assert_eq!(
+        got.iter().skip(10).map(|(_, p)| p.as_str()).collect::<Vec<_>>(),
+        ["fresh-10", "fresh-11"],
+        "acknowledged records lost by a crash"
+    );
+}
+
+/// A flush that fails while 64 publishers wait on it: every one gets an
+/// error, none an acknowledgement, and none is stranded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_flush_answers_every_one_of_64_waiters_with_an_error() {
+    let io = Arc::new(SimIo::new());
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    log.append(&[rec("first")]).await.unwrap();
+    io.hold_syncs();
+    let tasks: Vec<_> = (0..64)
+        .map(|t| {
+            let log = log.clone();
+            tokio::spawn(async move { log.append(&[rec(&format!("p-{t}"))]).await })
+        })
+        .collect();
+    {
+        let io = Arc::clone(&io);
+        tokio::task::spawn_blocking(move || io.wait_for_held_sync()).await.unwrap();
+    }
+    // Every publisher has written (inline) or will, and waits.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    io.fail_at(io.mutations() + 1);
+    io.release_syncs();
+    for t in tasks {
+        let r = tokio::time::timeout(Duration::from_secs(30), t).await.expect("a waiter was stranded").unwrap();
+        assert!(r.is_err(), "acknowledged after a failed flush: {r:?}");
+    }
+    assert!(log.append(&[rec("after")]).await.is_err(), "the failure latches");
+}
+
+/// Publishers appending through rolls (tiny segments), a blocking writer
+/// committing on the same shard through the engine, and a shutdown in the
+/// middle: nobody is stranded, offsets are unique, and every acknowledged
+/// record survives a crash with its payload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rolls_blocking_commits_and_a_shutdown_mid_stream_strand_no_one() {
+    for mode in [FsyncMode::OnCommit, FsyncMode::Periodic { interval: Duration::from_millis(1) }, FsyncMode::None] {
+        let io = Arc::new(SimIo::new());
+        let config = LogConfig { segment_size_bytes: 300, index_spacing_bytes: 64, fsync_mode: mode, ..LogConfig::default() };
+        let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+        let tasks: Vec<_> = (0..8)
+            .map(|t| {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    let mut acked = Vec::new();
+                    for i in 0..200 {
+                        let text = format!("t{t}-{i}");
+                        match log.append(&[rec(&text), rec(&format!("{text}b"))]).await {
+                            Ok(r) => acked.push((r.first_offset, text)),
+                            Err(_) => break,
+                        }
+                    }
+                    acked
+                })
+            })
+            .collect();
+        let blocking = {
+            let log = log.clone();
+            tokio::task::spawn_blocking(move || {
+                let mut acked = Vec::new();
+                for i in 0..100 {
+                    let text = format!("blocking-{i}");
+                    let payload = text.as_bytes();
+                    let Ok(p) = log.shard().write(&[felix_engine::shard::Append { payload, timestamp_micros: Some(1) }]) else { break };
+                    if log.shard().commit(&p).is_err() {
+                        break;
+                    }
+                    acked.push((p.offsets.start, text));
+                }
+                acked
+            })
+        };
+        while log.shard().next_offset() < 600 {
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        let _ = log.shutdown().await;
+        let mut acked = Vec::new();
+        for t in tasks {
+            acked.extend(tokio::time::timeout(Duration::from_secs(30), t).await.expect("stranded").unwrap());
+        }
+        acked.extend(tokio::time::timeout(Duration::from_secs(30), blocking).await.expect("stranded").unwrap());
+        let mut offsets: Vec<u64> = acked.iter().map(|(o, _)| *o).collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        assert_eq!(offsets.len(), acked.len(), "{mode:?}: an offset acknowledged twice");
+        assert!(acked.len() < 8 * 200 + 100, "{mode:?}: the shutdown came after the stream ended");
+        eprintln!("{mode:?}: {} acknowledged", acked.len());
+        drop(log);
+        let rebooted = DiskLog::open_with_io(Arc::new(io.crash()) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+        let got: std::collections::HashMap<u64, String> = read_all(&rebooted).await.into_iter().collect();
+        let all: Vec<u64> = {
+            let mut k: Vec<u64> = got.keys().copied().collect();
+            k.sort_unstable();
+            k
+        };
+        assert_eq!(all, (0..all.len() as u64).collect::<Vec<_>>(), "{mode:?}: offsets contiguous");
+        if mode == FsyncMode::OnCommit {
+            for (offset, text) in &acked {
+                assert_eq!(got.get(offset), Some(text), "{mode:?}: acknowledged offset {offset} lost or changed");
+            }
+        }
+    }
+}
+
+/// A log opened outside any runtime, then used from a current-thread
+/// runtime (as `felix-storage produce` does), by many publishers at once.
+#[test]
+fn a_log_opened_outside_a_runtime_serves_a_current_thread_one() {
+    let io = Arc::new(SimIo::new());
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..32)
+            .map(|t| {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    for i in 0..50 {
+                        log.append(&[rec(&format!("{t}-{i}"))]).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            tokio::time::timeout(Duration::from_secs(30), t).await.expect("stranded").unwrap();
+        }
+    });
+    assert_eq!(log.durable_offset(), 32 * 50);
+}
+
+/// A log opened in one runtime, that runtime dropped, then used from
+/// another: the leader's wake-ups went to the dead runtime.
+#[test]
+fn a_log_outliving_the_runtime_it_was_opened_in_strands_no_one() {
+    let io = Arc::new(SimIo::new());
+    let first = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let log =
+        first.block_on(async { DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap() });
+    drop(first);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let started = std::time::Instant::now();
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..16)
+            .map(|t| {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    for i in 0..50 {
+                        log.append(&[rec(&format!("{t}-{i}"))]).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            tokio::time::timeout(Duration::from_secs(30), t).await.expect("stranded").unwrap();
+        }
+    });
+    assert_eq!(log.durable_offset(), 16 * 50);
+    eprintln!("outliving: {:?}", started.elapsed());
+}
+
+/// Under `Periodic`, appenders queued on the shard's lock behind a roll
+/// (whose syncs hold it) passed their lock check before they queued; the
+/// directory is moved while they wait. Once the roll lets go — well past
+/// `LOCK_CHECK_FRESH` after the move — none of them may be acknowledged on
+/// its stale check ("stops within 100 µs plus one write": the rolling write
+/// is that one write).
+#[test]
+fn appenders_queued_behind_a_roll_do_not_acknowledge_on_a_stale_lock_check() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let config = LogConfig {
+        segment_size_bytes: 400,
+        index_spacing_bytes: 64,
+        fsync_mode: FsyncMode::Periodic { interval: Duration::from_secs(3600) },
+        ..LogConfig::default()
+    };
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+    // Fill the first segment until the next record would roll.
+    while log
+        .shard()
+        .write_unless_roll(&[felix_engine::shard::Append { payload: b"filler-filler-filler", timestamp_micros: Some(1) }])
+        .unwrap()
+        .is_some()
+    {}
+    io.arm();
+    let roller = {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            log.shard().write(&[felix_engine::shard::Append { payload: b"rolls", timestamp_micros: Some(1) }]).is_ok()
+        })
+    };
+    io.wait_parked(); // the roll's sync of the segment it leaves, under the shard's lock
+    let queued: Vec<_> = (0..4)
+        .map(|_| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                log.shard().write(&[felix_engine::shard::Append { payload: b"queued", timestamp_micros: Some(1) }]).is_ok()
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(50)); // each checked the lock, then queued
+    io.moved.store(true, Ordering::SeqCst);
+    std::thread::sleep(felix_engine::shard::LOCK_CHECK_FRESH * 20);
+    io.release();
+    let _ = roller.join().unwrap();
+    let acked = queued.into_iter().map(|t| t.join().unwrap()).filter(|ok| *ok).count();
+    assert_eq!(acked, 0, "appends acknowledged long after their directory was moved");
+}
+
+/// The interval flusher's sync overtaken by a truncation: the records
+/// written at the freed offsets after it must still be made durable within
+/// the interval (the flusher must not take them for synced and sleep).
+#[test]
+fn the_interval_flusher_does_not_take_records_rewritten_after_a_truncation_for_synced() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let config = LogConfig { fsync_mode: FsyncMode::Periodic { interval: Duration::from_millis(1) }, ..LogConfig::default() };
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+    let write = |text: &'static str| {
+        log.shard().write(&[felix_engine::shard::Append { payload: text.as_bytes(), timestamp_micros: Some(1) }]).unwrap()
+    };
+    for _ in 0..10 {
+        write("old");
+    }
+    while log.durable_offset() < 10 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    io.arm();
+    write("doomed");
+    io.wait_parked(); // the flusher synced "doomed", and is held
+    log.shard().truncate_from(10).unwrap();
+    write("fresh");
+    io.release();
+    std::thread::sleep(Duration::from_millis(200)); // 200 intervals
+    let rebooted = DiskLog::open_with_io(Arc::new(sim.crash()) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    assert_eq!(rebooted.shard().next_offset(), 11, "a record written 200 intervals ago was never synced");
+}
+
+/// A flush leader whose sync panics (a bug in an `Io` implementation): the
+/// publishers waiting on it are not stranded — the next one leads, and the
+/// engine's "a sync is in flight" mark does not outlive the panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_panics_strands_no_waiter() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    log.append(&[rec("first")]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await; // the first leader lets go
+    io.panic_next.store(true, Ordering::SeqCst);
+    let tasks: Vec<_> = (0..8)
+        .map(|t| {
+            let log = log.clone();
+            tokio::spawn(async move { log.append(&[rec(&format!("p-{t}"))]).await })
+        })
+        .collect();
+    for t in tasks {
+        let r = tokio::time::timeout(Duration::from_secs(10), t).await.expect("a waiter was stranded by a panicking leader").unwrap();
+        r.unwrap();
+    }
+    assert_eq!(log.durable_offset(), 9);
+}
