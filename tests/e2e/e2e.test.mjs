@@ -919,6 +919,25 @@ test('issue 18.4: bidirectional controls in a name or a sender are shown as the 
   await rm(parent, { recursive: true, force: true });
 });
 
+test('issue 18.4: a name an error banner quotes is escaped by the one rule and isolated', async () => {
+  // A report file named with U+202E that is not JSON: the banner names it as the CLI would print it.
+  const p = await page();
+  await p.goto(base);
+  await drop(p, [{ path: 'r\u202enosj.json', bytes: Buffer.from('{"report_version":1,') }]);
+  await p.locator('#error').waitFor({ timeout: 15000 });
+  const banner = await p.locator('#error').textContent();
+  assert.ok(banner.startsWith('r\\u{202e}nosj.json is not a version-1 report: '), banner);
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069]/.test(banner), banner);
+  assert.deepEqual(await p.locator('#error bdi.field').allTextContents(), ['r\\u{202e}nosj.json'], 'the name is isolated from the words around it');
+  // Two reports at once: each name (U+2066, a newline) escaped and isolated, the banner one line.
+  const q = await page();
+  await q.goto(base);
+  await drop(q, [{ path: 'a\u2066.json', bytes: Buffer.from('{}') }, { path: 'b\nc.json', bytes: Buffer.from('{}') }]);
+  await q.locator('#error').waitFor({ timeout: 15000 });
+  assert.equal(await q.locator('#error').textContent(), 'drop one report at a time, not a\\u{2066}.json, b\\nc.json');
+  assert.deepEqual(await q.locator('#error bdi.field').allTextContents(), ['a\\u{2066}.json', 'b\\nc.json']);
+});
+
 test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {
   const dir = shard('acme_default_payments_0');
   const names = (await readdir(dir)).sort();

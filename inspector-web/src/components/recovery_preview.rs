@@ -11,9 +11,11 @@ use felix_codec::recovery::{Action, ShardPlan};
 use web_sys::Blob;
 use yew::prelude::*;
 
+use super::message::Message;
 use super::text_field::{shown, TextField};
 
 use crate::logic::group::file_name;
+use crate::logic::message::quote;
 use crate::logic::replica::{plan, ReplicaScan};
 use crate::web;
 
@@ -66,7 +68,7 @@ async fn plan_of(shard: &ShardFolder) -> Result<Planned, String> {
     let mut scan = ReplicaScan::new(&shard.name, &listed);
     while let Some(read) = scan.next_read() {
         let (path, blob) = shard.files.get(read.file).ok_or("a file went missing")?;
-        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{path:?}: {e}"))?;
+        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{}: {e}", quote(path)))?;
         scan.feed(&bytes);
     }
     let plan = plan(scan);
@@ -153,7 +155,7 @@ pub fn recovery_preview(props: &Props) -> Html {
     let items = props.shards.shards.iter().filter_map(|shard| {
         let (_, result) = planned.iter().find(|(n, _)| *n == shard.name)?;
         Some(match result {
-            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error">{ e }</p></section> },
+            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error"><Message text={e.clone()} /></p></section> },
             Ok(p) => {
                 let json = serde_json::to_string_pretty(&p.plan).unwrap_or_default();
                 let verdict = if p.plan.refused() {

@@ -21,6 +21,7 @@ use felix_codec::report::FileReport;
 use felix_codec::scan::{Item, RecordStatus};
 
 use super::group::file_name;
+use super::message::quote;
 
 /// Bytes per read.
 pub const CHUNK_BYTES: u64 = 1 << 20;
@@ -175,7 +176,8 @@ pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
             Some((sub, _)) => {
                 if classify(sub) != EntryName::Foreign {
                     return Err(format!(
-                        "{dir}/{sub}: a folder where a Felix file belongs: the engine refuses this shard until it is moved away; nothing to compare"
+                        "{}: a folder where a Felix file belongs: the engine refuses this shard until it is moved away; nothing to compare",
+                        quote(&format!("{dir}/{sub}"))
                     ));
                 }
                 nested_dirs = true;
@@ -186,7 +188,7 @@ pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
     if nested_dirs && !top.iter().any(felix) {
         return Err(format!(
             "{}: holds folders, not segment files: a root of shards? drop one shard folder (the CLI's diff takes --shard)",
-            folder.unwrap_or_default()
+            quote(folder.unwrap_or_default())
         ));
     }
     Ok(top)
