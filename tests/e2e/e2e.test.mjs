@@ -938,6 +938,35 @@ test('issue 18.4: a name an error banner quotes is escaped by the one rule and i
   assert.deepEqual(await q.locator('#error bdi.field').allTextContents(), ['a\\u{2066}.json', 'b\\nc.json']);
 });
 
+test('issue 18.4: the recovery preview prints a command only for a name a shell can be given as shown', async () => {
+  const dir = shard('acme_default_payments_0');
+  const parent = await mkdtemp(join(tmpdir(), 'felix-cmd-'));
+  for (const name of ['x\u202etxt.log', 'line\nbreak', "it's payments"]) {
+    await mkdir(join(parent, name));
+    await copyFile(join(dir, '00000000000000000001.log'), join(parent, name, '00000000000000000001.log'));
+  }
+  const p = await page();
+  await p.goto(base);
+  await drop(p, [...await folder(join(parent, 'x\u202etxt.log')), ...await folder(join(parent, 'line\nbreak')), ...await folder(join(parent, "it's payments"))]);
+  for (const [name, shown] of [['x\u202etxt.log', 'x\\u{202e}txt.log'], ['line\nbreak', 'line\\nbreak']]) {
+    const section = p.locator('section.recovery').filter({ has: p.locator('h3', { hasText: shown }) });
+    await section.locator('.verdict').waitFor({ timeout: 20000 });
+    assert.equal(await section.locator('code.command').count(), 0, `no command to paste for ${shown}`);
+    const words = await section.locator('.no-command').textContent();
+    assert.ok(words.includes(`on the folder ${shown}. No command is printed`), words);
+    assert.ok(!words.includes(name) && !/[\u202a-\u202e\u2066-\u2069\n]/.test(words), words);
+    assert.deepEqual(await section.locator('.no-command bdi.field').allTextContents(), [shown]);
+  }
+  // A quote is typed safely: the command is the CLI's quoting, and a shell reads the path back.
+  const quoted = p.locator('section.recovery').filter({ has: p.locator('h3', { hasText: "it's payments" }) });
+  await quoted.locator('.verdict').waitFor({ timeout: 20000 });
+  const command = await quoted.locator('code.command').textContent();
+  assert.equal(command, "felix-storage recover '<root>/it'\\''s payments'");
+  const word = command.slice('felix-storage recover '.length);
+  assert.equal(spawnSync('sh', ['-c', `printf %s ${word}`]).stdout.toString(), "<root>/it's payments");
+  await rm(parent, { recursive: true, force: true });
+});
+
 test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {
   const dir = shard('acme_default_payments_0');
   const names = (await readdir(dir)).sort();

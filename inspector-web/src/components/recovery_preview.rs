@@ -16,7 +16,7 @@ use super::text_field::{shown, TextField};
 
 use crate::logic::group::file_name;
 use crate::logic::message::quote;
-use crate::logic::replica::{plan, ReplicaScan};
+use crate::logic::replica::{plan, recover_command, recover_flag, ReplicaScan};
 use crate::web;
 
 /// Bytes of a cut shown in the preview (the hex view shows them all).
@@ -127,11 +127,22 @@ fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show:
     }
 }
 
-/// The command to run on the broker for this plan.
-fn command(shard: &ShardFolder, plan: &ShardPlan) -> String {
-    let flag = plan.actions.iter().any(|a| matches!(a, Action::Refuse { allowed_by: Some(_), .. }));
-    let quoted = shard.name.replace('\'', "'\\''");
-    format!("felix-storage recover '<root>/{quoted}'{}", if flag { " --repair-checksum-tail" } else { "" })
+/// What to run on the broker for this plan: the command
+/// (`logic::replica::recover_command`), or — when the shard's name cannot be
+/// typed safely in a shell — which folder to run it on, in words.
+fn on_the_broker(shard: &ShardFolder, plan: &ShardPlan) -> Html {
+    match recover_command(&shard.name, plan) {
+        Some(command) => html! {
+            <p>{ "On the broker: " }<code class="command">{ command }</code>{ " (add --dry-run to see the same plan first)" }</p>
+        },
+        None => html! {
+            <p class="no-command">
+                { format!("On the broker: run felix-storage recover{} (add --dry-run to see the same plan first) on the folder ", recover_flag(plan)) }
+                <TextField text={shard.name.clone()} />
+                { ". No command is printed: the folder's name holds characters a shell cannot be given as shown here (the escape, pasted, would name another folder)." }
+            </p>
+        },
+    }
 }
 
 /// One preview per shard.
@@ -173,8 +184,7 @@ pub fn recovery_preview(props: &Props) -> Html {
                         if !p.plan.remaining_findings.is_empty() {
                             <p class="remains">{ format!("{} findings would remain", p.plan.remaining_findings.len()) }</p>
                         }
-                        <p>{ "On the broker: " }<code class="command">{ command(shard, &p.plan) }</code>
-                            { " (add --dry-run to see the same plan first)" }</p>
+                        { on_the_broker(shard, &p.plan) }
                         <details><summary>{ "the plan as JSON (recover --dry-run --json)" }</summary><pre class="plan-json">{ json }</pre></details>
                     </section>
                 }
