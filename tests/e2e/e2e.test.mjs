@@ -576,8 +576,9 @@ test('hostile permalinks: a multi-byte hash is refused by name, markup shows as 
   const md = await download(q, '#download-md');
   const seen = readMarkdown(md);
   assert.deepEqual(seen.active, [], seen.html);
-  assert.deepEqual(seen.headings, ['Felix storage report', 'Findings'], seen.html);
-  assert.deepEqual(seen.tables, [1, 1], seen.html);
+  // The file's note (inspected alone) has its row under Notes, as it is beside the file on the page.
+  assert.deepEqual(seen.headings, ['Felix storage report', 'Findings', 'Notes'], seen.html);
+  assert.deepEqual(seen.tables, [1, 1, evil.files[0].notes.length], seen.html);
   await writeFile(join(ARTIFACTS, 'hostile-report.md'), md);
 });
 
@@ -965,6 +966,24 @@ test('issue 18.4: the recovery preview prints a command only for a name a shell 
   const word = command.slice('felix-storage recover '.length);
   assert.equal(spawnSync('sh', ['-c', `printf %s ${word}`]).stdout.toString(), "<root>/it's payments");
   await rm(parent, { recursive: true, force: true });
+});
+
+test('issue 18.4: every note beside a file is in the Markdown, as the page shows it', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  report.files[0].notes = ['evil\u202egol.x\nsecond line \u2066q', 'plain words'];
+  const p = await page();
+  await p.goto(link({ report }));
+  await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+  const onPage = (await p.locator('#overview li.note').allTextContents()).map((t) => t.replace(/^note: /, ''));
+  assert.deepEqual(onPage, ['evil\\u{202e}gol.x\\nsecond line \\u{2066}q', 'plain words']);
+  const md = await download(p, '#download-md');
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069\ufffd]/.test(md), md);
+  const { html } = readMarkdown(md);
+  const notes = html.slice(html.indexOf('<h2>Notes</h2>'));
+  assert.ok(html.includes('<h2>Notes</h2>'), html);
+  const cells = [...notes.matchAll(/<tr>\s*<td>(.*?)<\/td>\s*<td>(.*?)<\/td>\s*<\/tr>/g)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(cells, onPage.map((n) => [`<code>${report.files[0].path}</code>`, n]), notes);
 });
 
 test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {
