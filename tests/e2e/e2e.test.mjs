@@ -986,6 +986,30 @@ test('issue 18.4: every note beside a file is in the Markdown, as the page shows
   assert.deepEqual(cells, onPage.map((n) => [`<code>${report.files[0].path}</code>`, n]), notes);
 });
 
+test('issue 18.4: a replica folder\'s name and a diff link\'s record file are shown by the one rule', async () => {
+  const [a, b] = await replicas();
+  // A replica folder named with U+202E: its drop target names it escaped and isolated.
+  const hostile = join(dirname(dirname(a)), 'r\u202eA');
+  await mkdir(hostile);
+  for (const f of await readdir(a)) await copyFile(join(a, f), join(hostile, f));
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(hostile));
+  await dropOn(p, '#replica-b', await folder(b));
+  await p.locator('#first-divergent').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#replica-a .replica-name').textContent(), 'r\\u{202e}A');
+  assert.equal(await p.locator('#replica-a .replica-name bdi.field').count(), 1);
+  // A diff link whose divergent record names a file with U+202E and a newline: the record card shows the escape.
+  const cli = JSON.parse(spawnSync(CLI, ['diff', a, b, '--json']).stdout.toString());
+  cli.divergence.a.file = 'evil\u202egol.x\nline';
+  const q = await page();
+  await q.goto(`${base}#d=${deflateRawSync(Buffer.from(JSON.stringify(cli))).toString('base64url')}`);
+  await q.locator('#diff-claim').waitFor({ timeout: 15000 });
+  const card = q.locator('.record-card').first().locator('dd').first();
+  assert.equal(await card.textContent(), 'evil\\u{202e}gol.x\\nline');
+  assert.equal(await card.locator('bdi.field').count(), 1);
+});
+
 test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {
   const dir = shard('acme_default_payments_0');
   const names = (await readdir(dir)).sort();

@@ -88,13 +88,23 @@ fn hex_line(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(" ")
 }
 
+/// Text from the plan (a file's name, the evidence's, a reason) as the page shows text from outside.
+fn field(text: &str) -> Html {
+    html! { <TextField text={text.to_string()} /> }
+}
+
+/// ", kept in EVIDENCE", when there is evidence.
+fn kept_in(evidence: Option<&String>) -> Html {
+    evidence.map_or_else(|| html! {}, |e| html! { <>{ ", kept in " }{ field(e) }</> })
+}
+
 fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show: &Callback<(String, (u64, u64))>) -> Html {
     match action {
         Action::RemoveTemporary { file, reason } => {
-            html! { <li class="action" data-action="remove-temporary">{ format!("remove {file}: {reason}") }</li> }
+            html! { <li class="action" data-action="remove-temporary">{ "remove " }{ field(file) }{ ": " }{ field(reason) }</li> }
         }
         Action::RemoveUnfinished { file, bytes, reason, evidence } => html! {
-            <li class="action" data-action="remove-unfinished">{ format!("remove {file} ({bytes} bytes{}): {reason}", evidence.as_ref().map_or_else(String::new, |e| format!(", kept in {e}"))) }</li>
+            <li class="action" data-action="remove-unfinished">{ "remove " }{ field(file) }{ format!(" ({bytes} bytes") }{ kept_in(evidence.as_ref()) }{ "): " }{ field(reason) }</li>
         },
         Action::Cut { file, position, bytes, reason, evidence, .. } => {
             let path = shard.files.iter().find(|(p, _)| file_name(p) == file).map(|(p, _)| p.clone()).unwrap_or_default();
@@ -106,21 +116,21 @@ fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show:
             let first = planned.cut_bytes.iter().find(|(f, _)| f == file).map(|(_, b)| hex_line(b)).unwrap_or_default();
             html! {
                 <li class="action" data-action="cut">
-                    { format!("cut {file} at byte {position} ({position:#x}): {bytes} bytes move to {evidence}. {reason}") }
+                    { "cut " }{ field(file) }{ format!(" at byte {position} ({position:#x}): {bytes} bytes move to ") }{ field(evidence) }{ ". " }{ field(reason) }
                     <div class="cut-bytes"><code>{ first }</code>{ if *bytes > SHOWN_CUT_BYTES { " …" } else { "" } }</div>
                     <button class="show-cut" onclick={show}>{ "Show these bytes in the hex view" }</button>
                 </li>
             }
         }
         Action::RemoveOrphanIndex { file, bytes, reason, evidence } => html! {
-            <li class="action" data-action="remove-orphan-index">{ format!("remove {file} ({bytes} bytes{}): {reason}", evidence.as_ref().map_or_else(String::new, |e| format!(", kept in {e}"))) }</li>
+            <li class="action" data-action="remove-orphan-index">{ "remove " }{ field(file) }{ format!(" ({bytes} bytes") }{ kept_in(evidence.as_ref()) }{ "): " }{ field(reason) }</li>
         },
         Action::RebuildIndex { file, reason } => {
-            html! { <li class="action" data-action="rebuild-index">{ format!("rebuild {file}: {reason}") }</li> }
+            html! { <li class="action" data-action="rebuild-index">{ "rebuild " }{ field(file) }{ ": " }{ field(reason) }</li> }
         }
         Action::Refuse { file, position, reason, allowed_by, .. } => html! {
             <li class="action refused" data-action="refuse">
-                { format!("REFUSED: {file} at byte {position}: {reason}") }
+                { "REFUSED: " }{ field(file) }{ format!(" at byte {position}: ") }{ field(reason) }
                 if let Some(flag) = allowed_by { <span class="allowed-by">{ format!(" — {flag} would allow cutting it") }</span> }
             </li>
         },

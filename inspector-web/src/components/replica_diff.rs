@@ -144,7 +144,7 @@ fn pick(props: &PickProps) -> Html {
         <div id={id.clone()} class="dropzone replica" role="region" aria-label={format!("drop {label}'s shard folder here")}
             ondrop={on_drop} ondragover={Callback::from(|e: DragEvent| e.prevent_default())}>
             <strong>{ format!("Replica {}", props.side) }</strong>
-            <span class="replica-name">{ props.name.clone().unwrap_or_else(|| "drop a shard folder, or".into()) }</span>
+            <span class="replica-name">{ props.name.as_ref().map_or_else(|| html! { "drop a shard folder, or" }, |n| html! { <TextField text={n.clone()} /> }) }</span>
             <label class="button">{ "choose a folder…" }
                 <input id={format!("{id}-input")} type="file" ref={input} onchange={on_change} aria-label={format!("choose {label}'s folder")} />
             </label>
@@ -190,7 +190,7 @@ fn record_card(name: &str, r: &RecordRef, bytes: &[u8], unmask: bool) -> Html {
         <div class="record-card">
             <h4>{ format!("Replica {name}") }</h4>
             <dl>
-                <dt>{ "file" }</dt><dd>{ &r.file }</dd>
+                <dt>{ "file" }</dt><dd><TextField text={r.file.clone()} /></dd>
                 <dt>{ "byte" }</dt><dd>{ format!("{} ({:#x})", r.position, r.position) }</dd>
                 <dt>{ "payload bytes" }</dt><dd>{ r.payload_len }</dd>
                 <dt>{ "time (µs)" }</dt><dd>{ r.timestamp_micros }</dd>
