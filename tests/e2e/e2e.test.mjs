@@ -939,6 +939,20 @@ test('issue 18.4: a name an error banner quotes is escaped by the one rule and i
   assert.deepEqual(await q.locator('#error bdi.field').allTextContents(), ['a\\u{2066}.json', 'b\\nc.json']);
 });
 
+test('issue 18.4: a report file opened by name is named in the shared banner and the Markdown by the one rule, isolated', async () => {
+  const dir = shard('acme_default_payments_0');
+  const p = await page();
+  await p.goto(base);
+  await drop(p, [{ path: 'r\u202enosj.json', bytes: Buffer.from(cliReport(['00000000000000000001.log'], dir)) }]);
+  await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+  const said = p.locator('#shared-banner p').first();
+  assert.ok((await said.textContent()).includes('opened from the file r\\u{202e}nosj.json. What follows'), await said.textContent());
+  assert.deepEqual(await said.locator('bdi.field').allTextContents(), ['r\\u{202e}nosj.json'], 'isolated from the words around it');
+  const md = await download(p, '#download-md');
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069\ufffd]/.test(md), md);
+  assert.ok(readMarkdown(md).html.includes('opened from the file r\\u{202e}nosj.json: shared by'), md);
+});
+
 test('issue 18.4: the recovery preview prints a command only for a name a shell can be given as shown', async () => {
   const dir = shard('acme_default_payments_0');
   const parent = await mkdtemp(join(tmpdir(), 'felix-cmd-'));
