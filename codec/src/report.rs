@@ -517,6 +517,26 @@ fn escape_if(text: &str, escape: fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` (a path) as one word a POSIX shell reads back as `text`, for a
+/// command to paste: as it is when it holds only `A-Z a-z 0-9 / . _ - + , :
+/// = @`, else in single quotes (a `'` written `'\''`). `None` when no word
+/// is safe to show: `text` is empty or holds anything [`one_line`] escapes
+/// (a control, bidirectional or zero-width character, a backslash) — shown
+/// escaped, the word pasted would name another path; shown as it is, it
+/// could reorder or hide the command around it. Then say which directory in
+/// words (its name escaped) instead of printing a command. The one rule for
+/// a suggested command, the CLI's and the page's.
+#[must_use]
+pub fn shell_word(text: &str) -> Option<String> {
+    if text.is_empty() || text.chars().any(escapes) {
+        return None;
+    }
+    if text.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:=@".contains(&b)) {
+        return Some(text.into());
+    }
+    Some(format!("'{}'", text.replace('\'', r"'\''")))
+}
+
 /// Whether [`one_line`] escapes `c`: what [`is_hostile`], and the backslash.
 #[must_use]
 pub fn escapes(c: char) -> bool {
@@ -550,6 +570,18 @@ fn plural(n: u64) -> &'static str {
 mod tests {
     use super::*;
     use crate::CorruptionKind as K;
+
+    #[test]
+    fn a_shell_word_reads_back_as_the_path_or_is_refused() {
+        assert_eq!(shell_word("/srv/felix/acme_default_payments_0-1f").as_deref(), Some("/srv/felix/acme_default_payments_0-1f"));
+        assert_eq!(shell_word("<root>/a b").as_deref(), Some("'<root>/a b'"));
+        assert_eq!(shell_word("it's $HOME `x`").as_deref(), Some(r"'it'\''s $HOME `x`'"));
+        assert_eq!(shell_word("caf\u{e9}").as_deref(), Some("'caf\u{e9}'"));
+        // Nothing a shell could not be given as it is shown: the escape would name another path.
+        for hostile in ["", "x\u{202e}txt.log", "a\nb", "a\\n", "tab\there", "\u{2066}q", "zero\u{200b}width", "\u{1b}[2J"] {
+            assert_eq!(shell_word(hostile), None, "{hostile:?}");
+        }
+    }
 
     #[test]
     fn a_hostile_path_note_or_message_cannot_forge_a_line_of_the_text_report() {

@@ -593,27 +593,15 @@ pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool
 }
 
 /// The `recover` an operator runs next on `dir`: a command to paste when
-/// the path is plain printable text (nothing [`one_line`] escapes), else
-/// words pointing at the directory the message names (escaped) — an
-/// escaped path pasted into a shell names another path.
+/// the path is one safe shell word (`report::shell_word`, the page's rule
+/// too), else words pointing at the directory the message names (escaped) —
+/// an escaped path pasted into a shell names another path.
 fn next_recover(dir: &Path, repair_checksum_tail: bool) -> String {
     let flag = if repair_checksum_tail { " --repair-checksum-tail" } else { "" };
-    match dir.to_str() {
-        Some(text) if !text.is_empty() && matches!(one_line(text), Cow::Borrowed(_)) => {
-            format!("run `felix-storage recover {}{flag}`", quoted(dir))
-        }
-        _ => format!("run `felix-storage recover{flag}` on the shard directory named above"),
+    match dir.to_str().and_then(felix_codec::report::shell_word) {
+        Some(word) => format!("run `felix-storage recover {word}{flag}`"),
+        None => format!("run `felix-storage recover{flag}` on the shard directory named above"),
     }
-}
-
-/// A path as a shell reads it back: as is when it holds only plain
-/// characters, else in single quotes.
-fn quoted(path: &Path) -> String {
-    let text = path.display().to_string();
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:=@".contains(&b)) {
-        return text;
-    }
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {

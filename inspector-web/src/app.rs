@@ -12,9 +12,12 @@ use crate::components::{
     drop_zone::DropZone, epochs_view::EpochsView, file_map::FileMapView, hex_view::HexView, index_view::IndexView, open_report::OpenReport,
     overview::Overview, problems::Problems, progress::Progress, record_table::RecordTable, share::ShareBar, shared_banner::SharedBanner,
 };
-use crate::components::{recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField, verdicts::Verdicts};
+use crate::components::{
+    message::Message, recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField, verdicts::Verdicts,
+};
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
+use crate::logic::message::quote;
 use crate::logic::protocol::ToPage;
 use crate::logic::shared::{self, SharedReport, Source};
 use crate::logic::{filemap, hex, permalink, sample, verify};
@@ -92,7 +95,7 @@ impl Loader {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let size = file.size() as u64;
         if size > shared::MAX_JSON_BYTES {
-            let msg = format!("{path:?} is {size} bytes; a report may be at most {} bytes", shared::MAX_JSON_BYTES);
+            let msg = format!("{} is {size} bytes; a report may be at most {} bytes", quote(&path), shared::MAX_JSON_BYTES);
             return self.dispatch.emit(Action::Error(msg));
         }
         match web::read_slice(&file, 0, size).await {
@@ -103,7 +106,7 @@ impl Loader {
                 }
                 Err(e) => self.dispatch.emit(Action::Error(e)),
             },
-            Err(e) => self.dispatch.emit(Action::Error(format!("{path:?}: reading the report: {e}"))),
+            Err(e) => self.dispatch.emit(Action::Error(format!("{}: reading the report: {e}", quote(&path)))),
         }
     }
 }
@@ -164,7 +167,7 @@ pub fn app() -> Html {
                     }
                 }
                 _ => {
-                    let names: Vec<String> = reports.iter().map(|(p, _)| format!("{p:?}")).collect();
+                    let names: Vec<String> = reports.iter().map(|(p, _)| quote(p)).collect();
                     dispatch.emit(Action::Error(format!("drop one report at a time, not {}", names.join(", "))));
                 }
             }
@@ -270,7 +273,7 @@ pub fn app() -> Html {
             </header>
             <main>
             <Verdicts verdicts={Rc::clone(&state.verdicts)} />
-            if let Some(e) = &state.error { <div class="banner error" id="error" role="alert">{ e }</div> }
+            if let Some(e) = &state.error { <div class="banner error" id="error" role="alert"><Message text={e.clone()} /></div> }
             if let Some(claim) = &state.claim {
                 <SharedBanner claim={Rc::clone(claim)} tally={state.tally()} dropped={!state.files.is_empty()}
                     unpaired={Rc::new(state.unpaired().iter().map(|f| f.path.clone()).collect::<Vec<_>>())}

@@ -36,6 +36,7 @@ use web_sys::{Blob, MessageEvent, MessagePort};
 
 use crate::logic::group::{group, Dropped};
 use crate::logic::hash::{FileHasher, Hashed};
+use crate::logic::message::quote;
 use crate::logic::protocol::{self, Feed, Task, ToPage, CHUNK_KEY, FEED_KEY};
 use crate::logic::scan::{read_order, Budget, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
 
@@ -252,7 +253,7 @@ impl Source<'_> {
                     }
                     (Feed::Rest { file: f, .. }, _) if f == *file => None,
                     (Feed::Failed { message, .. }, _) => Some((0, Err(message))),
-                    (other, _) => Some((0, Err(format!("{path}: the reader sent {other:?} out of turn")))),
+                    (other, _) => Some((0, Err(format!("{}: the reader sent {other:?} out of turn", quote(path))))),
                 }
             }
         }
@@ -302,7 +303,7 @@ pub async fn run(
                 }
                 let buf = match got {
                     Ok(buf) => buf,
-                    Err(e) => return send(ToPage::Error { message: format!("{path}: reading from byte {start}: {e}") }),
+                    Err(e) => return send(ToPage::Error { message: format!("{}: reading from byte {start}: {e}", quote(path)) }),
                 };
                 let end = start + u64::from(buf.byte_length());
                 // Scanned before it is handed on: handing it on transfers (detaches) it.
@@ -487,7 +488,7 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
                 let Some((d, blob)) = s.files.remove(&file) else { return };
                 if hasher.bytes_done() != at {
                     return send(ToPage::Error {
-                        message: format!("{}: the hash stopped at byte {}, not {at}", d.path, hasher.bytes_done()),
+                        message: format!("{}: the hash stopped at byte {}, not {at}", quote(&d.path), hasher.bytes_done()),
                     });
                 }
                 if at >= d.size {

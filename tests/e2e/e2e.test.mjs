@@ -580,8 +580,9 @@ test('hostile permalinks: a multi-byte hash is refused by name, markup shows as 
   const md = await download(q, '#download-md');
   const seen = readMarkdown(md);
   assert.deepEqual(seen.active, [], seen.html);
-  assert.deepEqual(seen.headings, ['Felix storage report', 'Findings'], seen.html);
-  assert.deepEqual(seen.tables, [1, 1], seen.html);
+  // The file's note (inspected alone) has its row under Notes, as it is beside the file on the page.
+  assert.deepEqual(seen.headings, ['Felix storage report', 'Findings', 'Notes'], seen.html);
+  assert.deepEqual(seen.tables, [1, 1, evil.files[0].notes.length], seen.html);
   await writeFile(join(ARTIFACTS, 'hostile-report.md'), md);
 });
 
@@ -921,6 +922,110 @@ test('issue 18.4: bidirectional controls in a name or a sender are shown as the 
   const html = readMarkdown(md).html;
   assert.ok(html.includes(`<code>${escaped}</code>`), html);
   await rm(parent, { recursive: true, force: true });
+});
+
+test('issue 18.4: a name an error banner quotes is escaped by the one rule and isolated', async () => {
+  // A report file named with U+202E that is not JSON: the banner names it as the CLI would print it.
+  const p = await page();
+  await p.goto(base);
+  await drop(p, [{ path: 'r\u202enosj.json', bytes: Buffer.from('{"report_version":1,') }]);
+  await p.locator('#error').waitFor({ timeout: 15000 });
+  const banner = await p.locator('#error').textContent();
+  assert.ok(banner.startsWith('r\\u{202e}nosj.json is not a version-1 report: '), banner);
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069]/.test(banner), banner);
+  assert.deepEqual(await p.locator('#error bdi.field').allTextContents(), ['r\\u{202e}nosj.json'], 'the name is isolated from the words around it');
+  // Two reports at once: each name (U+2066, a newline) escaped and isolated, the banner one line.
+  const q = await page();
+  await q.goto(base);
+  await drop(q, [{ path: 'a\u2066.json', bytes: Buffer.from('{}') }, { path: 'b\nc.json', bytes: Buffer.from('{}') }]);
+  await q.locator('#error').waitFor({ timeout: 15000 });
+  assert.equal(await q.locator('#error').textContent(), 'drop one report at a time, not a\\u{2066}.json, b\\nc.json');
+  assert.deepEqual(await q.locator('#error bdi.field').allTextContents(), ['a\\u{2066}.json', 'b\\nc.json']);
+});
+
+test('issue 18.4: a report file opened by name is named in the shared banner and the Markdown by the one rule, isolated', async () => {
+  const dir = shard('acme_default_payments_0');
+  const p = await page();
+  await p.goto(base);
+  await drop(p, [{ path: 'r\u202enosj.json', bytes: Buffer.from(cliReport(['00000000000000000001.log'], dir)) }]);
+  await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+  const said = p.locator('#shared-banner p').first();
+  assert.ok((await said.textContent()).includes('opened from the file r\\u{202e}nosj.json. What follows'), await said.textContent());
+  assert.deepEqual(await said.locator('bdi.field').allTextContents(), ['r\\u{202e}nosj.json'], 'isolated from the words around it');
+  const md = await download(p, '#download-md');
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069\ufffd]/.test(md), md);
+  assert.ok(readMarkdown(md).html.includes('opened from the file r\\u{202e}nosj.json: shared by'), md);
+});
+
+test('issue 18.4: the recovery preview prints a command only for a name a shell can be given as shown', async () => {
+  const dir = shard('acme_default_payments_0');
+  const parent = await mkdtemp(join(tmpdir(), 'felix-cmd-'));
+  for (const name of ['x\u202etxt.log', 'line\nbreak', "it's payments"]) {
+    await mkdir(join(parent, name));
+    await copyFile(join(dir, '00000000000000000001.log'), join(parent, name, '00000000000000000001.log'));
+  }
+  const p = await page();
+  await p.goto(base);
+  await drop(p, [...await folder(join(parent, 'x\u202etxt.log')), ...await folder(join(parent, 'line\nbreak')), ...await folder(join(parent, "it's payments"))]);
+  for (const [name, shown] of [['x\u202etxt.log', 'x\\u{202e}txt.log'], ['line\nbreak', 'line\\nbreak']]) {
+    const section = p.locator('section.recovery').filter({ has: p.locator('h3', { hasText: shown }) });
+    await section.locator('.verdict').waitFor({ timeout: 20000 });
+    assert.equal(await section.locator('code.command').count(), 0, `no command to paste for ${shown}`);
+    const words = await section.locator('.no-command').textContent();
+    assert.ok(words.includes(`on the folder ${shown}. No command is printed`), words);
+    assert.ok(!words.includes(name) && !/[\u202a-\u202e\u2066-\u2069\n]/.test(words), words);
+    assert.deepEqual(await section.locator('.no-command bdi.field').allTextContents(), [shown]);
+  }
+  // A quote is typed safely: the command is the CLI's quoting, and a shell reads the path back.
+  const quoted = p.locator('section.recovery').filter({ has: p.locator('h3', { hasText: "it's payments" }) });
+  await quoted.locator('.verdict').waitFor({ timeout: 20000 });
+  const command = await quoted.locator('code.command').textContent();
+  assert.equal(command, "felix-storage recover '<root>/it'\\''s payments'");
+  const word = command.slice('felix-storage recover '.length);
+  assert.equal(spawnSync('sh', ['-c', `printf %s ${word}`]).stdout.toString(), "<root>/it's payments");
+  await rm(parent, { recursive: true, force: true });
+});
+
+test('issue 18.4: every note beside a file is in the Markdown, as the page shows it', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  report.files[0].notes = ['evil\u202egol.x\nsecond line \u2066q', 'plain words'];
+  const p = await page();
+  await p.goto(link({ report }));
+  await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+  const onPage = (await p.locator('#overview li.note').allTextContents()).map((t) => t.replace(/^note: /, ''));
+  assert.deepEqual(onPage, ['evil\\u{202e}gol.x\\nsecond line \\u{2066}q', 'plain words']);
+  const md = await download(p, '#download-md');
+  assert.ok(!/[\u202a-\u202e\u2066-\u2069\ufffd]/.test(md), md);
+  const { html } = readMarkdown(md);
+  const notes = html.slice(html.indexOf('<h2>Notes</h2>'));
+  assert.ok(html.includes('<h2>Notes</h2>'), html);
+  const cells = [...notes.matchAll(/<tr>\s*<td>(.*?)<\/td>\s*<td>(.*?)<\/td>\s*<\/tr>/g)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(cells, onPage.map((n) => [`<code>${report.files[0].path}</code>`, n]), notes);
+});
+
+test('issue 18.4: a replica folder\'s name and a diff link\'s record file are shown by the one rule', async () => {
+  const [a, b] = await replicas();
+  // A replica folder named with U+202E: its drop target names it escaped and isolated.
+  const hostile = join(dirname(dirname(a)), 'r\u202eA');
+  await mkdir(hostile);
+  for (const f of await readdir(a)) await copyFile(join(a, f), join(hostile, f));
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(hostile));
+  await dropOn(p, '#replica-b', await folder(b));
+  await p.locator('#first-divergent').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#replica-a .replica-name').textContent(), 'r\\u{202e}A');
+  assert.equal(await p.locator('#replica-a .replica-name bdi.field').count(), 1);
+  // A diff link whose divergent record names a file with U+202E and a newline: the record card shows the escape.
+  const cli = JSON.parse(spawnSync(CLI, ['diff', a, b, '--json']).stdout.toString());
+  cli.divergence.a.file = 'evil\u202egol.x\nline';
+  const q = await page();
+  await q.goto(`${base}#d=${deflateRawSync(Buffer.from(JSON.stringify(cli))).toString('base64url')}`);
+  await q.locator('#diff-claim').waitFor({ timeout: 15000 });
+  const card = q.locator('.record-card').first().locator('dd').first();
+  assert.equal(await card.textContent(), 'evil\\u{202e}gol.x\\nline');
+  assert.equal(await card.locator('bdi.field').count(), 1);
 });
 
 test('issue 18.5: files picked in any order, or a folder picked, give the CLI\'s report byte for byte', async () => {

@@ -9,6 +9,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Blob, Element, HtmlElement, HtmlInputElement};
 use yew::prelude::*;
 
+use super::message::Message;
 use crate::logic::hex::{
     click_selection, damage_at, describe, field_at, move_cursor, parse_jump, row_count, row_of, rows_html, Damage, Marks, VisibleRows,
     Window, BYTES_PER_ROW,
@@ -222,7 +223,7 @@ pub fn hex_view(props: &Props) -> Html {
             <label class="jump">{ "jump to " }
                 <input id="jump" type="text" placeholder="byte 1234 / 0x4d2, or @offset" onkeydown={on_jump} aria-label="jump to a byte position or record offset" />
             </label>
-            if !jump_error.is_empty() { <span class="jump-error" role="alert">{ (*jump_error).clone() }</span> }
+            if !jump_error.is_empty() { <span class="jump-error" role="alert"><Message text={(*jump_error).clone()} /></span> }
             <p class="hover" id="hex-hover" aria-live="polite">{ if hover.is_empty() { "hover a byte, or use the arrow keys here, to name its field" } else { hover.as_str() } }</p>
             <div id="hex" class="hex" role="grid" tabindex="0" aria-labelledby="hex-heading" aria-rowcount={rows.to_string()} aria-colcount="18"
                 aria-activedescendant={active} ref={container} onscroll={on_scroll} onmouseover={on_over} onclick={on_click} onkeydown={on_key}

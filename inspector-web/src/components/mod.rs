@@ -7,6 +7,7 @@ pub mod epochs_view;
 pub mod file_map;
 pub mod hex_view;
 pub mod index_view;
+pub mod message;
 pub mod open_report;
 pub mod overview;
 pub mod problems;

@@ -11,10 +11,12 @@ use felix_codec::recovery::{Action, ShardPlan};
 use web_sys::Blob;
 use yew::prelude::*;
 
+use super::message::Message;
 use super::text_field::{shown, TextField};
 
 use crate::logic::group::file_name;
-use crate::logic::replica::{plan, ReplicaScan};
+use crate::logic::message::quote;
+use crate::logic::replica::{plan, recover_command, recover_flag, ReplicaScan};
 use crate::web;
 
 /// Bytes of a cut shown in the preview (the hex view shows them all).
@@ -66,7 +68,7 @@ async fn plan_of(shard: &ShardFolder) -> Result<Planned, String> {
     let mut scan = ReplicaScan::new(&shard.name, &listed);
     while let Some(read) = scan.next_read() {
         let (path, blob) = shard.files.get(read.file).ok_or("a file went missing")?;
-        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{path:?}: {e}"))?;
+        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{}: {e}", quote(path)))?;
         scan.feed(&bytes);
     }
     let plan = plan(scan);
@@ -86,13 +88,23 @@ fn hex_line(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(" ")
 }
 
+/// Text from the plan (a file's name, the evidence's, a reason) as the page shows text from outside.
+fn field(text: &str) -> Html {
+    html! { <TextField text={text.to_string()} /> }
+}
+
+/// ", kept in EVIDENCE", when there is evidence.
+fn kept_in(evidence: Option<&String>) -> Html {
+    evidence.map_or_else(|| html! {}, |e| html! { <>{ ", kept in " }{ field(e) }</> })
+}
+
 fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show: &Callback<(String, (u64, u64))>) -> Html {
     match action {
         Action::RemoveTemporary { file, reason } => {
-            html! { <li class="action" data-action="remove-temporary">{ format!("remove {file}: {reason}") }</li> }
+            html! { <li class="action" data-action="remove-temporary">{ "remove " }{ field(file) }{ ": " }{ field(reason) }</li> }
         }
         Action::RemoveUnfinished { file, bytes, reason, evidence } => html! {
-            <li class="action" data-action="remove-unfinished">{ format!("remove {file} ({bytes} bytes{}): {reason}", evidence.as_ref().map_or_else(String::new, |e| format!(", kept in {e}"))) }</li>
+            <li class="action" data-action="remove-unfinished">{ "remove " }{ field(file) }{ format!(" ({bytes} bytes") }{ kept_in(evidence.as_ref()) }{ "): " }{ field(reason) }</li>
         },
         Action::Cut { file, position, bytes, reason, evidence, .. } => {
             let path = shard.files.iter().find(|(p, _)| file_name(p) == file).map(|(p, _)| p.clone()).unwrap_or_default();
@@ -104,32 +116,43 @@ fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show:
             let first = planned.cut_bytes.iter().find(|(f, _)| f == file).map(|(_, b)| hex_line(b)).unwrap_or_default();
             html! {
                 <li class="action" data-action="cut">
-                    { format!("cut {file} at byte {position} ({position:#x}): {bytes} bytes move to {evidence}. {reason}") }
+                    { "cut " }{ field(file) }{ format!(" at byte {position} ({position:#x}): {bytes} bytes move to ") }{ field(evidence) }{ ". " }{ field(reason) }
                     <div class="cut-bytes"><code>{ first }</code>{ if *bytes > SHOWN_CUT_BYTES { " …" } else { "" } }</div>
                     <button class="show-cut" onclick={show}>{ "Show these bytes in the hex view" }</button>
                 </li>
             }
         }
         Action::RemoveOrphanIndex { file, bytes, reason, evidence } => html! {
-            <li class="action" data-action="remove-orphan-index">{ format!("remove {file} ({bytes} bytes{}): {reason}", evidence.as_ref().map_or_else(String::new, |e| format!(", kept in {e}"))) }</li>
+            <li class="action" data-action="remove-orphan-index">{ "remove " }{ field(file) }{ format!(" ({bytes} bytes") }{ kept_in(evidence.as_ref()) }{ "): " }{ field(reason) }</li>
         },
         Action::RebuildIndex { file, reason } => {
-            html! { <li class="action" data-action="rebuild-index">{ format!("rebuild {file}: {reason}") }</li> }
+            html! { <li class="action" data-action="rebuild-index">{ "rebuild " }{ field(file) }{ ": " }{ field(reason) }</li> }
         }
         Action::Refuse { file, position, reason, allowed_by, .. } => html! {
             <li class="action refused" data-action="refuse">
-                { format!("REFUSED: {file} at byte {position}: {reason}") }
+                { "REFUSED: " }{ field(file) }{ format!(" at byte {position}: ") }{ field(reason) }
                 if let Some(flag) = allowed_by { <span class="allowed-by">{ format!(" — {flag} would allow cutting it") }</span> }
             </li>
         },
     }
 }
 
-/// The command to run on the broker for this plan.
-fn command(shard: &ShardFolder, plan: &ShardPlan) -> String {
-    let flag = plan.actions.iter().any(|a| matches!(a, Action::Refuse { allowed_by: Some(_), .. }));
-    let quoted = shard.name.replace('\'', "'\\''");
-    format!("felix-storage recover '<root>/{quoted}'{}", if flag { " --repair-checksum-tail" } else { "" })
+/// What to run on the broker for this plan: the command
+/// (`logic::replica::recover_command`), or — when the shard's name cannot be
+/// typed safely in a shell — which folder to run it on, in words.
+fn on_the_broker(shard: &ShardFolder, plan: &ShardPlan) -> Html {
+    match recover_command(&shard.name, plan) {
+        Some(command) => html! {
+            <p>{ "On the broker: " }<code class="command">{ command }</code>{ " (add --dry-run to see the same plan first)" }</p>
+        },
+        None => html! {
+            <p class="no-command">
+                { format!("On the broker: run felix-storage recover{} (add --dry-run to see the same plan first) on the folder ", recover_flag(plan)) }
+                <TextField text={shard.name.clone()} />
+                { ". No command is printed: the folder's name holds characters a shell cannot be given as shown here (the escape, pasted, would name another folder)." }
+            </p>
+        },
+    }
 }
 
 /// One preview per shard.
@@ -153,7 +176,7 @@ pub fn recovery_preview(props: &Props) -> Html {
     let items = props.shards.shards.iter().filter_map(|shard| {
         let (_, result) = planned.iter().find(|(n, _)| *n == shard.name)?;
         Some(match result {
-            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error">{ e }</p></section> },
+            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error"><Message text={e.clone()} /></p></section> },
             Ok(p) => {
                 let json = serde_json::to_string_pretty(&p.plan).unwrap_or_default();
                 let verdict = if p.plan.refused() {
@@ -171,8 +194,7 @@ pub fn recovery_preview(props: &Props) -> Html {
                         if !p.plan.remaining_findings.is_empty() {
                             <p class="remains">{ format!("{} findings would remain", p.plan.remaining_findings.len()) }</p>
                         }
-                        <p>{ "On the broker: " }<code class="command">{ command(shard, &p.plan) }</code>
-                            { " (add --dry-run to see the same plan first)" }</p>
+                        { on_the_broker(shard, &p.plan) }
                         <details><summary>{ "the plan as JSON (recover --dry-run --json)" }</summary><pre class="plan-json">{ json }</pre></details>
                     </section>
                 }

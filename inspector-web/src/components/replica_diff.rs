@@ -13,10 +13,12 @@ use felix_codec::record::RECORD_HEADER_LEN;
 use web_sys::{Blob, File, HtmlInputElement};
 use yew::prelude::*;
 
+use super::message::Message;
 use super::text_field::{shown, TextField};
 
 use crate::logic::diff_share;
 use crate::logic::group::file_name;
+use crate::logic::message::quote;
 use crate::logic::replica::{replica_files, DiffRun, ReplicaScan};
 use crate::web;
 
@@ -76,7 +78,7 @@ async fn run_diff(a: Folder, b: Folder) -> Result<(Diff, (Vec<u8>, Vec<u8>)), St
     while let Some((side, read)) = run.next_read() {
         let folder = if side == Side::A { &a } else { &b };
         let (path, blob) = folder.files.get(read.file).ok_or("a file went missing")?;
-        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{path:?}: {e}"))?;
+        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{}: {e}", quote(path)))?;
         run.feed(side, &bytes);
     }
     let diff = run.finish();
@@ -142,7 +144,7 @@ fn pick(props: &PickProps) -> Html {
         <div id={id.clone()} class="dropzone replica" role="region" aria-label={format!("drop {label}'s shard folder here")}
             ondrop={on_drop} ondragover={Callback::from(|e: DragEvent| e.prevent_default())}>
             <strong>{ format!("Replica {}", props.side) }</strong>
-            <span class="replica-name">{ props.name.clone().unwrap_or_else(|| "drop a shard folder, or".into()) }</span>
+            <span class="replica-name">{ props.name.as_ref().map_or_else(|| html! { "drop a shard folder, or" }, |n| html! { <TextField text={n.clone()} /> }) }</span>
             <label class="button">{ "choose a folder…" }
                 <input id={format!("{id}-input")} type="file" ref={input} onchange={on_change} aria-label={format!("choose {label}'s folder")} />
             </label>
@@ -188,7 +190,7 @@ fn record_card(name: &str, r: &RecordRef, bytes: &[u8], unmask: bool) -> Html {
         <div class="record-card">
             <h4>{ format!("Replica {name}") }</h4>
             <dl>
-                <dt>{ "file" }</dt><dd>{ &r.file }</dd>
+                <dt>{ "file" }</dt><dd><TextField text={r.file.clone()} /></dd>
                 <dt>{ "byte" }</dt><dd>{ format!("{} ({:#x})", r.position, r.position) }</dd>
                 <dt>{ "payload bytes" }</dt><dd>{ r.payload_len }</dd>
                 <dt>{ "time (µs)" }</dt><dd>{ r.timestamp_micros }</dd>
@@ -395,7 +397,7 @@ pub fn replica_diff() -> Html {
                 <Pick side='B' name={view.names.1.clone()} on_files={on_side(Side::B)} />
             </div>
             if view.running { <p id="diff-running" role="status">{ "reading both replicas…" }</p> }
-            if let Some(e) = &view.error { <div class="banner error" id="diff-error" role="alert">{ e }</div> }
+            if let Some(e) = &view.error { <div class="banner error" id="diff-error" role="alert"><Message text={e.clone()} /></div> }
             if view.shared { <div class="banner claim" id="diff-claim">{ "A shared diff: a claim, not checked against files. Drop both folders to compute it here." }</div> }
             if let Some(d) = &view.diff {
                 { render_diff(d, view.bytes.as_deref(), *unmask && !view.shared, on_unmask) }

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use felix_codec::time::format_micros;
 use yew::prelude::*;
 
-use super::text_field::{shown, TextField};
+use super::text_field::TextField;
 use crate::logic::shared::Source;
 use crate::state::{Claim, Tally};
 
@@ -34,9 +34,9 @@ fn stated(v: Option<String>) -> Html {
 pub fn shared_banner(props: &Props) -> Html {
     let c = &props.claim;
     let source = match &c.source {
-        Source::Link => "a link".to_string(),
-        Source::JsonFile(name) => format!("the file {}", shown(name)),
-        Source::Pasted => "pasted text".to_string(),
+        Source::Link => html! { "a link" },
+        Source::JsonFile(name) => html! { <>{ "the file " }<TextField text={name.clone()} /></> },
+        Source::Pasted => html! { "pasted text" },
     };
     let t = props.tally;
     let (state, status) = if !props.dropped {
@@ -59,7 +59,7 @@ pub fn shared_banner(props: &Props) -> Html {
     let on_close = props.on_close.reform(|_: MouseEvent| ());
     html! {
         <section id="shared-banner" class="banner shared" aria-label="shared report">
-            <p><strong>{ "Shared report" }</strong>{ format!(" — a claim about someone's files, opened from {source}. What follows is what the sender says; nothing here is verified until files are dropped.") }</p>
+            <p><strong>{ "Shared report" }</strong>{ " — a claim about someone's files, opened from " }{ source }{ ". What follows is what the sender says; nothing here is verified until files are dropped." }</p>
             <dl class="provenance">
                 <dt>{ "shared by" }</dt><dd id="shared-by">{ stated(c.provenance.shared_by.clone()) }</dd>
                 <dt>{ "made" }</dt><dd id="shared-made">{ stated(c.provenance.made_at_micros.map(format_micros)) }</dd>

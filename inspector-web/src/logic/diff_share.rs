@@ -16,6 +16,7 @@ use felix_codec::report::is_finding_kind;
 
 use super::link::{self, Caps};
 use super::markdown::{code, text};
+use super::message::quote;
 
 /// The fragment prefix of a diff link.
 pub const PREFIX: &str = "#d=";
@@ -102,7 +103,7 @@ fn check_side(name: &str, s: &SideReport) -> Result<(), String> {
     }
     for (i, f) in s.findings.iter().enumerate() {
         if !is_finding_kind(&f.finding.kind) {
-            return Err(format!("{name}.findings[{i}].kind {:?} is not a finding kind", f.finding.kind));
+            return Err(format!("{name}.findings[{i}].kind {} is not a finding kind", quote(&f.finding.kind)));
         }
         if f.finding.end < f.finding.position {
             return Err(format!("{name}.findings[{i}] ends before it starts"));
@@ -189,7 +190,7 @@ pub fn validate(d: &Diff) -> Result<(), String> {
         (Some(v), Some(o)) if v.offset == o => {
             for (side, r) in [("a", &v.a), ("b", &v.b)] {
                 if !is_checksum(&r.checksum) {
-                    return Err(format!("divergence.{side}.checksum {:?} is not 8 upper-case hex digits", r.checksum));
+                    return Err(format!("divergence.{side}.checksum {} is not 8 upper-case hex digits", quote(&r.checksum)));
                 }
                 check_text(&format!("divergence.{side}.file"), &r.file)?;
             }

@@ -16,6 +16,7 @@ use felix_codec::scan::fields::{
 use felix_codec::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMENT_HEADER_LEN};
 
 use super::keys::Nav;
+use super::message::quote;
 
 use super::scan::{Rows, Scanned, MAX_RECORD_ROWS};
 
@@ -370,7 +371,7 @@ pub fn parse_jump(text: &str, records: &Rows, capped: bool, size: u64) -> Result
     let t = text.trim();
     let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
     if let Some(o) = record {
-        let offset: u64 = o.parse().map_err(|_| format!("{o:?} is not a record offset"))?;
+        let offset: u64 = o.parse().map_err(|_| format!("{} is not a record offset", quote(o)))?;
         let r = records.iter().find(|r| r.offset == offset).ok_or_else(|| {
             if capped {
                 format!(
@@ -384,8 +385,8 @@ pub fn parse_jump(text: &str, records: &Rows, capped: bool, size: u64) -> Result
         return Ok((r.position, r.end().min(size.max(r.position + 1))));
     }
     let pos = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).map_err(|_| format!("{t:?} is not a hex byte position"))?,
-        None => t.parse().map_err(|_| format!("{t:?} is not a byte position (try 1234, 0x4d2 or @offset)"))?,
+        Some(hex) => u64::from_str_radix(hex, 16).map_err(|_| format!("{} is not a hex byte position", quote(t)))?,
+        None => t.parse().map_err(|_| format!("{} is not a byte position (try 1234, 0x4d2 or @offset)", quote(t)))?,
     };
     if pos >= size {
         return Err(format!("byte {pos} is past the end of the file ({size} bytes)"));

@@ -8,6 +8,8 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
+use super::message::quote;
+
 /// What a kind of link may carry.
 #[derive(Clone, Copy, Debug)]
 pub struct Caps {
@@ -46,7 +48,7 @@ pub fn unpack(fragment: &str, prefix_len: usize, caps: Caps, what: &str) -> Resu
     }
     let body = fragment.get(prefix_len..).ok_or_else(|| format!("{what} has no body"))?;
     if let Some((i, c)) = body.char_indices().find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
-        return Err(format!("character {} of {what} ({c:?}) is not base64url", i + prefix_len));
+        return Err(format!("character {} of {what} ({}) is not base64url", i + prefix_len, quote(&c.to_string())));
     }
     let packed = URL_SAFE_NO_PAD.decode(body).map_err(|e| format!("{what} is not base64url: {e}"))?;
     miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, caps.inflated_bytes).map_err(|e| match e.status {
@@ -79,7 +81,7 @@ mod tests {
             unpack(&format!("#x={}", "A".repeat(62)), 3, CAPS, "the link").unwrap_err(),
             "the link is 65 characters long; a link may carry at most 64"
         );
-        assert_eq!(unpack("#x=ab%cd", 3, CAPS, "the link").unwrap_err(), "character 5 of the link ('%') is not base64url");
-        assert_eq!(unpack("#x=abcé", 3, CAPS, "the link").unwrap_err(), "character 6 of the link ('é') is not base64url");
+        assert_eq!(unpack("#x=ab%cd", 3, CAPS, "the link").unwrap_err(), "character 5 of the link (\u{2068}%\u{2069}) is not base64url");
+        assert_eq!(unpack("#x=abcé", 3, CAPS, "the link").unwrap_err(), "character 6 of the link (\u{2068}é\u{2069}) is not base64url");
     }
 }

@@ -124,10 +124,30 @@ pub fn render(report: &Report, preface: &Preface) -> String {
             );
         }
     }
+    notes(report, &mut out);
     for f in report.files.iter().filter(|f| f.findings_omitted > 0) {
         let _ = writeln!(out, "\n{}\\: {} more findings not listed", code(&f.path), f.findings_omitted);
     }
     out
+}
+
+/// Every note the page shows beside a file (and the CLI prints after its
+/// line), one row each: the file in a code span, the note as text — both by
+/// the one rule, so the row reads as the page does. Nothing when no file
+/// has a note.
+fn notes(report: &Report, out: &mut String) {
+    let mut noted = report.files.iter().filter(|f| !f.notes.is_empty()).peekable();
+    if noted.peek().is_none() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Notes\n");
+    let _ = writeln!(out, "| file | note |");
+    let _ = writeln!(out, "|---|---|");
+    for f in noted {
+        for n in &f.notes {
+            let _ = writeln!(out, "| {} | {} |", code(&f.path), text(n));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -285,6 +305,50 @@ mod tests {
         f.findings_omitted = 20_000;
         let md = render(&Report::new(vec![f]), &Preface::default());
         assert!(md.contains("`a.log`\\: 20000 more findings not listed"), "{md}");
+    }
+
+    /// The cells of the last table, each as a reader sees its text (code spans' too).
+    fn last_table_cells(md: &str) -> Vec<Vec<String>> {
+        let arena = Arena::new();
+        let root = parse_document(&arena, md, &gfm());
+        let table = root.descendants().filter(|d| matches!(d.data.borrow().value, NodeValue::Table(_))).last().unwrap();
+        let rows = table.children().filter(|r| matches!(r.data.borrow().value, NodeValue::TableRow(false)));
+        rows.map(|r| {
+            r.children()
+                .map(|cell| {
+                    let mut t = String::new();
+                    for d in cell.descendants() {
+                        match &d.data.borrow().value {
+                            NodeValue::Text(s) => t.push_str(s),
+                            NodeValue::Code(c) => t.push_str(&c.literal),
+                            _ => {}
+                        }
+                    }
+                    t
+                })
+                .collect()
+        })
+        .collect()
+    }
+
+    #[test]
+    fn every_note_beside_a_file_has_a_row_that_reads_as_the_page_shows_it() {
+        let path = "x\u{202e}txt.log/00000000000000000001.log";
+        let mut f = FileReport::new(path.into(), felix_codec::file_name::FileKind::Segment, 100);
+        let notes = ["no index file", "evil\u{202e}gol.x | *bold* \u{2066}q", "line\nbreak `tick` <b>"];
+        f.notes = notes.iter().map(|n| (*n).to_string()).collect();
+        let clean = FileReport::new("y.log".into(), felix_codec::file_name::FileKind::Segment, 0);
+        let md = render(&Report::new(vec![f, clean]), &Preface::default());
+        let seen = read(&md);
+        assert_eq!(seen.headings, ["Felix storage report", "Findings", "Notes"], "{md}");
+        assert_eq!(seen.tables, [2, 0, 3], "one row per note:\n{md}");
+        assert!(seen.active.is_empty(), "{:?} in\n{md}", seen.active);
+        let want: Vec<Vec<String>> = notes.iter().map(|n| vec![one_line(path).into_owned(), one_line(n).into_owned()]).collect();
+        assert_eq!(last_table_cells(&md), want, "{md}");
+        // A report without notes has no notes section.
+        let md =
+            render(&Report::new(vec![FileReport::new("y.log".into(), felix_codec::file_name::FileKind::Segment, 0)]), &Preface::default());
+        assert!(!md.contains("Notes"), "{md}");
     }
 
     proptest! {

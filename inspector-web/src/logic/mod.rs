@@ -13,6 +13,7 @@ pub mod hex;
 pub mod keys;
 pub mod link;
 pub mod markdown;
+pub mod message;
 pub mod permalink;
 pub mod problems;
 pub mod protocol;

@@ -15,12 +15,13 @@ use std::collections::VecDeque;
 use felix_codec::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts};
 use felix_codec::file_name::{parse_file_name, FileKind};
 use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
-use felix_codec::recovery::{plan_shard, Plan, ShardFacts, ShardPlan};
+use felix_codec::recovery::{plan_shard, Action, Plan, ShardFacts, ShardPlan};
 use felix_codec::repair::RepairOptions;
-use felix_codec::report::FileReport;
+use felix_codec::report::{shell_word, FileReport};
 use felix_codec::scan::{Item, RecordStatus};
 
 use super::group::file_name;
+use super::message::quote;
 
 /// Bytes per read.
 pub const CHUNK_BYTES: u64 = 1 << 20;
@@ -143,6 +144,32 @@ pub fn plan(scan: ReplicaScan) -> ShardPlan {
     plan_shard(&facts, RepairOptions::default())
 }
 
+/// The command to run on the broker for `plan` of the shard folder named
+/// `shard` (under a root the page cannot know, `<root>`): `felix-storage
+/// recover '<root>/NAME'`, with `--repair-checksum-tail` when a refusal names
+/// it. The path is one shell word by the CLI's rule (`report::shell_word`);
+/// `None` when the name cannot be typed safely in a shell (a control,
+/// bidirectional or zero-width character, a backslash: the escape the page
+/// shows, pasted, would name another folder) — then the page says so and
+/// prints no command.
+#[must_use]
+pub fn recover_command(shard: &str, plan: &ShardPlan) -> Option<String> {
+    let word = shell_word(&format!("<root>/{shard}"))?;
+    Some(format!("felix-storage recover {word}{}", recover_flag(plan)))
+}
+
+/// The flag `recover` needs for `plan` (`" --repair-checksum-tail"` when a
+/// refusal names it), or nothing.
+#[must_use]
+pub fn recover_flag(plan: &ShardPlan) -> &'static str {
+    let flag = plan.actions.iter().any(|a| matches!(a, Action::Refuse { allowed_by: Some(_), .. }));
+    if flag {
+        " --repair-checksum-tail"
+    } else {
+        ""
+    }
+}
+
 /// Plans of several shards, as the CLI prints them.
 #[must_use]
 pub fn plans(shards: Vec<ShardPlan>) -> Plan {
@@ -175,7 +202,8 @@ pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
             Some((sub, _)) => {
                 if classify(sub) != EntryName::Foreign {
                     return Err(format!(
-                        "{dir}/{sub}: a folder where a Felix file belongs: the engine refuses this shard until it is moved away; nothing to compare"
+                        "{}: a folder where a Felix file belongs: the engine refuses this shard until it is moved away; nothing to compare",
+                        quote(&format!("{dir}/{sub}"))
                     ));
                 }
                 nested_dirs = true;
@@ -186,7 +214,7 @@ pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
     if nested_dirs && !top.iter().any(felix) {
         return Err(format!(
             "{}: holds folders, not segment files: a root of shards? drop one shard folder (the CLI's diff takes --shard)",
-            folder.unwrap_or_default()
+            quote(folder.unwrap_or_default())
         ));
     }
     Ok(top)
@@ -297,6 +325,22 @@ mod tests {
     use felix_codec::index::build_index;
     use felix_codec::record::encode_record;
     use felix_codec::segment_header::SegmentHeader;
+
+    #[test]
+    fn the_suggested_command_is_pasted_as_shown_or_not_printed() {
+        let files: Vec<(String, Vec<u8>)> = sample::files().into_iter().map(|(p, b)| (file_name(&p).to_string(), b)).collect();
+        let planned = plan_in_memory("s", &files);
+        let flag = recover_flag(&planned);
+        assert_eq!(
+            recover_command("acme_default_payments_0-1f", &planned).unwrap(),
+            format!("felix-storage recover '<root>/acme_default_payments_0-1f'{flag}")
+        );
+        assert_eq!(recover_command("it's", &planned).unwrap(), format!("felix-storage recover '<root>/it'\\''s'{flag}"));
+        // Issue 18: a name a shell cannot be given as the page shows it gets no command.
+        for name in ["x\u{202e}txt.log", "a\nb", "\u{2066}q", "back\\slash", "zero\u{200b}width"] {
+            assert_eq!(recover_command(name, &planned), None, "{name:?}");
+        }
+    }
 
     fn segment(base: u64, n: u64, salt: u8) -> (Vec<u8>, Vec<u8>) {
         let mut out = SegmentHeader::new(base, 1).encode().to_vec();

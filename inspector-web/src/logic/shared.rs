@@ -15,6 +15,8 @@ use felix_codec::report::{is_finding_kind, is_hex_digest, status_of, FileReport,
 use felix_codec::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
 
+use super::message::quote;
+
 /// Largest JSON report the page opens from a file or a paste: 64 MiB.
 pub const MAX_JSON_BYTES: u64 = 64 << 20;
 /// Most files a report may list.
@@ -239,7 +241,7 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
         let at = format!("{at}.findings[{n}]");
         if !is_finding_kind(&x.kind) {
             let shown: String = x.kind.chars().take(40).collect();
-            return Err(refuse(format!("{at}.kind"), format!("{shown:?} is not a kind of damage this build knows")));
+            return Err(refuse(format!("{at}.kind"), format!("{} is not a kind of damage this build knows", quote(&shown))));
         }
         if x.position > f.size {
             return Err(refuse(format!("{at}.position"), format!("is {}, past the file's size ({} bytes)", x.position, f.size)));
@@ -268,7 +270,7 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
 /// Why it cannot be opened: too large, not JSON (line and column), or the field refused.
 pub fn from_json(bytes: &[u8], source: Source) -> Result<SharedReport, String> {
     let what = match &source {
-        Source::JsonFile(name) => format!("{name:?}"),
+        Source::JsonFile(name) => quote(name),
         Source::Link => "the link".into(),
         Source::Pasted => "the pasted text".into(),
     };
@@ -388,7 +390,7 @@ mod tests {
             ),
             (
                 Box::new(|r| r.files[2].findings[0].kind = "<img src=x>".into()),
-                "files[2].findings[0].kind \"<img src=x>\" is not a kind of damage this build knows",
+                "files[2].findings[0].kind \u{2068}<img src=x>\u{2069} is not a kind of damage this build knows",
             ),
             (
                 Box::new(|r| r.files[2].findings[0].position = u64::MAX),
@@ -474,13 +476,16 @@ mod tests {
     fn oversized_json_is_refused_before_it_is_parsed() {
         let big = vec![b' '; usize::try_from(MAX_JSON_BYTES).unwrap() + 1];
         let e = from_json(&big, Source::JsonFile("<b>big</b>.json".into())).unwrap_err();
-        assert_eq!(e, "\"<b>big</b>.json\" is 67108865 bytes; a report may be at most 67108864 bytes");
+        // The file's name is quoted as the page shows every name: escaped by the one rule, isolated.
+        assert_eq!(e, "\u{2068}<b>big</b>.json\u{2069} is 67108865 bytes; a report may be at most 67108864 bytes");
+        let e = from_json(&big, Source::JsonFile("x\u{202e}nosj.json".into())).unwrap_err();
+        assert_eq!(super::super::message::shown(&e), "x\\u{202e}nosj.json is 67108865 bytes; a report may be at most 67108864 bytes");
     }
 
     #[test]
     fn json_errors_name_the_place() {
         let e = from_json(b"{\"report_version\":1,\"files\":[{]}", Source::JsonFile("r.json".into())).unwrap_err();
-        assert!(e.starts_with("\"r.json\" is not a version-1 report: ") && e.contains("line 1 column"), "{e}");
+        assert!(e.starts_with("\u{2068}r.json\u{2069} is not a version-1 report: ") && e.contains("line 1 column"), "{e}");
         let e = from_json(b"\xff", Source::Pasted).unwrap_err();
         assert!(e.starts_with("the pasted text is not a version-1 report"), "{e}");
         let json = serde_json::to_vec(&sample_report()).unwrap();
