@@ -97,14 +97,21 @@ impl Shard {
             // lock is taken, so a path lookup never holds up other appends.
             self.verify_lock_recent()?;
         }
-        let g = shared.lock();
-        if shared.config.durability != Durability::EveryBatch && self.lock_check_stale() {
-            // The check above went stale while this append queued for the
-            // shard's lock (behind a roll's syncs, a truncation): checked
-            // again, or every queued append would be acknowledged on a check
-            // made before the directory moved.
-            self.verify_lock_recent()?;
-        }
+        // Taken at once, the check above is as fresh as it was; when this
+        // append queued for the shard's lock (behind a roll's syncs, a
+        // truncation) the check may have gone stale meanwhile: checked again,
+        // or every queued append would be acknowledged on a check made
+        // before the directory moved.
+        let g = match shared.inner.try_lock() {
+            Some(g) => g,
+            None => {
+                let g = shared.lock();
+                if shared.config.durability != Durability::EveryBatch && self.lock_check_stale() {
+                    self.verify_lock_recent()?;
+                }
+                g
+            }
+        };
         let (first, count) = (g.next_offset, records.len() as u64);
         // Offsets up to u64::MAX - 1 are assigned: u64::MAX has no successor.
         if count > u64::MAX - first {
