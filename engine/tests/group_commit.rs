@@ -1,4 +1,4 @@
-//! Hostile review of the group commit (review17): races between the flush
+//! The group commit under attack (a hostile review's cases): races between the flush
 //! leader, truncation and the other writers of one shard.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
