@@ -498,7 +498,12 @@ const MAX_GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl LogInner {
     /// Counts a write; the one the gathering flush leader waits for wakes it.
+    /// Only `OnCommit` has a leader: the other policies count nothing (a
+    /// counter two workers take turns on costs every append).
     fn note_write(&self) {
+        if self.config.fsync_mode != FsyncMode::OnCommit {
+            return;
+        }
         let n = self.writes.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
         if n == self.gather_until.load(Ordering::Acquire) {
             if let Some(leader) = self.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {

@@ -163,9 +163,43 @@ pub fn read_exact_at(io: &dyn Io, path: &Path, mut pos: u64, mut buf: &mut [u8])
 }
 
 /// The real filesystem. Keeps open handles so appends do not reopen files.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct OsIo {
     handles: Mutex<Handles>,
+    /// Which `OsIo` this is, for the threads' write caches.
+    id: u64,
+    /// Bumped whenever a path's handle changes (created, renamed, removed):
+    /// a thread's cached handle is used only at the generation it was cached.
+    generation: std::sync::atomic::AtomicU64,
+}
+
+impl Default for OsIo {
+    fn default() -> Self {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self {
+            handles: Mutex::default(),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            generation: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+/// The file a thread last wrote through an `OsIo`: an append writes the
+/// same file again and again, and this thread's own copy of its handle
+/// spares every write the shared cache's lock and reference count, which
+/// the threads of a busy log would otherwise take turns on. A thread keeps
+/// at most one such handle, until its next write elsewhere or its exit: a
+/// file removed meanwhile (a truncation's) keeps its blocks that long.
+#[derive(Debug)]
+struct ThreadWrite {
+    io: u64,
+    generation: u64,
+    path: PathBuf,
+    file: Arc<File>,
+}
+
+thread_local! {
+    static LAST_WRITE: std::cell::RefCell<Option<ThreadWrite>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Open files by path, and the last one used (an append writes the same
@@ -207,7 +241,25 @@ impl OsIo {
         Ok(f)
     }
 
+    /// Writes through this thread's cached handle of `path` when it is
+    /// current, else through the shared cache (and caches that handle).
+    fn write_through(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {
+        let generation = self.generation.load(std::sync::atomic::Ordering::Acquire);
+        let hit = LAST_WRITE.with(|last| match last.borrow().as_ref() {
+            Some(w) if w.io == self.id && w.generation == generation && w.path == path => Some(w.file.write_all_at(data, pos)),
+            _ => None,
+        });
+        if let Some(written) = hit {
+            return written;
+        }
+        let file = self.handle(path)?;
+        let written = file.write_all_at(data, pos);
+        LAST_WRITE.with(|last| *last.borrow_mut() = Some(ThreadWrite { io: self.id, generation, path: path.to_path_buf(), file }));
+        written
+    }
+
     fn forget(&self, path: &Path) {
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         handles.open.remove(path);
         if handles.last.as_ref().is_some_and(|(last, _)| last == path) {
@@ -275,6 +327,7 @@ impl Io for OsIo {
     }
     fn create(&self, path: &Path) -> io::Result<()> {
         let f = OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if handles.last.as_ref().is_some_and(|(last, _)| last == path) {
             handles.last = None;
@@ -283,7 +336,7 @@ impl Io for OsIo {
         Ok(())
     }
     fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {
-        self.handle(path)?.write_all_at(data, pos)
+        self.write_through(path, pos, data)
     }
     fn set_len(&self, path: &Path, len: u64) -> io::Result<()> {
         self.handle(path)?.set_len(len)
