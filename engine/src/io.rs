@@ -549,4 +549,29 @@ mod tests {
         let e = guard.verify().unwrap_err();
         assert!(e.to_string().contains("no longer the directory this writer locked"), "{e}");
     }
+
+    #[test]
+    fn a_thread_s_cached_handle_never_writes_into_a_file_renamed_or_replaced_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, moved) = (dir.path().join("a.log"), dir.path().join("b.log"));
+        let io = OsIo::new();
+        io.create(&p).unwrap();
+        io.write_at(&p, 0, b"one").unwrap();
+        io.write_at(&p, 3, b"two").unwrap(); // through this thread's cached handle
+        io.rename(&p, &moved).unwrap();
+        io.create(&p).unwrap();
+        io.write_at(&p, 0, b"new").unwrap();
+        assert_eq!(std::fs::read(&moved).unwrap(), b"onetwo");
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        io.remove(&p).unwrap();
+        io.create(&p).unwrap();
+        io.write_at(&p, 0, b"third").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"third");
+        // Another OsIo's cache is its own.
+        let other = OsIo::new();
+        other.write_at(&moved, 6, b"!").unwrap();
+        io.write_at(&p, 5, b"?").unwrap();
+        assert_eq!(std::fs::read(&moved).unwrap(), b"onetwo!");
+        assert_eq!(std::fs::read(&p).unwrap(), b"third?");
+    }
 }
