@@ -25,16 +25,9 @@ fn small(mode: FsyncMode) -> LogConfig {
     LogConfig { segment_size_bytes: 200, index_spacing_bytes: 64, fsync_mode: mode, ..LogConfig::default() }
 }
 
-async fn read_all(log: &DiskLog) -> Vec<(u64, String)> {
-    let mut out = Vec::new();
-    let mut at = log.base_offset();
-    loop {
-        let batch = log.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
-        let Some(last) = batch.last() else { return out };
-        at = last.offset + 1;
-        out.extend(batch.into_iter().map(|r| (r.offset, String::from_utf8(r.payload.to_vec()).unwrap())));
-    }
-}
+#[path = "support/facade.rs"]
+mod facade;
+use facade::read_all;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upstream_surface_with_its_semantics() {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLog, FsyncMode, LogConfig, ReadRange};
+use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLog, FsyncMode, LogConfig};
 use felix_engine::io::sim::SimIo;
 use felix_engine::io::{DirEntry, EntryType, LockGuard, LockHolder};
 use felix_engine::{EngineError, Io};
@@ -126,16 +126,9 @@ impl Io for ParkAfterSync {
     }
 }
 
-async fn read_all(log: &DiskLog) -> Vec<(u64, String)> {
-    let mut out = Vec::new();
-    let mut at = log.base_offset();
-    loop {
-        let batch = log.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
-        let Some(last) = batch.last() else { return out };
-        at = last.offset + 1;
-        out.extend(batch.into_iter().map(|r| (r.offset, String::from_utf8(r.payload.to_vec()).unwrap())));
-    }
-}
+#[path = "support/facade.rs"]
+mod facade;
+use facade::read_all;
 
 /// A truncation while the leader's flush is in flight, then new records at
 /// the offsets it freed: the flush that started before them must not make
@@ -291,21 +284,26 @@ fn a_log_opened_outside_a_runtime_serves_a_current_thread_one() {
     let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let tasks: Vec<_> = (0..32)
-            .map(|t| {
-                let log = log.clone();
-                tokio::spawn(async move {
-                    for i in 0..50 {
-                        log.append(&[rec(&format!("{t}-{i}"))]).await.unwrap();
-                    }
-                })
-            })
-            .collect();
-        for t in tasks {
-            tokio::time::timeout(Duration::from_secs(30), t).await.expect("stranded").unwrap();
-        }
+        publish(&log, 32, 50).await;
     });
     assert_eq!(log.durable_offset(), 32 * 50);
+}
+
+/// `publishers` tasks appending `each` records apiece; none may be stranded.
+async fn publish(log: &DiskLog, publishers: u64, each: u64) {
+    let tasks: Vec<_> = (0..publishers)
+        .map(|t| {
+            let log = log.clone();
+            tokio::spawn(async move {
+                for i in 0..each {
+                    log.append(&[rec(&format!("{t}-{i}"))]).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(30), t).await.expect("stranded").unwrap();
+    }
 }
 
 /// A log opened in one runtime, that runtime dropped, then used from
@@ -320,19 +318,7 @@ fn a_log_outliving_the_runtime_it_was_opened_in_strands_no_one() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let started = std::time::Instant::now();
     rt.block_on(async {
-        let tasks: Vec<_> = (0..16)
-            .map(|t| {
-                let log = log.clone();
-                tokio::spawn(async move {
-                    for i in 0..50 {
-                        log.append(&[rec(&format!("{t}-{i}"))]).await.unwrap();
-                    }
-                })
-            })
-            .collect();
-        for t in tasks {
-            tokio::time::timeout(Duration::from_secs(30), t).await.expect("stranded").unwrap();
-        }
+        publish(&log, 16, 50).await;
     });
     assert_eq!(log.durable_offset(), 16 * 50);
     eprintln!("outliving: {:?}", started.elapsed());
