@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -385,8 +385,6 @@ struct LogInner {
     flushes: tokio::sync::watch::Sender<u64>,
     /// Appends begun: a flush's leader waits while this still moves.
     writes: AtomicU64,
-    /// Tasks waiting in `commit` for a flush.
-    waiting: AtomicUsize,
     /// `writes` when the last flush started.
     writes_at_flush: AtomicU64,
     /// The write that ends the flush leader's gathering wakes it (`u64::MAX`: none).
@@ -395,22 +393,6 @@ struct LogInner {
     leader: Mutex<Option<std::thread::Thread>>,
     /// The runtime the log was opened in (the leader wakes waiters through it).
     runtime: Option<tokio::runtime::Handle>,
-}
-
-/// A task waiting in [`DiskLog::commit`], counted while it waits.
-struct Waiting<'a>(&'a AtomicUsize);
-
-impl<'a> Waiting<'a> {
-    fn new(count: &'a AtomicUsize) -> Self {
-        count.fetch_add(1, Ordering::AcqRel);
-        Self(count)
-    }
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// The flush leader, on a blocking thread: flushes, wakes the waiters, and
@@ -595,7 +577,6 @@ impl DiskLog {
             flushing: AtomicBool::new(false),
             flushes: tokio::sync::watch::Sender::new(0),
             writes: AtomicU64::new(0),
-            waiting: AtomicUsize::new(0),
             writes_at_flush: AtomicU64::new(0),
             gather_until: AtomicU64::new(u64::MAX),
             leader: Mutex::new(None),
@@ -707,7 +688,6 @@ impl DiskLog {
         if self.inner.shard.try_commit(&pending.pending)? {
             return Ok(());
         }
-        let _waiting = Waiting::new(&self.inner.waiting);
         loop {
             if !self.inner.flushing.load(Ordering::Acquire) {
                 self.gather().await;

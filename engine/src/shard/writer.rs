@@ -352,6 +352,11 @@ impl LockChecked {
     }
 }
 
+/// The most an append reserves for its encoded batch at once (a larger
+/// batch grows the buffer as it is encoded; the payloads are the caller's,
+/// in memory already).
+const ENCODE_RESERVE_MAX_BYTES: u64 = 8 << 20;
+
 /// The largest encode buffer a shard keeps between appends.
 const KEPT_ENCODE_BUF_BYTES: usize = 1 << 20;
 
@@ -391,7 +396,7 @@ fn write_records(shared: &Shared, g: &mut MutexGuard<'_, Inner>, records: &[Appe
     // append); one larger than a big batch's is not kept.
     let mut buf = std::mem::take(&mut g.encode_buf);
     buf.clear();
-    buf.reserve(usize::try_from(batch_bytes.min(shared.config.segment_size_bytes).min(8 << 20)).unwrap_or(0));
+    buf.reserve(usize::try_from(batch_bytes.min(shared.config.segment_size_bytes).min(ENCODE_RESERVE_MAX_BYTES)).unwrap_or(0));
     let mut bytes = 0u64;
     for record in records {
         let record_len = (RECORD_HEADER_LEN + record.payload.len()) as u64;
