@@ -165,7 +165,7 @@ pub fn read_exact_at(io: &dyn Io, path: &Path, mut pos: u64, mut buf: &mut [u8])
 /// The real filesystem. Keeps open handles so appends do not reopen files.
 #[derive(Debug)]
 pub struct OsIo {
-    handles: Mutex<Handles>,
+    handles: Mutex<HashMap<PathBuf, Arc<File>>>,
     /// Which `OsIo` this is, for the threads' write caches.
     id: u64,
     /// Bumped whenever a path's handle changes (created, renamed, removed):
@@ -202,14 +202,6 @@ thread_local! {
     static LAST_WRITE: std::cell::RefCell<Option<ThreadWrite>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Open files by path, and the last one used (an append writes the same
-/// file again and again: a path comparison instead of a hash).
-#[derive(Debug, Default)]
-struct Handles {
-    open: HashMap<PathBuf, Arc<File>>,
-    last: Option<(PathBuf, Arc<File>)>,
-}
-
 impl OsIo {
     /// A handle cache over the real filesystem.
     #[must_use]
@@ -219,14 +211,8 @@ impl OsIo {
 
     fn handle(&self, path: &Path) -> io::Result<Arc<File>> {
         let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((last, f)) = &handles.last {
-            if last == path {
-                return Ok(Arc::clone(f));
-            }
-        }
-        if let Some(f) = handles.open.get(path).cloned() {
-            handles.last = Some((path.to_path_buf(), Arc::clone(&f)));
-            return Ok(f);
+        if let Some(f) = handles.get(path) {
+            return Ok(Arc::clone(f));
         }
         // Never follow a symbolic link, and never create on the way.
         let f = match OpenOptions::new().read(true).write(true).custom_flags(libc_o_nofollow()).open(path) {
@@ -237,7 +223,7 @@ impl OsIo {
             Err(e) => return Err(e),
         };
         let f = Arc::new(f);
-        handles.open.insert(path.to_path_buf(), Arc::clone(&f));
+        handles.insert(path.to_path_buf(), Arc::clone(&f));
         Ok(f)
     }
 
@@ -261,10 +247,7 @@ impl OsIo {
     fn forget(&self, path: &Path) {
         self.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        handles.open.remove(path);
-        if handles.last.as_ref().is_some_and(|(last, _)| last == path) {
-            handles.last = None;
-        }
+        handles.remove(path);
     }
 }
 
@@ -308,7 +291,7 @@ impl Io for OsIo {
         fs::create_dir(dir)
     }
     fn len(&self, path: &Path) -> io::Result<u64> {
-        let cached = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).open.get(path).cloned();
+        let cached = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(path).cloned();
         match cached {
             Some(f) => Ok(f.metadata()?.len()),
             // Not opened for a size alone: a file the engine only lists (an
@@ -329,10 +312,7 @@ impl Io for OsIo {
         let f = OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
         self.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if handles.last.as_ref().is_some_and(|(last, _)| last == path) {
-            handles.last = None;
-        }
-        handles.open.insert(path.to_path_buf(), Arc::new(f));
+        handles.insert(path.to_path_buf(), Arc::new(f));
         Ok(())
     }
     fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {
