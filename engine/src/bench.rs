@@ -67,9 +67,10 @@ async fn measure(args: &BenchArgs) -> Result<String, (u8, String)> {
 /// `records` appends of `batch` records across `concurrency` tasks; each
 /// append's latency in microseconds.
 async fn load(log: &Arc<DiskLog>, records: u64, payload_bytes: usize, batch: usize, concurrency: usize) -> Result<Vec<u64>, (u8, String)> {
-    let per_task = records.div_ceil(concurrency as u64);
     let tasks: Vec<_> = (0..concurrency as u64)
-        .map(|task| {
+        .map(|task| (task, share(records, concurrency as u64, task)))
+        .filter(|&(_, per_task)| per_task > 0)
+        .map(|(task, per_task)| {
             let log = Arc::clone(log);
             tokio::spawn(async move {
                 let mut latencies = Vec::new();
@@ -96,6 +97,14 @@ async fn load(log: &Arc<DiskLog>, records: u64, payload_bytes: usize, batch: usi
         all.extend(task.await.map_err(|e| (2, format!("bench task: {e}")))?.map_err(|e| fail(&e))?);
     }
     Ok(all)
+}
+
+/// Task `task`'s share of `records` among `tasks` publishers: the shares
+/// differ by at most one and add up to `records` exactly (no task writes a
+/// record the line does not count).
+fn share(records: u64, tasks: u64, task: u64) -> u64 {
+    let tasks = tasks.max(1);
+    records / tasks + u64::from(task < records % tasks)
 }
 
 /// A payload of `len` bytes, distinct per seed (its bytes, repeated).
@@ -130,9 +139,10 @@ fn describe(mode: FsyncMode) -> String {
 #[allow(clippy::cast_precision_loss)]
 fn json_line(args: &BenchArgs, m: &Measured) -> String {
     let l = &m.latencies_us;
-    let appends = l.len().max(1);
+    let appends = l.len();
     let seconds = m.elapsed.as_secs_f64();
-    let per_fsync = if m.fsyncs == 0 { serde_json::Value::Null } else { serde_json::json!(appends as f64 / m.fsyncs as f64) };
+    let per_fsync =
+        if m.fsyncs == 0 || appends == 0 { serde_json::Value::Null } else { serde_json::json!(appends as f64 / m.fsyncs as f64) };
     serde_json::json!({
         "event": "bench",
         "label": args.label,
@@ -143,7 +153,7 @@ fn json_line(args: &BenchArgs, m: &Measured) -> String {
         "payload_bytes": args.payload_bytes,
         "concurrency": args.concurrency,
         "seconds": seconds,
-        "records_per_second": args.records.max(1) as f64 / seconds,
+        "records_per_second": if args.records == 0 || seconds <= 0.0 { 0.0 } else { args.records as f64 / seconds },
         "appends": appends,
         "fsyncs": m.fsyncs,
         "appends_per_fsync": per_fsync,
@@ -169,6 +179,15 @@ mod tests {
         assert_eq!(percentile(&sorted, 0.99), 99.0);
         assert_eq!(percentile(&sorted, 0.0), 1.0);
         assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+
+    #[test]
+    fn shares_add_up_to_the_records_asked_for() {
+        for (records, tasks) in [(0, 4), (10, 64), (20_000, 64), (7, 3), (5, 1), (64, 64)] {
+            let shares: Vec<u64> = (0..tasks).map(|t| share(records, tasks, t)).collect();
+            assert_eq!(shares.iter().sum::<u64>(), records, "{records} over {tasks}");
+            assert!(shares.iter().max().unwrap() - shares.iter().min().unwrap() <= 1);
+        }
     }
 
     #[test]

@@ -202,6 +202,23 @@ fn bench_prints_upstream_s_json_line_and_leaves_a_readable_log() {
     assert!(shard.segments().len() > 5);
     assert_eq!(shard.read(0, usize::MAX).unwrap().len(), 650);
 
+    // Fewer records than publishers: exactly the records asked for, and the
+    // rate counts those; none at all is a rate of 0, not 1 per run.
+    let few = tmp.path().join("few");
+    let o = run(&["bench", "--dir", few.to_str().unwrap(), "--records", "10", "--concurrency", "64", "--warmup-records", "0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["appends"], 10);
+    let (shard, _) =
+        felix_engine::Shard::open_read_only(std::sync::Arc::new(felix_engine::OsIo::new()), &few, felix_engine::Config::default()).unwrap();
+    assert_eq!(shard.next_offset(), 10);
+    let none = tmp.path().join("none");
+    let o = run(&["bench", "--dir", none.to_str().unwrap(), "--records", "0", "--warmup-records", "0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!((line["appends"].as_u64(), line["records_per_second"].as_f64()), (Some(0), Some(0.0)));
+    assert!(line["appends_per_fsync"].is_null());
+
     let bad = run(&["bench", "--dir", dir.to_str().unwrap(), "--concurrency", "0"]);
     assert_eq!(bad.status.code(), Some(2));
     let bad = run(&["bench", "--dir", dir.to_str().unwrap(), "--fsync", "always"]);
