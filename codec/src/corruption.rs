@@ -269,7 +269,7 @@ impl fmt::Display for CorruptionKind {
             Self::SegmentVersion { found } => write!(f, "segment version {found}, this build reads version {}", crate::FORMAT_VERSION),
             Self::IndexVersion { found } => write!(f, "index version {found}, this build reads version {}", crate::FORMAT_VERSION),
             Self::EpochsVersion { found } => {
-                write!(f, "epochs version {found}, this build reads version {}", crate::epochs::EPOCHS_VERSION)
+                write!(f, "epochs version {found}, this build reads version {}", crate::EPOCHS_VERSION)
             }
             Self::SegmentFlags { found } => write!(f, "segment flags are {found:#06x}, must be 0"),
             Self::IndexFlags { found } => write!(f, "index flags are {found:#06x}, must be 0"),

@@ -33,8 +33,7 @@ use crate::corruption::CorruptionKind;
 
 /// `FLEP`.
 pub const EPOCHS_MAGIC: [u8; 4] = *b"FLEP";
-/// The epochs file's own version.
-pub const EPOCHS_VERSION: u16 = 1;
+pub use crate::EPOCHS_VERSION;
 /// Most entries an epochs file may hold; writers drop the oldest beyond it.
 pub const MAX_EPOCHS: u16 = 1024;
 /// Position of `magic`.

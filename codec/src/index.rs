@@ -31,8 +31,11 @@
 //! assert!(hint.offset <= 57);
 //! ```
 
+use alloc::format;
+use alloc::string::String;
+
 use crate::be;
-use crate::corruption::CorruptionKind;
+use crate::corruption::{CorruptionKind, Finding};
 use crate::FORMAT_VERSION;
 
 /// `FLSI`.
@@ -203,6 +206,35 @@ pub fn build_index(base_offset: u64, records: impl IntoIterator<Item = (u64, u64
         }
     }
     out
+}
+
+/// Why an index is rebuilt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexProblem {
+    /// There is no index file.
+    Missing,
+    /// A finding in it (header, order, base offset, an entry off the record chain).
+    Finding(Finding),
+    /// Its final entry is torn (a crash while it was appended).
+    TornEntry,
+    /// Entries are missing for the last records (a crash before they were written).
+    Lagging,
+    /// Something else the engine's quick check could not accept.
+    Unusable(String),
+}
+
+impl IndexProblem {
+    /// One line for a person.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Missing => "no index file".into(),
+            Self::Finding(f) => format!("{} at byte {}: {}", f.kind.name(), f.position(), f.kind),
+            Self::TornEntry => "its final entry is torn (a crash while it was written)".into(),
+            Self::Lagging => "entries are missing for the last records (a crash before they were written)".into(),
+            Self::Unusable(why) => why.clone(),
+        }
+    }
 }
 
 #[cfg(test)]

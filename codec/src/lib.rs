@@ -52,6 +52,10 @@ pub use repair::{is_repairable_tail, repair_verdict, Place, RepairOptions};
 /// The one version number covering both the segment and the index layout.
 pub const FORMAT_VERSION: u16 = 2;
 
+/// The epochs file's own version (defined beside [`FORMAT_VERSION`], which
+/// both the epochs codec and the corruption wording read).
+pub const EPOCHS_VERSION: u16 = 1;
+
 /// Largest payload a record may carry: 64 MiB. Bounds the allocation a
 /// corrupt length field could otherwise request.
 pub const MAX_PAYLOAD_BYTES: u32 = 64 * 1024 * 1024;

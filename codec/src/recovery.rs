@@ -66,34 +66,7 @@ pub struct SegmentFacts {
     pub unfinished: bool,
 }
 
-/// Why an index is rebuilt.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum IndexProblem {
-    /// There is no index file.
-    Missing,
-    /// A finding in it (header, order, base offset, an entry off the record chain).
-    Finding(Finding),
-    /// Its final entry is torn (a crash while it was appended).
-    TornEntry,
-    /// Entries are missing for the last records (a crash before they were written).
-    Lagging,
-    /// Something else the engine's quick check could not accept.
-    Unusable(String),
-}
-
-impl IndexProblem {
-    /// One line for a person.
-    #[must_use]
-    pub fn describe(&self) -> String {
-        match self {
-            Self::Missing => "no index file".into(),
-            Self::Finding(f) => format!("{} at byte {}: {}", f.kind.name(), f.position(), f.kind),
-            Self::TornEntry => "its final entry is torn (a crash while it was written)".into(),
-            Self::Lagging => "entries are missing for the last records (a crash before they were written)".into(),
-            Self::Unusable(why) => why.clone(),
-        }
-    }
-}
+pub use crate::index::IndexProblem;
 
 /// What is known about one segment's index.
 #[derive(Clone, Debug, PartialEq, Eq)]

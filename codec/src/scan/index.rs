@@ -10,9 +10,8 @@ use alloc::vec::Vec;
 
 use super::{Findings, Item, ScanContext, Sink};
 use crate::corruption::{CorruptionKind, Finding, Repair};
-use crate::index::{IndexEntry, IndexHeader, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
+use crate::index::{IndexEntry, IndexHeader, IndexProblem, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
 use crate::record::RECORD_HEADER_LEN;
-use crate::recovery::IndexProblem;
 use crate::segment_header::SEGMENT_HEADER_LEN;
 
 /// Most entries kept for checking against the segment (1,048,576: 24 MiB
