@@ -38,6 +38,7 @@ pub mod report;
 pub mod scan;
 pub mod segment_header;
 pub mod shard_name;
+pub mod text;
 pub mod time;
 pub mod verdict;
 

@@ -18,7 +18,6 @@ use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 
 use crate::corruption::{Finding, Repair};
 use crate::file_name::FileKind;
@@ -365,63 +364,6 @@ impl Report {
     pub fn finding_count(&self) -> u64 {
         self.files.iter().map(|f| f.findings.len() as u64 + f.findings_omitted).sum()
     }
-
-    /// The person-readable rendering: one line per finding, then a summary
-    /// line per file. `felix-storage inspect` prints this.
-    #[must_use]
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        for file in &self.files {
-            let path = one_line(&file.path);
-            for f in &file.findings {
-                let _ = write!(out, "{path}: {} at byte {} ({:#x})", f.kind, f.position, f.position);
-                if let Some(offset) = f.offset {
-                    let _ = write!(out, ", offset {offset}");
-                }
-                let _ = writeln!(out, ", repair {}: {}", f.repair, one_line(&f.message));
-            }
-            if file.findings_omitted > 0 {
-                let _ = writeln!(out, "{path}: {} more findings not listed", file.findings_omitted);
-            }
-        }
-        let files: Vec<&FileReport> = self.files.iter().collect();
-        let verdicts = crate::verdict::by_shard(&files);
-        for (i, file) in self.files.iter().enumerate() {
-            let path = one_line(&file.path);
-            let _ = write!(out, "{path}: {} {}, {} bytes", file.status_word(), file.kind.as_str(), file.size);
-            match file.kind {
-                FileKind::Segment => {
-                    let _ = write!(out, ", {} intact records", file.records);
-                    if let (Some(a), Some(b)) = (file.first_offset, file.last_offset) {
-                        let _ = write!(out, " (offsets {a}..={b})");
-                    }
-                }
-                FileKind::Index => {
-                    let n = file.index_entries.unwrap_or(0);
-                    let _ = write!(out, ", {n} entr{}", if n == 1 { "y" } else { "ies" });
-                }
-                FileKind::Epochs => {
-                    let n = file.entries.as_ref().map_or(0, Vec::len) as u64;
-                    let _ = write!(out, ", {n} generation{}", plural(n));
-                }
-                FileKind::Unknown => {}
-            }
-            let _ = writeln!(out);
-            for note in &file.notes {
-                let _ = writeln!(out, "{path}: note: {}", one_line(note));
-            }
-            // Each shard's (or lone file's) text ends with its verdict in one sentence.
-            for v in verdicts.iter().filter(|v| v.files.end == i + 1) {
-                let _ = writeln!(out, "{}: verdict: {}", one_line(v.label(&files)), v.sentence);
-            }
-        }
-        for note in &self.notes {
-            let _ = writeln!(out, "note: {}", one_line(note));
-        }
-        let files = self.files.len();
-        let _ = writeln!(out, "{} file{}, {} finding{}", files, plural(files as u64), self.finding_count(), plural(self.finding_count()));
-        out
-    }
 }
 
 /// A file's verdict as a person reads it: its [`Status`], except that a file
@@ -466,7 +408,8 @@ impl FileReport {
         }
     }
 
-    fn status_word(&self) -> &'static str {
+    /// The verdict word the text summary line starts with (damage shouted).
+    pub(crate) fn status_word(&self) -> &'static str {
         match self.verdict() {
             Verdict::Damaged => "DAMAGED",
             v => v.as_str(),
@@ -558,7 +501,7 @@ pub fn is_hostile(c: char) -> bool {
         )
 }
 
-fn plural(n: u64) -> &'static str {
+pub(crate) fn plural(n: u64) -> &'static str {
     if n == 1 {
         ""
     } else {
