@@ -377,101 +377,23 @@ fn cuttable(f: &Finding, options: RepairOptions) -> bool {
 /// The plan for one shard: see the module doc for the rules.
 #[must_use]
 pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
-    let mut actions = Vec::new();
-    let mut refusals = Vec::new();
-    let mut left: Vec<RemainingFinding> = Vec::new();
-    let mut cut_segments = Vec::new();
+    let mut draft = Draft::default();
     for file in &facts.temporaries {
-        actions.push(Action::RemoveTemporary { file: file.clone(), reason: "an unfinished temporary file of the engine's".into() });
+        draft.actions.push(Action::RemoveTemporary { file: file.clone(), reason: "an unfinished temporary file of the engine's".into() });
     }
     for seg in &facts.segments {
-        if seg.unfinished && seg.newest {
-            actions.push(Action::RemoveUnfinished {
-                file: seg.file.clone(),
-                bytes: seg.size,
-                reason: format!(
-                    "the newest segment holds {} of its header's 32 bytes and no record: an unfinished creation \
-                     (a header is fsynced before any record may claim to live in a segment)",
-                    seg.size
-                ),
-                evidence: (seg.size > 0).then(|| evidence_name(seg.id, 0, 1)),
-            });
-            continue;
-        }
-        let Some(first) = seg.findings.first() else { continue };
-        let segment_kinds = seg.findings.iter().all(|f| !f.kind.name().starts_with("Index"));
-        if seg.newest && segment_kinds && seg.findings.iter().all(|f| cuttable(f, options)) {
-            actions.push(Action::Cut {
-                file: seg.file.clone(),
-                position: seg.clean_prefix_end,
-                bytes: seg.size.saturating_sub(seg.clean_prefix_end),
-                kind: first.kind.name().into(),
-                reason: reason(first),
-                evidence: evidence_name(seg.id, seg.clean_prefix_end, 1),
-            });
-            cut_segments.push(seg.id);
-            continue;
-        }
-        for f in &seg.findings {
-            left.push(remaining(&seg.file, f));
-            if cuttable(f, options) && seg.newest {
-                continue; // repairable, but the segment as a whole is refused
-            }
-            let allowed_by = (f.repair == Repair::OptIn && !options.repair_checksum_tail).then(|| OPT_IN_FLAG.into());
-            refusals.push(Action::Refuse {
-                file: seg.file.clone(),
-                position: f.position(),
-                kind: f.kind.name().into(),
-                reason: reason(f),
-                allowed_by,
-            });
-        }
+        draft.segment(seg, options);
     }
-    actions.extend(orphan_indexes(facts));
-    for ix in &facts.indexes {
-        let unfinished = facts.segments.iter().any(|s| s.id == ix.segment_id && s.unfinished && s.newest);
-        if unfinished {
-            continue;
-        }
-        let why = match (&ix.problem, cut_segments.contains(&ix.segment_id)) {
-            (Some(p), _) => p.describe(),
-            (None, true) => "the segment is cut: entries past the cut would point at nothing".into(),
-            (None, false) => continue,
-        };
-        actions.push(Action::RebuildIndex { file: index_file_name(ix.segment_id), reason: why });
-    }
-    for id in &cut_segments {
-        if !facts.indexes.iter().any(|ix| ix.segment_id == *id) {
-            let reason = "the segment is cut: entries past the cut would point at nothing".into();
-            actions.push(Action::RebuildIndex { file: index_file_name(*id), reason });
-        }
-    }
+    draft.actions.extend(orphan_indexes(facts));
+    draft.index_rebuilds(facts);
     for (file, f) in &facts.other_findings {
-        left.push(remaining(file, f));
+        draft.left.push(remaining(file, f));
     }
-    let refused = !refusals.is_empty();
+    let refused = !draft.refusals.is_empty();
+    let Draft { mut actions, refusals, mut left, cut_segments } = draft;
     actions.extend(refusals);
     if refused {
-        // Nothing runs: every finding remains, each of every index's included.
-        for ix in &facts.indexes {
-            let file = index_file_name(ix.segment_id);
-            let every: Vec<&Finding> = facts.index_findings.iter().filter(|(f, _)| *f == file).map(|(_, x)| x).collect();
-            match &ix.problem {
-                _ if !every.is_empty() => left.extend(every.into_iter().map(|f| remaining(&file, f))),
-                Some(IndexProblem::Finding(f)) => left.push(remaining(&file, f)),
-                _ => {}
-            }
-        }
-        for seg in &facts.segments {
-            if cut_segments.contains(&seg.id) {
-                left.extend(seg.findings.iter().map(|f| remaining(&seg.file, f)));
-            }
-        }
-        for action in &actions {
-            if let Action::RemoveOrphanIndex { file, .. } = action {
-                left.extend(facts.index_findings.iter().filter(|(f, _)| f == file).map(|(f, x)| remaining(f, x)));
-            }
-        }
+        left.extend(kept_by_refusal(facts, &actions, &cut_segments));
     }
     left.sort_by(|a, b| (&a.file, a.finding.position).cmp(&(&b.file, b.finding.position)));
     // A file with findings left out keeps those past the limit too.
@@ -481,6 +403,114 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
         .filter(|(file, _)| left.iter().any(|f| f.file == *file))
         .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
     ShardPlan { path: facts.path.clone(), actions, remaining_findings: left, remaining_omitted }
+}
+
+/// A plan while it is drawn: the actions, the refusals (appended last), the
+/// findings left, and the segments cut.
+#[derive(Default)]
+struct Draft {
+    actions: Vec<Action>,
+    refusals: Vec<Action>,
+    left: Vec<RemainingFinding>,
+    cut_segments: Vec<u64>,
+}
+
+impl Draft {
+    /// One segment's share of the plan: remove an unfinished newest segment,
+    /// cut a newest segment's repairable tail, or refuse what may not be cut.
+    fn segment(&mut self, seg: &SegmentFacts, options: RepairOptions) {
+        if seg.unfinished && seg.newest {
+            self.actions.push(Action::RemoveUnfinished {
+                file: seg.file.clone(),
+                bytes: seg.size,
+                reason: format!(
+                    "the newest segment holds {} of its header's 32 bytes and no record: an unfinished creation \
+                     (a header is fsynced before any record may claim to live in a segment)",
+                    seg.size
+                ),
+                evidence: (seg.size > 0).then(|| evidence_name(seg.id, 0, 1)),
+            });
+            return;
+        }
+        let Some(first) = seg.findings.first() else { return };
+        let segment_kinds = seg.findings.iter().all(|f| !f.kind.name().starts_with("Index"));
+        if seg.newest && segment_kinds && seg.findings.iter().all(|f| cuttable(f, options)) {
+            self.actions.push(Action::Cut {
+                file: seg.file.clone(),
+                position: seg.clean_prefix_end,
+                bytes: seg.size.saturating_sub(seg.clean_prefix_end),
+                kind: first.kind.name().into(),
+                reason: reason(first),
+                evidence: evidence_name(seg.id, seg.clean_prefix_end, 1),
+            });
+            self.cut_segments.push(seg.id);
+            return;
+        }
+        for f in &seg.findings {
+            self.left.push(remaining(&seg.file, f));
+            if cuttable(f, options) && seg.newest {
+                continue; // repairable, but the segment as a whole is refused
+            }
+            let allowed_by = (f.repair == Repair::OptIn && !options.repair_checksum_tail).then(|| OPT_IN_FLAG.into());
+            self.refusals.push(Action::Refuse {
+                file: seg.file.clone(),
+                position: f.position(),
+                kind: f.kind.name().into(),
+                reason: reason(f),
+                allowed_by,
+            });
+        }
+    }
+
+    /// `rebuild-index` for every index with a problem and every cut segment's
+    /// index (an unfinished newest segment's index is removed instead).
+    fn index_rebuilds(&mut self, facts: &ShardFacts) {
+        const CUT: &str = "the segment is cut: entries past the cut would point at nothing";
+        for ix in &facts.indexes {
+            let unfinished = facts.segments.iter().any(|s| s.id == ix.segment_id && s.unfinished && s.newest);
+            if unfinished {
+                continue;
+            }
+            let why = match (&ix.problem, self.cut_segments.contains(&ix.segment_id)) {
+                (Some(p), _) => p.describe(),
+                (None, true) => CUT.into(),
+                (None, false) => continue,
+            };
+            self.actions.push(Action::RebuildIndex { file: index_file_name(ix.segment_id), reason: why });
+        }
+        for id in &self.cut_segments {
+            if !facts.indexes.iter().any(|ix| ix.segment_id == *id) {
+                self.actions.push(Action::RebuildIndex { file: index_file_name(*id), reason: CUT.into() });
+            }
+        }
+    }
+}
+
+/// When the plan refuses, nothing runs: every finding remains, each of every
+/// index's included, and those of the segments that would have been cut and
+/// of the indexes that would have been removed.
+fn kept_by_refusal(facts: &ShardFacts, actions: &[Action], cut_segments: &[u64]) -> Vec<RemainingFinding> {
+    let mut left = Vec::new();
+    for ix in &facts.indexes {
+        let file = index_file_name(ix.segment_id);
+        let every: Vec<&Finding> = facts.index_findings.iter().filter(|(f, _)| *f == file).map(|(_, x)| x).collect();
+        match &ix.problem {
+            _ if !every.is_empty() => left.extend(every.into_iter().map(|f| remaining(&file, f))),
+            Some(IndexProblem::Finding(f)) => left.push(remaining(&file, f)),
+            _ => {}
+        }
+    }
+    for seg in &facts.segments {
+        if cut_segments.contains(&seg.id) {
+            left.extend(seg.findings.iter().map(|f| remaining(&seg.file, f)));
+        }
+    }
+    for action in actions {
+        if let Action::RemoveOrphanIndex { file, .. } = action {
+            left.extend(facts.index_findings.iter().filter(|(f, _)| f == file).map(|(f, x)| remaining(f, x)));
+        }
+    }
+    left
 }
 
 /// `remove-orphan-index` for every index file that indexes nothing: no
