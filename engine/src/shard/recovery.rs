@@ -92,33 +92,8 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
     // whose tail a writer that started meanwhile may be writing) after the scan.
     let mut writer_live = mode == Mode::ReadOnly && dir.writer_live();
     let mut facts = ShardFacts { path: dir.path.display().to_string(), temporaries: listing.temporaries.clone(), ..ShardFacts::default() };
-    let mut checked = Vec::with_capacity(listing.segments.len());
-    let newest = listing.segments.last().copied();
-    for &id in &listing.segments {
-        let c = if Some(id) == newest {
-            check_newest(dir, id, config, (mode == Mode::ReadOnly).then_some(&mut writer_live))?
-        } else {
-            check_sealed(dir, id, config)?
-        };
-        checked.push(c);
-    }
-    // Consecutive segments continue each other's offsets.
-    let mut previous_next: Option<u64> = None;
-    for c in &mut checked {
-        let Some(state) = &c.state else {
-            if !c.facts.unfinished {
-                previous_next = None;
-            }
-            continue;
-        };
-        if let Some(expected) = previous_next.filter(|e| *e != state.base) {
-            let kind = CorruptionKind::SegmentDiscontinuity { expected, found: state.base };
-            let at = felix_codec::segment_header::BASE_OFFSET_AT as u64;
-            let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(state.id), position: at };
-            c.facts.findings.push(Finding { kind, site, end: at + 8, offset: None, repair: Repair::Never });
-        }
-        previous_next = Some(state.next);
-    }
+    let mut checked = check_segments(dir, &listing.segments, config, mode, &mut writer_live)?;
+    mark_discontinuities(dir, &mut checked);
     for &id in &listing.indexes {
         let size = dir.io.len(&dir.index(id))?;
         facts.index_files.push(IndexFile { file: index_file_name(id), id, size });
@@ -143,36 +118,12 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
             path.display()
         ));
     }
-    let mut evidence = Vec::new();
-    if mode == Mode::Write {
-        let mut rebuild = |dir: &ShardDir, id: u64| match segments.iter_mut().find(|s| s.id == id) {
-            Some(seg) => write_index(dir, seg),
-            None => Ok(()),
-        };
-        evidence = execute(dir, &plan, &mut rebuild)?;
-        for seg in segments.iter_mut().filter(|s| s.index.rewrite) {
-            write_index(dir, seg)?;
-        }
-    } else {
-        for s in &mut segments {
-            s.index_on_disk = s.index.entries.len();
-        }
-    }
+    let evidence = if mode == Mode::Write { execute_with_indexes(dir, &plan, &mut segments)? } else { in_memory(&mut segments) };
     if writer_live {
         warnings.push("shard is open for writing; the tail may be in flight".into());
     }
     if mode == Mode::Write {
-        use crate::metrics_names as names;
-        for action in &plan.actions {
-            match action {
-                Action::Cut { bytes, .. } => metrics::counter!(names::RECOVERY_TRUNCATED_BYTES).increment(*bytes),
-                Action::RemoveUnfinished { .. } => metrics::counter!(names::RECOVERY_ABANDONED_ROLLS_TOTAL).increment(1),
-                Action::RebuildIndex { .. } => metrics::counter!(names::RECOVERY_INDEX_REBUILDS_TOTAL).increment(1),
-                _ => {}
-            }
-        }
-        metrics::histogram!(names::RECOVERY_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
-        metrics::gauge!(names::SEGMENT_COUNT).set(segments.len() as f64);
+        record_metrics(&plan, started, segments.len());
     }
     // A removed unfinished segment's id is free again.
     let next_segment_id = super::id_after(segments.last().map(|s| s.id));
@@ -186,6 +137,80 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
         writer_live,
     };
     Ok(Recovered { segments, next_offset, next_segment_id, epochs, recovery, unreadable })
+}
+
+/// Every segment checked in order: the newest in full (a reader re-probing
+/// the writer's lock after its scan), the sealed ones by their quick check.
+fn check_segments(dir: &ShardDir, ids: &[u64], config: &Config, mode: Mode, writer_live: &mut bool) -> Result<Vec<Checked>, EngineError> {
+    let mut checked = Vec::with_capacity(ids.len());
+    let newest = ids.last().copied();
+    for &id in ids {
+        let c = if Some(id) == newest {
+            check_newest(dir, id, config, (mode == Mode::ReadOnly).then_some(&mut *writer_live))?
+        } else {
+            check_sealed(dir, id, config)?
+        };
+        checked.push(c);
+    }
+    Ok(checked)
+}
+
+/// Consecutive segments continue each other's offsets: a segment whose base
+/// is not its predecessor's next offset gets a `SegmentDiscontinuity`.
+fn mark_discontinuities(dir: &ShardDir, checked: &mut [Checked]) {
+    let mut previous_next: Option<u64> = None;
+    for c in checked {
+        let Some(state) = &c.state else {
+            if !c.facts.unfinished {
+                previous_next = None;
+            }
+            continue;
+        };
+        if let Some(expected) = previous_next.filter(|e| *e != state.base) {
+            let kind = CorruptionKind::SegmentDiscontinuity { expected, found: state.base };
+            let at = felix_codec::segment_header::BASE_OFFSET_AT as u64;
+            let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(state.id), position: at };
+            c.facts.findings.push(Finding { kind, site, end: at + 8, offset: None, repair: Repair::Never });
+        }
+        previous_next = Some(state.next);
+    }
+}
+
+/// The plan executed, each rebuilt index written from its segment's entries,
+/// then every other index the check asked to rewrite; the evidence names.
+fn execute_with_indexes(dir: &ShardDir, plan: &ShardPlan, segments: &mut [Segment]) -> Result<Vec<String>, EngineError> {
+    let mut rebuild = |dir: &ShardDir, id: u64| match segments.iter_mut().find(|s| s.id == id) {
+        Some(seg) => write_index(dir, seg),
+        None => Ok(()),
+    };
+    let evidence = execute(dir, plan, &mut rebuild)?;
+    for seg in segments.iter_mut().filter(|s| s.index.rewrite) {
+        write_index(dir, seg)?;
+    }
+    Ok(evidence)
+}
+
+/// A reader applies the plan in memory only: its indexes count as on disk.
+fn in_memory(segments: &mut [Segment]) -> Vec<String> {
+    for s in segments {
+        s.index_on_disk = s.index.entries.len();
+    }
+    Vec::new()
+}
+
+fn record_metrics(plan: &ShardPlan, started: std::time::Instant, segments: usize) {
+    use crate::metrics_names as names;
+    for action in &plan.actions {
+        match action {
+            Action::Cut { bytes, .. } => metrics::counter!(names::RECOVERY_TRUNCATED_BYTES).increment(*bytes),
+            Action::RemoveUnfinished { .. } => metrics::counter!(names::RECOVERY_ABANDONED_ROLLS_TOTAL).increment(1),
+            Action::RebuildIndex { .. } => metrics::counter!(names::RECOVERY_INDEX_REBUILDS_TOTAL).increment(1),
+            _ => {}
+        }
+    }
+    metrics::histogram!(names::RECOVERY_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
+    #[allow(clippy::cast_precision_loss)]
+    metrics::gauge!(names::SEGMENT_COUNT).set(segments as f64);
 }
 
 /// The segments a shard whose plan is not refused keeps (an unfinished one
@@ -389,23 +414,70 @@ fn read_header(dir: &ShardDir, id: u64, len: u64) -> Result<Result<SegmentHeader
 /// `writer_live` (a reader's only): whether a writer holds the shard, probed
 /// again after the bytes are read (and updated).
 fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: Option<&mut bool>) -> Result<Checked, EngineError> {
-    let live_before = writer_live.as_deref().copied().unwrap_or(false);
     let path = dir.log(id);
     let len = dir.io.len(&path)?;
     let index_summary = scan_index(dir, id, true)?;
+    let scan = scan_newest(dir, id, len, config, index_summary.as_ref(), writer_live)?;
+    let summary = &scan.summary;
+    let facts = SegmentFacts {
+        file: segment_file_name(id),
+        id,
+        size: len,
+        newest: true,
+        findings: summary.findings.findings.clone(),
+        clean_prefix_end: summary.clean_prefix_end,
+        unfinished: summary.unfinished,
+    };
+    let base = summary.header.map(|h| h.base_offset);
+    let problem = match (&index_summary, base) {
+        (None, _) => Some(IndexProblem::Missing),
+        (Some(s), Some(base)) => quick_check(s, &ctx(dir, id, true, false), base, summary.clean_prefix_end.max(SEGMENT_HEADER_LEN as u64))
+            .or_else(|| scan.first_mismatch.clone().map(IndexProblem::Finding))
+            .or_else(|| scan.lagging.then_some(IndexProblem::Lagging)),
+        (Some(_), None) => Some(IndexProblem::Unusable("its segment's header was rejected".into())),
+    };
+    let on_disk = index_summary.filter(|_| problem.is_none());
+    let state = newest_state(id, config, scan, on_disk);
+    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state, damaged: None })
+}
+
+/// What the full scan of the newest segment found.
+struct NewestScan {
+    summary: felix_codec::scan::SegmentSummary,
+    /// The first index entry the records contradict.
+    first_mismatch: Option<Finding>,
+    /// The writer's planner would have added an entry past the last on disk.
+    lagging: bool,
+    /// (offset, timestamp) of the last record of the clean prefix.
+    last: Option<(u64, u64)>,
+    /// The index the clean prefix calls for, built as it was scanned.
+    fresh: MemIndex,
+}
+
+/// Scans the newest segment in full, checking its index entries against
+/// the records met and re-probing the writer's lock (a reader) after the
+/// bytes were read.
+fn scan_newest(
+    dir: &ShardDir,
+    id: u64,
+    len: u64,
+    config: &Config,
+    index_summary: Option<&felix_codec::scan::IndexSummary>,
+    writer_live: Option<&mut bool>,
+) -> Result<NewestScan, EngineError> {
+    let live_before = writer_live.as_deref().copied().unwrap_or(false);
     // Memory: the entries are held twice at most (the summary's, which the
     // quick check reads, and the check's copy), each at most
     // MAX_CHECKED_ENTRIES; the in-memory index is built from the summary's.
-    let mut check =
-        index_summary.as_ref().filter(|s| s.header.is_some()).map(|s| IndexCheck::new(ctx(dir, id, true, false), s.kept.clone()));
-    let last_disk = index_summary.as_ref().and_then(|s| s.kept.last()).map(|(_, e)| *e);
+    let mut check = index_summary.filter(|s| s.header.is_some()).map(|s| IndexCheck::new(ctx(dir, id, true, false), s.kept.clone()));
+    let last_disk = index_summary.and_then(|s| s.kept.last()).map(|(_, e)| *e);
     let mut fresh = MemIndex::new(config.index_spacing_bytes);
     // Only whether the writer's planner would add an entry after the last
     // one on disk matters while scanning (a lagging index).
     let mut continued = MemIndex::from_entries(config.index_spacing_bytes, last_disk.into_iter().collect());
     let mut lagging = false;
     let mut clean = true;
-    let mut last: Option<(u64, u64)> = None; // (offset, timestamp) of the last clean record
+    let mut last: Option<(u64, u64)> = None;
     let mut scanner = SegmentScanner::new(ctx(dir, id, true, live_before));
     let mut sink = |item: Item<'_>| {
         if let Some(c) = check.as_mut() {
@@ -423,7 +495,7 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: Option<&m
             _ => {}
         }
     };
-    feed_file(dir, &path, len, |chunk| scanner.feed(chunk, &mut sink))?;
+    feed_file(dir, &dir.log(id), len, |chunk| scanner.feed(chunk, &mut sink))?;
     if let Some(live) = writer_live {
         if !*live && dir.writer_live() {
             *live = true;
@@ -431,48 +503,35 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: Option<&m
         }
     }
     let summary = scanner.finish(&mut sink);
-    let mismatches = check.map(IndexCheck::finish).unwrap_or_default();
-    let facts = SegmentFacts {
-        file: segment_file_name(id),
+    let first_mismatch = check.map(IndexCheck::finish).and_then(|(m, _)| m.into_iter().next());
+    Ok(NewestScan { summary, first_mismatch, lagging, last, fresh })
+}
+
+/// The newest segment as the writer resumes it, unless its header is
+/// damaged or it is unfinished: its clean prefix, with the index on disk
+/// when that one is sound (`on_disk`), else the one its scan built.
+fn newest_state(id: u64, config: &Config, scan: NewestScan, on_disk: Option<felix_codec::scan::IndexSummary>) -> Option<Segment> {
+    let summary = &scan.summary;
+    let h = summary.header.filter(|_| !summary.unfinished)?;
+    if summary.findings.findings.iter().any(|f| f.position() < SEGMENT_HEADER_LEN as u64) {
+        return None;
+    }
+    // A sound index is the one on disk (not lagging: the scan planned
+    // no entry past its last one).
+    let mut index = match on_disk {
+        Some(s) => MemIndex::from_entries(config.index_spacing_bytes, s.kept.into_iter().map(|(_, e)| e).collect()),
+        None => scan.fresh,
+    };
+    index.verified = index.entries.len();
+    Some(Segment {
         id,
-        size: len,
-        newest: true,
-        findings: summary.findings.findings.clone(),
-        clean_prefix_end: summary.clean_prefix_end,
-        unfinished: summary.unfinished,
-    };
-    let base = summary.header.map(|h| h.base_offset);
-    let problem = match (&index_summary, base) {
-        (None, _) => Some(IndexProblem::Missing),
-        (Some(s), Some(base)) => quick_check(s, &ctx(dir, id, true, false), base, summary.clean_prefix_end.max(SEGMENT_HEADER_LEN as u64))
-            .or_else(|| mismatches.0.first().cloned().map(IndexProblem::Finding))
-            .or_else(|| lagging.then_some(IndexProblem::Lagging)),
-        (Some(_), None) => Some(IndexProblem::Unusable("its segment's header was rejected".into())),
-    };
-    let state = match (summary.header, summary.unfinished) {
-        (Some(h), false) if !summary.findings.findings.iter().any(|f| f.position() < SEGMENT_HEADER_LEN as u64) => {
-            // A sound index is the one on disk (not lagging: the scan planned
-            // no entry past its last one).
-            let mut index = match index_summary {
-                Some(s) if problem.is_none() => {
-                    MemIndex::from_entries(config.index_spacing_bytes, s.kept.into_iter().map(|(_, e)| e).collect())
-                }
-                _ => fresh,
-            };
-            index.verified = index.entries.len();
-            Some(Segment {
-                id,
-                base: h.base_offset,
-                len: summary.clean_prefix_end,
-                next: last.map_or(h.base_offset, |(o, _)| o.saturating_add(1)),
-                index_on_disk: index.entries.len(),
-                index,
-                last_timestamp: last.map_or(0, |(_, t)| t),
-            })
-        }
-        _ => None,
-    };
-    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state, damaged: None })
+        base: h.base_offset,
+        len: summary.clean_prefix_end,
+        next: scan.last.map_or(h.base_offset, |(o, _)| o.saturating_add(1)),
+        index_on_disk: index.entries.len(),
+        index,
+        last_timestamp: scan.last.map_or(0, |(_, t)| t),
+    })
 }
 
 /// Feeds a whole file to `feed` in fixed chunks; large files are read on a
@@ -568,11 +627,69 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
     let disk: Vec<(u64, IndexEntry)> =
         if problem.is_none() { index_summary.as_ref().map(|s| s.kept.clone()).unwrap_or_default() } else { Vec::new() };
     let disk_last = disk.last().map(|(_, e)| *e);
+    let headers = walk_headers(dir, id, len, base, config, disk)?;
+    let mut index = headers.index;
+    if let Some(e) = headers.defect {
+        let damaged = Segment { id, base, len, next: headers.next, index_on_disk: 0, index, last_timestamp: 0 };
+        return Ok(refused_sealed(dir, facts, problem, &e, damaged));
+    }
+    if problem.is_none() {
+        problem = headers.first_mismatch.map(IndexProblem::Finding);
+    }
+    // A sound index whose tail did not read: the damage is real, in the last interval.
+    let start = match (problem.is_none(), disk_last) {
+        (true, Some(e)) => e,
+        _ => index.entries.last().copied().unwrap_or(IndexEntry { offset: base, position: first }),
+    };
+    let tail = read_records_from(dir, id, len, start)?;
+    if let Some(e) = tail.defect {
+        let damaged = Segment { id, base, len, next: tail.next, index_on_disk: 0, index, last_timestamp: tail.last_timestamp };
+        return Ok(refused_sealed(dir, facts, problem, &e, damaged));
+    }
+    if problem.is_none() {
+        let disk_entries = index_summary.map(|s| s.kept.into_iter().map(|(_, e)| e).collect()).unwrap_or_default();
+        index = MemIndex::from_entries(config.index_spacing_bytes, disk_entries);
+    }
+    index.verified = index.entries.len();
+    let state = Segment { id, base, len, next: tail.next, index_on_disk: 0, index, last_timestamp: tail.last_timestamp };
+    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: Some(state), damaged: None })
+}
+
+/// A sealed segment whose records do not all read: its damage refuses the
+/// shard, and a reader keeps what precedes it (`damaged`).
+fn refused_sealed(dir: &ShardDir, mut facts: SegmentFacts, problem: Option<IndexProblem>, e: &ReadError, mut damaged: Segment) -> Checked {
+    facts.clean_prefix_end = e.position;
+    facts.findings.push(finding_from(dir, facts.id, e, Place::Elsewhere));
+    damaged.index.verified = damaged.index.entries.len();
+    let segment_id = facts.id;
+    Checked { facts, index: IndexFacts { segment_id, problem }, state: None, damaged: Some(damaged) }
+}
+
+/// What a headers-only walk of a sealed segment found.
+struct HeaderWalk {
+    /// The index its records call for.
+    index: MemIndex,
+    /// The offset after the last header read.
+    next: u64,
+    /// Where the walk stopped short, if it did.
+    defect: Option<ReadError>,
+    /// The first entry on disk the headers contradict.
+    first_mismatch: Option<Finding>,
+}
+
+fn walk_headers(
+    dir: &ShardDir,
+    id: u64,
+    len: u64,
+    base: u64,
+    config: &Config,
+    disk: Vec<(u64, IndexEntry)>,
+) -> Result<HeaderWalk, EngineError> {
     let mut check = IndexCheck::new(ctx(dir, id, false, false), disk);
     let mut index = MemIndex::new(config.index_spacing_bytes);
     let mut next = base;
-    let reader = ChunkedReader::headers_only(first, ExpectedOffset::Exactly(base), len);
-    let walked = walk(&dir.io, &path, len, reader, HEADER_CHUNK_BYTES, |seen| {
+    let reader = ChunkedReader::headers_only(SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(base), len);
+    let walked = walk(&dir.io, &dir.log(id), len, reader, HEADER_CHUNK_BYTES, |seen| {
         if let Seen::Header(position, header) = seen {
             check.item(&Item::Record(felix_codec::scan::RecordItem { position, header, status: RecordStatus::Intact }));
             let _ = index.observe(header.offset, position);
@@ -580,45 +697,29 @@ fn check_sealed(dir: &ShardDir, id: u64, config: &Config) -> Result<Checked, Eng
         }
         Flow::Continue
     })?;
-    if let Some(e) = walked.defect {
-        facts.clean_prefix_end = e.position;
-        facts.findings.push(finding_from(dir, id, &e, Place::Elsewhere));
-        index.verified = index.entries.len();
-        let damaged = Segment { id, base, len, next, index_on_disk: 0, index, last_timestamp: 0 };
-        return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None, damaged: Some(damaged) });
-    }
-    if problem.is_none() {
-        problem = check.finish().0.first().cloned().map(IndexProblem::Finding);
-    }
-    // A sound index whose tail did not read: the damage is real, in the last interval.
-    let start = match (problem.is_none(), disk_last) {
-        (true, Some(e)) => e,
-        _ => index.entries.last().copied().unwrap_or(IndexEntry { offset: base, position: first }),
-    };
+    let first_mismatch = check.finish().0.into_iter().next();
+    Ok(HeaderWalk { index, next, defect: walked.defect, first_mismatch })
+}
+
+/// What a strict read of a sealed segment's records from one entry found.
+struct TailRead {
+    next: u64,
+    last_timestamp: u64,
+    defect: Option<ReadError>,
+}
+
+fn read_records_from(dir: &ShardDir, id: u64, len: u64, start: IndexEntry) -> Result<TailRead, EngineError> {
     let reader = ChunkedReader::new(start.position, ExpectedOffset::Exactly(start.offset), len);
-    next = start.offset;
-    let mut last_ts = 0;
-    let walked = walk(&dir.io, &path, len, reader, READ_CHUNK_BYTES, |seen| {
+    let mut next = start.offset;
+    let mut last_timestamp = 0;
+    let walked = walk(&dir.io, &dir.log(id), len, reader, READ_CHUNK_BYTES, |seen| {
         if let Seen::Record(_, r) = seen {
             next = r.header.offset.saturating_add(1);
-            last_ts = r.header.timestamp_micros;
+            last_timestamp = r.header.timestamp_micros;
         }
         Flow::Continue
     })?;
-    if let Some(e) = walked.defect {
-        facts.clean_prefix_end = e.position;
-        facts.findings.push(finding_from(dir, id, &e, Place::Elsewhere));
-        index.verified = index.entries.len();
-        let damaged = Segment { id, base, len, next, index_on_disk: 0, index, last_timestamp: last_ts };
-        return Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: None, damaged: Some(damaged) });
-    }
-    if problem.is_none() {
-        let disk_entries = index_summary.map(|s| s.kept.into_iter().map(|(_, e)| e).collect()).unwrap_or_default();
-        index = MemIndex::from_entries(config.index_spacing_bytes, disk_entries);
-    }
-    index.verified = index.entries.len();
-    let state = Segment { id, base, len, next, index_on_disk: 0, index, last_timestamp: last_ts };
-    Ok(Checked { facts, index: IndexFacts { segment_id: id, problem }, state: Some(state), damaged: None })
+    Ok(TailRead { next, last_timestamp, defect: walked.defect })
 }
 
 /// Reads the records from `start` to the end strictly; `Some((next offset,
