@@ -492,7 +492,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     let mut account = Plan::new(Vec::new());
     for dir in dirs {
         let ran = if o.dry_run {
-            felix_engine::recover::plan(dir, options)
+            felix_engine::recover::plan(Arc::new(OsIo::new()), dir, options)
         } else {
             let spacing = felix_codec::index::DEFAULT_INDEX_SPACING_BYTES;
             felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten().as_ref())

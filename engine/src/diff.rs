@@ -218,7 +218,7 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         let size = fs::metadata(p).map_err(|e| io_error(p, &e))?.len();
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
-    let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
+    let shard_name = crate::inspect::shard_name(dir);
     let mut writer = writer_of(dir);
     let writer_live = writer.is_some();
     let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);

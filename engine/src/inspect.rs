@@ -108,6 +108,12 @@ fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, InspectError> {
     Ok(entries)
 }
 
+/// The name a shard's findings carry: its folder's real name (`.` is the
+/// folder it stands for).
+pub(crate) fn shard_name(dir: &Path) -> String {
+    dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir))
+}
+
 fn name_of(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
@@ -908,7 +914,7 @@ fn scan_shard(
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
     let limits: Vec<u64> = inputs.iter().map(|f| f.size).collect();
-    let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
+    let shard_name = shard_name(dir);
     let probe = writer == Writer::Probe;
     let writer_live = probe && writer_of(dir).is_some();
     let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);

@@ -1,6 +1,7 @@
 //! `felix-storage recover`: the plan comes from the same full inspection
-//! `felix-storage inspect` runs (every segment scanned, every index checked
-//! against its record chain), through the codec's one planner; the real run
+//! `felix-storage inspect` runs (the codec's `ShardInspection`: every segment
+//! scanned, every index checked against its record chain), read through the
+//! `Io` the run is given, through the codec's one planner; the real run
 //! takes the shard's writer lock, plans under it, and executes exactly that
 //! plan with the same executor the engine uses on open. So `recover` never
 //! calls a shard clean in which `inspect` finds damage, and never cuts under
@@ -9,16 +10,18 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use felix_codec::file_name::{classify, EntryName};
 use felix_codec::index::IndexEntry;
+use felix_codec::inspect::{InputFile, ShardInspection};
 use felix_codec::reader::ChunkedReader;
 use felix_codec::record::ExpectedOffset;
-use felix_codec::recovery::{plan_shard, Action, ShardPlan};
+use felix_codec::recovery::{plan_shard, Action, ShardFacts, ShardPlan};
 use felix_codec::repair::RepairOptions;
 use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 
 use crate::error::EngineError;
-use crate::inspect::{self, InspectError, NoProgress, Writer};
-use crate::io::Io;
+use crate::inspect::{self, Writer};
+use crate::io::{EntryType, Io};
 use crate::shard::dir::ShardDir;
 use crate::shard::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
 use crate::shard::{recovery, MemIndex, Segment};
@@ -57,30 +60,25 @@ fn left_alone(listing: &crate::shard::dir::Listing) -> Option<String> {
     })
 }
 
-fn inspect_error(e: InspectError) -> EngineError {
-    EngineError::Io { path: e.path, op: "inspect", message: e.what }
-}
-
 /// The plan for the shard in `dir`, from a full inspection. Changes nothing.
 ///
 /// # Errors
-/// `NoShard`; a file that cannot be read.
-pub fn plan(dir: &Path, options: RepairOptions) -> Result<Outcome, EngineError> {
-    let before = inspect::writer_of(dir).is_some();
-    let mut outcome = plan_with(dir, options, Writer::Probe)?;
-    outcome.writer_live = before || inspect::writer_of(dir).is_some();
+/// `NoShard`, `NotRegular` (a link or a file where the shard should be);
+/// `NotRegular` for a Felix name on a link; a file that cannot be read.
+pub fn plan(io: Arc<dyn Io>, dir: &Path, options: RepairOptions) -> Result<Outcome, EngineError> {
+    let shard_dir = ShardDir::new(io, dir);
+    shard_dir.must_be_dir()?;
+    let before = shard_dir.writer_live();
+    let mut outcome = plan_with(&shard_dir, options, Writer::Probe)?;
+    outcome.writer_live = before || shard_dir.writer_live();
     Ok(outcome)
 }
 
-fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outcome, EngineError> {
-    if !dir.is_dir() {
-        return Err(EngineError::NoShard { dir: dir.to_path_buf() });
-    }
+fn plan_with(dir: &ShardDir, options: RepairOptions, writer: Writer) -> Result<Outcome, EngineError> {
     // A dry run refuses what the real run refuses (a Felix name on a link, a
     // directory, a FIFO), with the same error.
-    let listing = ShardDir::new(Arc::new(crate::OsIo::new()), dir).listing()?;
-    let files = inspect::shard_files(dir).map_err(inspect_error)?;
-    let (_, facts) = inspect::inspect_shard(dir, &files, writer, false, &mut NoProgress, &mut 0, 0).map_err(inspect_error)?;
+    let listing = dir.listing()?;
+    let facts = inspect_for_plan(dir, writer)?;
     Ok(Outcome {
         plan: plan_shard(&facts, options),
         executed: false,
@@ -90,6 +88,47 @@ fn plan_with(dir: &Path, options: RepairOptions, writer: Writer) -> Result<Outco
         actions_done: 0,
         left_alone: left_alone(&listing),
     })
+}
+
+/// The facts a plan is drawn from: the shard inspection `inspect` runs,
+/// read through the shard's `Io` (so a simulated disk's faults reach the
+/// plan's reads too), over the files with the format's names — a foreign
+/// file brings no fact a plan uses, and `listing` has refused a Felix name
+/// on anything but a regular file. A reader (`Writer::Probe`) probes the
+/// writer's lock again once the newest segment is read: a writer that
+/// started meanwhile makes its tail a record in flight, not damage.
+fn inspect_for_plan(dir: &ShardDir, writer: Writer) -> Result<ShardFacts, EngineError> {
+    let mut entries = dir.io.list(&dir.path)?;
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut files = Vec::new();
+    for entry in entries {
+        let Some(name) = entry.name.to_str() else { continue };
+        if entry.kind != EntryType::File || matches!(classify(name), EntryName::Foreign) {
+            continue;
+        }
+        let path = dir.file(name);
+        let size = dir.io.len(&path)?;
+        files.push((path, name.to_string(), size));
+    }
+    let probe = writer == Writer::Probe;
+    let live = probe && dir.writer_live();
+    let inputs =
+        files.iter().map(|(path, name, size)| InputFile { path: path.display().to_string(), name: name.clone(), size: *size }).collect();
+    let mut shard = ShardInspection::new(Some(inspect::shard_name(&dir.path)), inputs).with_writer_live(live);
+    for i in shard.order() {
+        let Some((path, _, size)) = files.get(i) else { continue };
+        let mut scan = shard.begin(i);
+        if scan.needs_bytes() {
+            recovery::feed_file(dir, path, *size, |chunk| scan.feed(chunk, &mut ()))?;
+        } else {
+            scan.skip(*size);
+        }
+        if probe && !live && scan.is_newest_segment() && dir.writer_live() {
+            scan.set_writer_live(true);
+        }
+        shard.end(i, scan, &mut ());
+    }
+    Ok(shard.finish_with_facts(dir.path.display().to_string()).1)
 }
 
 /// Takes the shard's writer lock (failing at once with `Locked` unless
@@ -112,17 +151,15 @@ pub fn recover(
     index_spacing_bytes: u64,
     reviewed: Option<&ShardPlan>,
 ) -> Result<Outcome, EngineError> {
-    if !dir.is_dir() {
-        return Err(EngineError::NoShard { dir: dir.to_path_buf() });
-    }
     let shard_dir = ShardDir::new(io, dir);
+    shard_dir.must_be_dir()?;
     // Refuses a Felix name on a link or a directory before anything is changed.
     if left_alone(&shard_dir.listing()?).is_some() {
-        return plan_with(dir, options, Writer::Probe);
+        return plan_with(&shard_dir, options, Writer::Probe);
     }
     let _lock = shard_dir.lock(wait)?;
     // We hold the lock: no writer is live, and a torn tail is a torn tail.
-    let mut outcome = plan_with(dir, options, Writer::Excluded)?;
+    let mut outcome = plan_with(&shard_dir, options, Writer::Excluded)?;
     if let Some(what) = reviewed.and_then(|r| outcome.plan.differs_from(r)) {
         return Err(EngineError::PlanChanged { dir: dir.to_path_buf(), what });
     }

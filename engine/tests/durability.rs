@@ -434,3 +434,47 @@ fn a_large_newest_segment_is_recovered_through_the_read_ahead_path() {
     assert_eq!(got.len(), 39);
     assert!(got.iter().zip(&big).all(|((_, a), b)| a == b));
 }
+
+/// The operator's `recover` reads its plan through the `Io` it is given: a
+/// read that fails anywhere in the dry run or the real run's plan (every
+/// read counted, one at a time) fails that run with the IO error and changes
+/// nothing; without the fault the same plan cuts the torn tail.
+#[test]
+fn a_read_error_in_recover_s_plan_fails_the_run_and_changes_nothing() {
+    use felix_codec::repair::RepairOptions;
+    use felix_engine::recover;
+    let io = Arc::new(SimIo::new());
+    let config = Config { segment_size_bytes: 1 << 20, ..small() };
+    let shard = open(&io, config.clone()).unwrap();
+    workload(&shard, 12);
+    drop(shard);
+    let log = newest_log(&io);
+    let full = io.contents(&log).unwrap();
+    io.put(&log, &full[..full.len() - 5]);
+    let before = io.files_in(&dir());
+    let dyn_io = || Arc::clone(&io) as Arc<dyn Io>;
+    let options = RepairOptions::default();
+    let start = io.reads();
+    let dry = recover::plan(dyn_io(), &dir(), options).unwrap();
+    let reads = io.reads() - start;
+    assert!(reads > 0, "the dry run read nothing through the Io");
+    assert_eq!(cuts_of(&dry.plan), 1);
+    for n in 1..=reads {
+        io.fail_read_at(n);
+        let e = recover::plan(dyn_io(), &dir(), options).unwrap_err();
+        assert!(e.to_string().contains("simulated read error"), "read {n}: {e}");
+        assert_eq!(io.files_in(&dir()), before, "read {n}");
+        // The real run fails in its plan, under the lock, before any change.
+        io.fail_read_at(n);
+        let e = recover::recover(dyn_io(), &dir(), options, false, 64, Some(&dry.plan)).unwrap_err();
+        assert!(e.to_string().contains("simulated read error"), "read {n}: {e}");
+        assert_eq!(io.files_in(&dir()), before, "read {n}");
+    }
+    let done = recover::recover(dyn_io(), &dir(), options, false, 64, Some(&dry.plan)).unwrap();
+    assert!(done.executed && done.failure.is_none());
+    assert_ne!(io.files_in(&dir()), before);
+}
+
+fn cuts_of(plan: &felix_codec::recovery::ShardPlan) -> usize {
+    plan.actions.iter().filter(|a| matches!(a, Action::Cut { .. })).count()
+}

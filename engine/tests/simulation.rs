@@ -154,6 +154,12 @@ enum Step {
     // The operator.
     /// Stop the writer, plan read-only, reopen for writing (recovery runs).
     Recover,
+    /// Stop the writer, run `felix-storage recover`'s library calls: the dry
+    /// run's plan, then the real run bound to that reviewed plan; with
+    /// `read_fault`, the n-th read from then on fails once (a bad sector).
+    RecoverTool {
+        read_fault: Option<u64>,
+    },
     DeleteLockThenSecondWriter,
     RenameSegment {
         which: Pick,
@@ -249,7 +255,8 @@ fn step(rng: &mut Rng) -> Step {
         65..=67 => Step::FailAt { calls: rng.range(1, 25) },
         68..=70 => Step::Reboot,
         71..=73 => Step::Restart,
-        74..=77 => Step::Recover,
+        74..=75 => Step::Recover,
+        76..=77 => Step::RecoverTool { read_fault: rng.chance(50).then(|| rng.range(1, 40)) },
         78 => Step::DeleteLockThenSecondWriter,
         79..=81 => Step::RenameSegment { which: rng.pick(), to: new_id(rng) },
         82..=83 => Step::CopySegment { which: rng.pick(), to: new_id(rng) },
@@ -496,6 +503,7 @@ impl World {
                     self.reopen(None);
                 }
             }
+            Step::RecoverTool { read_fault } => self.recover_tool(*read_fault),
             Step::RenameSegment { which, to } => self.move_segment(*which, *to, false),
             Step::CopySegment { which, to } => self.move_segment(*which, *to, true),
             Step::StrayFile { name } => self.stray_file(*name),
@@ -898,6 +906,60 @@ impl World {
     }
 
     /// Whether an operator step may run: a shard that works, no fault armed.
+    /// The operator's `recover`: a dry run, then the real run bound to the
+    /// plan it printed, both reading through the simulated disk. A read
+    /// fault in either fails that run and changes nothing; otherwise the two
+    /// plans are one verdict, the real run refuses or completes (no mutating
+    /// fault is armed while an operator works), and the reopen that follows
+    /// checks every promise as after any recovery.
+    fn recover_tool(&mut self, read_fault: Option<u64>) {
+        if !self.ready_for_operator() {
+            return;
+        }
+        self.stop();
+        let dir = shard_dir();
+        let before = self.io.files_in(&dir);
+        if let Some(n) = read_fault {
+            self.io.fail_read_at(n);
+        }
+        let options = RepairOptions { repair_checksum_tail: self.config.repair_checksum_tail };
+        self.stats.ops += 1;
+        let dry = felix_engine::recover::plan(self.dyn_io(), &dir, options);
+        if self.io.files_in(&dir) != before {
+            violation("reads-create-nothing", "a dry-run recover changed the files");
+        }
+        let real = dry.as_ref().ok().map(|d| {
+            self.stats.ops += 1;
+            felix_engine::recover::recover(self.dyn_io(), &dir, options, false, self.config.index_spacing_bytes, Some(&d.plan))
+        });
+        self.io.clear_faults();
+        let faulted = read_fault.is_some();
+        match (dry, real) {
+            (Err(EngineError::NoShard { .. }), _) if before.is_empty() => {}
+            (Err(e), _) | (Ok(_), Some(Err(e))) => {
+                if !faulted {
+                    violation("recover-tool", format!("recover failed with no fault armed: {e}"));
+                }
+                if self.io.files_in(&dir) != before {
+                    violation("failed-plan-changes-nothing", format!("a recover that failed reading ({e}) changed the files"));
+                }
+            }
+            (Ok(d), Some(Ok(o))) => {
+                if o.plan.refused() != d.plan.refused() || o.plan.actions.len() != d.plan.actions.len() {
+                    violation("one-verdict", format!("dry run planned {:?}; the real run {:?}", d.plan.actions, o.plan.actions));
+                }
+                if let Some(e) = &o.failure {
+                    violation("recover-tool", format!("the plan stopped part way with no mutating fault armed: {e}"));
+                }
+                if o.plan.refused() && self.io.files_in(&dir) != before {
+                    violation("refusal-changes-nothing", "a refused recover changed the files");
+                }
+            }
+            (Ok(_), None) => unreachable!("a dry run that succeeded is followed by the real run"),
+        }
+        self.reopen(None);
+    }
+
     fn ready_for_operator(&self) -> bool {
         !self.refused && !self.faulted && !self.io.is_dead()
     }

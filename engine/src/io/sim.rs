@@ -8,7 +8,8 @@
 //! a shard directory that was never fsynced in its root loses every record
 //! in it, as on a real filesystem.
 //!
-//! Faults: fail the Nth mutating call ([`SimIo::fail_at`]), or freeze at the
+//! Faults: fail the Nth mutating call ([`SimIo::fail_at`]) or the Nth read
+//! ([`SimIo::fail_read_at`], once: a bad sector), or freeze at the
 //! Nth sync ([`SimIo::crash_after_sync`]): that sync completes, then every
 //! later call fails, as if the process died. [`SimIo::crash`] returns the
 //! durable image as a fresh filesystem, the way a reboot would find it (with
@@ -43,6 +44,10 @@ struct State {
     fail_at: Option<u64>,
     crash_after_sync: Option<u64>,
     dead: bool,
+    /// `read_at` calls made so far.
+    reads: u64,
+    /// The `read_at` call (counted like `reads`) that fails with EIO.
+    fail_read: Option<u64>,
 }
 
 /// Writer locks held, shared by every handle of one simulated machine.
@@ -135,6 +140,19 @@ impl SimIo {
     /// Makes the `n`th mutating call (counted from 1) fail, and every one after it.
     pub fn fail_at(&self, n: u64) {
         self.lock_state().fail_at = Some(n);
+    }
+
+    /// Makes the `n`th `read_at` from now (counted from 1) fail with EIO,
+    /// once: a sector the disk could not read that time.
+    pub fn fail_read_at(&self, n: u64) {
+        let mut s = self.lock_state();
+        s.fail_read = Some(s.reads + n);
+    }
+
+    /// `read_at` calls made so far.
+    #[must_use]
+    pub fn reads(&self) -> u64 {
+        self.lock_state().reads
     }
 
     /// Lets the `n`th sync (counted from 1) complete, then kills the process.
@@ -351,6 +369,11 @@ impl Io for SimIo {
     }
     fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
         let mut s = self.read_state()?;
+        s.reads += 1;
+        if s.fail_read == Some(s.reads) {
+            s.fail_read = None;
+            return Err(io::Error::other(format!("simulated read error (EIO) in {}", path.display())));
+        }
         let data = &file(&mut s, path)?.live;
         let start = usize::try_from(pos).unwrap_or(usize::MAX).min(data.len());
         let n = buf.len().min(data.len() - start);
@@ -491,6 +514,7 @@ impl SimIo {
     pub fn clear_faults(&self) {
         let mut s = self.lock_state();
         s.fail_at = None;
+        s.fail_read = None;
         if !s.dead {
             s.crash_after_sync = None;
         }

@@ -81,6 +81,16 @@ impl ShardDir {
         Self { io: CheckedIo::new(io), path: path.to_path_buf(), name, recent: std::sync::Mutex::default() }
     }
 
+    /// `NoShard` when nothing is at the path, `NotRegular` when something
+    /// other than a directory is (a link is never followed).
+    pub(crate) fn must_be_dir(&self) -> Result<(), EngineError> {
+        match self.io.kind(&self.path)? {
+            Some(crate::io::EntryType::Dir) => Ok(()),
+            Some(other) => Err(EngineError::NotRegular { path: self.path.clone(), what: other.describe() }),
+            None => Err(EngineError::NoShard { dir: self.path.clone() }),
+        }
+    }
+
     pub(crate) fn file(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }

@@ -404,11 +404,7 @@ impl Shard {
     /// damage recovery would not repair.
     pub fn open_read_only(io: Arc<dyn Io>, dir: &Path, config: Config) -> Result<(Self, Recovery), EngineError> {
         let shard_dir = ShardDir::new(io, dir);
-        match shard_dir.io.kind(dir)? {
-            Some(crate::io::EntryType::Dir) => {}
-            Some(other) => return Err(EngineError::NotRegular { path: dir.to_path_buf(), what: other.describe() }),
-            None => return Err(EngineError::NoShard { dir: dir.to_path_buf() }),
-        }
+        shard_dir.must_be_dir()?;
         let recovered = recovery::recover(&shard_dir, &config, recovery::Mode::ReadOnly)?;
         Self::assemble(shard_dir, config, true, None, recovered)
     }

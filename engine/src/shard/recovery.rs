@@ -536,7 +536,7 @@ fn newest_state(id: u64, config: &Config, scan: NewestScan, on_disk: Option<feli
 
 /// Feeds a whole file to `feed` in fixed chunks; large files are read on a
 /// second thread while the previous chunk is scanned (two buffers in flight).
-fn feed_file(dir: &ShardDir, path: &std::path::Path, len: u64, mut feed: impl FnMut(&[u8])) -> Result<(), EngineError> {
+pub(crate) fn feed_file(dir: &ShardDir, path: &std::path::Path, len: u64, mut feed: impl FnMut(&[u8])) -> Result<(), EngineError> {
     // Page-aligned buffers: the kernel's copy into a buffer just past a page
     // boundary measured ~4x slower here (see `walk::ReadBuf`).
     if len <= READ_AHEAD_FROM_BYTES {
