@@ -219,55 +219,51 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
     let shard_name = crate::inspect::shard_name(dir);
-    let mut writer = writer_of(dir);
-    let writer_live = writer.is_some();
-    let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
+    let mut writer = None;
+    let shard = ShardInspection::new(Some(shard_name), inputs);
     let mut buf = ReadBuf::new();
     buf.set_len(CHUNK_BYTES);
     let mut batch: Vec<RecordSummary> = Vec::with_capacity(BATCH_RECORDS);
     let gone = std::cell::Cell::new(false);
-    for i in shard.order() {
-        let Some(path) = paths.get(i) else { continue };
-        let segment_id = match parse_file_name(&name_of(path)) {
-            Some((id, FileKind::Segment)) => Some(id),
-            _ => None,
-        };
-        let mut sink = |item: Item<'_>| {
-            if let (Item::Record(r), Some(id)) = (item, segment_id) {
-                if r.status == RecordStatus::Intact && !gone.get() {
-                    batch.push(RecordSummary::of(id, &r));
-                    if batch.len() >= BATCH_RECORDS {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS));
-                        gone.set(tx.send(Msg::Records(full)).is_err());
-                    }
+    let segment_id = std::cell::Cell::new(None);
+    let mut sink = |item: Item<'_>| {
+        if let (Item::Record(r), Some(id)) = (item, segment_id.get()) {
+            if r.status == RecordStatus::Intact && !gone.get() {
+                batch.push(RecordSummary::of(id, &r));
+                if batch.len() >= BATCH_RECORDS {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_RECORDS));
+                    gone.set(tx.send(Msg::Records(full)).is_err());
                 }
             }
-        };
-        let mut scan = shard.begin(i);
+        }
+    };
+    // The writer's pid is kept for the diff's note (inspect only asks whether one lives).
+    let mut probe = || {
+        writer = writer_of(dir);
+        writer.is_some()
+    };
+    let shard = crate::inspect::drive_shard(shard, Some(&mut probe), &mut sink, |i, scan, sink| {
+        let Some(path) = paths.get(i) else { return Ok(()) };
+        segment_id.set(match parse_file_name(&name_of(path)) {
+            Some((id, FileKind::Segment)) => Some(id),
+            _ => None,
+        });
         let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
         loop {
             let n = match file.read(buf.bytes_mut()) {
-                Ok(0) => break,
+                Ok(0) => return Ok(()),
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(io_error(path, &e)),
             };
-            scan.feed(buf.bytes().get(..n).unwrap_or(&[]), &mut sink);
+            scan.feed(buf.bytes().get(..n).unwrap_or(&[]), sink);
             on_bytes(n as u64);
             if gone.get() {
                 return Err(InspectError { path: path.clone(), what: "the diff stopped".into() });
             }
         }
-        // A writer may have started while the newest segment was read (as
-        // inspect does): its tail is then a record in flight, not damage.
-        if !writer_live && scan.is_newest_segment() {
-            writer = writer_of(dir);
-            if writer.is_some() {
-                scan.set_writer_live(true);
-            }
-        }
-        shard.end(i, scan, &mut sink);
-    }
+    })
+    .map_err(|(_, e)| e)?;
     if !batch.is_empty() && tx.send(Msg::Records(batch)).is_err() {
         return Err(InspectError { path: dir.to_path_buf(), what: "the diff stopped".into() });
     }

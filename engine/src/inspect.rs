@@ -915,26 +915,20 @@ fn scan_shard(
     }
     let limits: Vec<u64> = inputs.iter().map(|f| f.size).collect();
     let shard_name = shard_name(dir);
-    let probe = writer == Writer::Probe;
-    let writer_live = probe && writer_of(dir).is_some();
-    let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
-    for (rank, i) in shard.order().into_iter().enumerate() {
-        let Some(path) = paths.get(i) else { continue };
-        let mut scan = shard.begin(i);
+    let shard = ShardInspection::new(Some(shard_name), inputs);
+    let mut probe = || writer_of(dir).is_some();
+    let probe: Option<&mut dyn FnMut() -> bool> = (writer == Writer::Probe).then_some(&mut probe);
+    let shard = drive_shard(shard, probe, &mut (), |i, scan, _| {
+        let Some(path) = paths.get(i) else { return Ok(()) };
         let mut hasher = shas.is_some().then(|| Hasher::new(HashAlgorithm::Blake3));
         let limit = limits.get(i).copied().unwrap_or(0);
         let expect = stamps.and_then(|s| s.get(i)).map(Stamp::identity);
-        stream_file(path, expect, Some(&mut scan), hasher.as_mut(), buf, on_bytes, limit).map_err(|e| (rank, e))?;
+        stream_file(path, expect, Some(scan), hasher.as_mut(), buf, on_bytes, limit)?;
         if let (Some(h), Some(slot)) = (hasher, shas.as_deref_mut().and_then(|s| s.get_mut(i))) {
             *slot = Some(h.finish());
         }
-        // A writer may have started while the newest segment was read: its
-        // tail is then a record in flight, not damage. Probe again.
-        if probe && !writer_live && scan.is_newest_segment() && writer_of(dir).is_some() {
-            scan.set_writer_live(true);
-        }
-        shard.end(i, scan, &mut ());
-    }
+        Ok(())
+    })?;
     let (mut reports, facts) = shard.finish_with_facts(dir.display().to_string());
     for (r, path) in reports.iter_mut().zip(paths) {
         if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -945,6 +939,32 @@ fn scan_shard(
         }
     }
     Ok((reports, facts))
+}
+
+/// The one loop that drives the codec's shard inspection over a folder's
+/// files — `inspect`, `diff` and `recover`'s plan alike: the codec's read
+/// order; each file's bytes fed by `read` (from where, and what else is done
+/// with them, is the caller's); with `probe` (a reader's check of the
+/// writer's lock), a writer live before the scan or found once the newest
+/// segment was read makes its tail a record in flight, not damage. An error
+/// comes with the failing file's rank in the read order.
+pub(crate) fn drive_shard<S: felix_codec::scan::Sink, E>(
+    shard: ShardInspection,
+    mut probe: Option<&mut dyn FnMut() -> bool>,
+    sink: &mut S,
+    mut read: impl FnMut(usize, &mut FileScan, &mut S) -> Result<(), E>,
+) -> Result<ShardInspection, (usize, E)> {
+    let live_before = probe.as_mut().is_some_and(|p| p());
+    let mut shard = shard.with_writer_live(live_before);
+    for (rank, i) in shard.order().into_iter().enumerate() {
+        let mut scan = shard.begin(i);
+        read(i, &mut scan, sink).map_err(|e| (rank, e))?;
+        if !live_before && scan.is_newest_segment() && probe.as_mut().is_some_and(|p| p()) {
+            scan.set_writer_live(true);
+        }
+        shard.end(i, scan, sink);
+    }
+    Ok(shard)
 }
 
 /// The files of a shard directory as `inspect` sees them (see [`resolve`]).

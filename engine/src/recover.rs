@@ -110,24 +110,21 @@ fn inspect_for_plan(dir: &ShardDir, writer: Writer) -> Result<ShardFacts, Engine
         let size = dir.io.len(&path)?;
         files.push((path, name.to_string(), size));
     }
-    let probe = writer == Writer::Probe;
-    let live = probe && dir.writer_live();
     let inputs =
         files.iter().map(|(path, name, size)| InputFile { path: path.display().to_string(), name: name.clone(), size: *size }).collect();
-    let mut shard = ShardInspection::new(Some(inspect::shard_name(&dir.path)), inputs).with_writer_live(live);
-    for i in shard.order() {
-        let Some((path, _, size)) = files.get(i) else { continue };
-        let mut scan = shard.begin(i);
+    let shard = ShardInspection::new(Some(inspect::shard_name(&dir.path)), inputs);
+    let mut probe = || dir.writer_live();
+    let probe: Option<&mut dyn FnMut() -> bool> = (writer == Writer::Probe).then_some(&mut probe);
+    let shard = inspect::drive_shard(shard, probe, &mut (), |i, scan, _| {
+        let Some((path, _, size)) = files.get(i) else { return Ok(()) };
         if scan.needs_bytes() {
             recovery::feed_file(dir, path, *size, |chunk| scan.feed(chunk, &mut ()))?;
         } else {
             scan.skip(*size);
         }
-        if probe && !live && scan.is_newest_segment() && dir.writer_live() {
-            scan.set_writer_live(true);
-        }
-        shard.end(i, scan, &mut ());
-    }
+        Ok::<_, EngineError>(())
+    })
+    .map_err(|(_, e)| e)?;
     Ok(shard.finish_with_facts(dir.path.display().to_string()).1)
 }
 
