@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use felix_engine::broker::{now_micros, AppendOnlyLog, AppendRecord, DiskLog, FsyncMode, LogConfig};
 
+use crate::cli_error::CliError;
 use crate::fail;
 
 /// One bench run: upstream's `BenchArgs`.
@@ -36,15 +37,15 @@ struct Measured {
 
 /// Runs the bench on a multi-threaded runtime with a worker per core (as
 /// upstream's `#[tokio::main]`) and prints its JSON line.
-pub fn run(args: &BenchArgs) -> Result<bool, (u8, String)> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| (2, format!("runtime: {e}")))?;
+pub fn run(args: &BenchArgs) -> Result<bool, CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| CliError::internal("runtime", e))?;
     let line = runtime.block_on(measure(args))?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}").and_then(|()| out.flush()).map_err(|e| (2, format!("<stdout>: {e}")))?;
+    writeln!(out, "{line}").and_then(|()| out.flush()).map_err(|e| CliError::Output { target: "<stdout>", what: e.to_string() })?;
     Ok(false)
 }
 
-async fn measure(args: &BenchArgs) -> Result<String, (u8, String)> {
+async fn measure(args: &BenchArgs) -> Result<String, CliError> {
     let log = Arc::new(DiskLog::open(&args.dir, "bench", args.config.clone()).map_err(|e| fail(&e))?);
     // The first appends pay for segment creation and page-cache faults that
     // steady state does not (upstream's warmup: one publisher).
@@ -66,7 +67,7 @@ async fn measure(args: &BenchArgs) -> Result<String, (u8, String)> {
 
 /// `records` appends of `batch` records across `concurrency` tasks; each
 /// append's latency in microseconds.
-async fn load(log: &Arc<DiskLog>, records: u64, payload_bytes: usize, batch: usize, concurrency: usize) -> Result<Vec<u64>, (u8, String)> {
+async fn load(log: &Arc<DiskLog>, records: u64, payload_bytes: usize, batch: usize, concurrency: usize) -> Result<Vec<u64>, CliError> {
     let tasks: Vec<_> = (0..concurrency as u64)
         .map(|task| (task, share(records, concurrency as u64, task)))
         .filter(|&(_, per_task)| per_task > 0)
@@ -94,7 +95,7 @@ async fn load(log: &Arc<DiskLog>, records: u64, payload_bytes: usize, batch: usi
         .collect();
     let mut all = Vec::new();
     for task in tasks {
-        all.extend(task.await.map_err(|e| (2, format!("bench task: {e}")))?.map_err(|e| fail(&e))?);
+        all.extend(task.await.map_err(|e| CliError::internal("bench task", e))?.map_err(|e| fail(&e))?);
     }
     Ok(all)
 }

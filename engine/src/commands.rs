@@ -15,9 +15,10 @@ use felix_engine::broker::FsyncMode;
 use felix_engine::shard::{Config, Shard};
 use felix_engine::{EngineError, OsIo};
 
+use crate::cli_error::CliError;
 use crate::fail;
 
-type Outcome = Result<bool, (u8, String)>;
+type Outcome = Result<bool, CliError>;
 
 /// A text of several lines for a terminal (a report the codec rendered, its
 /// fields already escaped by [`one_line`], the one escaper): each line
@@ -80,11 +81,11 @@ macro_rules! say {
 }
 
 /// A stdout write failure: a reader that went away ends the program quietly.
-fn out_err(e: &std::io::Error) -> (u8, String) {
+fn out_err(e: &std::io::Error) -> CliError {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         reader_gone();
     }
-    (2, format!("<stdout>: {e}"))
+    CliError::Output { target: "<stdout>", what: e.to_string() }
 }
 
 /// Reads one line (without its `\n`, and a `\r` right before that `\n`)
@@ -147,7 +148,7 @@ const PRODUCE_BATCH_BYTES: usize = 16 << 20;
 /// Reads stdin on its own thread into batches of at most `batch` lines (and
 /// [`PRODUCE_BATCH_BYTES`]), handing each over as soon as it is full or the
 /// input ends; a line over the record limit ends the input with an error.
-fn read_batches(batch: usize, tx: tokio::sync::mpsc::Sender<Result<Vec<felix_engine::broker::AppendRecord>, (u8, String)>>) {
+fn read_batches(batch: usize, tx: tokio::sync::mpsc::Sender<Result<Vec<felix_engine::broker::AppendRecord>, CliError>>) {
     let mut stdin = std::io::stdin().lock();
     let mut records = Vec::with_capacity(batch.min(1024));
     let mut bytes = 0usize;
@@ -163,7 +164,7 @@ fn read_batches(batch: usize, tx: tokio::sync::mpsc::Sender<Result<Vec<felix_eng
                 (false, None)
             }
             Ok(false) => (true, None),
-            Err(e) => (true, Some((2, format!("<stdin>: line {number}: {e}; nothing from it on was written")))),
+            Err(e) => (true, Some(CliError::input("<stdin>", format!("line {number}: {e}; nothing from it on was written")))),
         };
         if !records.is_empty() && (records.len() >= batch || bytes >= PRODUCE_BATCH_BYTES || eof) {
             if tx.blocking_send(Ok(std::mem::take(&mut records))).is_err() {
@@ -189,7 +190,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
     let dir = Shard::dir_of(root, &shard_key);
     // An IO failure (a full disk) stops the shard: say what the operator runs.
     let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e, false);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| (2, format!("runtime: {e}")))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(|e| CliError::internal("runtime", e))?;
     runtime.block_on(async {
         let provider = DiskLogProvider::new(root, config).map_err(|e| fail(&e))?;
         let log = provider.open_shard(key).map_err(stopped)?;
@@ -198,12 +199,12 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
         std::thread::Builder::new()
             .name("felix-stdin".into())
             .spawn(move || read_batches(batch, tx))
-            .map_err(|e| (2, format!("<stdin>: {e}")))?;
+            .map_err(|e| CliError::input("<stdin>", e))?;
         let mut out = std::io::stdout().lock();
         let mut text = String::new();
         let mut in_flight: std::collections::VecDeque<Commit> = std::collections::VecDeque::new();
         let mut input_done = false;
-        let mut ended: Option<(u8, String)> = None;
+        let mut ended: Option<CliError> = None;
         loop {
             tokio::select! {
                 biased;
@@ -215,7 +216,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
                     }
                 }, if !in_flight.is_empty() => {
                     in_flight.pop_front();
-                    let done = done.map_err(|e| (2, format!("commit task: {e}")))?.map_err(stopped)?;
+                    let done = done.map_err(|e| CliError::internal("commit task", e))?.map_err(stopped)?;
                     text.clear();
                     for offset in done.first_offset()..=done.last_offset() {
                         text.push_str(itoa::Buffer::new().format(offset));
@@ -260,13 +261,10 @@ pub fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Outcome {
     while left > 0 {
         let batch = shard.read(at, 1 << 20).map_err(|e| match e {
             // No segment at all: nothing was trimmed from what is stored; nothing is stored.
-            EngineError::Trimmed { oldest, .. } if shard.segments().is_empty() => (
-                1,
-                format!(
-                    "{}: no segment is stored in this shard, so no record can be read (its epochs file says the next offset written will be {oldest})",
-                    dir.display()
-                ),
-            ),
+            EngineError::Trimmed { oldest, .. } if shard.segments().is_empty() => CliError::Refused(format!(
+                "{}: no segment is stored in this shard, so no record can be read (its epochs file says the next offset written will be {oldest})",
+                dir.display()
+            )),
             e => fail(&e),
         })?;
         if batch.is_empty() {
@@ -329,14 +327,14 @@ fn write_text_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std:
 }
 
 /// The shard directories under `root`, found the way `inspect` finds them.
-pub fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, (u8, String)> {
-    let resolution = felix_engine::inspect::resolve(&[root.to_path_buf()]).map_err(|e| (2, e.to_string()))?;
+pub fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let resolution = felix_engine::inspect::resolve(&[root.to_path_buf()])?;
     let mut dirs = Vec::new();
     for t in resolution.targets {
         match t {
             felix_engine::inspect::Target::Shard(dir, _) => dirs.push(dir),
             felix_engine::inspect::Target::File(p) if p == root => {
-                return Err((2, format!("{}: a file, not a shard directory", p.display())))
+                return Err(CliError::input(p.display(), "a file, not a shard directory"))
             }
             // A Felix file loose in a folder of folders: inspect judges it; recover
             // changes nothing there (the resolution's note says so).
@@ -369,7 +367,7 @@ const MAX_PLAN_FILE_BYTES: u64 = 64 << 20;
 
 /// A plan file as `recover --dry-run --json` printed it, read in bounded
 /// memory and checked (version 1, one entry per shard path).
-pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
+pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), CliError> {
     use std::io::Read;
     // Raw: the message is escaped once, where it is printed.
     let path_text = path.display().to_string();
@@ -379,27 +377,27 @@ pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), (u8, String)> {
         use std::os::unix::fs::OpenOptionsExt as _;
         std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
     }
-    .map_err(|e| (2, format!("{path_text}: {e}")))?;
-    if !file.metadata().map_err(|e| (2, format!("{path_text}: {e}")))?.is_file() {
-        return Err((2, format!("{path_text}: not a regular file; give the file recover --dry-run --json printed to")));
+    .map_err(|e| CliError::input(&path_text, e))?;
+    if !file.metadata().map_err(|e| CliError::input(&path_text, e))?.is_file() {
+        return Err(CliError::input(&path_text, "not a regular file; give the file recover --dry-run --json printed to"));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| (2, format!("{path_text}: {e}")))?;
+    file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| CliError::input(&path_text, e))?;
     if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
-        return Err((2, format!("{path_text}: over {MAX_PLAN_FILE_BYTES} bytes; not a plan recover --dry-run --json printed")));
+        return Err(CliError::input(&path_text, format!("over {MAX_PLAN_FILE_BYTES} bytes; not a plan recover --dry-run --json printed")));
     }
     let plan: Plan = serde_json::from_slice(&bytes)
-        .map_err(|e| (2, format!("{path_text}: not a plan (line {}, column {}): {e}", e.line(), e.column())))?;
+        .map_err(|e| CliError::input(&path_text, format!("not a plan (line {}, column {}): {e}", e.line(), e.column())))?;
     if plan.plan_version != felix_codec::recovery::PLAN_VERSION {
-        return Err((
-            2,
-            format!("{path_text}: plan_version {} (this build reads {})", plan.plan_version, felix_codec::recovery::PLAN_VERSION),
+        return Err(CliError::input(
+            &path_text,
+            format!("plan_version {} (this build reads {})", plan.plan_version, felix_codec::recovery::PLAN_VERSION),
         ));
     }
     let mut paths: Vec<&str> = plan.shards.iter().map(|s| s.path.as_str()).collect();
     paths.sort_unstable();
     if let Some(w) = paths.windows(2).find(|w| w[0] == w[1]) {
-        return Err((2, format!("{path_text}: plans shard {} twice", w[0])));
+        return Err(CliError::input(&path_text, format!("plans shard {} twice", w[0])));
     }
     Ok((path.to_path_buf(), plan))
 }
@@ -463,7 +461,7 @@ fn print_plan(dir: &Path, plan: &ShardPlan, executed: bool, dry_run: bool) {
 
 pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     if dirs.is_empty() {
-        return Err((2, "no shard directories found".into()));
+        return Err(CliError::Usage("no shard directories found".into()));
     }
     let options = RepairOptions { repair_checksum_tail: o.repair_checksum_tail };
     // With --plan, the shards planned and the shards found are the same set
@@ -482,10 +480,13 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     if let Some((file, plan)) = &o.reviewed {
         let file = file.display().to_string();
         if let Some(dir) = dirs.iter().find(|d| reviewed_for(d) == Some(None)) {
-            return Err((2, format!("{file} has no plan for {}; make it with recover --dry-run --json on the same path", dir.display())));
+            return Err(CliError::Usage(format!(
+                "{file} has no plan for {}; make it with recover --dry-run --json on the same path",
+                dir.display()
+            )));
         }
         if let Some(extra) = plan.shards.iter().find(|s| !dirs.iter().any(|d| d.display().to_string() == s.path)) {
-            return Err((2, format!("{file} plans {}, which this run does not recover", extra.path)));
+            return Err(CliError::Usage(format!("{file} plans {}, which this run does not recover", extra.path)));
         }
     }
     let mut damage = false;
@@ -502,7 +503,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             // One shard that cannot be recovered now (a live writer holds it, a
             // link where a file belongs, a plan changed since it was reviewed)
             // does not stop the others: said, in the JSON's `skipped` too, and exit 1.
-            Err(e) if dirs.len() > 1 && fail(&e).0 == 1 => {
+            Err(e) if dirs.len() > 1 && fail(&e).exit_code() == 1 => {
                 let reason = e.to_string();
                 eprintln!("felix-storage: {}", one_line(&reason));
                 account.skipped.push(Skipped { path: dir.display().to_string(), reason });
@@ -545,10 +546,10 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     Ok(damage)
 }
 
-fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
+fn print_plan_json(plan: &Plan) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     // Serialized first, so a write failure is the write's own (a reader gone is told apart).
-    let text = serde_json::to_vec_pretty(plan).map_err(|e| (2, format!("plan JSON: {e}")))?;
+    let text = serde_json::to_vec_pretty(plan).map_err(|e| CliError::internal("plan JSON", e))?;
     out.write_all(&text).and_then(|()| writeln!(out)).map_err(|e| out_err(&e))
 }
 
@@ -560,9 +561,9 @@ fn print_plan_json(plan: &Plan) -> Result<(), (u8, String)> {
 /// refusal such as a live writer).
 fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: usize, e: &EngineError, o: &RecoverOptions) -> Outcome {
     let json = o.json;
-    let (code, message) = stopped_by(dir, e, o.repair_checksum_tail);
-    earned(code);
-    let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), message.clone(), plan, done);
+    let failure = stopped_by(dir, e, o.repair_checksum_tail);
+    earned(failure.exit_code());
+    let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), failure.to_string(), plan, done);
     if json {
         account.stopped = Some(stopped);
         print_plan_json(&account)?;
@@ -574,14 +575,14 @@ fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: u
             say!("{}: not done, the run stopped first", action_line(dir, action, true));
         }
     }
-    Err((code, message))
+    Err(failure)
 }
 
 /// An engine error that stopped work on the shard in `dir`, in words an
 /// operator acts on: for an IO failure, what failed (the file, the call) and
 /// what to run once it is dealt with (`--repair-checksum-tail` kept when
 /// this run had it); any other error as [`fail`] says it.
-pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool) -> (u8, String) {
+pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool) -> CliError {
     let cause = match e {
         EngineError::FailStopped { cause } => cause.clone(),
         EngineError::Io { .. } => e.to_string(),
@@ -589,7 +590,7 @@ pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool
     };
     let full_disk = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
     let first = if cause.contains(&full_disk) { "free space on its disk" } else { "deal with the cause" };
-    (2, format!("{cause}; the shard stopped there: {first}, then {}", next_recover(dir, repair_checksum_tail)))
+    CliError::Stopped(format!("{cause}; the shard stopped there: {first}, then {}", next_recover(dir, repair_checksum_tail)))
 }
 
 /// The `recover` an operator runs next on `dir`: a command to paste when
@@ -655,11 +656,14 @@ pub fn demo(dir: &Path) -> Outcome {
     match std::fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() {
-                return Err((1, format!("{}: not empty; the sample root is written only into a new or empty directory", dir.display())));
+                return Err(CliError::Refused(format!(
+                    "{}: not empty; the sample root is written only into a new or empty directory",
+                    dir.display()
+                )));
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err((2, format!("{}: {e}", dir.display()))),
+        Err(e) => return Err(CliError::input(dir.display(), e)),
     }
     let shards = felix_engine::demo::write_demo(dir).map_err(|e| fail(&e))?;
     say!("wrote a sample root at {}:", dir.display());
@@ -672,9 +676,8 @@ pub fn demo(dir: &Path) -> Outcome {
 
 pub fn diff(a: &Path, b: &Path, json: bool) -> Outcome {
     use std::io::IsTerminal;
-    let err = |e: felix_engine::inspect::InspectError| (2, e.to_string());
-    let files_a = felix_engine::diff::replica_files(a).map_err(err)?;
-    let files_b = felix_engine::diff::replica_files(b).map_err(err)?;
+    let files_a = felix_engine::diff::replica_files(a)?;
+    let files_b = felix_engine::diff::replica_files(b)?;
     let total = felix_engine::diff::total_bytes(&[&files_a, &files_b]);
     let bar = (!json && std::io::stderr().is_terminal() && total >= crate::progress::MIN_BYTES).then(|| crate::progress::bar(total));
     let on_bytes = |n: u64| {
@@ -682,12 +685,12 @@ pub fn diff(a: &Path, b: &Path, json: bool) -> Outcome {
             bar.inc(n);
         }
     };
-    let diff = felix_engine::diff::diff((a, &files_a), (b, &files_b), &on_bytes).map_err(err)?;
+    let diff = felix_engine::diff::diff((a, &files_a), (b, &files_b), &on_bytes)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let text = if json {
-        let mut text = serde_json::to_string_pretty(&diff).map_err(|e| (2, format!("diff: {e}")))?;
+        let mut text = serde_json::to_string_pretty(&diff).map_err(|e| CliError::internal("diff JSON", e))?;
         text.push('\n');
         text
     } else {
@@ -724,14 +727,14 @@ pub fn man(command: clap::Command, page: Option<&str>) -> Outcome {
         Some(name) => {
             let Some(sub) = command.get_subcommands().find(|s| s.get_name() == name) else {
                 let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
-                return Err((2, format!("man {name}: no such subcommand; one of {}", names.join(", "))));
+                return Err(CliError::Usage(format!("man {name}: no such subcommand; one of {}", names.join(", "))));
             };
             let full = format!("felix-storage-{name}");
             sub.clone().display_name(full.clone()).bin_name(format!("felix-storage {name}")).version(env!("CARGO_PKG_VERSION"))
         }
     };
     let mut out = Vec::new();
-    clap_mangen::Man::new(command).render(&mut out).map_err(|e| (2, format!("man page: {e}")))?;
+    clap_mangen::Man::new(command).render(&mut out).map_err(|e| CliError::Output { target: "man page", what: e.to_string() })?;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(&out).and_then(|()| stdout.flush()).map_err(|e| out_err(&e))?;
     Ok(false)

@@ -11,7 +11,10 @@ use felix_codec::shard_name::ShardKey;
 use felix_engine::inspect::{self, NoProgress, Progress};
 use felix_engine::EngineError;
 
+use crate::cli_error::CliError;
+
 mod bench;
+mod cli_error;
 mod commands;
 mod progress;
 
@@ -222,7 +225,7 @@ struct BenchFlags {
 }
 
 impl BenchFlags {
-    fn into_args(self) -> Result<bench::BenchArgs, (u8, String)> {
+    fn into_args(self) -> Result<bench::BenchArgs, CliError> {
         use felix_engine::broker::{FsyncMode, LogConfig};
         let fsync_mode = match self.fsync.as_str() {
             "none" => FsyncMode::None,
@@ -243,12 +246,9 @@ impl BenchFlags {
         // that cannot be held in memory instead of aborting mid-run.
         let in_flight = u64::from(self.payload_bytes).max(1) * u64::from(self.batch) * u64::from(self.concurrency);
         if in_flight > MAX_BENCH_IN_FLIGHT_BYTES {
-            return Err((
-                2,
-                format!(
-                    "--payload-bytes × --batch × --concurrency is {in_flight} bytes in flight; at most {MAX_BENCH_IN_FLIGHT_BYTES} (1 GiB)"
-                ),
-            ));
+            return Err(CliError::Usage(format!(
+                "--payload-bytes × --batch × --concurrency is {in_flight} bytes in flight; at most {MAX_BENCH_IN_FLIGHT_BYTES} (1 GiB)"
+            )));
         }
         Ok(bench::BenchArgs {
             dir: self.dir,
@@ -296,15 +296,14 @@ impl Progress for Bar {
     }
 }
 
-fn run_inspect(json: bool, sha256: bool, jobs: Option<u16>, paths: &[PathBuf]) -> Result<bool, (u8, String)> {
-    let err = |e: inspect::InspectError| (2, e.to_string());
-    let resolution = inspect::resolve(paths).map_err(err)?;
+fn run_inspect(json: bool, sha256: bool, jobs: Option<u16>, paths: &[PathBuf]) -> Result<bool, CliError> {
+    let resolution = inspect::resolve(paths)?;
     // The text report shows no hash: only the JSON one pays for it.
     let options = inspect::Options { hash: json, sha256, jobs: jobs.map_or_else(inspect::default_jobs, usize::from) };
     let report = if !json && std::io::stderr().is_terminal() {
-        inspect::inspect_with(&resolution, &options, &mut Bar { bar: None }).map_err(err)?
+        inspect::inspect_with(&resolution, &options, &mut Bar { bar: None })?
     } else {
-        inspect::inspect_with(&resolution, &options, &mut NoProgress).map_err(err)?
+        inspect::inspect_with(&resolution, &options, &mut NoProgress)?
     };
     let mut out = std::io::stdout().lock();
     let written = if json {
@@ -314,30 +313,30 @@ fn run_inspect(json: bool, sha256: bool, jobs: Option<u16>, paths: &[PathBuf]) -
     };
     if let Err(e) = written.and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err((2, format!("<stdout>: {e}")));
+            return Err(CliError::Output { target: "<stdout>", what: e.to_string() });
         }
     }
     Ok(report.has_damage() || resolution.refuses_a_shard())
 }
 
 /// `TENANT/NAMESPACE/STREAM/N`.
-fn parse_shard(text: &str) -> Result<(String, String, String, u32), (u8, String)> {
+fn parse_shard(text: &str) -> Result<(String, String, String, u32), CliError> {
     let parts: Vec<&str> = text.split('/').collect();
     match parts.as_slice() {
         [t, n, s, i] if !t.is_empty() && !n.is_empty() && !s.is_empty() => {
             let i = i.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
                 std::num::IntErrorKind::PosOverflow => {
-                    (2, format!("--shard \"{text}\": the shard number {i} is out of range: the maximum is {}", u32::MAX))
+                    CliError::Usage(format!("--shard \"{text}\": the shard number {i} is out of range: the maximum is {}", u32::MAX))
                 }
                 // A negative whole number: out of range too, below the minimum.
                 _ if i.strip_prefix('-').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) => {
-                    (2, format!("--shard \"{text}\": the shard number {i} is out of range: the minimum is 0"))
+                    CliError::Usage(format!("--shard \"{text}\": the shard number {i} is out of range: the minimum is 0"))
                 }
-                _ => (2, format!("--shard \"{text}\": the shard number \"{i}\" is not a whole number")),
+                _ => CliError::Usage(format!("--shard \"{text}\": the shard number \"{i}\" is not a whole number")),
             })?;
             Ok(((*t).into(), (*n).into(), (*s).into(), i))
         }
-        _ => Err((2, format!("--shard \"{text}\": expected TENANT/NAMESPACE/STREAM/N"))),
+        _ => Err(CliError::Usage(format!("--shard \"{text}\": expected TENANT/NAMESPACE/STREAM/N"))),
     }
 }
 
@@ -355,34 +354,15 @@ fn parse_fsync(text: &str) -> Result<felix_engine::broker::FsyncMode, String> {
 }
 
 /// The directory of `--shard` under `root`.
-fn shard_dir(root: &Path, shard: &str) -> Result<PathBuf, (u8, String)> {
+fn shard_dir(root: &Path, shard: &str) -> Result<PathBuf, CliError> {
     let (t, n, s, i) = parse_shard(shard)?;
     Ok(felix_engine::Shard::dir_of(root, &ShardKey { tenant: &t, namespace: &n, stream: &s, shard: i }))
 }
 
-/// Exit code for an engine error: 1 for damage or refusal, 2 for IO and usage.
-pub(crate) fn fail(e: &EngineError) -> (u8, String) {
-    let code = match e {
-        EngineError::Corrupt { .. }
-        | EngineError::TruncatedAway { .. }
-        | EngineError::Trimmed { .. }
-        | EngineError::Generation { .. }
-        | EngineError::Locked { .. }
-        | EngineError::NoShard { .. }
-        | EngineError::NotRegular { .. }
-        | EngineError::OffsetsExhausted { .. }
-        | EngineError::SegmentIdsExhausted { .. }
-        | EngineError::PlanChanged { .. } => 1,
-        // A stopped shard stopped on an IO failure: an IO error, like the first one.
-        EngineError::Io { .. }
-        | EngineError::FailStopped { .. }
-        | EngineError::TooLarge { .. }
-        | EngineError::ReadOnly
-        | EngineError::InvalidRange
-        | EngineError::InvalidConfig(_)
-        | EngineError::Closed { .. } => 2,
-    };
-    (code, e.to_string())
+/// An engine error as the CLI's (its exit code: 1 for damage or refusal, 2
+/// for IO and usage).
+pub(crate) fn fail(e: &EngineError) -> CliError {
+    CliError::Engine(e.clone())
 }
 
 /// clap's error for a terminal. clap quotes the arguments it complains
@@ -451,9 +431,9 @@ fn main() -> ExitCode {
     match result {
         Ok(false) => ExitCode::SUCCESS,
         Ok(true) => ExitCode::from(1),
-        Err((code, message)) => {
-            eprintln!("felix-storage: {}", felix_codec::report::one_line(&message));
-            ExitCode::from(code)
+        Err(e) => {
+            eprintln!("felix-storage: {}", felix_codec::report::one_line(&e.to_string()));
+            ExitCode::from(e.exit_code())
         }
     }
 }
