@@ -459,36 +459,44 @@ fn print_plan(dir: &Path, plan: &ShardPlan, executed: bool, dry_run: bool) {
     }
 }
 
+/// The plan `--plan` reviewed for `dir`: `None` without `--plan`;
+/// `Some(None)` when it has none. A directory the reviewed run left alone
+/// was reviewed as doing nothing: if it now needs work, its plan changed.
+fn reviewed_for(o: &RecoverOptions, dir: &Path) -> Option<Option<ShardPlan>> {
+    o.reviewed.as_ref().map(|(_, plan)| {
+        let path = dir.display().to_string();
+        let left_alone = plan.skipped.iter().any(|s| s.path == path);
+        plan.shards
+            .iter()
+            .find(|s| s.path == path)
+            .cloned()
+            .or_else(|| left_alone.then(|| ShardPlan { path, actions: Vec::new(), remaining_findings: Vec::new(), remaining_omitted: 0 }))
+    })
+}
+
+/// With `--plan`, the shards planned and the shards found are the same set
+/// (checked before anything is changed).
+fn check_reviewed(dirs: &[PathBuf], o: &RecoverOptions) -> Result<(), CliError> {
+    let Some((file, plan)) = &o.reviewed else { return Ok(()) };
+    let file = file.display().to_string();
+    if let Some(dir) = dirs.iter().find(|d| reviewed_for(o, d) == Some(None)) {
+        return Err(CliError::Usage(format!(
+            "{file} has no plan for {}; make it with recover --dry-run --json on the same path",
+            dir.display()
+        )));
+    }
+    if let Some(extra) = plan.shards.iter().find(|s| !dirs.iter().any(|d| d.display().to_string() == s.path)) {
+        return Err(CliError::Usage(format!("{file} plans {}, which this run does not recover", extra.path)));
+    }
+    Ok(())
+}
+
 pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     if dirs.is_empty() {
         return Err(CliError::Usage("no shard directories found".into()));
     }
     let options = RepairOptions { repair_checksum_tail: o.repair_checksum_tail };
-    // With --plan, the shards planned and the shards found are the same set
-    // (checked before anything is changed).
-    // A directory the reviewed run left alone was reviewed as doing nothing:
-    // if it now needs work, its plan changed.
-    let reviewed_for = |dir: &Path| {
-        o.reviewed.as_ref().map(|(_, plan)| {
-            let path = dir.display().to_string();
-            let left_alone = plan.skipped.iter().any(|s| s.path == path);
-            plan.shards.iter().find(|s| s.path == path).cloned().or_else(|| {
-                left_alone.then(|| ShardPlan { path, actions: Vec::new(), remaining_findings: Vec::new(), remaining_omitted: 0 })
-            })
-        })
-    };
-    if let Some((file, plan)) = &o.reviewed {
-        let file = file.display().to_string();
-        if let Some(dir) = dirs.iter().find(|d| reviewed_for(d) == Some(None)) {
-            return Err(CliError::Usage(format!(
-                "{file} has no plan for {}; make it with recover --dry-run --json on the same path",
-                dir.display()
-            )));
-        }
-        if let Some(extra) = plan.shards.iter().find(|s| !dirs.iter().any(|d| d.display().to_string() == s.path)) {
-            return Err(CliError::Usage(format!("{file} plans {}, which this run does not recover", extra.path)));
-        }
-    }
+    check_reviewed(dirs, o)?;
     let mut damage = false;
     let mut account = Plan::new(Vec::new());
     for dir in dirs {
@@ -496,7 +504,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             felix_engine::recover::plan(Arc::new(OsIo::new()), dir, options)
         } else {
             let spacing = felix_codec::index::DEFAULT_INDEX_SPACING_BYTES;
-            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(dir).flatten().as_ref())
+            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(o, dir).flatten().as_ref())
         };
         let outcome = match ran {
             Ok(outcome) => outcome,

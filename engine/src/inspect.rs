@@ -170,6 +170,35 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
     Ok(out)
 }
 
+/// A shard directory's files as one target (with a note when no segment
+/// names it a shard).
+fn add_shard(dir: &Path, files: Vec<PathBuf>, names: &[String], out: &mut Resolution) {
+    if !has_segment(names) {
+        out.notes.push(format!(
+            "{}: no segment (NNNNNNNNNNNNNNNNNNNN.log) names this shard: the Felix files it holds are judged as a shard's all the same",
+            dir.display()
+        ));
+    }
+    out.targets.push(Target::Shard(dir.to_path_buf(), files));
+}
+
+/// The files of a folder that is not a shard: a Felix file loose in a
+/// folder of folders (a root of shards) is judged on its own, as when it is
+/// given alone; other files are strays.
+fn add_loose(files: Vec<PathBuf>, out: &mut Resolution) {
+    for file in files {
+        if classify(&name_of(&file)) == EntryName::Foreign {
+            out.targets.push(Target::Stray(file));
+        } else {
+            out.notes.push(format!(
+                "{}: a Felix file loose in a folder that holds folders and is not named as a shard directory: inspect judges it on its own; recover leaves it alone",
+                file.display()
+            ));
+            out.targets.push(Target::File(file));
+        }
+    }
+}
+
 fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), InspectError> {
     let entries = sorted_entries(dir)?;
     // Regular files and links (a link is shown, and read through, never followed by the engine).
@@ -192,30 +221,11 @@ fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), Ins
     );
     let shard = is_shard_dir(dir, &felix_names, has_subdirs);
     if shard {
-        if !has_segment(&names) {
-            out.notes.push(format!(
-                "{}: no segment (NNNNNNNNNNNNNNNNNNNN.log) names this shard: the Felix files it holds are judged as a shard's all the same",
-                dir.display()
-            ));
-        }
-        out.targets.push(Target::Shard(dir.to_path_buf(), files));
-        refuse_irregular(&entries, true, out);
+        add_shard(dir, files, &names, out);
     } else {
-        // A Felix file loose in a folder of folders (a root of shards) is
-        // judged on its own, as when it is given alone; other files are strays.
-        for file in files {
-            if classify(&name_of(&file)) == EntryName::Foreign {
-                out.targets.push(Target::Stray(file));
-            } else {
-                out.notes.push(format!(
-                    "{}: a Felix file loose in a folder that holds folders and is not named as a shard directory: inspect judges it on its own; recover leaves it alone",
-                    file.display()
-                ));
-                out.targets.push(Target::File(file));
-            }
-        }
-        refuse_irregular(&entries, false, out);
+        add_loose(files, out);
     }
+    refuse_irregular(&entries, shard, out);
     let is_dir = |e: &&fs::DirEntry| e.file_type().is_ok_and(|t| t.is_dir());
     // Directories (a shard directory may hold shards below it too; hiding them
     // would hide data), never one a Felix name claims (refused above).
@@ -554,7 +564,17 @@ impl Job {
 /// A file that cannot be opened or read.
 pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut dyn Progress) -> Result<Report, InspectError> {
     let targets = &resolution.targets;
-    // Sizes (and identities) first, in order: a missing file fails here as it always did.
+    let stamps = take_stamps(targets)?;
+    let sizes: Vec<Vec<u64>> = stamps.iter().map(|t| t.iter().map(|s| s.size).collect()).collect();
+    let jobs = plan_jobs(targets, &sizes, options);
+    let total: u64 = sizes.iter().flatten().sum::<u64>() * (1 + u64::from(options.hash) + u64::from(options.sha256));
+    let outputs = run_jobs(targets, &stamps, &jobs, options.jobs, total, progress)?;
+    assemble(resolution, &jobs, outputs, &stamps)
+}
+
+/// Each target's files' sizes and identities, first and in order: a
+/// missing file fails here as it always did.
+fn take_stamps(targets: &[Target]) -> Result<Vec<Vec<Stamp>>, InspectError> {
     let mut stamps: Vec<Vec<Stamp>> = Vec::with_capacity(targets.len());
     for t in targets {
         stamps.push(match t {
@@ -563,17 +583,20 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
             Target::Stray(_) | Target::Refused(..) => Vec::new(),
         });
     }
-    let sizes: Vec<Vec<u64>> = stamps.iter().map(|t| t.iter().map(|s| s.size).collect()).collect();
+    Ok(stamps)
+}
+
+/// The jobs: each target's scan, each file's hash (a large file's BLAKE3 in
+/// one job per subtree), each with its cost in scan-bytes, longest first
+/// (stable: ties keep target order).
+fn plan_jobs(targets: &[Target], sizes: &[Vec<u64>], options: &Options) -> Vec<(u64, Job)> {
     let mut jobs: Vec<(u64, Job)> = Vec::new();
     for (target, t) in targets.iter().enumerate() {
         let files = sizes.get(target).map_or(&[][..], Vec::as_slice);
-        match t {
-            Target::File(_) | Target::Shard(..) => jobs.push((files.iter().sum(), Job::Scan { target })),
-            Target::Stray(_) | Target::Refused(..) => {}
-        }
         if matches!(t, Target::Stray(_) | Target::Refused(..)) {
             continue;
         }
+        jobs.push((files.iter().sum(), Job::Scan { target }));
         // In memory, BLAKE3 runs about 3x slower than the scan, SHA-256 about 7x: weigh them so.
         for (algorithm, wanted, weight) in [(HashAlgorithm::Blake3, options.hash, 3), (HashAlgorithm::Sha256, options.sha256, 7)] {
             if !wanted {
@@ -591,9 +614,21 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
             }
         }
     }
-    // Longest first (stable: ties keep target order).
     jobs.sort_by_key(|&(cost, _)| std::cmp::Reverse(cost));
-    let total: u64 = sizes.iter().flatten().sum::<u64>() * (1 + u64::from(options.hash) + u64::from(options.sha256));
+    jobs
+}
+
+/// Runs the jobs on `workers` threads, each with one buffer, telling
+/// `progress` of every byte; each job's output in its slot, or the error a
+/// run in target order would have met first.
+fn run_jobs(
+    targets: &[Target],
+    stamps: &[Vec<Stamp>],
+    jobs: &[(u64, Job)],
+    workers: usize,
+    total: u64,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Option<Output>>, InspectError> {
     let mut outputs: Vec<Option<Output>> = (0..jobs.len()).map(|_| None).collect();
     let mut failure: Option<((usize, usize), InspectError)> = None;
     let next = AtomicUsize::new(0);
@@ -602,9 +637,9 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
     let failed_target = AtomicUsize::new(usize::MAX);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<Msg>();
-        for _ in 0..options.jobs.clamp(1, jobs.len().max(1)) {
+        for _ in 0..workers.clamp(1, jobs.len().max(1)) {
             let tx = tx.clone();
-            let (jobs, next, failed_target, stamps) = (&jobs, &next, &failed_target, &stamps);
+            let (next, failed_target) = (&next, &failed_target);
             scope.spawn(move || {
                 let mut buf = ReadBuf::new();
                 loop {
@@ -647,10 +682,10 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
         }
     });
     progress.finish();
-    if let Some((_, e)) = failure {
-        return Err(e);
+    match failure {
+        Some((_, e)) => Err(e),
+        None => Ok(outputs),
     }
-    assemble(resolution, &jobs, outputs, &stamps)
 }
 
 /// Runs one job; an error comes with the rank, in the target's read order,
@@ -723,40 +758,7 @@ fn assemble(
     outputs: Vec<Option<Output>>,
     stamps: &[Vec<Stamp>],
 ) -> Result<Report, InspectError> {
-    let mut scans: Vec<Option<Output>> = (0..resolution.targets.len()).map(|_| None).collect();
-    let mut hashes: Vec<Vec<Hashes>> = stamps.iter().map(|s| vec![Hashes::default(); s.len()]).collect();
-    let mut parts: BTreeMap<(usize, usize), BTreeMap<u64, blake3::hazmat::ChainingValue>> = BTreeMap::new();
-    let mut split: BTreeSet<(usize, usize)> = BTreeSet::new();
-    for ((_, job), out) in jobs.iter().zip(outputs) {
-        match (job, out) {
-            (Job::HashPart { target, file, offset, .. }, out) => {
-                split.insert((*target, *file));
-                if let Some(Output::Part(Some(cv))) = out {
-                    parts.entry((*target, *file)).or_default().insert(*offset, cv);
-                }
-            }
-            (Job::Hash { target, file, .. }, Some(Output::Hash(h))) => {
-                if let Some(slot) = hashes.get_mut(*target).and_then(|t| t.get_mut(*file)) {
-                    slot.put(h);
-                }
-            }
-            (Job::Scan { target }, out @ Some(_)) => {
-                if let Some(slot) = scans.get_mut(*target) {
-                    *slot = out;
-                }
-            }
-            _ => {}
-        }
-    }
-    // Each split file's root from its subtrees; a file that shrank since its
-    // size was taken lacks a part: it has no hash, and its report says it changed.
-    for (target, file) in split {
-        let size = stamps.get(target).and_then(|s| s.get(file)).map_or(0, |s| s.size);
-        let root = parts.get(&(target, file)).and_then(|cvs| subtree::root(size, subtree::PIECE_BYTES, cvs));
-        if let Some(slot) = hashes.get_mut(target).and_then(|t| t.get_mut(file)) {
-            slot.put(root.map(|root| FileHash::new(HashAlgorithm::Blake3, root.as_bytes())));
-        }
-    }
+    let (scans, mut hashes) = sort_outputs(resolution.targets.len(), jobs, outputs, stamps);
     let mut files = Vec::new();
     let mut notes = resolution.notes.clone();
     for (i, (target, scan)) in resolution.targets.iter().zip(scans).enumerate() {
@@ -799,6 +801,51 @@ fn assemble(
     let mut report = Report::new(files);
     report.notes = notes;
     Ok(report)
+}
+
+/// The jobs' outputs put back per target: each target's scan, and each of
+/// its files' hashes (a split file's root from its subtrees; a file that
+/// shrank since its size was taken lacks a part: it has no hash, and its
+/// report says it changed).
+fn sort_outputs(
+    targets: usize,
+    jobs: &[(u64, Job)],
+    outputs: Vec<Option<Output>>,
+    stamps: &[Vec<Stamp>],
+) -> (Vec<Option<Output>>, Vec<Vec<Hashes>>) {
+    let mut scans: Vec<Option<Output>> = (0..targets).map(|_| None).collect();
+    let mut hashes: Vec<Vec<Hashes>> = stamps.iter().map(|s| vec![Hashes::default(); s.len()]).collect();
+    let mut parts: BTreeMap<(usize, usize), BTreeMap<u64, blake3::hazmat::ChainingValue>> = BTreeMap::new();
+    let mut split: BTreeSet<(usize, usize)> = BTreeSet::new();
+    for ((_, job), out) in jobs.iter().zip(outputs) {
+        match (job, out) {
+            (Job::HashPart { target, file, offset, .. }, out) => {
+                split.insert((*target, *file));
+                if let Some(Output::Part(Some(cv))) = out {
+                    parts.entry((*target, *file)).or_default().insert(*offset, cv);
+                }
+            }
+            (Job::Hash { target, file, .. }, Some(Output::Hash(h))) => {
+                if let Some(slot) = hashes.get_mut(*target).and_then(|t| t.get_mut(*file)) {
+                    slot.put(h);
+                }
+            }
+            (Job::Scan { target }, out @ Some(_)) => {
+                if let Some(slot) = scans.get_mut(*target) {
+                    *slot = out;
+                }
+            }
+            _ => {}
+        }
+    }
+    for (target, file) in split {
+        let size = stamps.get(target).and_then(|s| s.get(file)).map_or(0, |s| s.size);
+        let root = parts.get(&(target, file)).and_then(|cvs| subtree::root(size, subtree::PIECE_BYTES, cvs));
+        if let Some(slot) = hashes.get_mut(target).and_then(|t| t.get_mut(file)) {
+            slot.put(root.map(|root| FileHash::new(HashAlgorithm::Blake3, root.as_bytes())));
+        }
+    }
+    (scans, hashes)
 }
 
 /// The files a target reads (a lone file, or a shard's), in report order.
