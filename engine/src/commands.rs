@@ -661,9 +661,9 @@ pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
 }
 
 pub fn demo(dir: &Path) -> Outcome {
-    match std::fs::read_dir(dir) {
-        Ok(mut entries) => {
-            if entries.next().is_some() {
+    match felix_engine::Io::list(&OsIo::new(), dir) {
+        Ok(entries) => {
+            if !entries.is_empty() {
                 return Err(CliError::Refused(format!(
                     "{}: not empty; the sample root is written only into a new or empty directory",
                     dir.display()

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use felix_codec::shard_name::ShardKey;
 
 use crate::error::EngineError;
-use crate::io::OsIo;
+use crate::io::{Io, OsIo};
 use crate::shard::{Config, Shard};
 
 fn io_err(path: &Path, op: &'static str, e: &std::io::Error) -> EngineError {
@@ -37,11 +37,14 @@ fn fill(root: &Path, stream: &str, records: u64, generations: &[(u64, u64)]) -> 
     Ok(shard.dir().to_path_buf())
 }
 
-fn segment_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>, EngineError> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+/// The files of `dir` with extension `ext`, sorted (the shard's own names
+/// sort by id).
+fn segment_files(io: &OsIo, dir: &Path, ext: &str) -> Result<Vec<PathBuf>, EngineError> {
+    let mut v: Vec<PathBuf> = io
+        .list(dir)
         .map_err(|e| io_err(dir, "list", &e))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
+        .into_iter()
+        .map(|e| dir.join(e.name))
         .filter(|p| p.extension().and_then(|x| x.to_str()) == Some(ext))
         .collect();
     v.sort();
@@ -52,18 +55,21 @@ fn segment_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>, EngineError> {
 /// few KiB; a file over this was not written by the sample, and is not read.
 const DAMAGED_FILE_MAX_BYTES: u64 = 1 << 20;
 
-fn damage(path: &Path, f: impl FnOnce(&mut Vec<u8>)) -> Result<(), EngineError> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(DAMAGED_FILE_MAX_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| io_err(path, "read", &e))?;
-    if bytes.len() as u64 > DAMAGED_FILE_MAX_BYTES {
+/// Rewrites the sample's own file `path` as `f` changes its bytes, through
+/// the engine's `Io` (in place, then synced).
+fn damage(io: &OsIo, path: &Path, f: impl FnOnce(&mut Vec<u8>)) -> Result<(), EngineError> {
+    let len = io.len(path).map_err(|e| io_err(path, "read", &e))?;
+    if len > DAMAGED_FILE_MAX_BYTES {
         let e = std::io::Error::other(format!("over {DAMAGED_FILE_MAX_BYTES} bytes: not a file the sample wrote"));
         return Err(io_err(path, "read", &e));
     }
+    let mut bytes = vec![0u8; usize::try_from(len).unwrap_or(0)];
+    crate::io::read_exact_at(io, path, 0, &mut bytes).map_err(|e| io_err(path, "read", &e))?;
     f(&mut bytes);
-    std::fs::write(path, bytes).map_err(|e| io_err(path, "write", &e))
+    io.write_at(path, 0, &bytes)
+        .and_then(|()| io.set_len(path, bytes.len() as u64))
+        .and_then(|()| io.sync_data(path))
+        .map_err(|e| io_err(path, "write", &e))
 }
 
 /// Writes the sample root under `root`; returns the shard directories.
@@ -75,13 +81,14 @@ pub fn write_demo(root: &Path) -> Result<Vec<PathBuf>, EngineError> {
     let payments = fill(root, "payments", 60, &[(1, 0)])?;
     let audit = fill(root, "audit", 120, &[])?;
     let clicks = fill(root, "clicks", 90, &[])?;
+    let io = OsIo::new();
     // A torn tail: the last record of the newest segment lost its final 9 bytes.
-    if let Some(newest) = segment_files(&payments, "log")?.last() {
-        damage(newest, |b| b.truncate(b.len().saturating_sub(9)))?;
+    if let Some(newest) = segment_files(&io, &payments, "log")?.last() {
+        damage(&io, newest, |b| b.truncate(b.len().saturating_sub(9)))?;
     }
     // Rot: one payload byte in the middle of the oldest segment.
-    if let Some(oldest) = segment_files(&audit, "log")?.first() {
-        damage(oldest, |b| {
+    if let Some(oldest) = segment_files(&io, &audit, "log")?.first() {
+        damage(&io, oldest, |b| {
             let at = b.len() / 2;
             if let Some(x) = b.get_mut(at) {
                 *x ^= 0x20;
@@ -89,8 +96,8 @@ pub fn write_demo(root: &Path) -> Result<Vec<PathBuf>, EngineError> {
         })?;
     }
     // A stale index: the last entry of the oldest index points 5 bytes too far.
-    if let Some(index) = segment_files(&clicks, "index")?.first() {
-        damage(index, |b| {
+    if let Some(index) = segment_files(&io, &clicks, "index")?.first() {
+        damage(&io, index, |b| {
             if let Some(x) = b.last_mut() {
                 *x = x.wrapping_add(5);
             }
