@@ -1065,7 +1065,7 @@ test('issue 18, the verdict first: one sentence per shard, the CLI\'s own, above
 // Issue 18, "Every screen and every hand".
 
 // Every state a person meets, each on a page of `viewport`: the landing page; the sample open with its
-// most severe problem selected; Enter on a problem (the hex view focused, the record table scrolled);
+// most severe problem selected, and its recovery plan opened as JSON; Enter on a problem (the hex view focused, the record table scrolled);
 // an index file and the epochs file shown; two replicas compared with their divergence shown; a shared
 // report, unchecked and then checked against its files; an error banner. `visit(state, page)` runs in each.
 async function everyState(viewport, visit) {
@@ -1078,6 +1078,11 @@ async function everyState(viewport, visit) {
   await p.locator('#records .rec.selected').waitFor({ timeout: 15000 });
   assert.equal(await p.locator('#problems .problem.current .sev').textContent(), 'error');
   await visit('the sample open, its most severe problem selected', p);
+  const plan = p.locator('section.recovery details').first();
+  await plan.locator('summary').click();
+  await plan.locator('pre.plan-json').waitFor();
+  await visit('the recovery plan opened as JSON', p);
+  await plan.locator('summary').click();
   await p.locator('#problems').focus();
   await p.keyboard.press('ArrowDown');
   await p.keyboard.press('Enter');
@@ -1151,7 +1156,7 @@ test('issue 18, every state: axe finds no violation, wide and at 390 px', async 
     if (state.startsWith('the sample open')) await p.screenshot({ path: join(ARTIFACTS, 'inspector-sample-1400x900.png'), fullPage: true });
     await check(state, p);
   });
-  assert.equal(seen.length, 9);
+  assert.equal(seen.length, 10);
   await everyState({ width: 390, height: 844 }, async (state, p) => check(`${state}, at 390 px`, p));
 });
 
