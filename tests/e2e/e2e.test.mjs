@@ -1215,4 +1215,13 @@ test('issue 18, every hand: the overview of a 300-file folder is one Tab stop; a
   await p.keyboard.press('Tab');
   await p.keyboard.press('Shift+Tab');
   assert.deepEqual(await where(), { row: 288, stops: 1 });
+  // Other files: the Tab stop is on the file selected for them.
+  await p.click('#sample');
+  await p.waitForFunction(() => document.querySelectorAll('#overview tbody tr').length === 7);
+  await p.locator('#overview tbody tr[aria-current="true"]').waitFor();
+  const stop = () => p.evaluate(() => [...document.querySelectorAll('#overview tbody tr')].filter((r) => r.tabIndex === 0).map((r) => r.sectionRowIndex));
+  const selected = await p.locator('#overview tbody tr[aria-current="true"]').evaluate((r) => r.sectionRowIndex);
+  await p.waitForFunction((want) => [...document.querySelectorAll('#overview tbody tr')].filter((r) => r.tabIndex === 0).map((r) => r.sectionRowIndex).join() === String(want), selected)
+    .catch(() => {});
+  assert.deepEqual(await stop(), [selected]);
 });
