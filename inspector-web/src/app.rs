@@ -269,7 +269,7 @@ pub fn app() -> Html {
                     if state.scanning { <button id="cancel" onclick={on_cancel}>{ "Cancel" }</button> }
                 </div>
                 <OpenReport on_text={on_paste} />
-                <p class="hint">{ "Keys: n / p next and previous problem, Enter on a problem jumps to its bytes, arrows move in the problems, the bytes and the file map." }</p>
+                <p class="hint">{ "Keys: n / p next and previous problem, Enter on a problem jumps to its bytes, Tab reaches each table once and the arrows move inside it (the overview, the problems, the records, the bytes, the file map)." }</p>
             </header>
             <main>
             <Verdicts verdicts={Rc::clone(&state.verdicts)} />

@@ -73,8 +73,8 @@ function shard(name) {
   return join(sample, 'root', out.find((d) => d.startsWith(name)));
 }
 
-async function page() {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1300, height: 1400 } });
+async function page(viewport = { width: 1300, height: 1400 }) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport });
   const p = await context.newPage();
   p.requests = [];
   p.on('request', (r) => p.requests.push(r.url()));
@@ -1060,4 +1060,169 @@ test('issue 18, the verdict first: one sentence per shard, the CLI\'s own, above
   const worst = await p.locator('#problems .gridbody [role=row] .sev').allTextContents();
   assert.ok(worst.includes('error'));
   assert.equal(await p.locator('#problems .problem.current .sev').textContent(), 'error', 'the most severe problem is selected on open');
+});
+
+// Issue 18, "Every screen and every hand".
+
+// Every state a person meets, each on a page of `viewport`: the landing page; the sample open with its
+// most severe problem selected, and its recovery plan opened as JSON; Enter on a problem (the hex view focused, the record table scrolled);
+// an index file and the epochs file shown; two replicas compared with their divergence shown; a shared
+// report, unchecked and then checked against its files; an error banner. `visit(state, page)` runs in each.
+async function everyState(viewport, visit) {
+  const p = await page(viewport);
+  await p.goto(base);
+  await p.locator('#sample').waitFor({ timeout: 15000 });
+  await visit('the landing page', p);
+  await p.click('#sample');
+  await p.locator('#hex span.dmg').first().waitFor({ timeout: 15000 });
+  await p.locator('#records .rec.selected').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#problems .problem.current .sev').textContent(), 'error');
+  await visit('the sample open, its most severe problem selected', p);
+  const plan = p.locator('section.recovery details').first();
+  await plan.locator('summary').click();
+  await plan.locator('pre.plan-json').waitFor();
+  await visit('the recovery plan opened as JSON', p);
+  await plan.locator('summary').click();
+  await p.locator('#problems').focus();
+  await p.keyboard.press('ArrowDown');
+  await p.keyboard.press('Enter');
+  await p.waitForFunction(() => document.activeElement?.id === 'hex');
+  await p.waitForFunction(() => document.querySelector('#records .rec.selected span')?.textContent === '104');
+  await p.waitForFunction(() => document.querySelector('#records').closest('[role=grid]').scrollTop > 0);
+  await visit('Enter on a problem: the hex view focused, the record table scrolled', p);
+  await p.locator('#overview tbody tr', { hasText: '00000000000000000000.index' }).click();
+  await p.locator('#index-entries tr.bad').waitFor({ timeout: 15000 });
+  await visit('an index file', p);
+  await p.locator('#overview tbody tr', { hasText: '/epochs' }).click();
+  await p.locator('#epochs-timeline .epoch').first().waitFor({ timeout: 15000 });
+  await visit('the epochs file', p);
+  const [a, b] = await replicas();
+  await dropOn(p, '#replica-a', await folder(a));
+  await dropOn(p, '#replica-b', await folder(b));
+  await p.locator('.record-card .record-hex').first().waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#first-divergent').textContent(), 'First divergent offset: 50');
+  await visit('two replicas compared, their divergence shown', p);
+  const dir = shard('acme_default_payments_0');
+  const q = await page(viewport);
+  await q.goto(link({ report: JSON.parse(cliReport([dir])) }));
+  await q.locator('#shared-banner').waitFor({ timeout: 15000 });
+  await visit('a shared report, not checked', q);
+  await drop(q, await folder(dir));
+  await q.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+  await visit('a shared report checked against its files', q);
+  const r = await page(viewport);
+  await r.goto(`${base}#s=AAAA`);
+  await r.locator('#error').waitFor({ timeout: 15000 });
+  await visit('an error banner', r);
+}
+
+test('issue 18, every screen: from 320 px up no state of the page scrolls sideways; wide tables and grids scroll in their own named box', async () => {
+  for (const width of [320, 390]) {
+    await everyState({ width, height: 844 }, async (state, p) => {
+      const { scroll, inner } = await p.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: innerWidth }));
+      assert.ok(scroll <= inner, `${state} at ${width} px: the page is ${scroll} px wide`);
+      if (!state.startsWith('the sample open')) return;
+      // The overview scrolls inside its own box, a region named by its heading.
+      const box = await p.locator('#overview').evaluate((t) => {
+        const b = t.closest('.tablebox');
+        return { role: b.getAttribute('role'), name: document.getElementById(b.getAttribute('aria-labelledby'))?.textContent, wider: b.scrollWidth > b.clientWidth };
+      });
+      assert.deepEqual(box, { role: 'region', name: 'Overview', wider: true }, `at ${width} px`);
+      // The problems and the records: each grid scrolls sideways in itself, and it is focusable.
+      for (const grid of ['#problems', '[aria-labelledby="records-heading"]']) {
+        const g = await p.locator(grid).evaluate((g) => ({ wider: g.scrollWidth > g.clientWidth, tabindex: g.getAttribute('tabindex') }));
+        assert.deepEqual(g, { wider: true, tabindex: '0' }, `${grid} at ${width} px`);
+      }
+      const next = await p.locator('#next-problem').boundingBox();
+      assert.ok(next.x + next.width <= width, `"next" is on screen at ${width} px`);
+      // The replica drop zones keep their words on a line.
+      const name = await p.locator('#replica-a .replica-name').boundingBox();
+      assert.ok(name.height < 45, `the replica drop zone's words, ${name.height} px high at ${width} px`);
+      if (width === 390) {
+        await p.setViewportSize({ width: 390, height: 844 });
+        await p.screenshot({ path: join(ARTIFACTS, 'inspector-sample-390x844.png'), fullPage: true });
+      }
+    });
+  }
+});
+
+test('issue 18, every state: axe finds no violation, wide and at 390 px', async () => {
+  const seen = [];
+  const check = async (state, p) => {
+    seen.push(state);
+    assert.deepEqual(await axeViolations(p), [], state);
+  };
+  await everyState({ width: 1400, height: 900 }, async (state, p) => {
+    if (state.startsWith('the sample open')) await p.screenshot({ path: join(ARTIFACTS, 'inspector-sample-1400x900.png'), fullPage: true });
+    await check(state, p);
+  });
+  assert.equal(seen.length, 10);
+  await everyState({ width: 390, height: 844 }, async (state, p) => check(`${state}, at 390 px`, p));
+});
+
+// `n` segments in one folder, each a copy of `from`, dropped at once.
+async function dropCopies(p, folderName, from, n) {
+  const bytes = [...await readFile(from)];
+  await p.locator('#dropzone').waitFor({ state: 'attached', timeout: 15000 });
+  await p.evaluate(({ bytes, folderName, n }) => {
+    const dt = new DataTransfer();
+    const one = new Uint8Array(bytes);
+    const made = Array.from({ length: n }, (_, i) => new File([one], `${String(i * 1000).padStart(20, '0')}.log`));
+    made.forEach((f) => dt.items.add(f));
+    const items = made.map((f) => ({ webkitGetAsEntry: () => ({ isDirectory: false, fullPath: `/${folderName}/${f.name}`, file: (ok) => ok(f) }) }));
+    const ev = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt });
+    Object.defineProperty(ev.dataTransfer, 'items', { value: Object.assign(items, { length: items.length }) });
+    document.querySelector('#dropzone').dispatchEvent(ev);
+  }, { bytes, folderName, n });
+}
+
+test('issue 18, every hand: the overview of a 300-file folder is one Tab stop; arrows, Page Up/Down, Home and End move in it, Enter selects', async (t) => {
+  const p = await page();
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.locator('#problems').waitFor({ timeout: 30000 });
+  await p.evaluate(() => document.activeElement?.blur());
+  const where = () => p.evaluate(() => {
+    const el = document.activeElement;
+    const row = el?.closest('#overview tbody tr');
+    return { row: row ? row.sectionRowIndex : null, stops: document.querySelectorAll('#overview tbody tr[tabindex="0"]').length };
+  });
+  // Tab into the overview, then once more: out of it.
+  let presses = 0;
+  while ((await where()).row === null && presses < 40) {
+    await p.keyboard.press('Tab');
+    presses++;
+  }
+  const entered = await where();
+  assert.notEqual(entered.row, null, `Tab reaches the overview (${presses} presses)`);
+  assert.equal(entered.stops, 1, 'one row holds the Tab stop');
+  await p.keyboard.press('Tab');
+  assert.equal((await where()).row, null, 'one more Tab leaves the overview');
+  assert.ok(presses + 1 <= 12, `${presses + 1} presses to get past 300 files`);
+  t.diagnostic(`Tab presses from the top of the page to past the overview of 300 files: ${presses + 1}`);
+  // Back in, the keys move the focus row by row, by page, to either end.
+  await p.keyboard.press('Shift+Tab');
+  assert.equal((await where()).row, entered.row, 'Shift+Tab comes back to the same row');
+  for (const [key, row] of [['Home', 0], ['ArrowDown', 1], ['PageDown', 11], ['End', 299], ['PageUp', 289], ['ArrowUp', 288], ['ArrowLeft', 288]]) {
+    await p.keyboard.press(key);
+    assert.deepEqual(await where(), { row, stops: 1 }, key);
+  }
+  // Enter selects the file the focus is on.
+  await p.keyboard.press('Enter');
+  await p.waitForFunction(() => document.querySelector('#overview tbody tr[aria-current="true"]')?.sectionRowIndex === 288);
+  assert.match(await p.locator('.detail h2').textContent(), /^many\/00000000000000288000\.log — segment$/);
+  // The Tab stop stays where the keyboard left it.
+  await p.keyboard.press('Tab');
+  await p.keyboard.press('Shift+Tab');
+  assert.deepEqual(await where(), { row: 288, stops: 1 });
+  // Other files: the Tab stop is on the file selected for them.
+  await p.click('#sample');
+  await p.waitForFunction(() => document.querySelectorAll('#overview tbody tr').length === 7);
+  await p.locator('#overview tbody tr[aria-current="true"]').waitFor();
+  const stop = () => p.evaluate(() => [...document.querySelectorAll('#overview tbody tr')].filter((r) => r.tabIndex === 0).map((r) => r.sectionRowIndex));
+  const selected = await p.locator('#overview tbody tr[aria-current="true"]').evaluate((r) => r.sectionRowIndex);
+  await p.waitForFunction((want) => [...document.querySelectorAll('#overview tbody tr')].filter((r) => r.tabIndex === 0).map((r) => r.sectionRowIndex).join() === String(want), selected)
+    .catch(() => {});
+  assert.deepEqual(await stop(), [selected]);
 });

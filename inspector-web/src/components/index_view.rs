@@ -25,6 +25,16 @@ pub struct Props {
     pub scanned: Option<Rc<Scanned>>,
 }
 
+/// The entries' table in its own scroll box: one Tab stop (the box), the
+/// arrow keys scroll it, a narrow screen scrolls it sideways, not the page.
+fn entries_box(head: Html, rows: Html) -> Html {
+    html! {
+        <div class="tablebox" role="region" tabindex="0" aria-labelledby="index-heading">
+            <table id="index-entries">{ head }<tbody>{ rows }</tbody></table>
+        </div>
+    }
+}
+
 /// The index view (index files only).
 #[function_component(IndexView)]
 pub fn index_view(props: &Props) -> Html {
@@ -44,8 +54,8 @@ pub fn index_view(props: &Props) -> Html {
         });
         return html! {
             <div class="index">
-                <h3>{ format!("Index entries ({}; the report names those with findings — drop the file to see every entry)", r.index_entries.unwrap_or(0)) }</h3>
-                <table id="index-entries">{ head }<tbody>{ for rows }</tbody></table>
+                <h3 id="index-heading">{ format!("Index entries ({}; the report names those with findings — drop the file to see every entry)", r.index_entries.unwrap_or(0)) }</h3>
+                { entries_box(head, html! { for rows }) }
             </div>
         };
     };
@@ -65,13 +75,13 @@ pub fn index_view(props: &Props) -> Html {
     let n = s.detail.index_entries.len();
     html! {
         <div class="index">
-            <h3>{ match s.report.index_entries {
+            <h3 id="index-heading">{ match s.report.index_entries {
                 // The drop's row budget cut the list (see `logic::scan::Budget`).
                 Some(total) if (n as u64) < total => format!("Index entries ({total}; {} shown: the page keeps at most {MAX_INDEX_ROWS} per drop)", n.min(SHOWN)),
                 _ if n > SHOWN => format!("Index entries ({n}, first {SHOWN} shown)"),
                 _ => format!("Index entries ({n})"),
             } }</h3>
-            <table id="index-entries">{ head }<tbody>{ for rows }</tbody></table>
+            { entries_box(head, html! { for rows }) }
         </div>
     }
 }

@@ -5,9 +5,11 @@ use std::rc::Rc;
 
 use felix_codec::file_name::FileKind;
 use felix_codec::report::FileReport;
+use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
 use super::text_field::TextField;
+use crate::logic::keys::{move_in_list, row_nav, tab_stop};
 use crate::logic::shared::short;
 use crate::logic::verify::{self, Check};
 use crate::state::{Row, RowId};
@@ -66,18 +68,44 @@ fn notes(f: &FileReport) -> Html {
     html! { <ul class="notes">{ for f.notes.iter().map(|n| html! { <li class="note">{ "note: " }<TextField text={n.clone()} /></li> }) }</ul> }
 }
 
-/// The overview table.
+/// Rows a Page Up or Page Down moves over.
+const PAGE_ROWS: usize = 10;
+
+/// Moves the keyboard focus to row `i` of the table body.
+fn focus_row(body: &NodeRef, i: usize) {
+    let row = body.cast::<Element>().and_then(|b| b.query_selector(&format!(":scope > tr:nth-child({})", i + 1)).ok().flatten());
+    if let Some(row) = row.and_then(|r| wasm_bindgen::JsCast::dyn_into::<HtmlElement>(r).ok()) {
+        let _ = row.focus();
+    }
+}
+
+/// The overview table: one Tab stop (a roving tabindex: the row the keyboard
+/// last moved to, else the selected file), arrows, Page Up/Down, Home and End
+/// move between rows, Enter or Space selects one.
 #[function_component(Overview)]
 pub fn overview(props: &Props) -> Html {
-    let rows = props.rows.iter().map(|r| {
+    let cursor = use_state_eq(|| None::<usize>);
+    let body = use_node_ref();
+    let n = props.rows.len();
+    let selected_at = props.selected.and_then(|s| props.rows.iter().position(|r| r.id == s));
+    let stop = tab_stop(*cursor, selected_at, n);
+    let rows = props.rows.iter().enumerate().map(|(i, r)| {
         let id = r.id;
         let on_click = props.on_select.reform(move |_: MouseEvent| id);
+        let on_focus = {
+            let cursor = cursor.clone();
+            Callback::from(move |_: FocusEvent| cursor.set(Some(i)))
+        };
         let on_key = {
-            let cb = props.on_select.clone();
+            let (cb, cursor, body) = (props.on_select.clone(), cursor.clone(), body.clone());
             Callback::from(move |e: KeyboardEvent| {
                 if e.key() == "Enter" || e.key() == " " {
                     e.prevent_default();
                     cb.emit(id);
+                } else if let Some(to) = row_nav(&e.key()).and_then(|nav| move_in_list(Some(i), nav, n, PAGE_ROWS)) {
+                    e.prevent_default();
+                    cursor.set(Some(to));
+                    focus_row(&body, to);
                 }
             })
         };
@@ -91,7 +119,8 @@ pub fn overview(props: &Props) -> Html {
             _ => format!("{} records", f.records),
         };
         html! {
-            <tr class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} tabindex="0" aria-current={selected.then_some("true")}>
+            <tr class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
+                tabindex={if stop == Some(i) { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
                 <td class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
                 <td class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
                 <td>{ f.kind.as_str() }</td>
@@ -108,17 +137,20 @@ pub fn overview(props: &Props) -> Html {
     });
     html! {
         <section class="overview">
-            <h2>{ "Overview" }</h2>
+            <h2 id="overview-heading">{ "Overview" }</h2>
+            // Scrolls sideways inside its own box on a narrow screen; its one Tab stop is a row.
+            <div class="tablebox" role="region" aria-labelledby="overview-heading">
             <table id="overview">
-                <caption class="sr-only">{ "files, one per row; Enter selects a file" }</caption>
+                <caption class="sr-only">{ "files, one per row; arrow keys move between them, Enter selects a file" }</caption>
                 <thead><tr>
                     <th scope="col">{"shard"}</th><th scope="col">{"file"}</th><th scope="col">{"kind"}</th><th scope="col">{"size"}</th>
                     <th scope="col">{"base"}</th><th scope="col">{"first"}</th><th scope="col">{"last"}</th><th scope="col">{"contents"}</th>
                     <th scope="col">{"status"}</th><th scope="col">{"hash"}</th>
                     if props.shared { <th scope="col">{"check"}</th> }
                 </tr></thead>
-                <tbody>{ for rows }</tbody>
+                <tbody ref={body.clone()}>{ for rows }</tbody>
             </table>
+            </div>
         </section>
     }
 }

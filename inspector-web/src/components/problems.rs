@@ -9,7 +9,7 @@ use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
 
 use super::text_field::{shown, TextField};
-use crate::logic::keys::{keep_in_view, move_in_list, nav};
+use crate::logic::keys::{keep_in_view, move_in_list, row_nav};
 use crate::logic::problems::{self, Filter, Severity};
 use crate::state::{ProblemId, Row};
 
@@ -140,7 +140,7 @@ pub fn problems_panel(props: &Props) -> Html {
             if e.key() == "Enter" {
                 e.prevent_default();
                 on_jump.emit(());
-            } else if let Some(n) = nav(&e.key()) {
+            } else if let Some(n) = row_nav(&e.key()) {
                 e.prevent_default();
                 if let Some(p) = move_in_list(at, n, list.len(), VISIBLE_ROWS).and_then(|i| list.get(i)) {
                     on_problem.emit(*p);
@@ -205,14 +205,17 @@ pub fn problems_panel(props: &Props) -> Html {
             if list.is_empty() && more == 0 {
                 <p class="none" id="no-problems">{ no_problems(&props.rows) }</p>
             } else if !list.is_empty() {
+                // The grid is its own scroll box, both ways (its header row stays on top):
+                // the one Tab stop, and the region the keyboard scrolls.
                 <div id="problems" class="grid" role="grid" tabindex="0" aria-labelledby="problems-heading" aria-rowcount={(n + 1).to_string()} aria-colcount="7"
-                    aria-activedescendant={at.filter(|i| *i >= top && *i <= top + VISIBLE_ROWS).map(|i| format!("problem-{i}"))} onkeydown={on_key}>
+                    aria-activedescendant={at.filter(|i| *i >= top && *i <= top + VISIBLE_ROWS).map(|i| format!("problem-{i}"))} onkeydown={on_key}
+                    ref={body} onscroll={on_scroll} style={format!("height:{}px", (n.clamp(1, VISIBLE_ROWS) + 1) * ROW_PX + 2)}>
                     <div role="row" class="problem head" aria-rowindex="1">
                         <div role="columnheader">{"severity"}</div><div role="columnheader">{"kind"}</div><div role="columnheader">{"file"}</div>
                         <div role="columnheader">{"byte"}</div><div role="columnheader">{"offset"}</div><div role="columnheader">{"repair"}</div>
                         <div role="columnheader">{"meaning"}</div>
                     </div>
-                    <div class="gridbody" role="rowgroup" ref={body} onscroll={on_scroll} style={format!("height:{}px", n.clamp(1, VISIBLE_ROWS) * ROW_PX + 2)}>
+                    <div class="gridbody" role="rowgroup">
                         <div class="spacer" style={format!("height:{}px", n * ROW_PX)}>
                             <div class="rows" style={format!("top:{}px", top * ROW_PX)}>{ for rows }</div>
                         </div>

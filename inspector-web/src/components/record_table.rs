@@ -7,7 +7,7 @@ use felix_codec::time::format_micros;
 use web_sys::Element;
 use yew::prelude::*;
 
-use crate::logic::keys::{move_in_list, nav};
+use crate::logic::keys::{move_in_list, row_nav};
 use crate::logic::scan::{Scanned, MAX_RECORD_ROWS};
 use crate::logic::scroll::Virtual;
 
@@ -76,7 +76,7 @@ pub fn record_table(props: &Props) -> Html {
     let on_key = {
         let (scanned, cb) = (Rc::clone(&props.scanned), props.on_range.clone());
         Callback::from(move |e: KeyboardEvent| {
-            let Some(n) = nav(&e.key()) else { return };
+            let Some(n) = row_nav(&e.key()) else { return };
             e.prevent_default();
             let recs = &scanned.detail.records;
             if let Some(r) = move_in_list(at, n, recs.len(), ROWS as usize).and_then(|i| recs.get(i)) {
@@ -106,13 +106,16 @@ pub fn record_table(props: &Props) -> Html {
     html! {
         <div class="records">
             <h3 id="records-heading">{ heading(&props.scanned) }</h3>
+            // The grid is its own scroll box, both ways (its header row stays on top):
+            // the one Tab stop, and the region the keyboard scrolls.
             <div role="grid" aria-labelledby="records-heading" aria-rowcount={(records.len() + 1).to_string()} aria-colcount="5" tabindex="0"
-                aria-activedescendant={active} onkeydown={on_key} class="recgrid">
+                aria-activedescendant={active} onkeydown={on_key} class="recgrid"
+                ref={container} onscroll={on_scroll} style={format!("height:{}px", ((records.len() as u64).clamp(1, ROWS) + 1) * ROW_PX + 2)}>
                 <div class="rec head" role="row" aria-rowindex="1">
                     <span role="columnheader">{"offset"}</span><span role="columnheader">{"timestamp"}</span><span role="columnheader">{"length"}</span>
                     <span role="columnheader">{"byte"}</span><span role="columnheader">{"status"}</span>
                 </div>
-                <div id="records" class="reclist" role="rowgroup" ref={container} onscroll={on_scroll} style={format!("height:{}px", (records.len() as u64).clamp(1, ROWS) * ROW_PX + 2)}>
+                <div id="records" class="reclist" role="rowgroup">
                     <div class="spacer" style={format!("height:{}px", v.spacer_px())}>
                         <div class="rows" style={format!("top:{}px", v.px_of(*first))}>{ for rows }</div>
                     </div>

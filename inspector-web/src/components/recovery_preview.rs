@@ -195,7 +195,10 @@ pub fn recovery_preview(props: &Props) -> Html {
                             <p class="remains">{ format!("{} findings would remain", p.plan.remaining_findings.len()) }</p>
                         }
                         { on_the_broker(shard, &p.plan) }
-                        <details><summary>{ "the plan as JSON (recover --dry-run --json)" }</summary><pre class="plan-json">{ json }</pre></details>
+                        <details><summary>{ "the plan as JSON (recover --dry-run --json)" }</summary>
+                            // A scroll box of its own: focusable, so the keyboard scrolls it too.
+                            <pre class="plan-json" role="region" tabindex="0" aria-label={format!("the recovery plan of {} as JSON", shown(&shard.name))}>{ json }</pre>
+                        </details>
                     </section>
                 }
             }

@@ -38,6 +38,23 @@ pub fn nav(key: &str) -> Option<Nav> {
     })
 }
 
+/// The navigation a key is inside a grid of rows (the overview, the
+/// problems, the records): up and down, by page, to either end. ← and → are
+/// left to the browser, which scrolls a grid wider than its box sideways.
+#[must_use]
+pub fn row_nav(key: &str) -> Option<Nav> {
+    nav(key).filter(|n| !matches!(n, Nav::Left | Nav::Right))
+}
+
+/// The row of a list of `len` rows that holds the list's one Tab stop (a
+/// roving tabindex): the row the keyboard last moved to, else the selected
+/// row, else the first; `None` for an empty list.
+#[must_use]
+pub fn tab_stop(cursor: Option<usize>, selected: Option<usize>, len: usize) -> Option<usize> {
+    let last = len.checked_sub(1)?;
+    Some(cursor.or(selected).unwrap_or(0).min(last))
+}
+
 /// A page-wide shortcut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shortcut {
@@ -122,5 +139,38 @@ mod tests {
         assert_eq!(move_in_list(Some(2), Nav::PageUp, 3, 10), Some(0));
         assert_eq!(move_in_list(Some(0), Nav::End, 3, 10), Some(2));
         assert_eq!(move_in_list(None, Nav::Down, 0, 10), None);
+    }
+
+    #[test]
+    fn a_grid_of_rows_moves_up_and_down_and_leaves_sideways_to_the_browser() {
+        for (key, want) in [
+            ("ArrowUp", Some(Nav::Up)),
+            ("ArrowDown", Some(Nav::Down)),
+            ("PageUp", Some(Nav::PageUp)),
+            ("PageDown", Some(Nav::PageDown)),
+            ("Home", Some(Nav::Home)),
+            ("End", Some(Nav::End)),
+            ("ArrowLeft", None),
+            ("ArrowRight", None),
+            ("Enter", None),
+            ("Tab", None),
+        ] {
+            assert_eq!(row_nav(key), want, "{key}");
+        }
+    }
+
+    #[test]
+    fn one_row_holds_the_tab_stop() {
+        assert_eq!(tab_stop(None, None, 0), None, "an empty list has no stop");
+        assert_eq!(tab_stop(Some(3), Some(1), 0), None);
+        assert_eq!(tab_stop(None, None, 300), Some(0), "the first row, at first");
+        assert_eq!(tab_stop(None, Some(7), 300), Some(7), "the selected row");
+        assert_eq!(tab_stop(Some(42), Some(7), 300), Some(42), "where the keyboard last was");
+        assert_eq!(tab_stop(Some(299), None, 5), Some(4), "a shorter list keeps its last row");
+        // 300 files: from the stop, PageDown, End and Home reach every part in a few keys.
+        let stop = tab_stop(None, None, 300);
+        assert_eq!(move_in_list(stop, Nav::PageDown, 300, 10), Some(10));
+        assert_eq!(move_in_list(stop, Nav::End, 300, 10), Some(299));
+        assert_eq!(move_in_list(Some(299), Nav::Home, 300, 10), Some(0));
     }
 }
