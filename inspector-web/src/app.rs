@@ -18,6 +18,7 @@ use crate::components::{
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
 use crate::logic::message::quote;
+use crate::logic::opened::{self, Opened};
 use crate::logic::protocol::ToPage;
 use crate::logic::shared::{self, SharedReport, Source};
 use crate::logic::{filemap, hex, permalink, sample, verify};
@@ -41,6 +42,10 @@ struct Loader {
     dispatch: Callback<Action>,
     /// The shared report open names files by SHA-256 only (made before the `hash` field).
     sha256: Rc<Cell<bool>>,
+    /// Diffs opened from a paste or a JSON file so far.
+    diffs_opened: Rc<Cell<u32>>,
+    /// Shows an opened diff.
+    on_diff: Callback<(u32, Rc<felix_codec::diff::Diff>)>,
 }
 
 impl Loader {
@@ -48,6 +53,22 @@ impl Loader {
     fn open(&self, report: SharedReport) {
         self.sha256.set(verify::needs_sha256(&report.report.files));
         self.dispatch.emit(Action::Open(report));
+    }
+
+    /// Shows a diff opened from a paste or a JSON file in the replica compare.
+    fn show_diff(&self, diff: felix_codec::diff::Diff) {
+        let n = self.diffs_opened.get().wrapping_add(1);
+        self.diffs_opened.set(n);
+        self.on_diff.emit((n, Rc::new(diff)));
+    }
+
+    /// Opens what was pasted: a report, a diff, or a permalink (the whole URL).
+    fn open_pasted(&self, text: &str) {
+        match opened::open(text.as_bytes(), Source::Pasted) {
+            Ok(Opened::Report(report)) => self.open(report),
+            Ok(Opened::Diff(diff)) => self.show_diff(diff),
+            Err(e) => self.dispatch.emit(Action::Error(e.to_string())),
+        }
     }
 
     /// Closes the shared report.
@@ -99,12 +120,16 @@ impl Loader {
             return self.dispatch.emit(Action::Error(msg));
         }
         match web::read_slice(&file, 0, size).await {
-            Ok(bytes) => match shared::from_json(&bytes, Source::JsonFile(path)) {
-                Ok(report) => {
+            Ok(bytes) => match opened::open(&bytes, Source::JsonFile(path)) {
+                Ok(Opened::Report(report)) => {
                     self.open(report);
                     self.load(rest);
                 }
-                Err(e) => self.dispatch.emit(Action::Error(e)),
+                Ok(Opened::Diff(diff)) => {
+                    self.show_diff(diff);
+                    self.load(rest);
+                }
+                Err(e) => self.dispatch.emit(Action::Error(e.to_string())),
             },
             Err(e) => self.dispatch.emit(Action::Error(format!("{}: reading the report: {e}", quote(&path)))),
         }
@@ -125,14 +150,17 @@ pub fn app() -> Html {
         (*use_memo((), move |()| Callback::from(move |a: Action| d.dispatch(a)))).clone()
     };
     let runner: Rc<RefCell<Runner>> = (*use_memo((), |()| Rc::new(RefCell::new(Runner::default())))).clone();
+    let opened_diff = use_state(|| None::<(u32, Rc<felix_codec::diff::Diff>)>);
     let loader = {
-        let (runner, dispatch) = (Rc::clone(&runner), dispatch.clone());
+        let (runner, dispatch, opened_diff) = (Rc::clone(&runner), dispatch.clone(), opened_diff.setter());
         (*use_memo((), move |()| Loader {
             next_id: Rc::new(RefCell::new(0)),
             blobs: Rc::new(RefCell::new(Vec::new())),
             runner,
             dispatch,
             sha256: Rc::new(Cell::new(false)),
+            diffs_opened: Rc::new(Cell::new(0)),
+            on_diff: Callback::from(move |d| opened_diff.set(Some(d))),
         }))
         .clone()
     };
@@ -145,7 +173,7 @@ pub fn app() -> Html {
                 if permalink::is_link(&hash) {
                     match permalink::decode(&hash) {
                         Ok(report) => loader.open(report),
-                        Err(e) => dispatch.emit(Action::Error(e)),
+                        Err(e) => dispatch.emit(Action::Error(e.to_string())),
                     }
                 }
             };
@@ -185,11 +213,8 @@ pub fn app() -> Html {
         })
     };
     let on_paste = {
-        let (dispatch, loader) = (dispatch.clone(), loader.clone());
-        Callback::from(move |text: String| match shared::from_json(text.as_bytes(), Source::Pasted) {
-            Ok(report) => loader.open(report),
-            Err(e) => dispatch.emit(Action::Error(e)),
-        })
+        let loader = loader.clone();
+        Callback::from(move |text: String| loader.open_pasted(&text))
     };
     let on_cancel = {
         let (runner, dispatch) = (Rc::clone(&runner), dispatch.clone());
@@ -300,7 +325,7 @@ pub fn app() -> Html {
             }
             if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
             { detail_section(&state, detail, blob, &dispatch, shown) }
-            <ReplicaDiff />
+            <ReplicaDiff opened={(*opened_diff).clone()} />
             </main>
         </div>
     }

@@ -14,6 +14,8 @@ pub mod keys;
 pub mod link;
 pub mod markdown;
 pub mod message;
+pub mod open_error;
+pub mod opened;
 pub mod permalink;
 pub mod problems;
 pub mod protocol;

@@ -15,6 +15,7 @@ use felix_codec::report::Report;
 use serde::{Deserialize, Serialize};
 
 use super::link::{self, Caps};
+use super::open_error::{parse, Document, OpenError, Origin};
 use super::shared::{self, Limits, Provenance, SharedReport, Source};
 
 /// The fragment prefix of a link made by this build.
@@ -68,25 +69,27 @@ pub fn encode(report: &Report, provenance: &Provenance) -> Result<String, String
 /// The shared report in a fragment, checked.
 ///
 /// # Errors
-/// A sentence naming what is wrong with the link: its length, the character
-/// that is not base64url, the compressed data, the JSON (line and column) or
-/// the report's field.
-pub fn decode(fragment: &str) -> Result<SharedReport, String> {
+/// What is wrong with the link, in words ([`OpenError`]): its length, the
+/// character that is not base64url, compressed data cut short or damaged,
+/// the JSON, a field by its path (`report.files[3].size`), or the report's
+/// field refused.
+pub fn decode(fragment: &str) -> Result<SharedReport, OpenError> {
     let old = match (fragment.starts_with(PREFIX), fragment.starts_with(OLD_PREFIX)) {
         (true, _) => false,
         (false, true) => true,
-        (false, false) => return Err("the link carries no report (#s=…)".into()),
+        (false, false) => return Err(OpenError::NoDocument { prefix: PREFIX, document: Document::Report }),
     };
-    let json = link::unpack(fragment, PREFIX.len(), CAPS, "the link's report")?;
+    let from = Origin::Link;
+    let json = link::unpack(fragment, PREFIX.len(), CAPS, &from)?;
     let (report, provenance) = if old {
-        let r: Report = serde_json::from_slice(&json).map_err(|e| format!("the link's report is not a version-1 report: {e}"))?;
-        (r, Provenance::default())
+        (parse::<Report>(&json, &from, Document::Report)?, Provenance::default())
     } else {
-        let e: Envelope = serde_json::from_slice(&json).map_err(|e| format!("the link's report is not a version-1 report: {e}"))?;
+        let e: Envelope = parse(&json, &from, Document::Report)?;
         (e.report, e.provenance)
     };
-    shared::validate(&report, LINK_LIMITS).map_err(|e| format!("the link: {e}"))?;
-    shared::validate_provenance(&provenance).map_err(|e| format!("the link: {e}"))?;
+    let refused = |e: shared::Refused| OpenError::Refused { from: from.clone(), reason: e.to_string() };
+    shared::validate(&report, LINK_LIMITS).map_err(refused)?;
+    shared::validate_provenance(&provenance).map_err(refused)?;
     Ok(SharedReport { report, source: Source::Link, provenance })
 }
 
@@ -130,13 +133,32 @@ mod tests {
     }
 
     #[test]
-    fn broken_links_say_why() {
-        assert_eq!(decode("#x").unwrap_err(), "the link carries no report (#s=…)");
-        assert_eq!(decode("#s=ab%cd").unwrap_err(), "character 5 of the link's report (\u{2068}%\u{2069}) is not base64url");
-        assert_eq!(decode("#s=abcé").unwrap_err(), "character 6 of the link's report (\u{2068}é\u{2069}) is not base64url");
-        assert_eq!(decode("#s=AAAA").unwrap_err(), "the link's report is damaged (deflate: FailedCannotMakeProgress)");
-        assert!(decode(&format!("#s={}", "A".repeat(MAX_FRAGMENT_CHARS))).unwrap_err().contains("a link may carry at most 262144"));
-        assert!(decode(&raw_link(b"{\"report\":5}")).unwrap_err().starts_with("the link's report is not a version-1 report: invalid type"));
+    fn broken_links_say_why_in_words() {
+        let said = |fragment: &str| decode(fragment).unwrap_err().to_string();
+        assert_eq!(said("#x"), "the link carries no report (#s=…)");
+        assert_eq!(said("#s=ab%cd"), "character 5 of this link's report (\u{2068}%\u{2069}) is not base64url");
+        assert_eq!(said("#s=abcé"), "character 6 of this link's report (\u{2068}é\u{2069}) is not base64url");
+        // The three: an empty `#s=`, a link cut short, JSON of another shape.
+        assert_eq!(said("#s="), "this link's report is empty: nothing follows the link's prefix (was the whole link copied?)");
+        assert_eq!(said("#s=AAAA"), "this link's report is cut short: its compressed data ends too early (was the whole link copied?)");
+        let whole = encode(&sample_report(), &Provenance::default()).unwrap();
+        assert_eq!(decode(&whole[..whole.len() / 2]).unwrap_err(), OpenError::CutShort { from: Origin::Link });
+        assert_eq!(said(&raw_link(b"[1]")), "this link's report is not a report: it holds a list where a report's JSON object should be");
+        assert_eq!(
+            said(&raw_link(b"{\"report\":5}")),
+            "this link's report is not a report: field `report` should be a JSON object, not the number 5"
+        );
+        let mut v = serde_json::json!({ "report": sample_report() });
+        v["report"]["files"][3]["size"] = serde_json::json!("big");
+        assert_eq!(
+            said(&raw_link(v.to_string().as_bytes())),
+            "this link's report is not a report: field `report.files[3].size` should be a whole number from 0 to 18446744073709551615, not text"
+        );
+        assert_eq!(
+            said(&raw_link(b"{\"report\":{")),
+            "this link's report is cut short: its JSON ends at line 1, column 11, before it is complete"
+        );
+        assert!(said(&format!("#s={}", "A".repeat(MAX_FRAGMENT_CHARS))).contains("a link may carry at most 262144"));
     }
 
     #[test]
@@ -145,8 +167,8 @@ mod tests {
         report.files[0].sha256 = Some("€".repeat(22));
         let json = serde_json::to_vec(&Envelope { provenance: Provenance::default(), report }).unwrap();
         assert_eq!(
-            decode(&raw_link(&json)).unwrap_err(),
-            "the link: the report is refused: files[0].sha256 is not 64 lower-case hex digits (it holds 22 characters)"
+            decode(&raw_link(&json)).unwrap_err().to_string(),
+            "this link's report: the report is refused: files[0].sha256 is not 64 lower-case hex digits (it holds 22 characters)"
         );
     }
 
@@ -159,14 +181,14 @@ mod tests {
         let json = serde_json::to_vec(&Envelope { provenance: Provenance::default(), report }).unwrap();
         let link = raw_link(&json);
         assert!(link.len() < MAX_FRAGMENT_CHARS, "the flood fits in {} characters", link.len());
-        assert!(decode(&link).unwrap_err().contains(&format!("inflates past {MAX_INFLATED_BYTES} bytes")));
+        assert!(decode(&link).unwrap_err().to_string().contains(&format!("inflates past {MAX_INFLATED_BYTES} bytes")));
         // Under the byte cap, the count cap still holds.
         let mut report = sample_report();
         let f = report.files[2].findings[0].clone();
         report.files[2].findings = vec![f; MAX_LINK_FINDINGS + 1];
         let json = serde_json::to_vec(&Envelope { provenance: Provenance::default(), report }).unwrap();
         assert!(json.len() < MAX_INFLATED_BYTES);
-        let e = decode(&raw_link(&json)).unwrap_err();
+        let e = decode(&raw_link(&json)).unwrap_err().to_string();
         assert!(e.contains("findings in all; at most 10000 are accepted here"), "{e}");
     }
 
