@@ -212,6 +212,17 @@ pub fn app() -> Html {
             }
         })
     };
+    let on_sample_tar = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |_: MouseEvent| {
+            let result = sample::tar(&sample::files())
+                .ok_or_else(|| "the sample's names do not fit a tar archive".to_string())
+                .and_then(|tar| web::download_bytes(sample::TAR_NAME, "application/x-tar", &tar));
+            if let Err(e) = result {
+                dispatch.emit(Action::Error(e));
+            }
+        })
+    };
     let on_paste = {
         let loader = loader.clone();
         Callback::from(move |text: String| loader.open_pasted(&text))
@@ -291,6 +302,7 @@ pub fn app() -> Html {
                 <div class="actions">
                     <DropZone on_files={on_files} />
                     <button id="sample" onclick={on_sample}>{ "Open the sample shard" }</button>
+                    <button id="sample-tar" onclick={on_sample_tar} title="the same files, to try felix-storage inspect and the share-and-check round trip on">{ "Download its files (.tar)" }</button>
                     if state.scanning { <button id="cancel" onclick={on_cancel}>{ "Cancel" }</button> }
                 </div>
                 <OpenReport on_text={on_paste} />
@@ -321,7 +333,7 @@ pub fn app() -> Html {
                     on_step={dispatch.reform(Action::Step)} on_jump={dispatch.reform(|()| Action::Jump)} />
                 <ShareBar rows={Rc::clone(&state.rows)} claim={state.claim.clone()} permalink={state.permalink.clone()}
                     complete={state.claim.is_some() || state.all_hashed()}
-                    on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} />
+                    on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} at={state.pointed()} />
             }
             if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
             { detail_section(&state, detail, blob, &dispatch, shown) }

@@ -35,11 +35,28 @@ const CAPS: Caps = Caps { fragment_chars: MAX_FRAGMENT_CHARS, inflated_bytes: MA
 /// The caps a link's report is checked against.
 pub const LINK_LIMITS: Limits = Limits { files: MAX_LINK_FILES, findings: MAX_LINK_FINDINGS };
 
+/// What a `#s=` link carries. Each field is its own (no `flatten`), so a
+/// field of the wrong type is named by its path (`report.files[3].size`).
 #[derive(Serialize, Deserialize)]
 struct Envelope {
-    #[serde(flatten)]
-    provenance: Provenance,
+    shared_by: Option<String>,
+    made_at_micros: Option<u64>,
+    build: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    at: Option<shared::At>,
     report: Report,
+}
+
+impl Envelope {
+    fn new(provenance: Provenance, report: Report) -> Self {
+        let Provenance { shared_by, made_at_micros, build, at } = provenance;
+        Self { shared_by, made_at_micros, build, at, report }
+    }
+
+    fn split(self) -> (Report, Provenance) {
+        let Self { shared_by, made_at_micros, build, at, report } = self;
+        (report, Provenance { shared_by, made_at_micros, build, at })
+    }
 }
 
 /// Whether `fragment` is meant as a permalink (so an error is worth showing).
@@ -60,8 +77,12 @@ pub fn encode(report: &Report, provenance: &Provenance) -> Result<String, String
             report.files.len()
         ));
     }
-    shared::validate_provenance(provenance).map_err(|e| e.to_string().replace("the report is refused: ", "the link cannot say that: "))?;
-    let envelope = Envelope { provenance: provenance.clone(), report: report.clone() };
+    let cannot = |e: shared::Refused| e.to_string().replace("the report is refused: ", "the link cannot say that: ");
+    shared::validate_provenance(provenance).map_err(cannot)?;
+    if let Some(at) = &provenance.at {
+        shared::validate_at(report, at).map_err(cannot)?;
+    }
+    let envelope = Envelope::new(provenance.clone(), report.clone());
     let json = serde_json::to_vec(&envelope).map_err(|e| e.to_string())?;
     link::pack(PREFIX, &json, CAPS, "this report", "share the JSON report instead")
 }
@@ -84,12 +105,14 @@ pub fn decode(fragment: &str) -> Result<SharedReport, OpenError> {
     let (report, provenance) = if old {
         (parse::<Report>(&json, &from, Document::Report)?, Provenance::default())
     } else {
-        let e: Envelope = parse(&json, &from, Document::Report)?;
-        (e.report, e.provenance)
+        parse::<Envelope>(&json, &from, Document::Report)?.split()
     };
     let refused = |e: shared::Refused| OpenError::Refused { from: from.clone(), reason: e.to_string() };
     shared::validate(&report, LINK_LIMITS).map_err(refused)?;
     shared::validate_provenance(&provenance).map_err(refused)?;
+    if let Some(at) = &provenance.at {
+        shared::validate_at(&report, at).map_err(refused)?;
+    }
     Ok(SharedReport { report, source: Source::Link, provenance })
 }
 
@@ -115,12 +138,44 @@ mod tests {
             shared_by: Some("broker 7 — ünïcode".into()),
             made_at_micros: Some(1_800_000_000_000_000),
             build: Some(shared::this_build()),
+            at: None,
         };
         let link = encode(&report, &p).unwrap();
         assert!(link.starts_with("#s=") && link.len() < 5000, "{}", link.len());
         let back = decode(&link).unwrap();
         assert_eq!((back.report, back.provenance, back.source), (report.clone(), p, Source::Link));
         assert!(!serde_json::to_string(&report).unwrap().contains("order_id"), "payload text must never be in a report");
+    }
+
+    #[test]
+    fn a_link_points_at_bytes_of_a_file_it_lists_and_nowhere_else() {
+        let report = sample_report();
+        let file = report.files[2].path.clone();
+        let at = |file: &str, start, end| Provenance { at: Some(shared::At { file: file.into(), start, end }), ..Provenance::default() };
+        let link = encode(&report, &at(&file, 1692, 1720)).unwrap();
+        assert_eq!(decode(&link).unwrap().provenance.at, Some(shared::At { file: file.clone(), start: 1692, end: 1720 }));
+        // Crafted: a file the report does not list, an empty or reversed range, a range past the file.
+        let size = report.files[2].size;
+        let said = |p: Provenance| {
+            let json = serde_json::to_vec(&serde_json::json!({ "report": report, "at": p.at })).unwrap();
+            decode(&raw_link(&json)).unwrap_err().to_string()
+        };
+        assert_eq!(
+            said(at("x\u{202e}.log", 0, 1)),
+            "this link's report: the report is refused: at.file names \u{2068}x\\u{202e}.log\u{2069}, a file its report does not list"
+        );
+        assert_eq!(said(at(&file, 9, 9)), "this link's report: the report is refused: at.end is 9, not past at.start (9): a range holds at least one byte");
+        assert_eq!(
+            said(at(&file, 0, size + 1)),
+            format!("this link's report: the report is refused: at.end is {}, past the end of \u{2068}{file}\u{2069} ({size} bytes)", size + 1)
+        );
+        let json = serde_json::to_vec(&serde_json::json!({ "report": report, "at": { "file": file, "start": -1, "end": 2 } })).unwrap();
+        assert_eq!(
+            decode(&raw_link(&json)).unwrap_err().to_string(),
+            "this link's report is not a report: field `at.start` should be a whole number from 0 to 18446744073709551615, not the number -1"
+        );
+        // Nor is such a link made.
+        assert!(encode(&report, &at(&file, 0, size + 1)).unwrap_err().starts_with("the link cannot say that: at.end is"));
     }
 
     #[test]
@@ -165,7 +220,7 @@ mod tests {
     fn a_multibyte_hash_is_refused_by_name_not_a_panic() {
         let mut report = sample_report();
         report.files[0].sha256 = Some("€".repeat(22));
-        let json = serde_json::to_vec(&Envelope { provenance: Provenance::default(), report }).unwrap();
+        let json = serde_json::to_vec(&Envelope::new(Provenance::default(), report)).unwrap();
         assert_eq!(
             decode(&raw_link(&json)).unwrap_err().to_string(),
             "this link's report: the report is refused: files[0].sha256 is not 64 lower-case hex digits (it holds 22 characters)"
@@ -178,7 +233,7 @@ mod tests {
         let mut report = sample_report();
         let f = report.files[2].findings[0].clone();
         report.files[2].findings = vec![f; 215_087];
-        let json = serde_json::to_vec(&Envelope { provenance: Provenance::default(), report }).unwrap();
+        let json = serde_json::to_vec(&Envelope::new(Provenance::default(), report)).unwrap();
         let link = raw_link(&json);
         assert!(link.len() < MAX_FRAGMENT_CHARS, "the flood fits in {} characters", link.len());
         assert!(decode(&link).unwrap_err().to_string().contains(&format!("inflates past {MAX_INFLATED_BYTES} bytes")));
@@ -186,7 +241,7 @@ mod tests {
         let mut report = sample_report();
         let f = report.files[2].findings[0].clone();
         report.files[2].findings = vec![f; MAX_LINK_FINDINGS + 1];
-        let json = serde_json::to_vec(&Envelope { provenance: Provenance::default(), report }).unwrap();
+        let json = serde_json::to_vec(&Envelope::new(Provenance::default(), report)).unwrap();
         assert!(json.len() < MAX_INFLATED_BYTES);
         let e = decode(&raw_link(&json)).unwrap_err().to_string();
         assert!(e.contains("findings in all; at most 10000 are accepted here"), "{e}");

@@ -76,6 +76,40 @@ pub struct Provenance {
     pub made_at_micros: Option<u64>,
     /// The build that made it (`felix-inspector 0.1.0`).
     pub build: Option<String>,
+    /// The bytes the sender points at ("look at byte 1692 of …01.log"):
+    /// selected once the files are dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<At>,
+}
+
+/// Bytes a link points at: a file its report lists, by path, and a byte range in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct At {
+    /// The file's path, as the report lists it.
+    pub file: String,
+    /// The first byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+}
+
+/// Checks where a link points: a file its report lists, and a range of at
+/// least one byte inside that file's size.
+///
+/// # Errors
+/// The field refused, in words.
+pub fn validate_at(report: &Report, at: &At) -> Result<(), Refused> {
+    text("at.file", &at.file, MAX_NAME_BYTES)?;
+    let Some(f) = report.files.iter().find(|f| f.path == at.file) else {
+        return Err(refuse("at.file", format!("names {}, a file its report does not list", quote(&short(&at.file, 200)))));
+    };
+    if at.end <= at.start {
+        return Err(refuse("at.end", format!("is {}, not past at.start ({}): a range holds at least one byte", at.end, at.start)));
+    }
+    if at.end > f.size {
+        return Err(refuse("at.end", format!("is {}, past the end of {} ({} bytes)", at.end, quote(&f.path), f.size)));
+    }
+    Ok(())
 }
 
 /// A report from elsewhere, checked, with where it came from.
