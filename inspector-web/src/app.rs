@@ -207,7 +207,11 @@ pub fn app() -> Html {
             let files: Result<Vec<(String, File)>, String> =
                 sample::files().into_iter().map(|(p, b)| web::file_from_bytes(file_name(&p), &b).map(|f| (p, f))).collect();
             match files {
-                Ok(files) => loader.load(files),
+                // In the CLI's order, as a drop of the same folder (its JSON is then `inspect --json`'s).
+                Ok(mut files) => {
+                    crate::logic::group::sort_in_cli_order(&mut files);
+                    loader.load(files);
+                }
                 Err(e) => dispatch.emit(Action::Error(e)),
             }
         })

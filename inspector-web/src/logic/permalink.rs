@@ -2,7 +2,8 @@
 //! about it — who, when, which build — as JSON, deflated and base64url-encoded
 //! into the URL fragment, which browsers never send to a server.
 //!
-//! `#s=` links carry `{ shared_by, made_at_micros, build, report }`; older
+//! `#s=` links carry `{ shared_by, made_at_micros, build, at?, report }`
+//! (`at`: the bytes the sender points at); older
 //! `#r=` links carry the bare report and still open.
 //!
 //! What a link may carry is capped, and the same caps apply when a link is
@@ -164,10 +165,16 @@ mod tests {
             said(at("x\u{202e}.log", 0, 1)),
             "this link's report: the report is refused: at.file names \u{2068}x\\u{202e}.log\u{2069}, a file its report does not list"
         );
-        assert_eq!(said(at(&file, 9, 9)), "this link's report: the report is refused: at.end is 9, not past at.start (9): a range holds at least one byte");
+        assert_eq!(
+            said(at(&file, 9, 9)),
+            "this link's report: the report is refused: at.end is 9, not past at.start (9): a range holds at least one byte"
+        );
         assert_eq!(
             said(at(&file, 0, size + 1)),
-            format!("this link's report: the report is refused: at.end is {}, past the end of \u{2068}{file}\u{2069} ({size} bytes)", size + 1)
+            format!(
+                "this link's report: the report is refused: at.end is {}, past the end of \u{2068}{file}\u{2069} ({size} bytes)",
+                size + 1
+            )
         );
         let json = serde_json::to_vec(&serde_json::json!({ "report": report, "at": { "file": file, "start": -1, "end": 2 } })).unwrap();
         assert_eq!(

@@ -98,7 +98,7 @@ fn header(name: &str, size: u64, folder: bool) -> Option<[u8; BLOCK]> {
     h[156] = if folder { b'5' } else { b'0' }; // typeflag
     h[257..263].copy_from_slice(b"ustar\0"); // magic
     h[263..265].copy_from_slice(b"00"); // version
-    // The checksum: the sum of the header's bytes, its own field counted as spaces.
+                                        // The checksum: the sum of the header's bytes, its own field counted as spaces.
     h[148..156].fill(b' ');
     let sum: u32 = h.iter().map(|b| u32::from(*b)).sum();
     octal(&mut h[148..155], u64::from(sum));
