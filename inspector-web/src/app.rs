@@ -13,7 +13,8 @@ use crate::components::{
     overview::Overview, problems::Problems, progress::Progress, record_table::RecordTable, share::ShareBar, shared_banner::SharedBanner,
 };
 use crate::components::{
-    message::Message, recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField, verdicts::Verdicts,
+    message::Message, plan_claim::PlanClaim, recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField,
+    verdicts::Verdicts,
 };
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
@@ -46,6 +47,8 @@ struct Loader {
     diffs_opened: Rc<Cell<u32>>,
     /// Shows an opened diff.
     on_diff: Callback<(u32, Rc<felix_codec::diff::Diff>)>,
+    /// Shows an opened recovery plan (`None` closes it).
+    on_plan: Callback<Option<Rc<felix_codec::recovery::Plan>>>,
 }
 
 impl Loader {
@@ -56,10 +59,10 @@ impl Loader {
     }
 
     /// Shows a diff opened from a paste or a JSON file in the replica compare.
-    fn show_diff(&self, diff: felix_codec::diff::Diff) {
+    fn show_diff(&self, diff: Box<felix_codec::diff::Diff>) {
         let n = self.diffs_opened.get().wrapping_add(1);
         self.diffs_opened.set(n);
-        self.on_diff.emit((n, Rc::new(diff)));
+        self.on_diff.emit((n, Rc::new(*diff)));
     }
 
     /// Opens what was pasted: a report, a diff, or a permalink (the whole URL).
@@ -67,6 +70,10 @@ impl Loader {
         match opened::open(text.as_bytes(), Source::Pasted) {
             Ok(Opened::Report(report)) => self.open(report),
             Ok(Opened::Diff(diff)) => self.show_diff(diff),
+            Ok(Opened::Plan(plan)) => {
+                self.on_plan.emit(Some(Rc::new(*plan)));
+                web::scroll_into_view("plan-claim");
+            }
             Err(e) => self.dispatch.emit(Action::Error(e.to_string())),
         }
     }
@@ -129,6 +136,10 @@ impl Loader {
                     self.show_diff(diff);
                     self.load(rest);
                 }
+                Ok(Opened::Plan(plan)) => {
+                    self.on_plan.emit(Some(Rc::new(*plan)));
+                    self.load(rest);
+                }
                 Err(e) => self.dispatch.emit(Action::Error(e.to_string())),
             },
             Err(e) => self.dispatch.emit(Action::Error(format!("{}: reading the report: {e}", quote(&path)))),
@@ -151,8 +162,9 @@ pub fn app() -> Html {
     };
     let runner: Rc<RefCell<Runner>> = (*use_memo((), |()| Rc::new(RefCell::new(Runner::default())))).clone();
     let opened_diff = use_state(|| None::<(u32, Rc<felix_codec::diff::Diff>)>);
+    let opened_plan = use_state(|| None::<Rc<felix_codec::recovery::Plan>>);
     let loader = {
-        let (runner, dispatch, opened_diff) = (Rc::clone(&runner), dispatch.clone(), opened_diff.setter());
+        let (runner, dispatch, opened_diff, plan) = (Rc::clone(&runner), dispatch.clone(), opened_diff.setter(), opened_plan.setter());
         (*use_memo((), move |()| Loader {
             next_id: Rc::new(RefCell::new(0)),
             blobs: Rc::new(RefCell::new(Vec::new())),
@@ -161,6 +173,7 @@ pub fn app() -> Html {
             sha256: Rc::new(Cell::new(false)),
             diffs_opened: Rc::new(Cell::new(0)),
             on_diff: Callback::from(move |d| opened_diff.set(Some(d))),
+            on_plan: Callback::from(move |p| plan.set(p)),
         }))
         .clone()
     };
@@ -338,6 +351,9 @@ pub fn app() -> Html {
                 <ShareBar rows={Rc::clone(&state.rows)} claim={state.claim.clone()} permalink={state.permalink.clone()}
                     complete={state.claim.is_some() || state.all_hashed()}
                     on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} at={state.pointed()} />
+            }
+            if let Some(plan) = &*opened_plan {
+                <PlanClaim plan={Rc::clone(plan)} on_close={loader.on_plan.reform(|()| None)} />
             }
             if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
             { detail_section(&state, detail, blob, &dispatch, shown) }

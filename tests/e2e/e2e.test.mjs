@@ -1231,3 +1231,49 @@ test('issue 18 (links): a link that points at bytes selects exactly them, in vie
   await r.locator('#error').waitFor({ timeout: 15000 });
   assert.match(await r.locator('#error').textContent(), /at\.end is 1000000000000000, past the end of 00000000000000000001\.log \(\d+ bytes\)$/);
 });
+
+test('issue 18 (links): the page\'s plan JSON and the CLI\'s recover --dry-run --json reopen on the page, in the same words', async () => {
+  const dir = shard('acme_default_payments_0');
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await folder(dir));
+  const section = p.locator(`section.recovery[data-shard="${basename(dir)}"]`);
+  await section.locator('.download-plan').waitFor({ timeout: 20000 });
+  // What the preview says, but for the dropped bytes (a claim has none to show) and
+  // the plan's own JSON (the CLI's names the shard by the path it was given).
+  const words = (s) => s.evaluate((el) => {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('.cut-bytes, .show-cut, pre.plan-json').forEach((x) => x.remove());
+    return copy.textContent;
+  });
+  const said = await words(section);
+  assert.match(said, /cut 00000000000000000001\.log at byte 1064/);
+  const json = await download(p, `section.recovery[data-shard="${basename(dir)}"] .download-plan`);
+  const cli = JSON.parse(spawnSync(CLI, ['recover', dir, '--dry-run', '--json']).stdout.toString());
+  const mine = JSON.parse(json);
+  assert.equal(mine.shards[0].path, basename(dir));
+  mine.shards[0].path = cli.shards[0].path;
+  assert.deepEqual(mine, cli, 'the downloaded plan is the CLI\'s, but for the path');
+  // Pasted in a fresh page: the same preview, as a claim.
+  const q = await page();
+  await q.goto(base);
+  await q.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  await q.click('#open-report summary');
+  await q.fill('#report-text', json);
+  await q.click('#open-report-text');
+  await q.locator('#plan-claim').waitFor({ timeout: 15000 });
+  assert.equal(await words(q.locator(`#plan-claim section.recovery[data-shard="${basename(dir)}"]`)), said);
+  assert.equal(await q.locator('#plan-claim .show-cut').count(), 0, 'a shared plan has no bytes to show');
+  assert.equal(await q.locator('#plan-claim pre.plan-json').textContent(), await section.locator('pre.plan-json').textContent());
+  // The CLI's plan of the whole demo root, dropped as a file: one preview per shard.
+  const root = spawnSync(CLI, ['recover', join(sample, 'root'), '--dry-run', '--json']).stdout.toString();
+  const r = await page();
+  await r.goto(base);
+  await drop(r, [{ path: 'plan.json', bytes: Buffer.from(root) }]);
+  await r.locator('#plan-claim').waitFor({ timeout: 15000 });
+  assert.equal(await r.locator('#plan-claim section.recovery').count(), JSON.parse(root).shards.length);
+  assert.equal(await words(r.locator(`#plan-claim section.recovery[data-shard="${basename(dir)}"]`)), said);
+  assert.deepEqual(await axeViolations(r), [], 'the shared plan is accessible');
+  await r.click('#plan-claim-close');
+  await r.locator('#plan-claim').waitFor({ state: 'detached' });
+});

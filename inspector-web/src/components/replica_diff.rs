@@ -3,7 +3,8 @@
 //! its views — both offset ranges side by side, the first divergent offset
 //! with both records' headers and bytes (payload masked unless unmasked
 //! here), the epochs timelines on one axis, each side's truncation — and
-//! sharing (JSON, Markdown, permalink; never payload bytes).
+//! sharing (JSON, Markdown, permalink; never payload bytes). A diff opened
+//! from a paste or a JSON file (`Props::opened`) shows as a link's does, a claim.
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -17,6 +17,7 @@ pub mod message;
 pub mod open_error;
 pub mod opened;
 pub mod permalink;
+pub mod plan_share;
 pub mod problems;
 pub mod protocol;
 pub mod replica;

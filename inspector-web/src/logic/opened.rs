@@ -1,16 +1,18 @@
 //! What a pasted text or an opened JSON file is, and the document in it: a
 //! permalink (the whole URL, as copied from an address bar or a ticket, with
-//! spaces or line breaks around or inside it), a report (`inspect --json`) or
-//! a diff (`diff --json`, the page's "Download the diff"). Each is checked by
+//! spaces or line breaks around or inside it), a report (`inspect --json`),
+//! a diff (`diff --json`, the page's "Download the diff") or a recovery plan
+//! (`recover --dry-run --json`, the page's "Download the plan"). Each is checked by
 //! the same functions as when it comes by its own path.
 
 use felix_codec::diff::Diff;
+use felix_codec::recovery::Plan;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::open_error::OpenError;
 use super::shared::{self, SharedReport, Source, MAX_JSON_BYTES};
-use super::{diff_share, permalink};
+use super::{diff_share, permalink, plan_share};
 
 /// A document opened from a paste or a file.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,13 +20,16 @@ pub enum Opened {
     /// A report (or a report permalink).
     Report(SharedReport),
     /// A replica diff (or a diff permalink).
-    Diff(Diff),
+    Diff(Box<Diff>),
+    /// A recovery plan (`recover --dry-run --json`, the page's "Download the plan").
+    Plan(Box<Plan>),
 }
 
 /// The version keys that tell the documents apart (every other key ignored).
 #[derive(Deserialize)]
 struct Versions {
     diff_version: Option<IgnoredAny>,
+    plan_version: Option<IgnoredAny>,
 }
 
 /// The fragment of `text` when it is a link (an URL or a bare fragment,
@@ -46,7 +51,7 @@ pub fn link_in(text: &str) -> Option<String> {
 pub fn open(bytes: &[u8], source: Source) -> Result<Opened, OpenError> {
     if let Some(fragment) = std::str::from_utf8(bytes).ok().and_then(link_in) {
         if diff_share::is_link(&fragment) {
-            return diff_share::decode(&fragment).map(Opened::Diff);
+            return diff_share::decode(&fragment).map(|d| Opened::Diff(Box::new(d)));
         }
         return permalink::decode(&fragment).map(Opened::Report);
     }
@@ -59,8 +64,11 @@ pub fn open(bytes: &[u8], source: Source) -> Result<Opened, OpenError> {
             max: MAX_JSON_BYTES,
         });
     }
-    match serde_json::from_slice::<Versions>(bytes) {
-        Ok(Versions { diff_version: Some(_) }) => diff_share::from_json(bytes, from).map(Opened::Diff),
+    // Only an object is sniffed (serde would read a list as a struct's fields in order).
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    match serde_json::from_slice::<Versions>(bytes).ok().filter(|_| object).ok_or(()) {
+        Ok(Versions { diff_version: Some(_), .. }) => diff_share::from_json(bytes, from).map(|d| Opened::Diff(Box::new(d))),
+        Ok(Versions { plan_version: Some(_), .. }) => plan_share::from_json(bytes, from).map(|p| Opened::Plan(Box::new(p))),
         // A report, or what is not one: the report's reader says what is wrong.
         _ => shared::from_json(bytes, source).map(Opened::Report),
     }
@@ -92,7 +100,7 @@ mod tests {
         let files = sample::files();
         let d = diff_in_memory(("a", &files), ("b", &files[..3]));
         let url = format!("https://x.example/inspector/{}", diff_share::encode(&d).unwrap());
-        assert_eq!(open(format!(" {url} ").as_bytes(), Source::Pasted).unwrap(), Opened::Diff(d));
+        assert_eq!(open(format!(" {url} ").as_bytes(), Source::Pasted).unwrap(), Opened::Diff(Box::new(d)));
         // A broken pasted link says what a broken link says.
         assert_eq!(open(b"http://x/#s=AAAA\n", Source::Pasted).unwrap_err(), OpenError::CutShort { from: Origin::Link });
         assert_eq!(open(b"http://x/#q=1", Source::Pasted).unwrap_err().to_string(), "the link carries no report (#s=…)");
@@ -103,17 +111,25 @@ mod tests {
         let files = sample::files();
         let d = diff_in_memory(("a", &files), ("b", &files[..3]));
         let json = diff_share::to_json(&d).unwrap();
-        assert_eq!(open(json.as_bytes(), Source::JsonFile("felix-diff.json".into())).unwrap(), Opened::Diff(d.clone()));
+        assert_eq!(open(json.as_bytes(), Source::JsonFile("felix-diff.json".into())).unwrap(), Opened::Diff(Box::new(d.clone())));
         // A forged diff is refused by the diff's own checks, naming the file.
         let mut forged = d;
         forged.identical = !forged.identical;
         let e = open(diff_share::to_json(&forged).unwrap().as_bytes(), Source::JsonFile("d.json".into())).unwrap_err().to_string();
         assert!(e.starts_with("\u{2068}d.json\u{2069}: the diff is refused: identical is"), "{e}");
         // A field of the wrong shape, by its path.
-        let mut v = serde_json::to_value(diff_share::to_json(&forged).map(|_| ()).map(|()| &forged).unwrap()).unwrap();
+        let mut v = serde_json::to_value(&forged).unwrap();
         v["a"]["records"] = serde_json::json!("many");
         let e = open(v.to_string().as_bytes(), Source::Pasted).unwrap_err().to_string();
         assert_eq!(e, "the pasted text is not a diff: field `a.records` should be a whole number from 0 to 18446744073709551615, not text");
+    }
+
+    #[test]
+    fn the_pages_plan_json_reopens_as_a_plan() {
+        let files = sample::files();
+        let plan = crate::logic::replica::plans(vec![crate::logic::replica::plan_in_memory("s", &files)]);
+        let json = plan_share::to_json(&plan);
+        assert_eq!(open(json.as_bytes(), Source::JsonFile("felix-plan.json".into())).unwrap(), Opened::Plan(Box::new(plan)));
     }
 
     #[test]
