@@ -19,6 +19,7 @@ use crate::components::{
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
 use crate::logic::message::quote;
+use crate::logic::open_error::{Document, OpenError, Origin};
 use crate::logic::opened::{self, Opened};
 use crate::logic::protocol::ToPage;
 use crate::logic::shared::{self, SharedReport, Source};
@@ -123,8 +124,8 @@ impl Loader {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let size = file.size() as u64;
         if size > shared::MAX_JSON_BYTES {
-            let msg = format!("{} is {size} bytes; a report may be at most {} bytes", quote(&path), shared::MAX_JSON_BYTES);
-            return self.dispatch.emit(Action::Error(msg));
+            let e = OpenError::TooLarge { from: Origin::File(path), document: Document::Report, bytes: size, max: shared::MAX_JSON_BYTES };
+            return self.dispatch.emit(Action::Error(e.to_string()));
         }
         match web::read_slice(&file, 0, size).await {
             Ok(bytes) => match opened::open(&bytes, Source::JsonFile(path)) {

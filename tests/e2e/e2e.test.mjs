@@ -1238,7 +1238,8 @@ test('issue 18 (links): the page\'s plan JSON and the CLI\'s recover --dry-run -
   await p.goto(base);
   await drop(p, await folder(dir));
   const section = p.locator(`section.recovery[data-shard="${basename(dir)}"]`);
-  await section.locator('.download-plan').waitFor({ timeout: 20000 });
+  await section.locator('.download-plan').waitFor({ state: 'attached', timeout: 20000 });
+  await section.locator('details summary').click();
   // What the preview says, but for the dropped bytes (a claim has none to show) and
   // the plan's own JSON (the CLI's names the shard by the path it was given).
   const words = (s) => s.evaluate((el) => {

@@ -205,8 +205,11 @@ pub fn plan_section(
                 <p class="remains">{ format!("{} findings would remain", plan.remaining_findings.len()) }</p>
             }
             { on_the_broker(name, plan) }
-            <details><summary>{ "the plan as JSON (recover --dry-run --json)" }</summary><pre class="plan-json">{ json }</pre></details>
-            <button class="download-plan" onclick={download}>{ "Download the plan (JSON)" }</button>
+            <details>
+                <summary>{ "the plan as JSON (recover --dry-run --json)" }</summary>
+                <pre class="plan-json">{ json }</pre>
+                <button class="download-plan" onclick={download}>{ "Download the plan (JSON)" }</button>
+            </details>
         </section>
     }
 }
