@@ -13,11 +13,14 @@ use crate::components::{
     overview::Overview, problems::Problems, progress::Progress, record_table::RecordTable, share::ShareBar, shared_banner::SharedBanner,
 };
 use crate::components::{
-    message::Message, recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField, verdicts::Verdicts,
+    message::Message, plan_claim::PlanClaim, recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField,
+    verdicts::Verdicts,
 };
 use crate::logic::group::{file_name, Dropped};
 use crate::logic::keys::{self, Shortcut};
 use crate::logic::message::quote;
+use crate::logic::open_error::{Document, OpenError, Origin};
+use crate::logic::opened::{self, Opened};
 use crate::logic::protocol::ToPage;
 use crate::logic::shared::{self, SharedReport, Source};
 use crate::logic::{filemap, hex, permalink, sample, verify};
@@ -41,6 +44,12 @@ struct Loader {
     dispatch: Callback<Action>,
     /// The shared report open names files by SHA-256 only (made before the `hash` field).
     sha256: Rc<Cell<bool>>,
+    /// Diffs opened from a paste or a JSON file so far.
+    diffs_opened: Rc<Cell<u32>>,
+    /// Shows an opened diff.
+    on_diff: Callback<(u32, Rc<felix_codec::diff::Diff>)>,
+    /// Shows an opened recovery plan (`None` closes it).
+    on_plan: Callback<Option<Rc<felix_codec::recovery::Plan>>>,
 }
 
 impl Loader {
@@ -48,6 +57,26 @@ impl Loader {
     fn open(&self, report: SharedReport) {
         self.sha256.set(verify::needs_sha256(&report.report.files));
         self.dispatch.emit(Action::Open(report));
+    }
+
+    /// Shows a diff opened from a paste or a JSON file in the replica compare.
+    fn show_diff(&self, diff: Box<felix_codec::diff::Diff>) {
+        let n = self.diffs_opened.get().wrapping_add(1);
+        self.diffs_opened.set(n);
+        self.on_diff.emit((n, Rc::new(*diff)));
+    }
+
+    /// Opens what was pasted: a report, a diff, or a permalink (the whole URL).
+    fn open_pasted(&self, text: &str) {
+        match opened::open(text.as_bytes(), Source::Pasted) {
+            Ok(Opened::Report(report)) => self.open(report),
+            Ok(Opened::Diff(diff)) => self.show_diff(diff),
+            Ok(Opened::Plan(plan)) => {
+                self.on_plan.emit(Some(Rc::new(*plan)));
+                web::scroll_into_view("plan-claim");
+            }
+            Err(e) => self.dispatch.emit(Action::Error(e.to_string())),
+        }
     }
 
     /// Closes the shared report.
@@ -95,16 +124,24 @@ impl Loader {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let size = file.size() as u64;
         if size > shared::MAX_JSON_BYTES {
-            let msg = format!("{} is {size} bytes; a report may be at most {} bytes", quote(&path), shared::MAX_JSON_BYTES);
-            return self.dispatch.emit(Action::Error(msg));
+            let e = OpenError::TooLarge { from: Origin::File(path), document: Document::Report, bytes: size, max: shared::MAX_JSON_BYTES };
+            return self.dispatch.emit(Action::Error(e.to_string()));
         }
         match web::read_slice(&file, 0, size).await {
-            Ok(bytes) => match shared::from_json(&bytes, Source::JsonFile(path)) {
-                Ok(report) => {
+            Ok(bytes) => match opened::open(&bytes, Source::JsonFile(path)) {
+                Ok(Opened::Report(report)) => {
                     self.open(report);
                     self.load(rest);
                 }
-                Err(e) => self.dispatch.emit(Action::Error(e)),
+                Ok(Opened::Diff(diff)) => {
+                    self.show_diff(diff);
+                    self.load(rest);
+                }
+                Ok(Opened::Plan(plan)) => {
+                    self.on_plan.emit(Some(Rc::new(*plan)));
+                    self.load(rest);
+                }
+                Err(e) => self.dispatch.emit(Action::Error(e.to_string())),
             },
             Err(e) => self.dispatch.emit(Action::Error(format!("{}: reading the report: {e}", quote(&path)))),
         }
@@ -125,14 +162,19 @@ pub fn app() -> Html {
         (*use_memo((), move |()| Callback::from(move |a: Action| d.dispatch(a)))).clone()
     };
     let runner: Rc<RefCell<Runner>> = (*use_memo((), |()| Rc::new(RefCell::new(Runner::default())))).clone();
+    let opened_diff = use_state(|| None::<(u32, Rc<felix_codec::diff::Diff>)>);
+    let opened_plan = use_state(|| None::<Rc<felix_codec::recovery::Plan>>);
     let loader = {
-        let (runner, dispatch) = (Rc::clone(&runner), dispatch.clone());
+        let (runner, dispatch, opened_diff, plan) = (Rc::clone(&runner), dispatch.clone(), opened_diff.setter(), opened_plan.setter());
         (*use_memo((), move |()| Loader {
             next_id: Rc::new(RefCell::new(0)),
             blobs: Rc::new(RefCell::new(Vec::new())),
             runner,
             dispatch,
             sha256: Rc::new(Cell::new(false)),
+            diffs_opened: Rc::new(Cell::new(0)),
+            on_diff: Callback::from(move |d| opened_diff.set(Some(d))),
+            on_plan: Callback::from(move |p| plan.set(p)),
         }))
         .clone()
     };
@@ -145,7 +187,7 @@ pub fn app() -> Html {
                 if permalink::is_link(&hash) {
                     match permalink::decode(&hash) {
                         Ok(report) => loader.open(report),
-                        Err(e) => dispatch.emit(Action::Error(e)),
+                        Err(e) => dispatch.emit(Action::Error(e.to_string())),
                     }
                 }
             };
@@ -179,17 +221,29 @@ pub fn app() -> Html {
             let files: Result<Vec<(String, File)>, String> =
                 sample::files().into_iter().map(|(p, b)| web::file_from_bytes(file_name(&p), &b).map(|f| (p, f))).collect();
             match files {
-                Ok(files) => loader.load(files),
+                // In the CLI's order, as a drop of the same folder (its JSON is then `inspect --json`'s).
+                Ok(mut files) => {
+                    crate::logic::group::sort_in_cli_order(&mut files);
+                    loader.load(files);
+                }
                 Err(e) => dispatch.emit(Action::Error(e)),
             }
         })
     };
-    let on_paste = {
-        let (dispatch, loader) = (dispatch.clone(), loader.clone());
-        Callback::from(move |text: String| match shared::from_json(text.as_bytes(), Source::Pasted) {
-            Ok(report) => loader.open(report),
-            Err(e) => dispatch.emit(Action::Error(e)),
+    let on_sample_tar = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |_: MouseEvent| {
+            let result = sample::tar(&sample::files())
+                .ok_or_else(|| "the sample's names do not fit a tar archive".to_string())
+                .and_then(|tar| web::download_bytes(sample::TAR_NAME, "application/x-tar", &tar));
+            if let Err(e) = result {
+                dispatch.emit(Action::Error(e));
+            }
         })
+    };
+    let on_paste = {
+        let loader = loader.clone();
+        Callback::from(move |text: String| loader.open_pasted(&text))
     };
     let on_cancel = {
         let (runner, dispatch) = (Rc::clone(&runner), dispatch.clone());
@@ -266,6 +320,7 @@ pub fn app() -> Html {
                 <div class="actions">
                     <DropZone on_files={on_files} />
                     <button id="sample" onclick={on_sample}>{ "Open the sample shard" }</button>
+                    <button id="sample-tar" onclick={on_sample_tar} title="the same files, to try felix-storage inspect and the share-and-check round trip on">{ "Download its files (.tar)" }</button>
                     if state.scanning { <button id="cancel" onclick={on_cancel}>{ "Cancel" }</button> }
                 </div>
                 <OpenReport on_text={on_paste} />
@@ -296,11 +351,14 @@ pub fn app() -> Html {
                     on_step={dispatch.reform(Action::Step)} on_jump={dispatch.reform(|()| Action::Jump)} />
                 <ShareBar rows={Rc::clone(&state.rows)} claim={state.claim.clone()} permalink={state.permalink.clone()}
                     complete={state.claim.is_some() || state.all_hashed()}
-                    on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} />
+                    on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} at={state.pointed()} />
+            }
+            if let Some(plan) = &*opened_plan {
+                <PlanClaim plan={Rc::clone(plan)} on_close={loader.on_plan.reform(|()| None)} />
             }
             if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
             { detail_section(&state, detail, blob, &dispatch, shown) }
-            <ReplicaDiff />
+            <ReplicaDiff opened={(*opened_diff).clone()} />
             </main>
         </div>
     }

@@ -19,7 +19,7 @@ use crate::logic::hash::Hashed;
 use crate::logic::problems::{self, Filter, Severity};
 use crate::logic::protocol::ToPage;
 use crate::logic::scan::Scanned;
-use crate::logic::shared::{Provenance, SharedReport, Source};
+use crate::logic::shared::{At, Provenance, SharedReport, Source};
 use crate::logic::verify::{self, Check, Named};
 
 /// A dropped file, for as long as it is loaded.
@@ -222,6 +222,15 @@ impl State {
         Some((row, file, file.scanned.as_ref()?))
     }
 
+    /// The bytes selected, as a link points at them: the shown file's path
+    /// (as its report lists it) and the range — when a file's bytes are shown.
+    #[must_use]
+    pub fn pointed(&self) -> Option<At> {
+        let (row, _, _) = self.detail()?;
+        let (start, end) = self.range.filter(|(s, e)| s < e)?;
+        Some(At { file: row.report.path.clone(), start, end })
+    }
+
     /// Dropped files no claim of the shared report pairs with.
     #[must_use]
     pub fn unpaired(&self) -> Vec<&Loaded> {
@@ -292,7 +301,7 @@ impl State {
     }
 
     fn select_first(&mut self) {
-        if self.chosen {
+        if self.chosen || self.select_pointed() {
             return;
         }
         // The most severe problem (the first of them), else the first file.
@@ -301,6 +310,23 @@ impl State {
         } else {
             self.selected = self.rows.iter().find(|r| r.file.is_some()).map(|r| r.id);
         }
+    }
+
+    /// Selects the bytes the shared link points at, once the file it names is
+    /// paired with a dropped file and scanned (the range cut to that file's size).
+    fn select_pointed(&mut self) -> bool {
+        let Some(claim) = &self.claim else { return false };
+        let Some(at) = &claim.provenance.at else { return false };
+        let Some(i) = claim.files.iter().position(|f| f.path == at.file) else { return false };
+        let Ok(i) = u32::try_from(i) else { return false };
+        let row = RowId::Shared(i);
+        let Some(size) = self.row(row).and_then(|r| self.file(r.file?)).filter(|f| f.scanned.is_some()).map(|f| f.size) else {
+            return false;
+        };
+        self.selected = Some(row);
+        self.problem = None;
+        self.range = (at.start < size).then(|| (at.start, at.end.min(size)));
+        true
     }
 
     fn load(&mut self, files: Vec<Dropped>) {
@@ -602,6 +628,30 @@ mod tests {
     fn shared_from(files: &[(String, Vec<u8>)]) -> SharedReport {
         let report = Report::new(scan_all(files).into_iter().map(|s| s.report).collect());
         SharedReport { report, source: shared::Source::Link, provenance: Provenance::default() }
+    }
+
+    #[test]
+    fn a_link_that_points_at_bytes_selects_them_once_the_file_is_dropped_and_scanned() {
+        let files = sample::files();
+        let mut shared = shared_from(&files);
+        let path = shared.report.files[2].path.clone();
+        shared.provenance.at = Some(shared::At { file: path.clone(), start: 1692, end: 1720 });
+        let s = State::default().apply(Action::Open(shared));
+        let s = s.apply(Action::Load(dropped(&files)));
+        let s = scan_backwards(s, &files);
+        assert_eq!(s.selected, Some(RowId::Shared(2)));
+        assert_eq!(s.range, Some((1692, 1720)));
+        assert_eq!(s.detail().map(|(_, f, _)| f.path.clone()), Some(path.clone()));
+        assert_eq!(s.pointed(), Some(shared::At { file: path.clone(), start: 1692, end: 1720 }));
+        // A person's choice stands; a dropped file shorter than the link says cuts the range.
+        let s = s.apply(Action::Select(RowId::Shared(0), None));
+        assert_eq!(s.selected, Some(RowId::Shared(0)));
+        let mut shorter = files.clone();
+        shorter[2].1.truncate(1700);
+        let mut shared = shared_from(&files);
+        shared.provenance.at = Some(shared::At { file: path, start: 1692, end: 1720 });
+        let s = scan_backwards(State::default().apply(Action::Open(shared)).apply(Action::Load(dropped(&shorter))), &shorter);
+        assert_eq!((s.selected, s.range), (Some(RowId::Shared(2)), Some((1692, 1700))));
     }
 
     #[test]

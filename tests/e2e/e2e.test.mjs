@@ -931,7 +931,7 @@ test('issue 18.4: a name an error banner quotes is escaped by the one rule and i
   await drop(p, [{ path: 'r\u202enosj.json', bytes: Buffer.from('{"report_version":1,') }]);
   await p.locator('#error').waitFor({ timeout: 15000 });
   const banner = await p.locator('#error').textContent();
-  assert.ok(banner.startsWith('r\\u{202e}nosj.json is not a version-1 report: '), banner);
+  assert.ok(banner.startsWith('r\\u{202e}nosj.json is cut short: its JSON ends at line 1, column 20'), banner);
   assert.ok(!/[\u202a-\u202e\u2066-\u2069]/.test(banner), banner);
   assert.deepEqual(await p.locator('#error bdi.field').allTextContents(), ['r\\u{202e}nosj.json'], 'the name is isolated from the words around it');
   // Two reports at once: each name (U+2066, a newline) escaped and isolated, the banner one line.
@@ -1225,4 +1225,221 @@ test('issue 18, every hand: the overview of a 300-file folder is one Tab stop; a
   await p.waitForFunction((want) => [...document.querySelectorAll('#overview tbody tr')].filter((r) => r.tabIndex === 0).map((r) => r.sectionRowIndex).join() === String(want), selected)
     .catch(() => {});
   assert.deepEqual(await stop(), [selected]);
+});
+
+test('issue 18 (links): a link cut short, an empty #s= or JSON of another shape is refused in words, naming the field — never the parser\'s text', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  const parserWords = /invalid type|expected (u32|u64|struct)|Envelope|deflate|Failed|CannotMakeProgress|at line \d+ column/;
+  const said = async (url) => {
+    const p = await page();
+    await p.goto(url);
+    await p.locator('#error').waitFor({ timeout: 15000 });
+    const text = await p.locator('#error').textContent();
+    assert.doesNotMatch(text, parserWords, text);
+    return text;
+  };
+  // An empty #s= (it once said "deflate: FailedCannotMakeProgress").
+  assert.equal(await said(`${base}#s=`), 'this link\'s report is empty: nothing follows the link\'s prefix (was the whole link copied?)');
+  // A link that lost its end when copied.
+  const whole = link({ report });
+  assert.match(await said(whole.slice(0, whole.length - 40)), /^this link's report is cut short: its compressed data ends too early/);
+  // A value of the wrong type (it once said "invalid type: sequence, expected u32 at line 1 column 1"): the field by its path.
+  const wrong = structuredClone(report);
+  wrong.files[0].size = [1];
+  assert.equal(await said(link({ report: wrong })),
+    'this link\'s report is not a report: field `report.files[0].size` should be a whole number from 0 to 18446744073709551615, not a list');
+  // Not an envelope at all (it once said "expected struct Envelope").
+  const list = `${base}#s=${deflateRawSync(Buffer.from('[1,2]')).toString('base64url')}`;
+  assert.equal(await said(list), 'this link\'s report is not a report: it holds a list where a report\'s JSON object should be');
+  // Pasted text says where, in words.
+  const p = await page();
+  await p.goto(base);
+  await p.click('#open-report summary');
+  await p.fill('#report-text', '{"report_version": 1, "files": [');
+  await p.click('#open-report-text');
+  await p.locator('#error').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#error').textContent(), 'the pasted text is cut short: its JSON ends at line 1, column 32, before it is complete');
+});
+
+test('issue 18 (links): a link listing one file twice is refused by name; an old #d= error goes when a valid #s= link replaces it', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  const twice = { ...report, files: [report.files[0], report.files[0]] };
+  const p = await page();
+  await p.goto(link({ report: twice }));
+  await p.locator('#error').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#error').textContent(),
+    'this link\'s report: the report is refused: files[1].path lists 00000000000000000001.log again (first as files[0]): a report lists each file once');
+  assert.deepEqual(await p.locator('#error bdi.field').allTextContents(), ['00000000000000000001.log']);
+  // A broken diff link, then a valid report link in the same page (hashchange): the diff's error goes.
+  const q = await page();
+  await q.goto(`${base}#d=AAAA`);
+  await q.locator('#diff-error').waitFor({ timeout: 15000 });
+  assert.match(await q.locator('#diff-error').textContent(), /^this diff link is cut short/);
+  await q.evaluate((h) => { location.hash = h; }, new URL(link({ report })).hash);
+  await q.locator('#shared-banner').waitFor({ timeout: 15000 });
+  await q.locator('#diff-error').waitFor({ state: 'detached', timeout: 15000 });
+  assert.equal(await q.locator('#error').count(), 0);
+});
+
+test('issue 18 (links): a permalink URL pasted whole opens like the link; the page\'s diff JSON and the CLI\'s reopen on the page', async () => {
+  const paste = async (p, text) => {
+    await p.click('#open-report summary');
+    await p.fill('#report-text', text);
+    await p.click('#open-report-text');
+  };
+  // The sample's permalink, pasted with the spaces and line breaks of a ticket around it.
+  const s = await page();
+  await s.goto(base);
+  await s.click('#sample');
+  await s.locator('#hash-timing').waitFor({ timeout: 15000 });
+  await s.click('#permalink');
+  const url = await s.locator('#permalink-url').inputValue();
+  const fresh = await page();
+  await fresh.goto(base);
+  await fresh.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  await paste(fresh, `\n   ${url}  \n`);
+  await fresh.locator('#shared-banner').waitFor({ timeout: 15000 });
+  assert.equal(await fresh.locator('#overview tbody tr').count(), 7);
+  assert.equal(await fresh.locator('#error').count(), 0);
+  // A diff made here, downloaded, then pasted in a fresh page (and dropped as a file): the same diff, as a claim.
+  const [a, b] = await replicas();
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(a));
+  await dropOn(p, '#replica-b', await folder(b));
+  await p.locator('#first-divergent').waitFor({ timeout: 15000 });
+  // What the diff says (a claim has no record bytes to show: those are left out of the comparison).
+  const said = (page) => page.locator('#replica-diff .diff-result').evaluate((el) => {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('.record-hex').forEach((x) => x.remove());
+    return copy.textContent;
+  });
+  const shownHere = await said(p);
+  const json = await download(p, '#diff-json');
+  const q = await page();
+  await q.goto(base);
+  await q.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  await paste(q, json);
+  await q.locator('#diff-claim').waitFor({ timeout: 15000 });
+  assert.equal(await said(q), shownHere);
+  const r = await page();
+  await r.goto(base);
+  await drop(r, [{ path: 'felix-diff.json', bytes: Buffer.from(json) }]);
+  await r.locator('#diff-claim').waitFor({ timeout: 15000 });
+  assert.equal(await r.locator('#first-divergent').textContent(), 'First divergent offset: 50');
+  // The CLI's own diff --json opens too.
+  const cli = spawnSync(CLI, ['diff', a, b, '--json']).stdout.toString();
+  const c = await page();
+  await c.goto(base);
+  await c.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  await paste(c, cli);
+  await c.locator('#diff-claim').waitFor({ timeout: 15000 });
+  assert.equal(await c.locator('#first-divergent').textContent(), 'First divergent offset: 50');
+  assert.equal(await c.locator('#side-a .path').textContent(), a);
+});
+
+test('issue 18 (links): the sample\'s files download as a tar that tar -x reads, and inspect on them is the page\'s report byte for byte', async () => {
+  const p = await page();
+  await p.goto(base);
+  await p.locator('#sample-tar').waitFor({ timeout: 15000 });
+  const [d] = await Promise.all([p.waitForEvent('download'), p.click('#sample-tar')]);
+  assert.equal(d.suggestedFilename(), 'felix-sample.tar');
+  const out = await mkdtemp(join(tmpdir(), 'felix-sample-tar-'));
+  execFileSync('tar', ['-xf', await d.path(), '-C', out]);
+  const [name] = await readdir(out);
+  assert.match(name, /^acme_default_orders_0-[0-9a-f]{16}$/);
+  assert.equal((await readdir(join(out, name))).length, 7);
+  await p.click('#sample');
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  const ours = await download(p, '#download-json');
+  const cli = cliReport([name], out);
+  if (cli !== ours) await writeFile(join(ARTIFACTS, 'sample-tar-cli.json'), cli).then(() => writeFile(join(ARTIFACTS, 'sample-tar-page.json'), ours));
+  assert.equal(cli, ours, 'inspect on the downloaded files says what the page says of the sample');
+});
+
+test('issue 18 (links): a link that points at bytes selects exactly them, in view, once the files are dropped in a fresh page', async () => {
+  const dir = shard('acme_default_payments_0');
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await folder(dir));
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  await p.locator('#overview tbody tr', { hasText: '00000000000000000001.log' }).click();
+  await p.locator('#jump').waitFor({ timeout: 15000 });
+  await p.fill('#jump', '@50');
+  await p.press('#jump', 'Enter');
+  await p.locator('#records .rec.selected span:first-child', { hasText: /^50$/ }).waitFor();
+  const label = await p.locator('#permalink-at').textContent();
+  const [start, end] = label.match(/bytes (\d+)\.\.(\d+)$/).slice(1).map(Number);
+  assert.ok(end > start, label);
+  await p.click('#permalink-at');
+  const url = await p.locator('#permalink-url').inputValue();
+  const fresh = await page();
+  await fresh.goto(url);
+  await fresh.locator('#shared-banner').waitFor({ timeout: 15000 });
+  await drop(fresh, await folder(dir));
+  const first = fresh.locator(`#hex span[data-pos="${start}"].sel`);
+  await first.waitFor({ timeout: 30000 });
+  assert.ok(await first.isVisible(), 'the first byte pointed at is in view');
+  assert.match(await fresh.locator('#overview tbody tr.selected').textContent(), /00000000000000000001\.log/);
+  const selected = [...new Set(await fresh.locator('#hex span.sel[data-pos]').evaluateAll((s) => s.map((e) => Number(e.dataset.pos))))].sort((x, y) => x - y);
+  assert.deepEqual(selected, Array.from({ length: end - start }, (_, i) => start + i), 'exactly the bytes the link points at');
+  // A crafted link pointing at a file its report does not list: words, not a panic.
+  const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
+  const q = await page();
+  await q.goto(link({ report, at: { file: 'nope.log', start: 0, end: 1 } }));
+  await q.locator('#error').waitFor({ timeout: 15000 });
+  assert.equal(await q.locator('#error').textContent(), 'this link\'s report: the report is refused: at.file names nope.log, a file its report does not list');
+  const r = await page();
+  await r.goto(link({ report, at: { file: report.files[0].path, start: 5, end: 1e15 } }));
+  await r.locator('#error').waitFor({ timeout: 15000 });
+  assert.match(await r.locator('#error').textContent(), /at\.end is 1000000000000000, past the end of 00000000000000000001\.log \(\d+ bytes\)$/);
+});
+
+test('issue 18 (links): the page\'s plan JSON and the CLI\'s recover --dry-run --json reopen on the page, in the same words', async () => {
+  const dir = shard('acme_default_payments_0');
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await folder(dir));
+  const section = p.locator(`section.recovery[data-shard="${basename(dir)}"]`);
+  await section.locator('.download-plan').waitFor({ state: 'attached', timeout: 20000 });
+  await section.locator('details summary').click();
+  // What the preview says, but for the dropped bytes (a claim has none to show) and
+  // the plan's own JSON (the CLI's names the shard by the path it was given).
+  const words = (s) => s.evaluate((el) => {
+    const copy = el.cloneNode(true);
+    copy.querySelectorAll('.cut-bytes, .show-cut, pre.plan-json').forEach((x) => x.remove());
+    return copy.textContent;
+  });
+  const said = await words(section);
+  assert.match(said, /cut 00000000000000000001\.log at byte 1064/);
+  const json = await download(p, `section.recovery[data-shard="${basename(dir)}"] .download-plan`);
+  const cli = JSON.parse(spawnSync(CLI, ['recover', dir, '--dry-run', '--json']).stdout.toString());
+  const mine = JSON.parse(json);
+  assert.equal(mine.shards[0].path, basename(dir));
+  mine.shards[0].path = cli.shards[0].path;
+  assert.deepEqual(mine, cli, 'the downloaded plan is the CLI\'s, but for the path');
+  // Pasted in a fresh page: the same preview, as a claim.
+  const q = await page();
+  await q.goto(base);
+  await q.locator('#file-input').waitFor({ state: 'attached', timeout: 15000 });
+  await q.click('#open-report summary');
+  await q.fill('#report-text', json);
+  await q.click('#open-report-text');
+  await q.locator('#plan-claim').waitFor({ timeout: 15000 });
+  assert.equal(await words(q.locator(`#plan-claim section.recovery[data-shard="${basename(dir)}"]`)), said);
+  assert.equal(await q.locator('#plan-claim .show-cut').count(), 0, 'a shared plan has no bytes to show');
+  assert.equal(await q.locator('#plan-claim pre.plan-json').textContent(), await section.locator('pre.plan-json').textContent());
+  // The CLI's plan of the whole demo root, dropped as a file: one preview per shard.
+  const root = spawnSync(CLI, ['recover', join(sample, 'root'), '--dry-run', '--json']).stdout.toString();
+  const r = await page();
+  await r.goto(base);
+  await drop(r, [{ path: 'plan.json', bytes: Buffer.from(root) }]);
+  await r.locator('#plan-claim').waitFor({ timeout: 15000 });
+  assert.equal(await r.locator('#plan-claim section.recovery').count(), JSON.parse(root).shards.length);
+  assert.equal(await words(r.locator(`#plan-claim section.recovery[data-shard="${basename(dir)}"]`)), said);
+  assert.deepEqual(await axeViolations(r), [], 'the shared plan is accessible');
+  await r.click('#plan-claim-close');
+  await r.locator('#plan-claim').waitFor({ state: 'detached' });
 });

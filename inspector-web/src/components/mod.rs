@@ -10,6 +10,7 @@ pub mod index_view;
 pub mod message;
 pub mod open_report;
 pub mod overview;
+pub mod plan_claim;
 pub mod problems;
 pub mod progress;
 pub mod record_table;

@@ -16,7 +16,8 @@ use super::text_field::{shown, TextField};
 
 use crate::logic::group::file_name;
 use crate::logic::message::quote;
-use crate::logic::replica::{plan, recover_command, recover_flag, ReplicaScan};
+use crate::logic::plan_share;
+use crate::logic::replica::{plan, plans, recover_command, recover_flag, ReplicaScan};
 use crate::web;
 
 /// Bytes of a cut shown in the preview (the hex view shows them all).
@@ -98,7 +99,14 @@ fn kept_in(evidence: Option<&String>) -> Html {
     evidence.map_or_else(|| html! {}, |e| html! { <>{ ", kept in " }{ field(e) }</> })
 }
 
-fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show: &Callback<(String, (u64, u64))>) -> Html {
+/// One action in words. A cut of dropped files shows its first bytes
+/// (`cut_bytes`) and a button to them (`on_show`); a shared plan's has neither.
+fn action_item(
+    files: &[(String, Blob)],
+    cut_bytes: &[(String, Vec<u8>)],
+    action: &Action,
+    on_show: Option<&Callback<(String, (u64, u64))>>,
+) -> Html {
     match action {
         Action::RemoveTemporary { file, reason } => {
             html! { <li class="action" data-action="remove-temporary">{ "remove " }{ field(file) }{ ": " }{ field(reason) }</li> }
@@ -107,18 +115,21 @@ fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show:
             <li class="action" data-action="remove-unfinished">{ "remove " }{ field(file) }{ format!(" ({bytes} bytes") }{ kept_in(evidence.as_ref()) }{ "): " }{ field(reason) }</li>
         },
         Action::Cut { file, position, bytes, reason, evidence, .. } => {
-            let path = shard.files.iter().find(|(p, _)| file_name(p) == file).map(|(p, _)| p.clone()).unwrap_or_default();
-            let range = (*position, position + bytes);
-            let show = {
+            let path = files.iter().find(|(p, _)| file_name(p) == file).map(|(p, _)| p.clone()).unwrap_or_default();
+            let range = (*position, position.saturating_add(*bytes));
+            let show = on_show.map(|on_show| {
                 let on_show = on_show.clone();
-                Callback::from(move |_: MouseEvent| on_show.emit((path.clone(), range)))
-            };
-            let first = planned.cut_bytes.iter().find(|(f, _)| f == file).map(|(_, b)| hex_line(b)).unwrap_or_default();
+                let click = Callback::from(move |_: MouseEvent| on_show.emit((path.clone(), range)));
+                html! { <button class="show-cut" onclick={click}>{ "Show these bytes in the hex view" }</button> }
+            });
+            let first = cut_bytes.iter().find(|(f, _)| f == file).map(|(_, b)| hex_line(b));
             html! {
                 <li class="action" data-action="cut">
                     { "cut " }{ field(file) }{ format!(" at byte {position} ({position:#x}): {bytes} bytes move to ") }{ field(evidence) }{ ". " }{ field(reason) }
-                    <div class="cut-bytes"><code>{ first }</code>{ if *bytes > SHOWN_CUT_BYTES { " …" } else { "" } }</div>
-                    <button class="show-cut" onclick={show}>{ "Show these bytes in the hex view" }</button>
+                    if let Some(first) = first {
+                        <div class="cut-bytes"><code>{ first }</code>{ if *bytes > SHOWN_CUT_BYTES { " …" } else { "" } }</div>
+                    }
+                    { show.unwrap_or_default() }
                 </li>
             }
         }
@@ -140,18 +151,67 @@ fn action_item(shard: &ShardFolder, planned: &Planned, action: &Action, on_show:
 /// What to run on the broker for this plan: the command
 /// (`logic::replica::recover_command`), or — when the shard's name cannot be
 /// typed safely in a shell — which folder to run it on, in words.
-fn on_the_broker(shard: &ShardFolder, plan: &ShardPlan) -> Html {
-    match recover_command(&shard.name, plan) {
+fn on_the_broker(name: &str, plan: &ShardPlan) -> Html {
+    match recover_command(name, plan) {
         Some(command) => html! {
             <p>{ "On the broker: " }<code class="command">{ command }</code>{ " (add --dry-run to see the same plan first)" }</p>
         },
         None => html! {
             <p class="no-command">
                 { format!("On the broker: run felix-storage recover{} (add --dry-run to see the same plan first) on the folder ", recover_flag(plan)) }
-                <TextField text={shard.name.clone()} />
+                <TextField text={name.to_string()} />
                 { ". No command is printed: the folder's name holds characters a shell cannot be given as shown here (the escape, pasted, would name another folder)." }
             </p>
         },
+    }
+}
+
+/// What recovery would do to `plan`'s shard, in words.
+#[must_use]
+pub fn verdict(plan: &ShardPlan) -> &'static str {
+    if plan.refused() {
+        "recovery refuses this shard: nothing in it would change"
+    } else if plan.actions.is_empty() {
+        "nothing to do"
+    } else {
+        "recovery would run these steps, in this order"
+    }
+}
+
+/// One shard's preview: the verdict, the actions, what would remain, the
+/// command, the plan as JSON and its download (the CLI's `recover --dry-run
+/// --json` of this shard). For dropped files, `files`, `cut_bytes` and
+/// `on_show` add each cut's bytes; a shared plan has none.
+pub fn plan_section(
+    name: &str,
+    plan: &ShardPlan,
+    files: &[(String, Blob)],
+    cut_bytes: &[(String, Vec<u8>)],
+    on_show: Option<&Callback<(String, (u64, u64))>>,
+) -> Html {
+    let json = serde_json::to_string_pretty(plan).unwrap_or_default();
+    let download = {
+        let whole = plan_share::to_json(&plans(vec![plan.clone()]));
+        Callback::from(move |_: MouseEvent| {
+            let _ = web::download("felix-plan.json", "application/json", &whole);
+        })
+    };
+    html! {
+        <section class="recovery" data-shard={name.to_string()} aria-label={format!("recovery preview of {}", shown(name))}>
+            <h3>{ "Recovery preview: " }<TextField text={name.to_string()} /></h3>
+            <p class="verdict">{ verdict(plan) }</p>
+            <ol class="actions">{ for plan.actions.iter().map(|a| action_item(files, cut_bytes, a, on_show)) }</ol>
+            if !plan.remaining_findings.is_empty() {
+                <p class="remains">{ format!("{} findings would remain", plan.remaining_findings.len()) }</p>
+            }
+            { on_the_broker(name, plan) }
+            <details>
+                <summary>{ "the plan as JSON (recover --dry-run --json)" }</summary>
+                // A scroll box of its own: focusable, so the keyboard scrolls it too.
+                <pre class="plan-json" role="region" tabindex="0" aria-label={format!("the recovery plan of {} as JSON", shown(name))}>{ json }</pre>
+                <button class="download-plan" onclick={download}>{ "Download the plan (JSON)" }</button>
+            </details>
+        </section>
     }
 }
 
@@ -177,31 +237,7 @@ pub fn recovery_preview(props: &Props) -> Html {
         let (_, result) = planned.iter().find(|(n, _)| *n == shard.name)?;
         Some(match result {
             Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error"><Message text={e.clone()} /></p></section> },
-            Ok(p) => {
-                let json = serde_json::to_string_pretty(&p.plan).unwrap_or_default();
-                let verdict = if p.plan.refused() {
-                    "recovery refuses this shard: nothing in it would change"
-                } else if p.plan.actions.is_empty() {
-                    "nothing to do"
-                } else {
-                    "recovery would run these steps, in this order"
-                };
-                html! {
-                    <section class="recovery" data-shard={shard.name.clone()} aria-label={format!("recovery preview of {}", shown(&shard.name))}>
-                        <h3>{ "Recovery preview: " }<TextField text={shard.name.clone()} /></h3>
-                        <p class="verdict">{ verdict }</p>
-                        <ol class="actions">{ for p.plan.actions.iter().map(|a| action_item(shard, p, a, &props.on_show)) }</ol>
-                        if !p.plan.remaining_findings.is_empty() {
-                            <p class="remains">{ format!("{} findings would remain", p.plan.remaining_findings.len()) }</p>
-                        }
-                        { on_the_broker(shard, &p.plan) }
-                        <details><summary>{ "the plan as JSON (recover --dry-run --json)" }</summary>
-                            // A scroll box of its own: focusable, so the keyboard scrolls it too.
-                            <pre class="plan-json" role="region" tabindex="0" aria-label={format!("the recovery plan of {} as JSON", shown(&shard.name))}>{ json }</pre>
-                        </details>
-                    </section>
-                }
-            }
+            Ok(p) => plan_section(&shard.name, &p.plan, &shard.files, &p.cut_bytes, Some(&props.on_show)),
         })
     });
     html! {

@@ -3,7 +3,8 @@
 //! its views — both offset ranges side by side, the first divergent offset
 //! with both records' headers and bytes (payload masked unless unmasked
 //! here), the epochs timelines on one axis, each side's truncation — and
-//! sharing (JSON, Markdown, permalink; never payload bytes).
+//! sharing (JSON, Markdown, permalink; never payload bytes). A diff opened
+//! from a paste or a JSON file (`Props::opened`) shows as a link's does, a claim.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -258,29 +259,57 @@ fn render_diff(d: &Diff, bytes: Option<&(Vec<u8>, Vec<u8>)>, unmask: bool, on_un
     }
 }
 
+/// Props.
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    /// A diff opened from a paste or a JSON file (a count, so the same diff opened again shows again).
+    #[prop_or_default]
+    pub opened: Option<(u32, Rc<Diff>)>,
+}
+
 /// The "compare two replicas" section.
 #[function_component(ReplicaDiff)]
-pub fn replica_diff() -> Html {
+pub fn replica_diff(props: &Props) -> Html {
     let view = use_state(View::default);
     let unmask = use_state(|| false);
     let folders: Rc<RefCell<(Option<Folder>, Option<Folder>)>> = (*use_memo((), |()| Rc::new(RefCell::new((None, None))))).clone();
     // Each drop (or opened link) starts anew; a slower earlier diff must not overwrite it.
     let generation: Rc<std::cell::Cell<u64>> = (*use_memo((), |()| Rc::new(std::cell::Cell::new(0)))).clone();
+    // What the view shows came from a link (a diff or its error): another link replaces it.
+    let from_link: Rc<std::cell::Cell<bool>> = (*use_memo((), |()| Rc::new(std::cell::Cell::new(false)))).clone();
     {
-        let (view, generation) = (view.clone(), Rc::clone(&generation));
+        let (view, generation, from_link) = (view.clone(), Rc::clone(&generation), Rc::clone(&from_link));
         use_effect_with((), move |()| {
             let open = move || {
                 let hash = web::hash();
                 if diff_share::is_link(&hash) {
                     generation.set(generation.get().wrapping_add(1));
+                    from_link.set(true);
                     match diff_share::decode(&hash) {
                         Ok(d) => view.set(View { diff: Some(Rc::new(d)), shared: true, ..View::default() }),
-                        Err(e) => view.set(View { error: Some(e), ..View::default() }),
+                        Err(e) => view.set(View { error: Some(e.to_string()), ..View::default() }),
                     }
+                } else if from_link.replace(false) {
+                    // Another link (a report's) replaced the diff link: its diff or error goes with it.
+                    generation.set(generation.get().wrapping_add(1));
+                    view.set(View::default());
                 }
             };
             open();
             web::on_hash_change(open);
+            || ()
+        });
+    }
+    {
+        // A diff opened from a paste or a JSON file: shown as a claim, like a link's.
+        let (view, generation, from_link) = (view.clone(), Rc::clone(&generation), Rc::clone(&from_link));
+        use_effect_with(props.opened.clone(), move |opened| {
+            if let Some((_, d)) = opened {
+                generation.set(generation.get().wrapping_add(1));
+                from_link.set(false);
+                view.set(View { diff: Some(Rc::clone(d)), shared: true, ..View::default() });
+                web::scroll_into_view("replica-diff");
+            }
             || ()
         });
     }

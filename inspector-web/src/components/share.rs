@@ -12,7 +12,7 @@ use yew::prelude::*;
 
 use crate::logic::markdown::{self, Preface};
 use crate::logic::permalink;
-use crate::logic::shared::{self, Provenance, Source};
+use crate::logic::shared::{self, At, Provenance, Source};
 use crate::state::{Claim, Row};
 use crate::web;
 
@@ -31,6 +31,9 @@ pub struct Props {
     pub on_error: Callback<String>,
     /// A permalink was made.
     pub on_permalink: Callback<String>,
+    /// The bytes selected (a file's path and a range), which a link can point at.
+    #[prop_or_default]
+    pub at: Option<At>,
 }
 
 fn report_of(rows: &[Row]) -> Report {
@@ -83,13 +86,13 @@ pub fn share_bar(props: &Props) -> Html {
             }
         })
     };
-    let link = {
+    let make_link = |at: Option<At>| {
         let (rows, by, err, made) = (Rc::clone(&props.rows), by.clone(), props.on_error.clone(), props.on_permalink.clone());
         Callback::from(move |_: MouseEvent| {
             let who = by.cast::<HtmlInputElement>().map(|i| i.value().trim().to_string()).filter(|s| !s.is_empty());
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let now = (crate::driver::wall_ms() * 1000.0) as u64;
-            let p = Provenance { shared_by: who, made_at_micros: Some(now), build: Some(shared::this_build()) };
+            let p = Provenance { shared_by: who, made_at_micros: Some(now), build: Some(shared::this_build()), at: at.clone() };
             match permalink::encode(&report_of(&rows), &p) {
                 Ok(fragment) => {
                     let url = web::url_with_fragment(&fragment);
@@ -100,6 +103,11 @@ pub fn share_bar(props: &Props) -> Html {
             }
         })
     };
+    let link = make_link(None);
+    let link_at = props.at.clone().map(|at| {
+        let label = format!("Copy a link to bytes {}..{}", at.start, at.end);
+        html! { <button id="permalink-at" onclick={make_link(Some(at))} disabled={!props.complete}>{ label }</button> }
+    });
     html! {
         <section class="share" aria-label="share the report">
             if !props.complete { <span class="hint" id="hashing">{ "The verdicts are in; the report is ready once each file's hash is." }</span> }
@@ -109,6 +117,7 @@ pub fn share_bar(props: &Props) -> Html {
                 <input id="shared-by-input" type="text" ref={by} maxlength={shared::MAX_BY_CHARS.to_string()} placeholder="e.g. broker 7, on-call" />
             </label>
             <button id="permalink" onclick={link} disabled={!props.complete}>{ "Copy permalink" }</button>
+            { link_at.unwrap_or_default() }
             if let Some(url) = &props.permalink {
                 <input id="permalink-url" readonly=true value={url.clone()} aria-label="permalink" />
                 <span class="hint">{ format!("The link carries the findings, each file's hash and what you typed above — never the file bytes. At most {} findings and {} characters.", permalink::MAX_LINK_FINDINGS, permalink::MAX_FRAGMENT_CHARS) }</span>

@@ -17,6 +17,7 @@ use felix_codec::report::is_finding_kind;
 use super::link::{self, Caps};
 use super::markdown::{code, text};
 use super::message::quote;
+use super::open_error::{parse, Document, OpenError, Origin};
 
 /// The fragment prefix of a diff link.
 pub const PREFIX: &str = "#d=";
@@ -61,15 +62,25 @@ pub fn encode(diff: &Diff) -> Result<String, String> {
 /// The diff in a link, checked field by field.
 ///
 /// # Errors
-/// A sentence naming what is wrong: the length, the character that is not
-/// base64url, the compressed data, the JSON, or the field.
-pub fn decode(fragment: &str) -> Result<Diff, String> {
+/// What is wrong, in words ([`OpenError`]): the length, the character that
+/// is not base64url, compressed data cut short or damaged, the JSON, a field
+/// by its path, or a field refused.
+pub fn decode(fragment: &str) -> Result<Diff, OpenError> {
     if !fragment.starts_with(PREFIX) {
-        return Err("the link carries no diff (#d=…)".into());
+        return Err(OpenError::NoDocument { prefix: PREFIX, document: Document::Diff });
     }
-    let json = link::unpack(fragment, PREFIX.len(), CAPS, "the diff link")?;
-    let diff: Diff = serde_json::from_slice(&json).map_err(|e| format!("the diff link is not a version-1 diff: {e}"))?;
-    validate(&diff).map_err(|e| format!("the diff link is refused: {e}"))?;
+    let json = link::unpack(fragment, PREFIX.len(), CAPS, &Origin::DiffLink)?;
+    from_json(&json, Origin::DiffLink)
+}
+
+/// A diff from JSON (`felix-storage diff --json`, the page's own download,
+/// a link's inside), checked field by field.
+///
+/// # Errors
+/// Not JSON, a field by its path, or a field refused.
+pub fn from_json(json: &[u8], from: Origin) -> Result<Diff, OpenError> {
+    let diff: Diff = parse(json, &from, Document::Diff)?;
+    validate(&diff).map_err(|e| OpenError::Refused { from, reason: format!("the diff is refused: {e}") })?;
     Ok(diff)
 }
 
@@ -321,24 +332,24 @@ mod tests {
         assert_eq!(decode(&link).unwrap(), d);
         let mut forged = d.clone();
         forged.identical = true;
-        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("identical is true"));
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("identical is true"));
         let mut forged = d.clone();
         forged.divergence.as_mut().unwrap().a.checksum = "<img src=x>".into();
-        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("divergence.a.checksum"));
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("divergence.a.checksum"));
         let mut forged = d.clone();
         forged.first_divergent_offset = Some(7);
-        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("disagree"));
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("disagree"));
         let mut forged = d;
         forged.diff_version = 2;
-        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("diff_version"));
-        assert!(decode("#d=%%%").unwrap_err().contains("not base64url"));
-        assert!(decode("#d=AAAA").unwrap_err().contains("damaged"));
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("diff_version"));
+        assert!(decode("#d=%%%").unwrap_err().to_string().contains("not base64url"));
+        assert_eq!(decode("#d=AAAA").unwrap_err(), OpenError::CutShort { from: Origin::DiffLink });
         let bomb = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(&vec![b' '; 8 << 20], 9)));
-        assert!(decode(&bomb).unwrap_err().contains("inflates past"));
+        assert!(decode(&bomb).unwrap_err().to_string().contains("inflates past"));
         let long = format!("{PREFIX}{}", "A".repeat(MAX_FRAGMENT_CHARS));
-        assert!(decode(&long).unwrap_err().contains("characters long"));
+        assert!(decode(&long).unwrap_err().to_string().contains("characters long"));
         let not_json = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(b"{\"diff_version\":1}", 9)));
-        assert!(decode(&not_json).unwrap_err().contains("not a version-1 diff"));
+        assert_eq!(decode(&not_json).unwrap_err().to_string(), "this diff link is not a diff: field `identical` is missing");
     }
 
     /// Each claim contradicts itself in a way the codec never produces; every

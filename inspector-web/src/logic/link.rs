@@ -8,7 +8,9 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
-use super::message::quote;
+use miniz_oxide::inflate::TINFLStatus;
+
+use super::open_error::{OpenError, Origin};
 
 /// What a kind of link may carry.
 #[derive(Clone, Copy, Debug)]
@@ -39,23 +41,29 @@ pub fn pack(prefix: &str, json: &[u8], caps: Caps, document: &str, instead: &str
 /// caller recognised.
 ///
 /// # Errors
-/// A sentence naming what is wrong — the length, the character that is not
-/// base64url (counted from the fragment's start), the compressed data — with
-/// `what` naming the link ("the diff link").
-pub fn unpack(fragment: &str, prefix_len: usize, caps: Caps, what: &str) -> Result<Vec<u8>, String> {
+/// What is wrong, in words ([`OpenError`]) — the length, nothing after the
+/// prefix, the character that is not base64url (counted from the fragment's
+/// start), compressed data cut short or damaged, or inflating past the cap —
+/// with `from` naming the link.
+pub fn unpack(fragment: &str, prefix_len: usize, caps: Caps, from: &Origin) -> Result<Vec<u8>, OpenError> {
     if fragment.len() > caps.fragment_chars {
-        return Err(format!("{what} is {} characters long; a link may carry at most {}", fragment.len(), caps.fragment_chars));
+        return Err(OpenError::TooLong { from: from.clone(), chars: fragment.chars().count(), max: caps.fragment_chars });
     }
-    let body = fragment.get(prefix_len..).ok_or_else(|| format!("{what} has no body"))?;
+    let body = fragment.get(prefix_len..).unwrap_or_default();
+    if body.is_empty() {
+        return Err(OpenError::Empty { from: from.clone() });
+    }
     if let Some((i, c)) = body.char_indices().find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
-        return Err(format!("character {} of {what} ({}) is not base64url", i + prefix_len, quote(&c.to_string())));
+        return Err(OpenError::NotBase64 { from: from.clone(), at: i + prefix_len, character: c });
     }
-    let packed = URL_SAFE_NO_PAD.decode(body).map_err(|e| format!("{what} is not base64url: {e}"))?;
+    // Every character is base64url: what fails now is a length no encoder
+    // makes or stray bits in the last character — a link that lost its end.
+    let packed = URL_SAFE_NO_PAD.decode(body).map_err(|_| OpenError::CutShort { from: from.clone() })?;
     miniz_oxide::inflate::decompress_to_vec_with_limit(&packed, caps.inflated_bytes).map_err(|e| match e.status {
-        miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
-            format!("{what} inflates past {} bytes, more than a link may carry", caps.inflated_bytes)
-        }
-        status => format!("{what} is damaged (deflate: {status:?})"),
+        TINFLStatus::HasMoreOutput => OpenError::InflatesPast { from: from.clone(), max: caps.inflated_bytes },
+        // The data ended before the last block did.
+        TINFLStatus::FailedCannotMakeProgress | TINFLStatus::NeedsMoreInput => OpenError::CutShort { from: from.clone() },
+        _ => OpenError::Damaged { from: from.clone() },
     })
 }
 
@@ -68,7 +76,8 @@ mod tests {
     #[test]
     fn what_is_packed_unpacks_and_every_cap_holds_both_ways() {
         let link = pack("#x=", b"{\"a\":1}", CAPS, "this thing", "share the file").unwrap();
-        assert_eq!(unpack(&link, 3, CAPS, "the link").unwrap(), b"{\"a\":1}");
+        let from = Origin::Link;
+        assert_eq!(unpack(&link, 3, CAPS, &from).unwrap(), b"{\"a\":1}");
         assert_eq!(
             pack("#x=", &[b' '; 101], CAPS, "this thing", "share the file").unwrap_err(),
             "this thing is 101 bytes of JSON; a link carries at most 100 — share the file"
@@ -76,12 +85,43 @@ mod tests {
         let incompressible: Vec<u8> = (0..100u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8).collect();
         assert!(pack("#x=", &incompressible, CAPS, "this thing", "share the file").unwrap_err().starts_with("the link would be"));
         let bomb = format!("#x={}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(&[b' '; 101], 9)));
-        assert_eq!(unpack(&bomb, 3, CAPS, "the link").unwrap_err(), "the link inflates past 100 bytes, more than a link may carry");
         assert_eq!(
-            unpack(&format!("#x={}", "A".repeat(62)), 3, CAPS, "the link").unwrap_err(),
-            "the link is 65 characters long; a link may carry at most 64"
+            unpack(&bomb, 3, CAPS, &from).unwrap_err().to_string(),
+            "this link's report inflates past 100 bytes, more than a link may carry"
         );
-        assert_eq!(unpack("#x=ab%cd", 3, CAPS, "the link").unwrap_err(), "character 5 of the link (\u{2068}%\u{2069}) is not base64url");
-        assert_eq!(unpack("#x=abcé", 3, CAPS, "the link").unwrap_err(), "character 6 of the link (\u{2068}é\u{2069}) is not base64url");
+        assert_eq!(
+            unpack(&format!("#x={}", "A".repeat(62)), 3, CAPS, &from).unwrap_err(),
+            OpenError::TooLong { from: Origin::Link, chars: 65, max: 64 }
+        );
+        assert_eq!(
+            unpack("#x=ab%cd", 3, CAPS, &from).unwrap_err().to_string(),
+            "character 5 of this link's report (\u{2068}%\u{2069}) is not base64url"
+        );
+        assert_eq!(unpack("#x=abcé", 3, CAPS, &from).unwrap_err(), OpenError::NotBase64 { from: Origin::Link, at: 6, character: 'é' });
+    }
+
+    #[test]
+    fn a_link_cut_short_or_changed_says_so_in_words() {
+        let from = Origin::Link;
+        assert_eq!(unpack("#x=", 3, CAPS, &from).unwrap_err(), OpenError::Empty { from: Origin::Link });
+        assert_eq!(
+            unpack("#x=", 3, CAPS, &from).unwrap_err().to_string(),
+            "this link's report is empty: nothing follows the link's prefix (was the whole link copied?)"
+        );
+        // The deflate stream of a real link, cut at every length: never the decompressor's words.
+        let link = pack("#x=", b"{\"a\":[1,2,3,4,5,6,7,8,9,10,11,12]}", CAPS, "this thing", "share the file").unwrap();
+        for end in 4..link.len() {
+            let e = unpack(&link[..end], 3, CAPS, &from).unwrap_err();
+            assert!(matches!(e, OpenError::CutShort { .. } | OpenError::Damaged { .. }), "{end}: {e:?}");
+            assert!(!e.to_string().contains("Failed") && !e.to_string().contains("deflate"), "{e}");
+        }
+        assert_eq!(
+            unpack("#x=AAAA", 3, CAPS, &from).unwrap_err().to_string(),
+            "this link's report is cut short: its compressed data ends too early (was the whole link copied?)"
+        );
+        assert_eq!(
+            unpack("#x=_____w", 3, CAPS, &from).unwrap_err().to_string(),
+            "this link's report is damaged: its compressed data is not valid (was the link changed?)"
+        );
     }
 }

@@ -16,6 +16,7 @@ use felix_codec::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
 
 use super::message::quote;
+use super::open_error::{parse, Document, OpenError, Origin};
 
 /// Largest JSON report the page opens from a file or a paste: 64 MiB.
 pub const MAX_JSON_BYTES: u64 = 64 << 20;
@@ -53,6 +54,18 @@ pub enum Source {
     Pasted,
 }
 
+impl Source {
+    /// How an error names it.
+    #[must_use]
+    pub fn origin(&self) -> Origin {
+        match self {
+            Self::Link => Origin::Link,
+            Self::JsonFile(name) => Origin::File(name.clone()),
+            Self::Pasted => Origin::Pasted,
+        }
+    }
+}
+
 /// What a shared report says about itself. None of it can be verified: the
 /// page shows it as the sender's claim.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +76,40 @@ pub struct Provenance {
     pub made_at_micros: Option<u64>,
     /// The build that made it (`felix-inspector 0.1.0`).
     pub build: Option<String>,
+    /// The bytes the sender points at ("look at byte 1692 of …01.log"):
+    /// selected once the files are dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<At>,
+}
+
+/// Bytes a link points at: a file its report lists, by path, and a byte range in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct At {
+    /// The file's path, as the report lists it.
+    pub file: String,
+    /// The first byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+}
+
+/// Checks where a link points: a file its report lists, and a range of at
+/// least one byte inside that file's size.
+///
+/// # Errors
+/// The field refused, in words.
+pub fn validate_at(report: &Report, at: &At) -> Result<(), Refused> {
+    text("at.file", &at.file, MAX_NAME_BYTES)?;
+    let Some(f) = report.files.iter().find(|f| f.path == at.file) else {
+        return Err(refuse("at.file", format!("names {}, a file its report does not list", quote(&short(&at.file, 200)))));
+    };
+    if at.end <= at.start {
+        return Err(refuse("at.end", format!("is {}, not past at.start ({}): a range holds at least one byte", at.end, at.start)));
+    }
+    if at.end > f.size {
+        return Err(refuse("at.end", format!("is {}, past the end of {} ({} bytes)", at.end, quote(&f.path), f.size)));
+    }
+    Ok(())
 }
 
 /// A report from elsewhere, checked, with where it came from.
@@ -184,6 +231,21 @@ pub fn validate(report: &Report, limits: Limits) -> Result<(), Refused> {
     for (i, f) in report.files.iter().enumerate() {
         validate_file(&format!("files[{i}]"), f)?;
     }
+    listed_once(&report.files)
+}
+
+/// Refuses a report that lists one file (by path) twice: the files dropped
+/// to check it could pair with either row.
+fn listed_once(files: &[FileReport]) -> Result<(), Refused> {
+    let mut seen = std::collections::HashMap::with_capacity(files.len());
+    for (i, f) in files.iter().enumerate() {
+        if let Some(first) = seen.insert(f.path.as_str(), i) {
+            return Err(refuse(
+                format!("files[{i}].path"),
+                format!("lists {} again (first as files[{first}]): a report lists each file once", quote(&f.path)),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -267,18 +329,16 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
 /// Opens a JSON report (`felix-storage inspect --json`, or the page's own download).
 ///
 /// # Errors
-/// Why it cannot be opened: too large, not JSON (line and column), or the field refused.
-pub fn from_json(bytes: &[u8], source: Source) -> Result<SharedReport, String> {
-    let what = match &source {
-        Source::JsonFile(name) => quote(name),
-        Source::Link => "the link".into(),
-        Source::Pasted => "the pasted text".into(),
-    };
+/// Why it cannot be opened, in words ([`OpenError`]): too large, not JSON or
+/// cut short (line and column), a field of the wrong shape (its path), or
+/// the field refused.
+pub fn from_json(bytes: &[u8], source: Source) -> Result<SharedReport, OpenError> {
+    let from = source.origin();
     if bytes.len() as u64 > MAX_JSON_BYTES {
-        return Err(format!("{what} is {} bytes; a report may be at most {MAX_JSON_BYTES} bytes", bytes.len()));
+        return Err(OpenError::TooLarge { from, document: Document::Report, bytes: bytes.len() as u64, max: MAX_JSON_BYTES });
     }
-    let report: Report = serde_json::from_slice(bytes).map_err(|e| format!("{what} is not a version-{REPORT_VERSION} report: {e}"))?;
-    validate(&report, FILE_LIMITS).map_err(|e| format!("{what}: {e}"))?;
+    let report: Report = parse(bytes, &from, Document::Report)?;
+    validate(&report, FILE_LIMITS).map_err(|e| OpenError::Refused { from, reason: e.to_string() })?;
     Ok(SharedReport { report, source, provenance: Provenance::default() })
 }
 
@@ -363,8 +423,11 @@ mod tests {
         // A hash algorithm this build does not know is refused, by name.
         let mut v = serde_json::to_value(sample_report()).unwrap();
         v["files"][0]["hash"]["algorithm"] = "md5".into();
-        let e = from_json(v.to_string().as_bytes(), Source::Pasted).unwrap_err();
-        assert!(e.starts_with("the pasted text is not a version-1 report: unknown variant `md5`, expected `blake3` or `sha256`"), "{e}");
+        let e = from_json(v.to_string().as_bytes(), Source::Pasted).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "the pasted text is not a report: field `files[0].hash.algorithm` holds \u{2068}md5\u{2069}, which is not one of `blake3` or `sha256`"
+        );
     }
 
     #[test]
@@ -451,6 +514,28 @@ mod tests {
     }
 
     #[test]
+    fn a_file_listed_twice_is_refused_by_name() {
+        let mut r = sample_report();
+        let again = r.files[1].clone();
+        r.files.push(again);
+        let e = validate(&r, FILE_LIMITS).unwrap_err();
+        assert_eq!(e.field, "files[7].path");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the report is refused: files[7].path lists {}{}{} again (first as files[1]): a report lists each file once",
+                '\u{2068}', r.files[1].path, '\u{2069}'
+            )
+        );
+        // The same name in two shards is two files.
+        let mut r = sample_report();
+        let mut other = r.files[1].clone();
+        other.path = other.path.replacen("orders", "payments", 1);
+        r.files.push(other);
+        assert_eq!(validate(&r, FILE_LIMITS), Ok(()));
+    }
+
+    #[test]
     fn counts_are_capped() {
         let mut r = sample_report();
         let f = r.files[2].clone();
@@ -475,19 +560,31 @@ mod tests {
     #[test]
     fn oversized_json_is_refused_before_it_is_parsed() {
         let big = vec![b' '; usize::try_from(MAX_JSON_BYTES).unwrap() + 1];
-        let e = from_json(&big, Source::JsonFile("<b>big</b>.json".into())).unwrap_err();
+        let e = from_json(&big, Source::JsonFile("<b>big</b>.json".into())).unwrap_err().to_string();
         // The file's name is quoted as the page shows every name: escaped by the one rule, isolated.
         assert_eq!(e, "\u{2068}<b>big</b>.json\u{2069} is 67108865 bytes; a report may be at most 67108864 bytes");
-        let e = from_json(&big, Source::JsonFile("x\u{202e}nosj.json".into())).unwrap_err();
+        let e = from_json(&big, Source::JsonFile("x\u{202e}nosj.json".into())).unwrap_err().to_string();
         assert_eq!(super::super::message::shown(&e), "x\\u{202e}nosj.json is 67108865 bytes; a report may be at most 67108864 bytes");
     }
 
     #[test]
     fn json_errors_name_the_place() {
         let e = from_json(b"{\"report_version\":1,\"files\":[{]}", Source::JsonFile("r.json".into())).unwrap_err();
-        assert!(e.starts_with("\u{2068}r.json\u{2069} is not a version-1 report: ") && e.contains("line 1 column"), "{e}");
+        assert_eq!(e, OpenError::NotJson { from: Origin::File("r.json".into()), line: 1, column: 31 });
+        assert_eq!(e.to_string(), "\u{2068}r.json\u{2069} is not JSON: something unexpected at line 1, column 31");
         let e = from_json(b"\xff", Source::Pasted).unwrap_err();
-        assert!(e.starts_with("the pasted text is not a version-1 report"), "{e}");
+        assert_eq!(e.to_string(), "the pasted text is not JSON: something unexpected at line 1, column 1");
+        // A report whose file size is a list: the field, by its path, in words.
+        let mut v = serde_json::to_value(sample_report()).unwrap();
+        v["files"][3]["size"] = serde_json::json!([1]);
+        assert_eq!(
+            from_json(v.to_string().as_bytes(), Source::Pasted).unwrap_err().to_string(),
+            "the pasted text is not a report: field `files[3].size` should be a whole number from 0 to 18446744073709551615, not a list"
+        );
+        assert_eq!(
+            from_json(b"[]", Source::Pasted).unwrap_err().to_string(),
+            "the pasted text is not a report: it holds a list where a report's JSON object should be"
+        );
         let json = serde_json::to_vec(&sample_report()).unwrap();
         assert_eq!(from_json(&json, Source::Pasted).unwrap().report, sample_report());
     }

@@ -1,0 +1,165 @@
+//! A recovery plan shared: its JSON exactly as `felix-storage recover
+//! --dry-run --json` prints it (the page's "Download the plan" of one shard
+//! is the same document), and such a JSON opened again — as a claim, checked
+//! field by field before it is shown.
+
+use felix_codec::recovery::{Action, Plan, ShardPlan, PLAN_VERSION};
+use felix_codec::report::is_finding_kind;
+
+use super::message::quote;
+use super::open_error::{parse, Document, OpenError, Origin};
+
+/// Most shards a plan opened here may hold.
+pub const MAX_SHARDS: usize = 1_000;
+/// Most actions of one shard.
+pub const MAX_ACTIONS: usize = 10_000;
+/// Most remaining findings of one shard listed (the codec lists at most 10,000 a file).
+pub const MAX_REMAINING: usize = 200_000;
+/// Longest path, file name, reason or message, in bytes.
+const MAX_TEXT_BYTES: usize = 4096;
+
+/// The plan as the CLI prints it with `--json` (pretty, with a final newline).
+#[must_use]
+pub fn to_json(plan: &Plan) -> String {
+    let mut s = serde_json::to_string_pretty(plan).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// A plan from JSON, checked.
+///
+/// # Errors
+/// Not JSON, a field by its path, or a field refused.
+pub fn from_json(json: &[u8], from: Origin) -> Result<Plan, OpenError> {
+    let plan: Plan = parse(json, &from, Document::Plan)?;
+    validate(&plan).map_err(|reason| OpenError::Refused { from, reason: format!("the plan is refused: {reason}") })?;
+    Ok(plan)
+}
+
+fn text(field: &str, s: &str) -> Result<(), String> {
+    if s.len() > MAX_TEXT_BYTES {
+        return Err(format!("{field} is {} bytes long; at most {MAX_TEXT_BYTES} are accepted", s.len()));
+    }
+    Ok(())
+}
+
+/// Checks every field a view shows.
+///
+/// # Errors
+/// The first field that is wrong, by its path, in words.
+pub fn validate(plan: &Plan) -> Result<(), String> {
+    if plan.plan_version != PLAN_VERSION {
+        return Err(format!("plan_version is {}; this page reads version {PLAN_VERSION}", plan.plan_version));
+    }
+    if plan.shards.len() > MAX_SHARDS {
+        return Err(format!("shards lists {} shards; at most {MAX_SHARDS} are accepted", plan.shards.len()));
+    }
+    for (i, s) in plan.shards.iter().enumerate() {
+        check_shard(&format!("shards[{i}]"), s)?;
+    }
+    for (i, s) in plan.skipped.iter().enumerate() {
+        text(&format!("skipped[{i}].path"), &s.path)?;
+        text(&format!("skipped[{i}].reason"), &s.reason)?;
+    }
+    if let Some(stopped) = &plan.stopped {
+        text("stopped.path", &stopped.path)?;
+        text("stopped.error", &stopped.error)?;
+        for (i, a) in stopped.done.iter().enumerate() {
+            check_action(&format!("stopped.done[{i}]"), a)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_shard(at: &str, s: &ShardPlan) -> Result<(), String> {
+    text(&format!("{at}.path"), &s.path)?;
+    if s.actions.len() > MAX_ACTIONS {
+        return Err(format!("{at}.actions lists {} actions; at most {MAX_ACTIONS} are accepted", s.actions.len()));
+    }
+    if s.remaining_findings.len() > MAX_REMAINING {
+        return Err(format!("{at}.remaining_findings lists {}; at most {MAX_REMAINING} are accepted", s.remaining_findings.len()));
+    }
+    for (i, a) in s.actions.iter().enumerate() {
+        check_action(&format!("{at}.actions[{i}]"), a)?;
+    }
+    for (i, r) in s.remaining_findings.iter().enumerate() {
+        let at = format!("{at}.remaining_findings[{i}]");
+        text(&format!("{at}.file"), &r.file)?;
+        text(&format!("{at}.message"), &r.finding.message)?;
+        if !is_finding_kind(&r.finding.kind) {
+            let shown: String = r.finding.kind.chars().take(40).collect();
+            return Err(format!("{at}.kind {} is not a kind of damage this build knows", quote(&shown)));
+        }
+        if r.finding.end < r.finding.position {
+            return Err(format!("{at}.end is {}, before its position {}", r.finding.end, r.finding.position));
+        }
+    }
+    Ok(())
+}
+
+fn check_action(at: &str, a: &Action) -> Result<(), String> {
+    let (file, reason, evidence, kind) = match a {
+        Action::RemoveTemporary { file, reason } | Action::RebuildIndex { file, reason } => (file, reason, None, None),
+        Action::RemoveUnfinished { file, reason, evidence, .. } | Action::RemoveOrphanIndex { file, reason, evidence, .. } => {
+            (file, reason, evidence.as_ref(), None)
+        }
+        Action::Cut { file, reason, evidence, kind, position, bytes } => {
+            if position.checked_add(*bytes).is_none() {
+                return Err(format!("{at}: position {position} and bytes {bytes} end past the largest file"));
+            }
+            (file, reason, Some(evidence), Some(kind))
+        }
+        Action::Refuse { file, reason, kind, .. } => (file, reason, None, Some(kind)),
+    };
+    text(&format!("{at}.file"), file)?;
+    text(&format!("{at}.reason"), reason)?;
+    if let Some(e) = evidence {
+        text(&format!("{at}.evidence"), e)?;
+    }
+    if let Some(kind) = kind.filter(|k| !is_finding_kind(k)) {
+        let shown: String = kind.chars().take(40).collect();
+        return Err(format!("{at}.kind {} is not a kind of damage this build knows", quote(&shown)));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logic::replica::{plan_in_memory, plans};
+    use crate::logic::sample;
+
+    fn sample_plan() -> Plan {
+        let files = sample::files();
+        let dir = files[0].0.rsplit_once('/').unwrap().0.to_string();
+        plans(vec![plan_in_memory(&dir, &files)])
+    }
+
+    #[test]
+    fn the_page_s_plan_json_reopens_as_the_same_plan() {
+        let plan = sample_plan();
+        assert!(!plan.shards[0].actions.is_empty(), "the sample has something to recover");
+        let json = to_json(&plan);
+        assert_eq!(from_json(json.as_bytes(), Origin::Pasted).unwrap(), plan);
+    }
+
+    #[test]
+    fn a_forged_plan_is_refused_by_its_field_in_words() {
+        let said = |v: serde_json::Value| from_json(v.to_string().as_bytes(), Origin::File("p.json".into())).unwrap_err().to_string();
+        let mut v = serde_json::to_value(sample_plan()).unwrap();
+        v["plan_version"] = 9.into();
+        assert_eq!(said(v), "\u{2068}p.json\u{2069}: the plan is refused: plan_version is 9; this page reads version 1");
+        let mut v = serde_json::to_value(sample_plan()).unwrap();
+        v["shards"][0]["actions"][0]["file"] = "x".repeat(5000).into();
+        assert_eq!(
+            said(v),
+            "\u{2068}p.json\u{2069}: the plan is refused: shards[0].actions[0].file is 5000 bytes long; at most 4096 are accepted"
+        );
+        let mut v = serde_json::to_value(sample_plan()).unwrap();
+        v["shards"][0]["remaining_findings"] = serde_json::json!([{ "file": "a", "kind": "Evil\u{202e}", "position": 0, "end": 1, "offset": null, "message": "m", "repair": "never", "segment_id": 0 }]);
+        assert!(said(v).contains("remaining_findings[0]"), "named by its field");
+        let mut v = serde_json::to_value(sample_plan()).unwrap();
+        v["shards"][0]["actions"] = 7.into();
+        assert_eq!(said(v), "\u{2068}p.json\u{2069} is not a recovery plan: field `shards[0].actions` should be a list, not the number 7");
+    }
+}
