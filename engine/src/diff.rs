@@ -221,7 +221,7 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
     let shard_name = dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir));
     let mut writer = writer_of(dir);
     let writer_live = writer.is_some();
-    let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(writer_live);
+    let mut shard = ShardInspection::new(Some(shard_name.clone()), inputs).with_writer_live(writer_live);
     let mut buf = ReadBuf::new();
     buf.set_len(CHUNK_BYTES);
     let mut batch: Vec<RecordSummary> = Vec::with_capacity(BATCH_RECORDS);
@@ -272,7 +272,10 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         return Err(InspectError { path: dir.to_path_buf(), what: "the diff stopped".into() });
     }
     let reports = shard.finish();
-    Ok((SideFacts::from_reports(&dir.display().to_string(), &reports), writer))
+    // Whether the two sides are one shard is judged by the directory's own
+    // name, resolved (a path given as `.` or `x/..` names it too).
+    let facts = SideFacts { shard_dir: Some(shard_name), ..SideFacts::from_reports(&dir.display().to_string(), &reports) };
+    Ok((facts, writer))
 }
 
 #[cfg(test)]
