@@ -1061,3 +1061,90 @@ test('issue 18, the verdict first: one sentence per shard, the CLI\'s own, above
   assert.ok(worst.includes('error'));
   assert.equal(await p.locator('#problems .problem.current .sev').textContent(), 'error', 'the most severe problem is selected on open');
 });
+
+// Issue 18, "The replica compare": a different shard warned of, a lost offset named, both replicas' bytes side by side.
+
+test('issue 18 compare: the demo\'s orders against its payments warns of two different shards and advises no truncation, as the CLI does', async () => {
+  const root = join(sample, 'root');
+  const shards = await readdir(root);
+  const orders = join(root, shards.find((s) => s.startsWith('acme_default_orders_0-')));
+  const payments = join(root, shards.find((s) => s.startsWith('acme_default_payments_0-')));
+  const cli = spawnSync(CLI, ['diff', orders, payments]).stdout.toString();
+  const warning = cli.split('\n').find((l) => l.startsWith('WARNING: ')).slice('WARNING: '.length);
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(orders));
+  await dropOn(p, '#replica-b', await folder(payments));
+  await p.locator('#diff-shards').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#diff-shards').textContent(), warning, 'the codec\'s one wording');
+  assert.match(warning, /^A and B are different shards: A is acme_default_orders_0-[0-9a-f]{16}, B is acme_default_payments_0-[0-9a-f]{16} \(their shard names and keys differ\)/);
+  const section = await p.locator('#replica-diff').textContent();
+  assert.ok(!/truncates to/.test(section), section);
+  assert.equal(await p.locator('#side-a .truncation').textContent(), 'A is no follower of B (a different shard): do not truncate it to match');
+  assert.equal(await p.locator('#diff-verdict').textContent(), 'The replicas are different.');
+  assert.equal(await p.locator('#diff-shards').getAttribute('role'), 'alert');
+});
+
+// Replica B is A's copy with one payload byte of offset 3 rotted.
+async function rottedReplicas() {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-rot-'));
+  const [a, b] = [join(dir, 'a'), join(dir, 'b')];
+  execFileSync(CLI, ['produce', a, '--shard', 'acme/default/orders/0', '--batch', '100'], { input: Array.from({ length: 20 }, (_, i) => `${SECRET}-common-${i}`).join('\n') + '\n' });
+  const shardName = (await readdir(a))[0];
+  await mkdir(join(b, shardName), { recursive: true });
+  for (const f of await readdir(join(a, shardName))) await copyFile(join(a, shardName, f), join(b, shardName, f));
+  let rotted = false;
+  for (const f of (await readdir(join(b, shardName))).filter((f) => f.endsWith('.log'))) {
+    const bytes = await readFile(join(b, shardName, f));
+    const at = bytes.indexOf(`${SECRET}-common-3`);
+    if (at < 0) continue;
+    bytes[at] ^= 0x20;
+    await writeFile(join(b, shardName, f), bytes);
+    rotted = true;
+  }
+  assert.ok(rotted);
+  return [join(a, shardName), join(b, shardName)];
+}
+
+test('issue 18 compare: B\'s rot names the lost offset and that A still holds it (the CLI\'s sentence), with both replicas\' bytes side by side', async () => {
+  const [a, b] = await rottedReplicas();
+  const cli = spawnSync(CLI, ['diff', a, b]).stdout.toString();
+  const lost = cli.split('\n').find((l) => l.startsWith('B lost offset 3 '));
+  assert.ok(lost, cli);
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(a));
+  await dropOn(p, '#replica-b', await folder(b));
+  await p.locator('p.lost').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#first-divergent').textContent(), 'First divergent offset: none');
+  assert.deepEqual(await p.locator('p.lost').allTextContents(), [lost]);
+  assert.match(lost, /^B lost offset 3 \(RecordChecksum at byte \d+ of 0+\.log\); A still holds it intact, at byte \d+ of 0+\.log: copy it from A$/);
+  // Both replicas' bytes at offset 3, the one rotted byte marked (masked: a payload byte), nothing else.
+  const table = p.locator('#side-by-side');
+  assert.equal(await table.getAttribute('data-offset'), '3');
+  assert.match(await table.locator('caption').textContent(), /^Offset 3 \(one replica lost it, the other holds it\): both replicas' bytes, 1 of \d+ differ \(marked\)$/);
+  assert.equal(await table.locator('.hex-a mark.differs').count(), 1);
+  assert.equal(await table.locator('.hex-b mark.differs').count(), 1);
+  assert.equal(await table.locator('mark.differs').first().textContent(), '•• ');
+  await p.check('#unmask');
+  const [ca, cb] = [await table.locator('.hex-a mark.differs').textContent(), await table.locator('.hex-b mark.differs').textContent()];
+  assert.equal(parseInt(ca, 16) ^ parseInt(cb, 16), 0x20, `${ca} vs ${cb}: the flipped bit`);
+  assert.deepEqual(await axeViolations(p), [], 'the side-by-side bytes are accessible');
+});
+
+test('issue 18 compare: two replicas that diverge at 50 show both records\' bytes side by side, the differing ones marked', async () => {
+  const [a, b] = await replicas();
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(a));
+  await dropOn(p, '#replica-b', await folder(b));
+  const table = p.locator('#side-by-side');
+  await table.waitFor({ timeout: 15000 });
+  assert.equal(await table.getAttribute('data-offset'), '50');
+  assert.match(await table.locator('caption').textContent(), /^Offset 50 \(the records differ\)/);
+  // The checksum (bytes 24..27 of the header) differs on both sides, shown unmasked; payload bytes masked.
+  const headerMarks = await table.locator('.hex-a mark.differs.header').count();
+  assert.ok(headerMarks >= 4, `${headerMarks} header bytes marked`);
+  assert.ok((await table.locator('.hex-a mark.differs.masked').count()) > 0);
+  assert.equal(await p.locator('#side-by-side .payload').count(), 0);
+});

@@ -22,5 +22,6 @@ pub mod sample;
 pub mod scan;
 pub mod scroll;
 pub mod shared;
+pub mod side_by_side;
 pub mod verify;
 pub mod wire;
