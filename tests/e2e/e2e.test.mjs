@@ -1148,3 +1148,64 @@ test('issue 18 compare: two replicas that diverge at 50 show both records\' byte
   assert.ok((await table.locator('.hex-a mark.differs.masked').count()) > 0);
   assert.equal(await p.locator('#side-by-side .payload').count(), 0);
 });
+
+// Issue 18, "Beyond the best hex inspectors": Find.
+
+test('issue 18 find: a known payload string in the sample shard is found in its record, and next selects its bytes in the hex view', async () => {
+  const p = await page();
+  await p.goto(base);
+  await p.click('#sample');
+  await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
+  await p.fill('#find-query', '"order_id":57,');
+  await p.press('#find-query', 'Enter');
+  await p.waitForFunction(() => document.querySelector('#find-status')?.textContent === '1 match in 1 file', null, { timeout: 15000 });
+  const match = p.locator('#find-results li.match');
+  assert.equal(await match.count(), 1);
+  assert.equal(await match.getAttribute('data-record'), '57');
+  const position = Number(await match.getAttribute('data-position'));
+  assert.match(await match.textContent(), new RegExp(`00000000000000000001\\.log · byte ${position} \\(0x${position.toString(16)}\\) · in record 57$`));
+  await p.click('#find-next');
+  await p.locator('section.detail h2').waitFor({ timeout: 15000 });
+  assert.match(await p.locator('section.detail h2').textContent(), /00000000000000000001\.log/);
+  // The match's 14 bytes are the hex view's selection.
+  await p.locator(`#hex span[data-pos="${position}"].sel`).waitFor({ timeout: 15000 });
+  await p.locator(`#hex span[data-pos="${position + 13}"].sel`).waitFor();
+  assert.equal(await p.locator(`#hex span[data-pos="${position + 14}"].sel`).count(), 0);
+  assert.equal(await match.getAttribute('aria-current'), 'true');
+  // A query that is not hex is refused in words.
+  await p.selectOption('#find-mode', 'hex');
+  await p.fill('#find-query', 'de ad zz');
+  await p.click('#find-go');
+  assert.match(await p.locator('#find-refused').textContent(), /^character 7 \(z\) is not a hex digit/);
+  assert.deepEqual(p.errors, []);
+});
+
+test('issue 18 find: hex bytes across a whole dropped root: every occurrence counted as a naive search counts it, n/p stepping wraps', async () => {
+  const files = await rootFiles();
+  const p = await page();
+  await p.goto(base);
+  await drop(p, files);
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  const needle = Buffer.from('"customer":"c-7');
+  let want = 0;
+  for (const f of files) {
+    const bytes = await readFile(f.from);
+    for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, at + 1)) want += 1;
+  }
+  assert.ok(want > 10, `${want}`);
+  await p.selectOption('#find-mode', 'hex');
+  await p.fill('#find-query', needle.toString('hex').replace(/(..)/g, '$1 ').trim());
+  await p.click('#find-go');
+  await p.waitForFunction(() => /^\d+ matches in \d+ files$/.test(document.querySelector('#find-status')?.textContent ?? ''), null, { timeout: 20000 });
+  assert.match(await p.locator('#find-status').textContent(), new RegExp(`^${want} matches in `));
+  // Previous from nothing selects the last; next from the last wraps to the first.
+  await p.click('#find-prev');
+  await p.locator('#find-results li.match[aria-current="true"]').waitFor();
+  const last = await p.locator('#find-results li.match[aria-current="true"]').getAttribute('data-position');
+  await p.click('#find-next');
+  await p.waitForFunction((last) => document.querySelector('#find-results li.match[aria-current="true"]')?.getAttribute('data-position') !== last, last);
+  assert.equal(await p.locator('#find-results li.match').first().getAttribute('aria-current'), 'true');
+  const first = Number(await p.locator('#find-results li.match').first().getAttribute('data-position'));
+  await p.locator(`#hex span[data-pos="${first}"].sel`).waitFor({ timeout: 15000 });
+  assert.deepEqual(await axeViolations(p), [], 'the find panel is accessible');
+});

@@ -7,6 +7,7 @@
 
 pub mod diff_share;
 pub mod filemap;
+pub mod find;
 pub mod group;
 pub mod hash;
 pub mod hex;
