@@ -1209,3 +1209,43 @@ test('issue 18 find: hex bytes across a whole dropped root: every occurrence cou
   await p.locator(`#hex span[data-pos="${first}"].sel`).waitFor({ timeout: 15000 });
   assert.deepEqual(await axeViolations(p), [], 'the find panel is accessible');
 });
+
+test('issue 18 find: in a 1 GiB segment, a record header that straddles a read boundary is found in its record, in bounded worker memory', async () => {
+  const { dir, last } = await gibSegment();
+  try {
+    // Records of 728 bytes from byte 32; a header's offset and time fields (16 bytes, both the offset) start 4 bytes in.
+    // The worker reads 64 KiB, doubling to 16 MiB, in 4 MiB pieces: pieces end at 16 MiB - 64 KiB + j × 4 MiB.
+    let target;
+    for (let j = 0; j < 250 && target === undefined; j++) {
+      const boundary = (16 << 20) - (64 << 10) + j * (4 << 20);
+      for (let o = Math.floor((boundary - 36) / 728) - 1; o <= Math.floor((boundary - 36) / 728) + 1; o++) {
+        const at = 36 + o * 728;
+        if (at < boundary && at + 16 > boundary && o <= last) target = { o, at };
+      }
+    }
+    assert.ok(target, 'a header across a boundary');
+    const needle = Buffer.alloc(16);
+    needle.writeBigUInt64BE(BigInt(target.o), 0); needle.writeBigUInt64BE(BigInt(target.o), 8);
+    const p = await page();
+    const workers = [];
+    p.on('worker', (w) => workers.push(w));
+    await p.goto(base);
+    await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
+    await p.locator('#overview tbody tr').first().waitFor({ timeout: 60000 });
+    await p.selectOption('#find-mode', 'hex');
+    await p.fill('#find-query', needle.toString('hex'));
+    await p.click('#find-go');
+    await p.waitForFunction(() => /^1 match in 1 file$|^no match$/.test(document.querySelector('#find-status')?.textContent ?? ''), null, { timeout: 300000 });
+    assert.equal(await p.locator('#find-status').textContent(), '1 match in 1 file');
+    const match = p.locator('#find-results li.match');
+    assert.deepEqual([await match.getAttribute('data-position'), await match.getAttribute('data-record')], [String(target.at), String(target.o)]);
+    // The find worker (the page's newest) held a bounded amount of memory for a 1,024 MiB file.
+    const findWorker = workers[workers.length - 1];
+    const wasm = await findWorker.evaluate(() => wasm_bindgen.wasm_memory_bytes());
+    assert.ok(wasm <= 64 << 20, `find worker wasm memory ${(wasm / 1048576).toFixed(1)} MiB`);
+    console.log(`find over 1 GiB: worker wasm ${(wasm / 1048576).toFixed(1)} MiB`);
+    assert.deepEqual([p.errors, p.panics], [[], []]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
