@@ -299,12 +299,13 @@ pub fn app() -> Html {
                     complete={state.claim.is_some() || state.all_hashed()}
                     on_error={on_error} on_permalink={dispatch.reform(Action::Permalink)} />
             }
+            if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
+            { detail_section(&state, detail, blob, &dispatch, shown) }
+            // Below the bytes: its results, as they grow, never move the hex view.
             if !state.files.is_empty() {
                 <Find files={find_files(&state, &loader.blobs.borrow())} shown={state.detail().map(|(_, f, _)| f.id.0)}
                     on_select={dispatch.reform(|(file, start, end): (u32, u64, u64)| Action::Select(RowId::File(FileId(file)), Some((start, end))))} />
             }
-            if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
-            { detail_section(&state, detail, blob, &dispatch, shown) }
             <ReplicaDiff />
             </main>
         </div>
