@@ -1130,6 +1130,14 @@ test('issue 18 compare: B\'s rot names the lost offset and that A still holds it
   const [ca, cb] = [await table.locator('.hex-a mark.differs').textContent(), await table.locator('.hex-b mark.differs').textContent()];
   assert.equal(parseInt(ca, 16) ^ parseInt(cb, 16), 0x20, `${ca} vs ${cb}: the flipped bit`);
   assert.deepEqual(await axeViolations(p), [], 'the side-by-side bytes are accessible');
+  await table.scrollIntoViewIfNeeded();
+  await p.screenshot({ path: join(ARTIFACTS, 'replica-side-by-side.png') });
+  // On a phone the two columns scroll inside their own box, never the page.
+  await p.setViewportSize({ width: 390, height: 844 });
+  const box = await p.locator('.side-by-side-wrap').boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= 390, `the bytes' box ${JSON.stringify(box)} fits 390 px`);
+  await table.scrollIntoViewIfNeeded();
+  await p.screenshot({ path: join(ARTIFACTS, 'replica-side-by-side-390.png') });
 });
 
 test('issue 18 compare: two replicas that diverge at 50 show both records\' bytes side by side, the differing ones marked', async () => {
@@ -1178,6 +1186,8 @@ test('issue 18 find: a known payload string in the sample shard is found in its 
   await p.click('#find-go');
   assert.match(await p.locator('#find-refused').textContent(), /^character 7 \(z\) is not a hex digit/);
   assert.deepEqual(p.errors, []);
+  await p.locator('#find').scrollIntoViewIfNeeded();
+  await p.screenshot({ path: join(ARTIFACTS, 'find-sample.png') });
 });
 
 test('issue 18 find: hex bytes across a whole dropped root: every occurrence counted as a naive search counts it, n/p stepping wraps', async () => {
