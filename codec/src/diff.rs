@@ -63,6 +63,7 @@ use crate::epochs::{end_of_generation, truncation_point, Epoch};
 use crate::file_name::{classify, segment_file_name, EntryName, FileKind};
 use crate::recovery::RemainingFinding;
 use crate::report::{one_line, FileReport};
+use crate::shard_name::parse_dir_name;
 
 /// Version of the diff's JSON shape.
 pub const DIFF_VERSION: u32 = 1;
@@ -72,6 +73,9 @@ pub const MAX_DIFF_FINDINGS: usize = 1_000;
 
 /// Most notes a diff keeps.
 pub const MAX_NOTES: usize = 16;
+
+/// Most lost ranges a diff names per side; past it a note counts them.
+pub const MAX_LOST_RANGES: usize = 1_000;
 
 /// One replica of the two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -196,6 +200,39 @@ pub struct DiffMachine {
     compared: u64,
     divergent: u64,
     first: Option<(RecordSummary, RecordSummary)>,
+    /// Offsets A lacks inside its own range that B holds intact (with B's record at the first), then the ranges past the cap.
+    lost_a: LostRanges,
+    /// The same for B.
+    lost_b: LostRanges,
+}
+
+/// Offset ranges one side lost, each with the other side's record at its
+/// first offset; at most [`MAX_LOST_RANGES`], the rest counted.
+#[derive(Clone, Debug, Default)]
+struct LostRanges {
+    ranges: Vec<(OffsetRange, RecordSummary)>,
+    omitted: u64,
+}
+
+impl LostRanges {
+    /// `held` (the other side's intact record) is at an offset this side lacks.
+    fn add(&mut self, held: RecordSummary) {
+        if let Some((r, _)) = self.ranges.last_mut() {
+            if r.to == held.offset {
+                r.to = r.to.saturating_add(1);
+                return;
+            }
+        }
+        if self.ranges.len() < MAX_LOST_RANGES {
+            self.ranges.push((OffsetRange { from: held.offset, to: held.offset.saturating_add(1) }, held));
+        } else {
+            self.omitted = self.omitted.saturating_add(1);
+        }
+    }
+
+    fn into_report(self) -> (Vec<Lost>, u64) {
+        (self.ranges.into_iter().map(|(range, r)| Lost { range, held_at: RecordRef::of(&r) }).collect(), self.omitted)
+    }
 }
 
 impl DiffMachine {
@@ -267,9 +304,17 @@ impl DiffMachine {
                     self.head_b = None;
                 }
                 (Some(a), Some(b)) => {
+                    // The lower offset is one the other side lacks: inside its
+                    // range (it holds an earlier record too) it was lost there.
                     if a.offset < b.offset {
+                        if self.b.first.is_some_and(|f| f < a.offset) {
+                            self.lost_b.add(a);
+                        }
                         self.head_a = None;
                     } else {
+                        if self.a.first.is_some_and(|f| f < b.offset) {
+                            self.lost_a.add(b);
+                        }
                         self.head_b = None;
                     }
                 }
@@ -289,22 +334,9 @@ impl DiffMachine {
         self.a.ended = true;
         self.b.ended = true;
         self.settle(false);
-        // A range ends one past its last offset, so none can hold u64::MAX:
-        // a side that alone holds a record there is named in a note.
-        let alone_at_max = [("A", self.a.last, self.b.last), ("B", self.b.last, self.a.last)]
-            .into_iter()
-            .filter(|(_, this, other)| *this == Some(u64::MAX) && *other != Some(u64::MAX))
-            .map(|(name, ..)| name);
         let mut notes = Vec::new();
-        for name in alone_at_max {
-            push_note(
-                &mut notes,
-                format!(
-                    "{name} alone holds offset {} (the last offset there can be, which no range above can name: a range ends one past its last offset)",
-                    u64::MAX
-                ),
-            );
-        }
+        self.note_alone_at_max(&mut notes);
+        let different_shards = different_shards(&a.dir_name(), &b.dir_name());
         let side_a = SideReport::new(a, self.a);
         let side_b = SideReport::new(b, self.b);
         let common = match (side_a.first_offset, side_b.first_offset) {
@@ -319,24 +351,26 @@ impl DiffMachine {
         let only_b = only(&side_b, &side_a, common);
         let divergence = self.first.map(|(ra, rb)| Divergence { offset: ra.offset, a: RecordRef::of(&ra), b: RecordRef::of(&rb) });
         let first_divergent_offset = divergence.as_ref().map(|d| d.offset);
-        let truncate_a_to = follower_truncation(&side_a, &side_b, "A", "B", &mut notes);
-        let truncate_b_to = follower_truncation(&side_b, &side_a, "B", "A", &mut notes);
-        if let Some(d) = first_divergent_offset {
-            for (name, t) in [("A", truncate_a_to), ("B", truncate_b_to)] {
-                if t.is_some_and(|t| t > d) {
-                    push_note(
-                        &mut notes,
-                        format!(
-                        "{name} keeps offset {d} under the epochs rule, yet the records at {d} differ: both sides wrote it in generations \
-                         the epochs do not tell apart (two leaders at once, or epochs lost)"
-                    ),
-                    );
-                }
+        let (truncate_a_to, truncate_b_to) = match &different_shards {
+            Some(d) => {
+                push_note(&mut notes, d.warning());
+                (None, None)
             }
-        }
+            None => truncations(&side_a, &side_b, first_divergent_offset, &mut notes),
+        };
         for (name, s) in [("A", &side_a), ("B", &side_b)] {
             if s.unordered_records > 0 {
                 push_note(&mut notes, format!("{name}: {} intact records out of offset order were not compared", s.unordered_records));
+            }
+        }
+        let (lost_a, omitted_a) = self.lost_a.into_report();
+        let (lost_b, omitted_b) = self.lost_b.into_report();
+        for (name, omitted) in [("A", omitted_a), ("B", omitted_b)] {
+            if omitted > 0 {
+                push_note(
+                    &mut notes,
+                    format!("{name} lost {omitted} more offsets the other holds, in ranges past the {MAX_LOST_RANGES} listed"),
+                );
             }
         }
         let identical = divergence.is_none()
@@ -345,7 +379,8 @@ impl DiffMachine {
             && self.compared == side_a.records
             && self.compared == side_b.records
             && !side_a.blocked
-            && !side_b.blocked;
+            && !side_b.blocked
+            && different_shards.is_none();
         Diff {
             diff_version: DIFF_VERSION,
             identical,
@@ -361,8 +396,50 @@ impl DiffMachine {
             truncate_a_to,
             truncate_b_to,
             notes,
+            different_shards,
+            lost_a,
+            lost_b,
         }
     }
+
+    /// A range ends one past its last offset, so none can hold u64::MAX: a
+    /// side that alone holds a record there is named in a note.
+    fn note_alone_at_max(&self, notes: &mut Vec<String>) {
+        let alone_at_max = [("A", self.a.last, self.b.last), ("B", self.b.last, self.a.last)]
+            .into_iter()
+            .filter(|(_, this, other)| *this == Some(u64::MAX) && *other != Some(u64::MAX))
+            .map(|(name, ..)| name);
+        for name in alone_at_max {
+            push_note(
+                notes,
+                format!(
+                    "{name} alone holds offset {} (the last offset there can be, which no range above can name: a range ends one past its last offset)",
+                    u64::MAX
+                ),
+            );
+        }
+    }
+}
+
+/// Each side's truncation as the other's follower (the leader-epoch rule),
+/// with a note when a side keeps an offset whose records differ.
+fn truncations(a: &SideReport, b: &SideReport, first_divergent: Option<u64>, notes: &mut Vec<String>) -> (Option<u64>, Option<u64>) {
+    let truncate_a_to = follower_truncation(a, b, "A", "B", notes);
+    let truncate_b_to = follower_truncation(b, a, "B", "A", notes);
+    if let Some(d) = first_divergent {
+        for (name, t) in [("A", truncate_a_to), ("B", truncate_b_to)] {
+            if t.is_some_and(|t| t > d) {
+                push_note(
+                    notes,
+                    format!(
+                        "{name} keeps offset {d} under the epochs rule, yet the records at {d} differ: both sides wrote it in generations \
+                         the epochs do not tell apart (two leaders at once, or epochs lost)"
+                    ),
+                );
+            }
+        }
+    }
+    (truncate_a_to, truncate_b_to)
 }
 
 fn push_note(notes: &mut Vec<String>, note: String) {
@@ -439,6 +516,10 @@ pub struct SideFacts {
     /// The next offset when the log holds no intact record (the newest
     /// segment's base offset), when known.
     pub empty_next_offset: Option<u64>,
+    /// The shard directory's own name, as resolved (`None`: the last
+    /// component of `path`). Whether two sides are one shard is judged by it
+    /// ([`different_shards`]).
+    pub shard_dir: Option<String>,
 }
 
 impl SideFacts {
@@ -446,6 +527,17 @@ impl SideFacts {
     #[must_use]
     pub fn new(path: &str) -> Self {
         Self { path: path.into(), ..Self::default() }
+    }
+
+    /// The shard directory's name: [`SideFacts::shard_dir`], else the last
+    /// component of the path.
+    #[must_use]
+    pub fn dir_name(&self) -> String {
+        if let Some(d) = &self.shard_dir {
+            return d.clone();
+        }
+        let trimmed = self.path.trim_end_matches(['/', '\\']);
+        trimmed.rsplit(['/', '\\']).next().unwrap_or(trimmed).into()
     }
 
     /// What a shard's inspection says of it: every finding (with its file's
@@ -546,6 +638,83 @@ pub struct Divergence {
     pub b: RecordRef,
 }
 
+/// Two replicas that are not of one shard, judged by their directories'
+/// names (`tenant_namespace_stream_shard-HASH`, [`crate::shard_name`]): the
+/// readable names differ, or the keys (the hash of the exact key) do. Only
+/// two names of the shard-name form are judged; a folder named otherwise
+/// (a copy under `replica-a/`) says nothing either way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DifferentShards {
+    /// A's shard directory name, as judged.
+    pub a_dir: String,
+    /// B's shard directory name, as judged.
+    pub b_dir: String,
+    /// The readable names (`acme_default_orders_0`) differ.
+    pub names_differ: bool,
+    /// The keys differ (the 16 hex digits after the name: FNV-1a 64 of the exact key).
+    pub keys_differ: bool,
+}
+
+impl DifferentShards {
+    /// The warning, in words: what the CLI prints, the page shows first and
+    /// the diff's notes hold.
+    ///
+    /// ```
+    /// use felix_codec::diff::different_shards;
+    /// let d = different_shards("acme_default_orders_0-0d3aed4b998d2798", "acme_default_payments_0-feaf85568f3eb5b0").unwrap();
+    /// assert!(d.warning().starts_with("A and B are different shards"));
+    /// ```
+    #[must_use]
+    pub fn warning(&self) -> String {
+        let what = match (self.names_differ, self.keys_differ) {
+            (true, true) => "their shard names and keys differ",
+            (true, false) => "their shard names differ (the same key: a folder renamed?)",
+            _ => "their keys differ (the same readable name of two different keys)",
+        };
+        format!(
+            "A and B are different shards: A is {}, B is {} ({what}); their records share offsets, not a log: \
+             neither is the other's replica, so do not truncate either to match the other",
+            one_line(&self.a_dir),
+            one_line(&self.b_dir)
+        )
+    }
+}
+
+/// Whether the shard directories named `a` and `b` hold different shards
+/// (`None`: the same shard, or a name not of the shard-name form, which
+/// cannot tell). One judge for the CLI and the page.
+///
+/// ```
+/// use felix_codec::diff::different_shards;
+/// let orders = "acme_default_orders_0-0d3aed4b998d2798";
+/// assert!(different_shards(orders, orders).is_none());
+/// assert!(different_shards(orders, "replica-b").is_none(), "a name that is no shard name cannot tell");
+/// let d = different_shards(orders, "acme_default_payments_0-feaf85568f3eb5b0").unwrap();
+/// assert!(d.names_differ && d.keys_differ);
+/// ```
+#[must_use]
+pub fn different_shards(a: &str, b: &str) -> Option<DifferentShards> {
+    let (name_a, key_a) = parse_dir_name(a)?;
+    let (name_b, key_b) = parse_dir_name(b)?;
+    let (names_differ, keys_differ) = (name_a != name_b, key_a != key_b);
+    (names_differ || keys_differ).then(|| DifferentShards { a_dir: a.into(), b_dir: b.into(), names_differ, keys_differ })
+}
+
+/// Offsets one side lacks inside its own range (it holds records before
+/// them) that the other side holds intact: lost there, to be fetched from
+/// the other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Lost {
+    /// The offsets.
+    pub range: OffsetRange,
+    /// The other side's intact record at `range.from`.
+    pub held_at: RecordRef,
+}
+
 /// One side of a diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -628,6 +797,16 @@ pub struct Diff {
     pub truncate_b_to: Option<u64>,
     /// What else a person should know, in words.
     pub notes: Vec<String>,
+    /// Set when the two sides are different shards (their directory names
+    /// say so): no truncation is given, and the diff is never identical.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub different_shards: Option<DifferentShards>,
+    /// Offsets A lost inside its range that B still holds intact (at most [`MAX_LOST_RANGES`]).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub lost_a: Vec<Lost>,
+    /// Offsets B lost inside its range that A still holds intact.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub lost_b: Vec<Lost>,
 }
 
 impl Diff {
@@ -657,6 +836,9 @@ impl Diff {
             }
             None => out.push_str("common range: none\n"),
         }
+        if let Some(d) = &self.different_shards {
+            let _ = writeln!(out, "WARNING: {}", d.warning());
+        }
         match &self.divergence {
             Some(d) => {
                 let _ = writeln!(
@@ -679,6 +861,9 @@ impl Diff {
                 let _ = writeln!(out, "only {name} holds offsets {}..{}", r.from, r.to);
             }
         }
+        for line in self.lost_sentences() {
+            let _ = writeln!(out, "{line}");
+        }
         for (name, s) in [("A", &self.a), ("B", &self.b)] {
             for f in &s.findings {
                 let blocks = if blocks(f) { "blocks the comparison" } else { "noted" };
@@ -697,9 +882,9 @@ impl Diff {
                 let _ = writeln!(out, "{name}: {} more findings not shown", s.findings_omitted);
             }
         }
-        for (name, other, t, s) in [("A", "B", self.truncate_a_to, &self.a), ("B", "A", self.truncate_b_to, &self.b)] {
-            if let Some(action) = follower_action(s, t) {
-                let _ = writeln!(out, "as a follower of {other}, {name} {action}");
+        for side in [Side::A, Side::B] {
+            if let Some(line) = self.follower_line(side) {
+                let _ = writeln!(out, "{line}");
             }
         }
         for n in &self.notes {
@@ -708,6 +893,60 @@ impl Diff {
         out.push_str(if self.identical { "identical\n" } else { "DIFFERENT\n" });
         out
     }
+}
+
+impl Diff {
+    /// What `side` does as the other's follower, in words: its truncation
+    /// (`follower_action`), or — when the two are different shards — that it
+    /// is no follower and must not be truncated to match; `None` when the
+    /// epochs give no truncation point (a note says why). The CLI's text and
+    /// the page say it with this.
+    #[must_use]
+    pub fn follower_line(&self, side: Side) -> Option<String> {
+        let (name, other, s, t) = match side {
+            Side::A => ("A", "B", &self.a, self.truncate_a_to),
+            Side::B => ("B", "A", &self.b, self.truncate_b_to),
+        };
+        if self.different_shards.is_some() {
+            return Some(format!("{name} is no follower of {other} (a different shard): do not truncate it to match"));
+        }
+        follower_action(s, t).map(|action| format!("as a follower of {other}, {name} {action}"))
+    }
+
+    /// Each lost range in words, A's then B's: which side lost which
+    /// offsets, the damage there that explains it, and where the other side
+    /// still holds them ("B lost offset 30 (RecordChecksum at byte 932 of
+    /// 00000000000000000000.log); A still holds it intact, at byte 932 of
+    /// 00000000000000000000.log: copy it from A"). The CLI's text, the page
+    /// and the Markdown say it with this.
+    #[must_use]
+    pub fn lost_sentences(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (name, other, lost, s) in [("A", "B", &self.lost_a, &self.a), ("B", "A", &self.lost_b, &self.b)] {
+            for l in lost {
+                out.push(lost_sentence(name, other, l, s));
+            }
+        }
+        out
+    }
+}
+
+fn lost_sentence(name: &str, other: &str, l: &Lost, side: &SideReport) -> String {
+    let (from, to) = (l.range.from, l.range.to);
+    let count = to.saturating_sub(from);
+    let (what, pronoun) =
+        if count == 1 { (format!("offset {from}"), "it") } else { (format!("offsets {from}..{to} ({count} records)"), "them") };
+    let cause = side
+        .findings
+        .iter()
+        .find(|f| blocks(f) && f.finding.offset.is_some_and(|o| from <= o && o < to))
+        .map_or_else(String::new, |f| format!(" ({} at byte {} of {})", f.finding.kind, f.finding.position, one_line(&f.file)));
+    let at = if count == 1 { "at" } else { "from" };
+    format!(
+        "{name} lost {what}{cause}; {other} still holds {pronoun} intact, {at} byte {} of {}: copy {pronoun} from {other}",
+        l.held_at.position,
+        one_line(&l.held_at.file)
+    )
 }
 
 /// What a side does as the other's follower, in words, from its truncation
@@ -884,6 +1123,106 @@ mod tests {
         assert!(d.b.blocked && !d.identical);
         assert_eq!(d.b.findings[0].finding.kind, "RecordChecksum");
         assert!(d.to_text().contains("B damage (blocks the comparison)"));
+    }
+
+    /// The offsets a side lacks inside its own range, that the other holds
+    /// intact, are named with the damage that explains them and where the
+    /// other side holds them: consecutive ones as one range, holes on both
+    /// sides never, extents never.
+    #[test]
+    fn a_lost_offset_is_named_with_the_replica_that_still_holds_it() {
+        let a = log(0..60, 0);
+        let mut b = log(0..60, 0);
+        b.remove(30);
+        let rot = Finding {
+            kind: CorruptionKind::RecordChecksum { stored: 1, computed: 2 },
+            site: CorruptionSite { shard: None, segment_id: Some(0), position: 932 },
+            end: 962,
+            offset: Some(30),
+            repair: Repair::Never,
+        };
+        let fb = SideFacts { findings: vec![found("00000000000000000000.log", &rot)], ..SideFacts::new("b") };
+        let (d, _) = run(&a, &b, SideFacts::new("a"), fb.clone());
+        assert_eq!(d.first_divergent_offset, None);
+        assert!(d.lost_a.is_empty());
+        assert_eq!(d.lost_b.len(), 1);
+        assert_eq!(d.lost_b[0].range, OffsetRange { from: 30, to: 31 });
+        assert_eq!((d.lost_b[0].held_at.file.as_str(), d.lost_b[0].held_at.position), ("00000000000000000000.log", 932));
+        let sentence = "B lost offset 30 (RecordChecksum at byte 932 of 00000000000000000000.log); A still holds it intact, \
+                        at byte 932 of 00000000000000000000.log: copy it from A";
+        assert_eq!(d.lost_sentences(), [sentence]);
+        assert!(d.to_text().contains(sentence), "{}", d.to_text());
+        // Three in a row are one range; the other way round names A.
+        let mut b3 = log(0..60, 0);
+        b3.drain(10..13);
+        let (d, _) = run(&b3, &a, SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!(d.lost_a.iter().map(|l| l.range).collect::<Vec<_>>(), [OffsetRange { from: 10, to: 13 }]);
+        assert!(d.lost_b.is_empty());
+        assert!(
+            d.lost_sentences()[0].starts_with("A lost offsets 10..13 (3 records); B still holds them intact, from byte 332"),
+            "{:?}",
+            d.lost_sentences()
+        );
+        // A hole on both sides: neither holds it, nothing is lost to fetch; a later start is an extent.
+        let (d, _) = run(&b, &b, SideFacts::new("a"), SideFacts::new("b"));
+        assert!(d.lost_a.is_empty() && d.lost_b.is_empty());
+        let (d, _) = run(&a, &a[5..], SideFacts::new("a"), SideFacts::new("b"));
+        assert!(d.lost_b.is_empty() && d.only_a == [OffsetRange { from: 0, to: 5 }]);
+    }
+
+    #[test]
+    fn lost_ranges_are_capped_and_the_rest_counted() {
+        let a = log(0..(2 * MAX_LOST_RANGES as u64 + 10), 0);
+        let b: Vec<_> = a.iter().copied().filter(|r| r.offset % 2 == 0).collect();
+        let (d, _) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!(d.lost_b.len(), MAX_LOST_RANGES);
+        assert!(
+            d.notes.iter().any(|n| n == &format!("B lost 4 more offsets the other holds, in ranges past the {MAX_LOST_RANGES} listed")),
+            "{:?}",
+            d.notes
+        );
+    }
+
+    /// Two different shards (by their directories' names or keys) are
+    /// warned of, never given a truncation, never identical; the same name
+    /// under two parents, or a name that is no shard name, is not judged.
+    #[test]
+    fn different_shards_are_warned_of_and_never_truncated() {
+        let orders = "acme_default_orders_0-0d3aed4b998d2798";
+        let payments = "acme_default_payments_0-feaf85568f3eb5b0";
+        let e = vec![Epoch { generation: 1, start_offset: 0 }];
+        let side = |path: &str| SideFacts { epochs: e.clone(), ..SideFacts::new(path) };
+        let a = log(0..50, 0);
+        let b = log(0..30, 0xBBBB);
+        let (d, _) = run(&a, &b, side(&format!("/r1/{orders}/")), side(&format!("/r2/{payments}")));
+        let warned = d.different_shards.clone().unwrap();
+        assert_eq!((warned.a_dir.as_str(), warned.b_dir.as_str(), warned.names_differ, warned.keys_differ), (orders, payments, true, true));
+        assert_eq!((d.truncate_a_to, d.truncate_b_to, d.identical), (None, None, false));
+        let text = d.to_text();
+        assert!(
+            text.contains(&format!(
+                "WARNING: A and B are different shards: A is {orders}, B is {payments} (their shard names and keys differ)"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("truncates to"), "{text}");
+        assert_eq!(d.follower_line(Side::B).unwrap(), "B is no follower of A (a different shard): do not truncate it to match");
+        assert!(d.notes.iter().any(|n| n == &warned.warning()));
+        // Identical logs of two shards are still not one shard's replicas.
+        let (d, _) = run(&a, &a, side(orders), side(payments));
+        assert!(!d.identical && d.different_shards.is_some());
+        // The same shard under two parents, and a path's own name set apart from it.
+        let (d, _) = run(&a, &a, side(&format!("x/{orders}")), side(&format!("y/{orders}")));
+        assert!(d.identical && d.different_shards.is_none());
+        let (d, _) = run(&a, &a, SideFacts { shard_dir: Some(orders.into()), ..side(".") }, side(payments));
+        assert_eq!(d.different_shards.unwrap().a_dir, orders);
+        // Names that are no shard names tell nothing.
+        assert!(different_shards("a", "b").is_none() && different_shards(orders, "b").is_none());
+        // The same key under another readable name; another key under the same readable name.
+        let renamed = different_shards(orders, "acme_default_orderz_0-0d3aed4b998d2798").unwrap();
+        assert!(renamed.names_differ && !renamed.keys_differ && renamed.warning().contains("a folder renamed?"));
+        let rekeyed = different_shards(orders, "acme_default_orders_0-0d3aed4b998d2799").unwrap();
+        assert!(!rekeyed.names_differ && rekeyed.keys_differ);
     }
 
     /// The file a finding is in decides, never its kind's name: `Truncated`

@@ -220,7 +220,7 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
     }
     let shard_name = crate::inspect::shard_name(dir);
     let mut writer = None;
-    let shard = ShardInspection::new(Some(shard_name), inputs);
+    let shard = ShardInspection::new(Some(shard_name.clone()), inputs);
     let mut buf = ReadBuf::new();
     buf.set_len(CHUNK_BYTES);
     let mut batch: Vec<RecordSummary> = Vec::with_capacity(BATCH_RECORDS);
@@ -268,7 +268,10 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         return Err(InspectError { path: dir.to_path_buf(), what: "the diff stopped".into() });
     }
     let reports = shard.finish();
-    Ok((SideFacts::from_reports(&dir.display().to_string(), &reports), writer))
+    // Whether the two sides are one shard is judged by the directory's own
+    // name, resolved (a path given as `.` or `x/..` names it too).
+    let facts = SideFacts { shard_dir: Some(shard_name), ..SideFacts::from_reports(&dir.display().to_string(), &reports) };
+    Ok((facts, writer))
 }
 
 #[cfg(test)]

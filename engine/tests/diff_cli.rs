@@ -402,3 +402,79 @@ fn a_writer_that_starts_while_diff_reads_makes_the_torn_tail_a_record_in_flight(
     let (_, v) = diff_json(&a, &b);
     assert!(!v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("open for writing")), "{v}");
 }
+
+/// Issue 18: two different shards of a `demo` root (orders, payments) are
+/// warned of in the text and the JSON, and neither is advised to truncate;
+/// the same shard under two parents, reached as `.`, is not warned of.
+#[test]
+fn two_different_shards_are_warned_of_and_no_truncation_is_advised() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run(&["demo", tmp.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let orders = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
+    let payments = tmp.path().join("acme_default_payments_0-feaf85568f3eb5b0");
+    let o = run(&["diff", orders.to_str().unwrap(), payments.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "WARNING: A and B are different shards: A is acme_default_orders_0-0d3aed4b998d2798, \
+             B is acme_default_payments_0-feaf85568f3eb5b0 (their shard names and keys differ)"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("truncates to") && text.contains("B is no follower of A (a different shard): do not truncate it to match"),
+        "{text}"
+    );
+    let (code, v) = diff_json(&orders, &payments);
+    assert_eq!(code, Some(1));
+    let d = &v["different_shards"];
+    assert_eq!((d["names_differ"].as_bool(), d["keys_differ"].as_bool()), (Some(true), Some(true)), "{v}");
+    assert_eq!(d["b_dir"], "acme_default_payments_0-feaf85568f3eb5b0");
+    assert!(v["truncate_a_to"].is_null() && v["truncate_b_to"].is_null(), "{v}");
+    // The same shard copied under another parent, one side given as `.`: one shard, no warning.
+    let copy = tmp.path().join("copy/acme_default_orders_0-0d3aed4b998d2798");
+    copy_dir(&orders, &copy);
+    let o = Command::new(bin()).current_dir(&copy).args(["diff", ".", orders.to_str().unwrap(), "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["different_shards"].is_null() && v["identical"] == true, "{v}");
+    // Two folders whose names are no shard names tell nothing either way.
+    let (x, y) = (tmp.path().join("x"), tmp.path().join("y"));
+    copy_dir(&orders, &x);
+    copy_dir(&payments, &y);
+    let (_, v) = diff_json(&x, &y);
+    assert!(v["different_shards"].is_null(), "{v}");
+}
+
+/// Issue 18: when B's only problem is rot, the diff names the offset B lost
+/// and that A still holds it, in the text and the JSON (the codec's words).
+#[test]
+fn an_offset_lost_to_rot_is_named_with_the_replica_that_holds_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a/acme_default_orders_0-0d3aed4b998d2798");
+    let b = tmp.path().join("b/acme_default_orders_0-0d3aed4b998d2798");
+    append(&a, Some(1), "common", 0..20);
+    copy_dir(&a, &b);
+    // Rot one payload byte of offset 3 in B's first segment.
+    let seg = b.join("00000000000000000000.log");
+    let mut bytes = std::fs::read(&seg).unwrap();
+    let at = bytes.windows(SECRET.len() + 10).position(|w| w.ends_with(b"-common-3")).unwrap();
+    bytes[at] ^= 0x20;
+    std::fs::write(&seg, &bytes).unwrap();
+    let o = run(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    let (_, v) = diff_json(&a, &b);
+    assert!(v["first_divergent_offset"].is_null(), "{v}");
+    let lost = &v["lost_b"][0];
+    assert_eq!((lost["range"]["from"].as_u64(), lost["range"]["to"].as_u64()), (Some(3), Some(4)), "{v}");
+    assert_eq!(lost["held_at"]["file"], "00000000000000000000.log");
+    let position = lost["held_at"]["position"].as_u64().unwrap();
+    let sentence = format!(
+        "B lost offset 3 (RecordChecksum at byte {position} of 00000000000000000000.log); A still holds it intact, \
+         at byte {position} of 00000000000000000000.log: copy it from A"
+    );
+    assert!(text.contains(&sentence), "{text}");
+    assert!(v["lost_a"].as_array().unwrap().is_empty());
+}

@@ -9,8 +9,9 @@ use web_sys::{Blob, File};
 use yew::prelude::*;
 
 use crate::components::{
-    drop_zone::DropZone, epochs_view::EpochsView, file_map::FileMapView, hex_view::HexView, index_view::IndexView, open_report::OpenReport,
-    overview::Overview, problems::Problems, progress::Progress, record_table::RecordTable, share::ShareBar, shared_banner::SharedBanner,
+    drop_zone::DropZone, epochs_view::EpochsView, file_map::FileMapView, find::Find, hex_view::HexView, index_view::IndexView,
+    open_report::OpenReport, overview::Overview, problems::Problems, progress::Progress, record_table::RecordTable, share::ShareBar,
+    shared_banner::SharedBanner,
 };
 use crate::components::{
     message::Message, plan_claim::PlanClaim, recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField,
@@ -358,10 +359,27 @@ pub fn app() -> Html {
             }
             if let Some(shards) = shards { <RecoveryPreview shards={shards} on_show={on_show} /> }
             { detail_section(&state, detail, blob, &dispatch, shown) }
+            // Below the bytes: its results, as they grow, never move the hex view.
+            if !state.files.is_empty() {
+                <Find files={find_files(&state, &loader.blobs.borrow())} shown={state.detail().map(|(_, f, _)| f.id.0)}
+                    on_select={dispatch.reform(|(file, start, end): (u32, u64, u64)| Action::Select(RowId::File(FileId(file)), Some((start, end))))} />
+            }
             <ReplicaDiff opened={(*opened_diff).clone()} />
             </main>
         </div>
     }
+}
+
+/// Every dropped file with its bytes, in the drop's order (what Find searches).
+fn find_files(state: &State, blobs: &[(FileId, Blob)]) -> Rc<Vec<(Dropped, Blob)>> {
+    let files = state
+        .files
+        .iter()
+        .filter_map(|f| {
+            blobs.iter().find(|(id, _)| *id == f.id).map(|(_, b)| (Dropped { id: f.id.0, path: f.path.clone(), size: f.size }, b.clone()))
+        })
+        .collect();
+    Rc::new(files)
 }
 
 /// The dropped shard folders and their bytes, once every file was scanned

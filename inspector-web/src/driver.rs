@@ -522,3 +522,37 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
     port.set_onmessage(Some(on_feed.as_ref().unchecked_ref()));
     on_feed.forget();
 }
+
+/// Find: searches `files` in turn for `needle` (`logic::find`), reading each
+/// front to back in bounded reads (as the scan reads), and sends
+/// [`ToPage::Progress`] (at most every 100 ms), one [`ToPage::Found`] a
+/// file and [`ToPage::Done`]. Memory is two reads in flight, one piece in
+/// wasm memory and at most `find::MAX_LISTED` matches, whatever the sizes.
+pub async fn find(files: Vec<(Dropped, Blob)>, needle: Vec<u8>, started_ms: f64, send: &dyn Fn(ToPage), cancelled: &dyn Fn() -> bool) {
+    use crate::logic::find::{FileFind, MAX_LISTED};
+    let mut room = MAX_LISTED;
+    let mut bytes = Vec::new();
+    for (d, blob) in &files {
+        let mut search = FileFind::new(&needle, &d.path, d.size, room);
+        let mut reads = Reads::new(blob, d.size, 0);
+        let mut painted = wall_ms();
+        while let Some((start, got)) = reads.next().await {
+            if cancelled() {
+                return;
+            }
+            let buf = match got {
+                Ok(buf) => buf,
+                Err(e) => return send(ToPage::Error { message: format!("{}: reading from byte {start}: {e}", quote(&d.path)) }),
+            };
+            web::in_pieces(&buf, CHUNK_BYTES, &mut bytes, |piece| search.feed(piece));
+            if wall_ms() - painted > 100.0 {
+                painted = wall_ms();
+                send(ToPage::Progress { file: d.id, done: start + u64::from(buf.byte_length()) });
+            }
+        }
+        let (matches, total) = search.finish();
+        room = room.saturating_sub(matches.len());
+        send(ToPage::Found { file: d.id, total, matches });
+    }
+    send(ToPage::Done { ms: wall_ms() - started_ms });
+}

@@ -419,6 +419,8 @@ impl State {
                     self.derive();
                 }
             }
+            // A find job's answer goes to the find panel, never to the scan's state.
+            ToPage::Found { .. } => {}
         }
     }
 

@@ -1443,3 +1443,201 @@ test('issue 18 (links): the page\'s plan JSON and the CLI\'s recover --dry-run -
   await r.click('#plan-claim-close');
   await r.locator('#plan-claim').waitFor({ state: 'detached' });
 });
+
+// Issue 18, "The replica compare": a different shard warned of, a lost offset named, both replicas' bytes side by side.
+
+test('issue 18 compare: the demo\'s orders against its payments warns of two different shards and advises no truncation, as the CLI does', async () => {
+  const root = join(sample, 'root');
+  const shards = await readdir(root);
+  const orders = join(root, shards.find((s) => s.startsWith('acme_default_orders_0-')));
+  const payments = join(root, shards.find((s) => s.startsWith('acme_default_payments_0-')));
+  const cli = spawnSync(CLI, ['diff', orders, payments]).stdout.toString();
+  const warning = cli.split('\n').find((l) => l.startsWith('WARNING: ')).slice('WARNING: '.length);
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(orders));
+  await dropOn(p, '#replica-b', await folder(payments));
+  await p.locator('#diff-shards').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#diff-shards').textContent(), warning, 'the codec\'s one wording');
+  assert.match(warning, /^A and B are different shards: A is acme_default_orders_0-[0-9a-f]{16}, B is acme_default_payments_0-[0-9a-f]{16} \(their shard names and keys differ\)/);
+  const section = await p.locator('#replica-diff').textContent();
+  assert.ok(!/truncates to/.test(section), section);
+  assert.equal(await p.locator('#side-a .truncation').textContent(), 'A is no follower of B (a different shard): do not truncate it to match');
+  assert.equal(await p.locator('#diff-verdict').textContent(), 'The replicas are different.');
+  assert.equal(await p.locator('#diff-shards').getAttribute('role'), 'alert');
+});
+
+// Replica B is A's copy with one payload byte of offset 3 rotted.
+async function rottedReplicas() {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-rot-'));
+  const [a, b] = [join(dir, 'a'), join(dir, 'b')];
+  execFileSync(CLI, ['produce', a, '--shard', 'acme/default/orders/0', '--batch', '100'], { input: Array.from({ length: 20 }, (_, i) => `${SECRET}-common-${i}`).join('\n') + '\n' });
+  const shardName = (await readdir(a))[0];
+  await mkdir(join(b, shardName), { recursive: true });
+  for (const f of await readdir(join(a, shardName))) await copyFile(join(a, shardName, f), join(b, shardName, f));
+  let rotted = false;
+  for (const f of (await readdir(join(b, shardName))).filter((f) => f.endsWith('.log'))) {
+    const bytes = await readFile(join(b, shardName, f));
+    const at = bytes.indexOf(`${SECRET}-common-3`);
+    if (at < 0) continue;
+    bytes[at] ^= 0x20;
+    await writeFile(join(b, shardName, f), bytes);
+    rotted = true;
+  }
+  assert.ok(rotted);
+  return [join(a, shardName), join(b, shardName)];
+}
+
+test('issue 18 compare: B\'s rot names the lost offset and that A still holds it (the CLI\'s sentence), with both replicas\' bytes side by side', async () => {
+  const [a, b] = await rottedReplicas();
+  const cli = spawnSync(CLI, ['diff', a, b]).stdout.toString();
+  const lost = cli.split('\n').find((l) => l.startsWith('B lost offset 3 '));
+  assert.ok(lost, cli);
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(a));
+  await dropOn(p, '#replica-b', await folder(b));
+  await p.locator('p.lost').waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('#first-divergent').textContent(), 'First divergent offset: none');
+  assert.deepEqual(await p.locator('p.lost').allTextContents(), [lost]);
+  assert.match(lost, /^B lost offset 3 \(RecordChecksum at byte \d+ of 0+\.log\); A still holds it intact, at byte \d+ of 0+\.log: copy it from A$/);
+  // Both replicas' bytes at offset 3, the one rotted byte marked (masked: a payload byte), nothing else.
+  const table = p.locator('#side-by-side');
+  assert.equal(await table.getAttribute('data-offset'), '3');
+  assert.match(await table.locator('caption').textContent(), /^Offset 3 \(one replica lost it, the other holds it\): both replicas' bytes, 1 of \d+ differ \(marked\)$/);
+  assert.equal(await table.locator('.hex-a mark.differs').count(), 1);
+  assert.equal(await table.locator('.hex-b mark.differs').count(), 1);
+  assert.equal(await table.locator('mark.differs').first().textContent(), '•• ');
+  await p.check('#unmask');
+  const [ca, cb] = [await table.locator('.hex-a mark.differs').textContent(), await table.locator('.hex-b mark.differs').textContent()];
+  assert.equal(parseInt(ca, 16) ^ parseInt(cb, 16), 0x20, `${ca} vs ${cb}: the flipped bit`);
+  assert.deepEqual(await axeViolations(p), [], 'the side-by-side bytes are accessible');
+  await table.scrollIntoViewIfNeeded();
+  await p.screenshot({ path: join(ARTIFACTS, 'replica-side-by-side.png') });
+  // On a phone the two columns scroll inside their own box, never the page.
+  await p.setViewportSize({ width: 390, height: 844 });
+  const box = await p.locator('.side-by-side-wrap').boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= 390, `the bytes' box ${JSON.stringify(box)} fits 390 px`);
+  await table.scrollIntoViewIfNeeded();
+  await p.screenshot({ path: join(ARTIFACTS, 'replica-side-by-side-390.png') });
+});
+
+test('issue 18 compare: two replicas that diverge at 50 show both records\' bytes side by side, the differing ones marked', async () => {
+  const [a, b] = await replicas();
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(a));
+  await dropOn(p, '#replica-b', await folder(b));
+  const table = p.locator('#side-by-side');
+  await table.waitFor({ timeout: 15000 });
+  assert.equal(await table.getAttribute('data-offset'), '50');
+  assert.match(await table.locator('caption').textContent(), /^Offset 50 \(the records differ\)/);
+  // The checksum (bytes 24..27 of the header) differs on both sides, shown unmasked; payload bytes masked.
+  const headerMarks = await table.locator('.hex-a mark.differs.header').count();
+  assert.ok(headerMarks >= 4, `${headerMarks} header bytes marked`);
+  assert.ok((await table.locator('.hex-a mark.differs.masked').count()) > 0);
+  assert.equal(await p.locator('#side-by-side .payload').count(), 0);
+});
+
+// Issue 18, "Beyond the best hex inspectors": Find.
+
+test('issue 18 find: a known payload string in the sample shard is found in its record, and next selects its bytes in the hex view', async () => {
+  const p = await page();
+  await p.goto(base);
+  await p.click('#sample');
+  await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
+  await p.fill('#find-query', '"order_id":57,');
+  await p.press('#find-query', 'Enter');
+  await p.waitForFunction(() => document.querySelector('#find-status')?.textContent === '1 match in 1 file', null, { timeout: 15000 });
+  const match = p.locator('#find-results li.match');
+  assert.equal(await match.count(), 1);
+  assert.equal(await match.getAttribute('data-record'), '57');
+  const position = Number(await match.getAttribute('data-position'));
+  assert.match(await match.textContent(), new RegExp(`00000000000000000001\\.log · byte ${position} \\(0x${position.toString(16)}\\) · in record 57$`));
+  await p.click('#find-next');
+  await p.locator('section.detail h2').waitFor({ timeout: 15000 });
+  assert.match(await p.locator('section.detail h2').textContent(), /00000000000000000001\.log/);
+  // The match's 14 bytes are the hex view's selection.
+  await p.locator(`#hex span[data-pos="${position}"].sel`).waitFor({ timeout: 15000 });
+  await p.locator(`#hex span[data-pos="${position + 13}"].sel`).waitFor();
+  assert.equal(await p.locator(`#hex span[data-pos="${position + 14}"].sel`).count(), 0);
+  assert.equal(await match.getAttribute('aria-current'), 'true');
+  // A query that is not hex is refused in words.
+  await p.selectOption('#find-mode', 'hex');
+  await p.fill('#find-query', 'de ad zz');
+  await p.click('#find-go');
+  assert.match(await p.locator('#find-refused').textContent(), /^character 7 \(z\) is not a hex digit/);
+  assert.deepEqual(p.errors, []);
+  await p.locator('#find').scrollIntoViewIfNeeded();
+  await p.screenshot({ path: join(ARTIFACTS, 'find-sample.png') });
+});
+
+test('issue 18 find: hex bytes across a whole dropped root: every occurrence counted as a naive search counts it, n/p stepping wraps', async () => {
+  const files = await rootFiles();
+  const p = await page();
+  await p.goto(base);
+  await drop(p, files);
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  const needle = Buffer.from('"customer":"c-7');
+  let want = 0;
+  for (const f of files) {
+    const bytes = await readFile(f.from);
+    for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, at + 1)) want += 1;
+  }
+  assert.ok(want > 10, `${want}`);
+  await p.selectOption('#find-mode', 'hex');
+  await p.fill('#find-query', needle.toString('hex').replace(/(..)/g, '$1 ').trim());
+  await p.click('#find-go');
+  await p.waitForFunction(() => /^\d+ matches in \d+ files$/.test(document.querySelector('#find-status')?.textContent ?? ''), null, { timeout: 20000 });
+  assert.match(await p.locator('#find-status').textContent(), new RegExp(`^${want} matches in `));
+  // Previous from nothing selects the last; next from the last wraps to the first.
+  await p.click('#find-prev');
+  await p.locator('#find-results li.match[aria-current="true"]').waitFor();
+  const last = await p.locator('#find-results li.match[aria-current="true"]').getAttribute('data-position');
+  await p.click('#find-next');
+  await p.waitForFunction((last) => document.querySelector('#find-results li.match[aria-current="true"]')?.getAttribute('data-position') !== last, last);
+  assert.equal(await p.locator('#find-results li.match').first().getAttribute('aria-current'), 'true');
+  const first = Number(await p.locator('#find-results li.match').first().getAttribute('data-position'));
+  await p.locator(`#hex span[data-pos="${first}"].sel`).waitFor({ timeout: 15000 });
+  assert.deepEqual(await axeViolations(p), [], 'the find panel is accessible');
+});
+
+test('issue 18 find: in a 1 GiB segment, a record header that straddles a read boundary is found in its record, in bounded worker memory', async () => {
+  const { dir, last } = await gibSegment();
+  try {
+    // Records of 728 bytes from byte 32; a header's offset and time fields (16 bytes, both the offset) start 4 bytes in.
+    // The worker reads 64 KiB, doubling to 16 MiB, in 4 MiB pieces: pieces end at 16 MiB - 64 KiB + j × 4 MiB.
+    let target;
+    for (let j = 0; j < 250 && target === undefined; j++) {
+      const boundary = (16 << 20) - (64 << 10) + j * (4 << 20);
+      for (let o = Math.floor((boundary - 36) / 728) - 1; o <= Math.floor((boundary - 36) / 728) + 1; o++) {
+        const at = 36 + o * 728;
+        if (at < boundary && at + 16 > boundary && o <= last) target = { o, at };
+      }
+    }
+    assert.ok(target, 'a header across a boundary');
+    const needle = Buffer.alloc(16);
+    needle.writeBigUInt64BE(BigInt(target.o), 0); needle.writeBigUInt64BE(BigInt(target.o), 8);
+    const p = await page();
+    const workers = [];
+    p.on('worker', (w) => workers.push(w));
+    await p.goto(base);
+    await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
+    await p.locator('#overview tbody tr').first().waitFor({ timeout: 60000 });
+    await p.selectOption('#find-mode', 'hex');
+    await p.fill('#find-query', needle.toString('hex'));
+    await p.click('#find-go');
+    await p.waitForFunction(() => /^1 match in 1 file$|^no match$/.test(document.querySelector('#find-status')?.textContent ?? ''), null, { timeout: 300000 });
+    assert.equal(await p.locator('#find-status').textContent(), '1 match in 1 file');
+    const match = p.locator('#find-results li.match');
+    assert.deepEqual([await match.getAttribute('data-position'), await match.getAttribute('data-record')], [String(target.at), String(target.o)]);
+    // The find worker (the page's newest) held a bounded amount of memory for a 1,024 MiB file.
+    const findWorker = workers[workers.length - 1];
+    const wasm = await findWorker.evaluate(() => wasm_bindgen.wasm_memory_bytes());
+    assert.ok(wasm <= 64 << 20, `find worker wasm memory ${(wasm / 1048576).toFixed(1)} MiB`);
+    console.log(`find over 1 GiB: worker wasm ${(wasm / 1048576).toFixed(1)} MiB`);
+    assert.deepEqual([p.errors, p.panics], [[], []]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -4,6 +4,8 @@
 //! the workers beside it, runs the shared loop for its task off the main
 //! thread ([`driver::read`], [`driver::run`] or [`driver::hash`]), and posts
 //! each [`ToPage`] message back as one byte buffer (transferred, not copied).
+//! A find job (`protocol::FindJob`, sent to a worker of its own) runs
+//! [`driver::find`] instead.
 
 use std::rc::Rc;
 
@@ -20,6 +22,23 @@ fn post(scope: &DedicatedWorkerGlobalScope, msg: &ToPage) {
     let _ = scope.post_message_with_transfer(&bytes, &transfer);
 }
 
+/// A find job (`protocol::FindJob`): the search runs here, off the page.
+fn find(scope: &DedicatedWorkerGlobalScope, bytes: &[u8], files: &Array) {
+    let job = match protocol::decode_find_job(bytes) {
+        Ok(job) if job.files.len() == files.length() as usize => job,
+        Ok(job) => {
+            let message = format!("the page sent {} files for a search of {}", files.length(), job.files.len());
+            return post(scope, &ToPage::Error { message });
+        }
+        Err(message) => return post(scope, &ToPage::Error { message }),
+    };
+    let list: Vec<_> = job.files.into_iter().zip(files.iter().map(JsCast::unchecked_into::<Blob>)).collect();
+    let scope = scope.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        driver::find(list, job.needle, job.started_ms, &|m| post(&scope, &m), &|| false).await;
+    });
+}
+
 fn main() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let reply = scope.clone();
@@ -30,6 +49,9 @@ fn main() {
         let files: Array = Reflect::get(&data, &FILES_KEY.into()).ok().and_then(|v| v.dyn_into().ok()).unwrap_or_default();
         let port: Option<MessagePort> = Reflect::get(&data, &PORT_KEY.into()).ok().and_then(|v| v.dyn_into().ok());
         let reader: Option<MessagePort> = Reflect::get(&data, &READER_KEY.into()).ok().and_then(|v| v.dyn_into().ok());
+        if let Some(bytes) = job.as_deref().filter(|b| protocol::is_find_job(b)) {
+            return find(&reply, bytes, &files);
+        }
         let job = job.ok_or_else(|| "the page sent no job".to_string()).and_then(|b| protocol::decode_job(&b));
         let job = match job {
             Ok(job) if job.files.len() == files.length() as usize => job,

@@ -5,6 +5,7 @@
 pub mod drop_zone;
 pub mod epochs_view;
 pub mod file_map;
+pub mod find;
 pub mod hex_view;
 pub mod index_view;
 pub mod message;

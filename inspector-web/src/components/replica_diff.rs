@@ -10,7 +10,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use felix_codec::diff::{Diff, RecordRef, Side, SideReport};
-use felix_codec::record::RECORD_HEADER_LEN;
 use web_sys::{Blob, File, HtmlInputElement};
 use yew::prelude::*;
 
@@ -21,10 +20,16 @@ use crate::logic::diff_share;
 use crate::logic::group::file_name;
 use crate::logic::message::quote;
 use crate::logic::replica::{replica_files, DiffRun, ReplicaScan};
+use crate::logic::side_by_side::{self, FirstDivergence, Pair};
 use crate::web;
 
-/// Bytes of a divergent record shown (header and the start of its payload).
-const SHOWN_RECORD_BYTES: u64 = 256;
+/// Both sides' bytes at the first divergence, as read.
+#[derive(Clone, PartialEq)]
+struct Shown {
+    at: FirstDivergence,
+    a: Vec<u8>,
+    b: Vec<u8>,
+}
 
 /// One dropped replica folder.
 #[derive(Clone)]
@@ -66,15 +71,15 @@ struct View {
     names: (Option<String>, Option<String>),
     running: bool,
     diff: Option<Rc<Diff>>,
-    /// The divergent records' first bytes, A then B.
-    bytes: Option<Rc<(Vec<u8>, Vec<u8>)>>,
+    /// Both sides' bytes at the first divergence.
+    bytes: Option<Rc<Shown>>,
     /// From a link: a claim, not checked against files.
     shared: bool,
     error: Option<String>,
     link: Option<String>,
 }
 
-async fn run_diff(a: Folder, b: Folder) -> Result<(Diff, (Vec<u8>, Vec<u8>)), String> {
+async fn run_diff(a: Folder, b: Folder) -> Result<(Diff, Option<Shown>), String> {
     let mut run = DiffRun::new(ReplicaScan::new(&a.name, &a.listed()), ReplicaScan::new(&b.name, &b.listed()));
     while let Some((side, read)) = run.next_read() {
         let folder = if side == Side::A { &a } else { &b };
@@ -83,15 +88,22 @@ async fn run_diff(a: Folder, b: Folder) -> Result<(Diff, (Vec<u8>, Vec<u8>)), St
         run.feed(side, &bytes);
     }
     let diff = run.finish();
-    let mut shown = (Vec::new(), Vec::new());
-    if let Some(d) = &diff.divergence {
-        for (folder, r, out) in [(&a, &d.a, &mut shown.0), (&b, &d.b, &mut shown.1)] {
-            if let Some(blob) = folder.blob(&r.file) {
-                let end = r.position + (RECORD_HEADER_LEN as u64 + u64::from(r.payload_len)).min(SHOWN_RECORD_BYTES);
-                *out = web::read_slice(blob, r.position, end).await.unwrap_or_default();
+    let shown = match side_by_side::first_divergence(&diff) {
+        Some(at) => {
+            // Bounded reads: each span is at most side_by_side::SHOWN_BYTES.
+            let mut read = Vec::with_capacity(2);
+            for (folder, span) in [(&a, &at.a), (&b, &at.b)] {
+                read.push(match folder.blob(&span.file) {
+                    Some(blob) => web::read_slice(blob, span.start, span.end).await.unwrap_or_default(),
+                    None => Vec::new(),
+                });
             }
+            let b_bytes = read.pop().unwrap_or_default();
+            let a_bytes = read.pop().unwrap_or_default();
+            Some(Shown { at, a: a_bytes, b: b_bytes })
         }
-    }
+        None => None,
+    };
     Ok((diff, shown))
 }
 
@@ -168,25 +180,61 @@ fn timeline(side: &SideReport, axis_end: u64) -> Html {
     html! { <div class="timeline" role="img" aria-label={format!("epochs of {}", shown(&side.path))}>{ for bars }</div> }
 }
 
-/// Hex of a record's first bytes: the 28 header bytes as they are, payload
-/// bytes masked unless `unmask`.
-fn record_hex(bytes: &[u8], unmask: bool) -> Html {
-    let rows = bytes.chunks(16).enumerate().map(|(row, chunk)| {
-        let cells = chunk.iter().enumerate().map(|(i, b)| {
-            let at = row * 16 + i;
-            if at < RECORD_HEADER_LEN || unmask {
-                let class = if at < RECORD_HEADER_LEN { "hb header" } else { "hb payload" };
-                html! { <span class={class}>{ format!("{b:02X} ") }</span> }
-            } else {
-                html! { <span class="hb masked">{ "•• " }</span> }
-            }
-        });
-        html! { <div class="hexrow"><span class="addr">{ format!("+{:03X} ", row * 16) }</span>{ for cells }</div> }
+/// One side's 16 bytes of a row: header bytes as they are, payload bytes
+/// masked unless `unmask`, each byte that differs from the other side's marked.
+fn pair_cells(row: &[Pair], side: Side, unmask: bool) -> Html {
+    let cells = row.iter().map(|p| {
+        let Some(b) = (if side == Side::A { p.a } else { p.b }) else {
+            return html! { <span class="hb none">{ "   " }</span> };
+        };
+        let (class, text) = match (p.is_payload(), unmask) {
+            (false, _) => ("hb header", format!("{b:02X} ")),
+            (true, true) => ("hb payload", format!("{b:02X} ")),
+            (true, false) => ("hb masked", "•• ".to_owned()),
+        };
+        if p.differs() {
+            html! { <mark class={format!("{class} differs")} title="differs from the other replica">{ text }</mark> }
+        } else {
+            html! { <span class={class}>{ text }</span> }
+        }
     });
-    html! { <div class="record-hex">{ for rows }</div> }
+    html! { <>{ for cells }</> }
 }
 
-fn record_card(name: &str, r: &RecordRef, bytes: &[u8], unmask: bool) -> Html {
+fn place(span: &side_by_side::Span) -> Html {
+    html! { <><TextField text={span.file.clone()} />{ format!(" byte {}", span.start) }</> }
+}
+
+/// Both replicas' bytes side by side at the first divergence.
+fn side_by_side_view(shown: &Shown, unmask: bool) -> Html {
+    let at = &shown.at;
+    let why = if at.why == "lost" { "one replica lost it, the other holds it" } else { "the records differ" };
+    let differ = side_by_side::differing(&shown.a, &shown.b);
+    let rows = side_by_side::rows(&shown.a, &shown.b);
+    html! {
+        <div class="side-by-side-wrap">
+            <table class="record-hex side-by-side" id="side-by-side" data-offset={at.offset.to_string()}>
+                <caption>{ format!("Offset {} ({why}): both replicas' bytes, {differ} of {} differ (marked)", at.offset, shown.a.len().max(shown.b.len())) }</caption>
+                <thead><tr>
+                    <th scope="col">{ "+byte" }</th>
+                    <th scope="col">{ "Replica A: " }{ place(&at.a) }</th>
+                    <th scope="col">{ "Replica B: " }{ place(&at.b) }</th>
+                </tr></thead>
+                <tbody>
+                    { for rows.iter().enumerate().map(|(i, row)| html! {
+                        <tr>
+                            <th scope="row" class="addr">{ format!("+{:03X}", i * side_by_side::ROW_BYTES) }</th>
+                            <td class="hex-a">{ pair_cells(row, Side::A, unmask) }</td>
+                            <td class="hex-b">{ pair_cells(row, Side::B, unmask) }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+fn record_card(name: &str, r: &RecordRef) -> Html {
     html! {
         <div class="record-card">
             <h4>{ format!("Replica {name}") }</h4>
@@ -197,20 +245,20 @@ fn record_card(name: &str, r: &RecordRef, bytes: &[u8], unmask: bool) -> Html {
                 <dt>{ "time (µs)" }</dt><dd>{ r.timestamp_micros }</dd>
                 <dt>{ "checksum" }</dt><dd class={format!("checksum-{}", name.to_ascii_lowercase())}>{ &r.checksum }</dd>
             </dl>
-            { if bytes.is_empty() { html! {} } else { record_hex(bytes, unmask) } }
         </div>
     }
 }
 
-fn side_column(name: &str, s: &SideReport, truncate: Option<u64>, other: &str, axis_end: u64) -> Html {
+fn side_column(d: &Diff, side: Side, axis_end: u64) -> Html {
+    let (name, other, s) = match side {
+        Side::A => ("A", "B", &d.a),
+        Side::B => ("B", "A", &d.b),
+    };
     let range = match s.first_offset {
         Some(f) => format!("offsets {f}..{} ({} intact records)", s.next_offset, s.records),
         None => "no record".into(),
     };
-    let truncation = match felix_codec::diff::follower_action(s, truncate) {
-        Some(action) => format!("as a follower of {other}: {action}"),
-        None => format!("as a follower of {other}: the epochs give no truncation point"),
-    };
+    let truncation = d.follower_line(side).unwrap_or_else(|| format!("as a follower of {other}: the epochs give no truncation point"));
     let id = format!("side-{}", name.to_ascii_lowercase());
     html! {
         <div class="side" id={id}>
@@ -227,7 +275,7 @@ fn side_column(name: &str, s: &SideReport, truncate: Option<u64>, other: &str, a
     }
 }
 
-fn render_diff(d: &Diff, bytes: Option<&(Vec<u8>, Vec<u8>)>, unmask: bool, on_unmask: Callback<Event>) -> Html {
+fn render_diff(d: &Diff, bytes: Option<&Shown>, unmask: bool, on_unmask: Callback<Event>) -> Html {
     let axis_end = d.a.next_offset.max(d.b.next_offset);
     let verdict = if d.identical { "identical" } else { "different" };
     let common = d.common_range.map_or_else(
@@ -237,22 +285,30 @@ fn render_diff(d: &Diff, bytes: Option<&(Vec<u8>, Vec<u8>)>, unmask: bool, on_un
     html! {
         <div class="diff-result">
             <p id="diff-verdict" class={format!("verdict {verdict}")}>{ format!("The replicas are {verdict}.") }</p>
+            if let Some(ds) = &d.different_shards {
+                <div class="banner warning" id="diff-shards" role="alert">{ ds.warning() }</div>
+            }
             <p id="first-divergent">{ format!("First divergent offset: {}", offset(d.first_divergent_offset)) }</p>
+            { for d.lost_sentences().into_iter().map(|line| html! { <p class="lost">{ line }</p> }) }
             <p id="common-range">{ common }</p>
             <div class="sides">
-                { side_column("A", &d.a, d.truncate_a_to, "B", axis_end) }
-                { side_column("B", &d.b, d.truncate_b_to, "A", axis_end) }
+                { side_column(d, Side::A, axis_end) }
+                { side_column(d, Side::B, axis_end) }
             </div>
             { for d.only_a.iter().map(|r| html! { <p class="only">{ format!("only A holds offsets {}..{}", r.from, r.to) }</p> }) }
             { for d.only_b.iter().map(|r| html! { <p class="only">{ format!("only B holds offsets {}..{}", r.from, r.to) }</p> }) }
             if let Some(v) = &d.divergence {
                 <h3>{ format!("The records at offset {}", v.offset) }</h3>
+                <div class="records">
+                    { record_card("A", &v.a) }
+                    { record_card("B", &v.b) }
+                </div>
+            }
+            if let Some(shown) = bytes.filter(|b| !b.a.is_empty() || !b.b.is_empty()) {
+                <h3>{ format!("Both replicas' bytes at offset {}", shown.at.offset) }</h3>
                 <label class="unmask"><input id="unmask" type="checkbox" checked={unmask} onchange={on_unmask} />
                     { " show payload bytes (on this page only; never in an export or a link)" }</label>
-                <div class="records">
-                    { record_card("A", &v.a, bytes.map_or(&[][..], |b| &b.0), unmask) }
-                    { record_card("B", &v.b, bytes.map_or(&[][..], |b| &b.1), unmask) }
-                </div>
+                { side_by_side_view(shown, unmask) }
             }
             { for d.notes.iter().map(|n| html! { <p class="note">{ "note: " }<TextField text={n.clone()} /></p> }) }
         </div>
@@ -365,9 +421,7 @@ pub fn replica_diff(props: &Props) -> Html {
                     return; // another drop started a newer diff
                 }
                 match result {
-                    Ok((diff, bytes)) => {
-                        view.set(View { names, diff: Some(Rc::new(diff)), bytes: Some(Rc::new(bytes)), ..View::default() })
-                    }
+                    Ok((diff, bytes)) => view.set(View { names, diff: Some(Rc::new(diff)), bytes: bytes.map(Rc::new), ..View::default() }),
                     Err(e) => view.set(View { names, error: Some(e), ..View::default() }),
                 }
             });

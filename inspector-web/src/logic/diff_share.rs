@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use felix_codec::diff::{blocks, Diff, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS};
+use felix_codec::diff::{blocks, different_shards, Diff, Lost, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS, MAX_LOST_RANGES};
 use felix_codec::report::is_finding_kind;
 
 use super::link::{self, Caps};
@@ -186,13 +186,17 @@ pub fn validate(d: &Diff) -> Result<(), String> {
             return Err(format!("{name} is past that side's next_offset (a follower never truncates beyond its log)"));
         }
     }
+    check_shards(d)?;
+    check_lost("lost_a", &d.lost_a, &d.a)?;
+    check_lost("lost_b", &d.lost_b, &d.b)?;
     let identical = d.divergence.is_none()
         && d.only_a.is_empty()
         && d.only_b.is_empty()
         && d.compared_records == d.a.records
         && d.compared_records == d.b.records
         && !d.a.blocked
-        && !d.b.blocked;
+        && !d.b.blocked
+        && d.different_shards.is_none();
     if d.identical != identical {
         return Err(format!("identical is {}, yet the rest of the diff says {identical}", d.identical));
     }
@@ -207,6 +211,41 @@ pub fn validate(d: &Diff) -> Result<(), String> {
             }
         }
         _ => return Err("first_divergent_offset and divergence disagree".into()),
+    }
+    Ok(())
+}
+
+/// A claim of two different shards must be the codec's judgement of the
+/// two names it gives, and then advise no truncation.
+fn check_shards(d: &Diff) -> Result<(), String> {
+    let Some(ds) = &d.different_shards else { return Ok(()) };
+    check_text("different_shards.a_dir", &ds.a_dir)?;
+    check_text("different_shards.b_dir", &ds.b_dir)?;
+    if different_shards(&ds.a_dir, &ds.b_dir).as_ref() != Some(ds) {
+        return Err("different_shards is not what the two names it gives say".into());
+    }
+    if d.truncate_a_to.is_some() || d.truncate_b_to.is_some() {
+        return Err("different_shards is set, yet a truncation is given".into());
+    }
+    Ok(())
+}
+
+/// Lost ranges: capped, in order, apart, inside the lacking side's own range.
+fn check_lost(name: &str, lost: &[Lost], side: &SideReport) -> Result<(), String> {
+    if lost.len() > MAX_LOST_RANGES {
+        return Err(format!("{name} has {} entries; a diff names at most {MAX_LOST_RANGES}", lost.len()));
+    }
+    let mut after = side.first_offset;
+    for (i, l) in lost.iter().enumerate() {
+        let inside = after.is_some_and(|a| a < l.range.from) && l.range.from < l.range.to && l.range.to < side.next_offset;
+        if !inside {
+            return Err(format!("{name}[{i}] is not a range inside that side's own offsets, after the one before"));
+        }
+        after = Some(l.range.to);
+        if !is_checksum(&l.held_at.checksum) {
+            return Err(format!("{name}[{i}].held_at.checksum {} is not 8 upper-case hex digits", quote(&l.held_at.checksum)));
+        }
+        check_text(&format!("{name}[{i}].held_at.file"), &l.held_at.file)?;
     }
     Ok(())
 }
@@ -282,6 +321,12 @@ pub fn markdown(d: &Diff) -> String {
         }
         None => out.push_str("No divergent offset.\n\n"),
     }
+    if let Some(ds) = &d.different_shards {
+        let _ = writeln!(out, "**Warning:** {}\n", text(&ds.warning()));
+    }
+    for line in d.lost_sentences() {
+        let _ = writeln!(out, "- {}", text(&line));
+    }
     for (name, ranges) in [("A", &d.only_a), ("B", &d.only_b)] {
         for r in ranges {
             let _ = writeln!(out, "- only {name} holds offsets {}..{}", r.from, r.to);
@@ -350,6 +395,62 @@ mod tests {
         assert!(decode(&long).unwrap_err().to_string().contains("characters long"));
         let not_json = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(b"{\"diff_version\":1}", 9)));
         assert_eq!(decode(&not_json).unwrap_err().to_string(), "this diff link is not a diff: field `identical` is missing");
+    }
+
+    /// Issue 18: a diff of two different shards and one with a lost offset
+    /// round-trip through a link with their words in the Markdown; a claim
+    /// of them the codec would not make is refused by name.
+    #[test]
+    fn different_shards_and_lost_offsets_travel_and_forged_ones_are_refused() {
+        use felix_codec::record::encode_record;
+        use felix_codec::segment_header::SegmentHeader;
+        let log = |rot: bool| {
+            let mut out = SegmentHeader::new(0, 1).encode().to_vec();
+            for o in 0..10 {
+                encode_record(o, 1, &[7; 20], &mut out).unwrap();
+            }
+            if rot {
+                out[32 + 3 * 48 + 40] ^= 1;
+            }
+            vec![("x/00000000000000000000.log".to_owned(), out)]
+        };
+        let orders = "acme_default_orders_0-0d3aed4b998d2798";
+        let payments = "acme_default_payments_0-feaf85568f3eb5b0";
+        let d = crate::logic::replica::diff_in_memory((orders, &log(false)), (payments, &log(false)));
+        assert!(d.different_shards.is_some() && !d.identical);
+        assert_eq!(decode(&encode(&d).unwrap()).unwrap(), d);
+        assert!(
+            markdown(&d).contains(&format!("**Warning:** {}", text(&d.different_shards.clone().unwrap().warning()))),
+            "{}",
+            markdown(&d)
+        );
+        let mut forged = d.clone();
+        forged.different_shards.as_mut().unwrap().keys_differ = false;
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("different_shards is not what the two names"));
+        let mut forged = d.clone();
+        forged.truncate_a_to = Some(0);
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("yet a truncation is given"));
+        let mut forged = d;
+        forged.different_shards = None;
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("identical is false"));
+        // Rot on B: offset 3 lost, A holds it.
+        let d = crate::logic::replica::diff_in_memory(("a", &log(false)), ("b", &log(true)));
+        assert_eq!(d.lost_b.len(), 1);
+        assert_eq!(decode(&encode(&d).unwrap()).unwrap(), d);
+        assert!(markdown(&d).contains(&text(&d.lost_sentences()[0])), "{}", markdown(&d));
+        assert!(d.lost_sentences()[0]
+            .starts_with("B lost offset 3 (RecordChecksum at byte 176 of 00000000000000000000.log); A still holds it intact"));
+        for (name, f) in [
+            ("outside", &(|x: &mut Diff| x.lost_b[0].range.to = 10) as &dyn Fn(&mut Diff)),
+            ("before", &|x: &mut Diff| x.lost_b[0].range.from = 0),
+            ("empty", &|x: &mut Diff| x.lost_b[0].range.to = 3),
+            ("checksum", &|x: &mut Diff| x.lost_b[0].held_at.checksum = "<b>".into()),
+            ("order", &|x: &mut Diff| x.lost_b.push(x.lost_b[0].clone())),
+        ] {
+            let mut forged = d.clone();
+            f(&mut forged);
+            assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("lost_b["), "{name}");
+        }
     }
 
     /// Each claim contradicts itself in a way the codec never produces; every

@@ -7,6 +7,7 @@
 
 pub mod diff_share;
 pub mod filemap;
+pub mod find;
 pub mod group;
 pub mod hash;
 pub mod hex;
@@ -25,5 +26,6 @@ pub mod sample;
 pub mod scan;
 pub mod scroll;
 pub mod shared;
+pub mod side_by_side;
 pub mod verify;
 pub mod wire;

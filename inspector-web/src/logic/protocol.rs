@@ -25,12 +25,15 @@
 //! done    = 0x05, f64 ms
 //! error   = 0x06, str message
 //! hashes  = 0x07, f64 ms, u32 n, n × (u32 file, u8 algorithm, str value, u8 has_sha256, [str sha256])
+//! find    = 0x11, f64 started_ms, bytes needle, u32 n, n × (u32 id, str path, u64 size)   (a find job, page → a worker of its own)
+//! found   = 0x08, u32 file, u64 total, u32 n, n × (u64 position, u8 has_record, [u64 record offset])
 //! str     = u32 length, UTF-8 bytes
 //! ```
 
 use bytes::Bytes;
 use felix_codec::report::{FileHash, FindingReport, HashAlgorithm};
 
+use super::find::Found;
 use super::group::Dropped;
 use super::hash::Hashed;
 use super::scan::Scanned;
@@ -157,6 +160,28 @@ pub enum ToPage {
         /// Milliseconds since the drop.
         ms: f64,
     },
+    /// A find job's matches in one file (`logic::find`): those listed, and the count of all.
+    Found {
+        /// The file's id.
+        file: u32,
+        /// Matches in the file, listed or not.
+        total: u64,
+        /// The listed ones, in position order.
+        matches: Vec<Found>,
+    },
+}
+
+/// A find job: search the files (the `File`s travel beside it, in the same
+/// order) for the needle, answering with [`ToPage::Progress`],
+/// [`ToPage::Found`] for each file and [`ToPage::Done`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FindJob {
+    /// The files: the page's id, path and size of each.
+    pub files: Vec<Dropped>,
+    /// The bytes to find (at most `find::MAX_NEEDLE_BYTES`).
+    pub needle: Vec<u8>,
+    /// When the search started (ms on the shared wall clock).
+    pub started_ms: f64,
 }
 
 const JOB: u8 = 0x10;
@@ -167,6 +192,8 @@ const GROUP: u8 = 0x04;
 const DONE: u8 = 0x05;
 const ERROR: u8 = 0x06;
 const HASHES: u8 = 0x07;
+const FOUND: u8 = 0x08;
+const FIND_JOB: u8 = 0x11;
 const CHUNK: u8 = 0x20;
 const REST: u8 = 0x21;
 const ACK: u8 = 0x22;
@@ -242,6 +269,50 @@ pub fn decode_job(bytes: &[u8]) -> Result<Job, String> {
     let files = (0..n).map(|_| Ok(Dropped { id: r.u32()?, path: r.str()?, size: r.u64()? })).collect::<Result<_, String>>()?;
     expect_end(&r)?;
     Ok(Job { files, started_ms, task })
+}
+
+/// Whether `bytes` are a find job (not a scan job).
+#[must_use]
+pub fn is_find_job(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&FIND_JOB)
+}
+
+/// A find job's bytes.
+#[must_use]
+pub fn encode_find_job(job: &FindJob) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.u8(FIND_JOB);
+    w.f64(job.started_ms);
+    w.bytes(&job.needle);
+    w.u32(u32::try_from(job.files.len()).unwrap_or(u32::MAX));
+    for f in &job.files {
+        w.u32(f.id);
+        w.str(&f.path);
+        w.u64(f.size);
+    }
+    w.0
+}
+
+/// Reads a find job.
+///
+/// # Errors
+/// A message naming the byte where the bytes are not one, or a needle too long.
+pub fn decode_find_job(bytes: &[u8]) -> Result<FindJob, String> {
+    let mut r = Reader::new(bytes);
+    let tag = r.u8()?;
+    if tag != FIND_JOB {
+        return Err(format!("byte 0 is {tag:#04x}, not a find job ({FIND_JOB:#04x})"));
+    }
+    let started_ms = r.f64()?;
+    let at = r.at();
+    let needle = r.bytes()?.to_vec();
+    if needle.is_empty() || needle.len() > super::find::MAX_NEEDLE_BYTES {
+        return Err(format!("the needle at byte {at} is {} bytes; 1 to {} are searched", needle.len(), super::find::MAX_NEEDLE_BYTES));
+    }
+    let n = r.count(16)?;
+    let files = (0..n).map(|_| Ok(Dropped { id: r.u32()?, path: r.str()?, size: r.u64()? })).collect::<Result<_, String>>()?;
+    expect_end(&r)?;
+    Ok(FindJob { files, needle, started_ms })
 }
 
 /// A [`Feed`] message's bytes.
@@ -333,6 +404,19 @@ pub fn encode(msg: &ToPage) -> Vec<u8> {
                 }
             }
         }
+        ToPage::Found { file, total, matches } => {
+            w.u8(FOUND);
+            w.u32(*file);
+            w.u64(*total);
+            w.u32(u32::try_from(matches.len()).unwrap_or(u32::MAX));
+            for m in matches {
+                w.u64(m.position);
+                w.u8(u8::from(m.record.is_some()));
+                if let Some(o) = m.record {
+                    w.u64(o);
+                }
+            }
+        }
     }
     w.0
 }
@@ -404,6 +488,22 @@ fn decode_from(mut r: Reader<'_>) -> Result<ToPage, String> {
             }
             ToPage::Hashes { items, ms }
         }
+        FOUND => {
+            let (file, total) = (r.u32()?, r.u64()?);
+            let n = r.count(9)?;
+            let mut matches = Vec::with_capacity(n);
+            for _ in 0..n {
+                let position = r.u64()?;
+                let at = r.at();
+                let record = match r.u8()? {
+                    0 => None,
+                    1 => Some(r.u64()?),
+                    b => return Err(format!("byte {at} is {b:#04x}, neither 0 nor 1")),
+                };
+                matches.push(Found { position, record });
+            }
+            ToPage::Found { file, total, matches }
+        }
         tag => return Err(format!("byte 0 is {tag:#04x}, which names no worker message")),
     };
     expect_end(&r)?;
@@ -432,6 +532,12 @@ mod tests {
                 ms: 7.0,
             },
             ToPage::Hashes { items: Vec::new(), ms: 0.0 },
+            ToPage::Found {
+                file: 4,
+                total: u64::MAX,
+                matches: vec![Found { position: 0, record: None }, Found { position: u64::MAX, record: Some(7) }],
+            },
+            ToPage::Found { file: 0, total: 0, matches: Vec::new() },
         ]
     }
 
@@ -468,6 +574,16 @@ mod tests {
             }
         }
         assert_eq!(decode_feed(&[0x30]).unwrap_err(), "byte 0 is 0x30, which names no feed message");
+        let find =
+            FindJob { files: vec![Dropped { id: 4, path: "shard/0.log".into(), size: 10 }], needle: b"\xde\xad".to_vec(), started_ms: 5.5 };
+        let bytes = encode_find_job(&find);
+        assert!(is_find_job(&bytes) && !is_find_job(&encode_job(&Job { files: Vec::new(), started_ms: 0.0, task: Task::Scan })));
+        assert_eq!(decode_find_job(&bytes).unwrap(), find);
+        for n in 0..bytes.len() {
+            assert!(decode_find_job(&bytes[..n]).is_err(), "cut to {n} bytes");
+        }
+        let empty = encode_find_job(&FindJob { needle: Vec::new(), ..find });
+        assert_eq!(decode_find_job(&empty).unwrap_err(), "the needle at byte 9 is 0 bytes; 1 to 256 are searched");
         let mut job = encode_job(&Job { files: Vec::new(), started_ms: 0.0, task: Task::Scan });
         job[9] = 7; // "read" with SHA-256: no such task
         assert_eq!(decode_job(&job).unwrap_err(), "byte 9 is 0x07, which names no task");
