@@ -361,9 +361,9 @@ fn detail_section(
             <h2><TextField text={path} />{ format!(" — {}", scanned.report.kind.as_str()) }</h2>
             <div class="bytes">
                 if shown >= 1 { <FileMapView scanned={Rc::clone(&scanned)} index={index} range={state.range} on_pick={on_pick} /> }
-                if shown >= 4 { <HexView blob={blob} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} /> }
+                if shown >= 4 { <HexView blob={blob.clone()} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} /> }
             </div>
-            if shown >= 2 { <RecordTable scanned={Rc::clone(&scanned)} range={state.range} on_range={on_range} /> }
+            if shown >= 2 { <RecordTable blob={blob.clone()} scanned={Rc::clone(&scanned)} range={state.range} on_range={on_range} /> }
             if shown >= 3 {
                 <IndexView report={Rc::clone(&own)} scanned={Some(Rc::clone(&scanned))} />
                 <EpochsView report={own} />

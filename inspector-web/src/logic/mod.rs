@@ -23,4 +23,5 @@ pub mod scan;
 pub mod scroll;
 pub mod shared;
 pub mod verify;
+pub mod window;
 pub mod wire;
