@@ -7,6 +7,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, BlobPropertyBag, File, HtmlAnchorElement, Url};
 
+use crate::logic::window::{Checkpoints, Want, Window, WindowScan, WINDOW_READ_BYTES};
+
 /// The message of a browser error.
 pub fn js_err(e: &JsValue) -> String {
     e.as_string().or_else(|| Reflect::get(e, &"message".into()).ok().and_then(|m| m.as_string())).unwrap_or_else(|| format!("{e:?}"))
@@ -20,6 +22,29 @@ pub async fn read_slice(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, St
     let mut out = Vec::new();
     finish_read(start_read(blob, start, end)?, &mut out).await?;
     Ok(out)
+}
+
+/// The rows `want` asks for, re-read from the file (`logic::window`): from
+/// the nearest checkpoint, [`WINDOW_READ_BYTES`] at a time, each read
+/// scanned in a task of its own. Holds one read and the rows kept.
+///
+/// # Errors
+/// The browser's message, naming where the read began.
+pub async fn read_window(blob: &Blob, size: u64, checkpoints: &Checkpoints, want: Want) -> Result<Window, String> {
+    let mut scan = WindowScan::new(checkpoints, want);
+    let mut bytes = Vec::new();
+    loop {
+        let from = scan.read_from();
+        if scan.is_done() || from >= size {
+            return Ok(scan.finish(from >= size));
+        }
+        let to = from.saturating_add(WINDOW_READ_BYTES).min(size);
+        finish_read(start_read(blob, from, to)?, &mut bytes).await.map_err(|e| format!("reading from byte {from}: {e}"))?;
+        if bytes.len() as u64 != to - from {
+            return Err(format!("the file ended at byte {} of {size} (it changed since it was dropped)", from + bytes.len() as u64));
+        }
+        scan.feed(&bytes);
+    }
 }
 
 /// Starts reading bytes `start..end` of a blob; the browser reads while the

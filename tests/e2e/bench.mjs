@@ -14,6 +14,10 @@
 //     design: a 4 MiB read buffer each, the hash worker at most 64 MiB behind);
 //   - the longest main-thread task from the drop until the detail views
 //     have rendered;
+//   - a folder of BENCH_FOLDER_SEGMENTS segments (300; 0 skips it) dropped
+//     as one shard: every main-thread task over 50 ms (the Long Tasks API)
+//     from the drop until every file is hashed and the detail views have
+//     rendered, with when each began;
 //   - CPU: the seconds of CPU the browser's processes spend on the fastest
 //     bare read and on the page's way to its verdict, and so the ratio the
 //     page could reach at best on this machine's cores (its CPU work spread
@@ -26,8 +30,10 @@
 //
 //   node tests/e2e/bench.mjs            (from the repository root, after scripts/test's trunk build, wasm-opt on PATH: www/README.md; FELIX_STORAGE = a release felix-storage)
 //   BENCH_SIZES_MIB=512,1024 BENCH_ROUNDS=3 node tests/e2e/bench.mjs
+//   BENCH_SIZES_MIB=256 BENCH_RECORD_BYTES=92 BENCH_ROUNDS=1 BENCH_FOLDER_SEGMENTS=0 node tests/e2e/bench.mjs   (2.9 million records of a 64-byte payload)
+//   BENCH_SIZES_MIB= BENCH_FOLDER_SEGMENTS=300 node tests/e2e/bench.mjs   (only the folder)
 import { createServer } from 'node:http';
-import { readFile, readdir, open, rm, mkdtemp } from 'node:fs/promises';
+import { readFile, readdir, open, rm, mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { gzipSync, crc32 } from 'node:zlib';
 import { tmpdir, loadavg, cpus } from 'node:os';
@@ -36,7 +42,10 @@ import { chromium } from 'playwright-core';
 
 const DIST = resolve(process.env.DIST_DIR ?? 'inspector-web/dist');
 const CLI = resolve(process.env.FELIX_STORAGE ?? 'target/release/felix-storage');
-const SIZES = (process.env.BENCH_SIZES_MIB ?? '512,1024').split(',').map(Number);
+const SIZES = (process.env.BENCH_SIZES_MIB ?? '512,1024').split(',').filter(Boolean).map(Number);
+// Bytes per record (header included) of the large segments.
+const RECORD_BYTES = Number(process.env.BENCH_RECORD_BYTES ?? 4096);
+const FOLDER_SEGMENTS = Number(process.env.BENCH_FOLDER_SEGMENTS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
 
@@ -80,24 +89,24 @@ onmessage = async (e) => {
   postMessage(out);
 };`;
 
-// A segment of 4 KiB records, with rot in record 10 and a torn tail.
-async function writeSegment(path, mib) {
+// A segment of RECORD_BYTES records (4 KiB), with rot in record 10 and a torn tail.
+async function writeSegment(path, mib, recordBytes = RECORD_BYTES) {
   const f = await open(path, 'w');
   const header = Buffer.alloc(32);
   header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
   header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
   await f.write(header);
-  const payload = Buffer.alloc(4096 - 28, 0x61);
-  const records = Math.floor((mib * 1048576 - 32) / 4096);
+  const payload = Buffer.alloc(recordBytes - 28, 0x61);
+  const records = Math.floor((mib * 1048576 - 32) / recordBytes);
   let batch = [];
   for (let o = 0; o < records; o++) {
     const h = Buffer.alloc(28);
     h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
     h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
     h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
-    const p = o === 10 ? Buffer.from(payload).fill(0x62, 100, 101) : payload;
+    const p = o === 10 ? Buffer.from(payload).fill(0x62, Math.min(100, payload.length - 1), Math.min(101, payload.length)) : payload;
     batch.push(h, p);
-    if (batch.length >= 512) { await f.write(Buffer.concat(batch)); batch = []; }
+    if (batch.length >= 65536) { await f.write(Buffer.concat(batch)); batch = []; }
   }
   if (batch.length) await f.write(Buffer.concat(batch));
   const size = (await f.stat()).size;
@@ -211,6 +220,62 @@ async function round(file, mib, lastOffset, cores) {
   const first = Number(/first finding after (\d+)/.exec(text)?.[1]);
   await page.close();
   return { reads, first, verified: tVerified - t0, hashed, peakWasm, peakJs, longest, readCpu, pageCpu };
+}
+
+// A shard folder of `segments` segments of 200 records each (the offsets run on from one to the next).
+async function writeFolder(root, segments) {
+  const dir = join(root, 'acme_default_bench_0');
+  await mkdir(dir, { recursive: true });
+  const payload = Buffer.alloc(100, 0x63);
+  for (let s = 0, o = 0; s < segments; s++) {
+    const header = Buffer.alloc(32);
+    header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(BigInt(o), 8); header.writeBigUInt64BE(1n, 16);
+    header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+    const parts = [header];
+    for (let r = 0; r < 200; r++, o++) {
+      const h = Buffer.alloc(28);
+      h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
+      h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
+      h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+      parts.push(h, payload);
+    }
+    const base = String(o - 200).padStart(20, '0');
+    await writeFile(join(dir, `${base}.log`), Buffer.concat(parts));
+  }
+  return dir;
+}
+
+// The folder dropped (picked) as one shard, on a page that says it has 2 cores:
+// every main-thread task over 50 ms until the detail views have rendered.
+async function folderRound(dir) {
+  const page = await browser.newPage();
+  await page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 2 }));
+  await page.goto(base);
+  await page.waitForFunction(() => window.wasmBindings);
+  await page.evaluate(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => [e.startTime, e.duration]))).observe({ type: 'longtask' });
+    document.querySelector('#folder-input').addEventListener('change', () => { window.__t0 = performance.now(); }, { capture: true });
+  });
+  await page.setInputFiles('#folder-input', dir);
+  await page.locator('#hash-timing').waitFor({ timeout: 120000 });
+  await page.locator('#hex').waitFor({ timeout: 60000 });
+  await page.waitForTimeout(1000); // the detail views' renders, and anything after
+  const [t0, tasks] = await page.evaluate(() => [window.__t0, window.__longTasks]);
+  const hashed = Number(/every file hashed after (\d+)/.exec(await page.locator('#hash-timing').textContent())?.[1]);
+  await page.close();
+  return { tasks: tasks.filter(([at]) => at >= t0).map(([at, d]) => [at - t0, d]), hashed };
+}
+
+if (FOLDER_SEGMENTS > 0) {
+  const root = await mkdtemp(join(tmpdir(), 'felix-bench-folder-'));
+  const folder = await writeFolder(root, FOLDER_SEGMENTS);
+  for (let r = 0; r < ROUNDS; r++) {
+    const x = await folderRound(folder);
+    const list = x.tasks.map(([at, d]) => `${d.toFixed(0)} ms at ${at.toFixed(0)} ms`).join(', ');
+    console.log(`${FOLDER_SEGMENTS}-segment folder, round ${r + 1} (load ${load()}): hashed ${x.hashed} ms; main-thread tasks over 50 ms: ${list || 'none'}`);
+  }
+  await rm(root, { recursive: true });
 }
 
 for (const mib of SIZES) {

@@ -186,6 +186,24 @@ impl SegmentScanner {
         }
     }
 
+    /// A scanner that resumes at `position`, the end of a record with offset
+    /// `previous_offset` that an earlier scan of the same file met (a record
+    /// boundary: what follows is read as a record header). The records it
+    /// finds from there are, item for item, the ones the full scan found:
+    /// between records the scanner carries nothing but where it is and the
+    /// offset it expects. The inspector re-reads a window of a large file
+    /// this way instead of keeping every record it met.
+    #[must_use]
+    pub fn resume_after(ctx: ScanContext, position: u64, previous_offset: u64) -> Self {
+        let mut s = Self::new(ctx);
+        s.buf.clear();
+        s.state = State::RecordHeader;
+        s.at = position;
+        s.total = position;
+        s.expected = ExpectedOffset::after(previous_offset);
+        s
+    }
+
     /// Says a writer holds the shard open after all (probed again when the
     /// bytes are read: one may have started during the scan). Takes effect
     /// at [`Self::finish`], where a tail ending inside a record is judged.

@@ -11,14 +11,15 @@ use yew::prelude::*;
 
 use super::message::Message;
 use crate::logic::hex::{
-    click_selection, damage_at, describe, field_at, move_cursor, parse_jump, row_count, row_of, rows_html, Damage, Marks, VisibleRows,
-    Window, BYTES_PER_ROW,
+    click_selection, damage_at, describe, field_at, move_cursor, not_found, parse_jump, row_count, row_of, rows_html, Damage, Jump, Marks,
+    VisibleRows, Window, BYTES_PER_ROW,
 };
 use crate::logic::keys::{keep_in_view, nav};
 use felix_codec::segment_header::SEGMENT_HEADER_LEN;
 
-use crate::logic::scan::Scanned;
+use crate::logic::scan::{Rows, Scanned};
 use crate::logic::scroll::Virtual;
+use crate::logic::window::{RowSource, Want, Window as RowWindow};
 use crate::web;
 
 /// Rows in view.
@@ -47,17 +48,21 @@ fn scroll_to(container: &NodeRef, v: Virtual, row: u64) {
     }
 }
 
-fn hover_text(s: &Scanned, window: &Window, pos: u64) -> String {
+fn hover_text(s: &Scanned, records: &Rows, window: &Window, pos: u64) -> String {
     let r = &s.report;
-    let what = field_at(r.kind, &s.detail.records, r.size, pos)
-        .map_or_else(|| "not part of a recognised structure".to_string(), |l| describe(&l, window));
-    let damage = match damage_at(r.kind, &s.detail.records, &Marks::of(s), r.size, pos) {
+    let what =
+        field_at(r.kind, records, r.size, pos).map_or_else(|| "not part of a recognised structure".to_string(), |l| describe(&l, window));
+    let damage = match damage_at(r.kind, records, &Marks::of(s), r.size, pos) {
         Some(Damage::Listed(f)) => format!(" — damaged: {}", f.kind),
         Some(Damage::Unlisted(Some(why))) => format!(" — damaged: {why} (one of the findings not listed)"),
         Some(Damage::Unlisted(None)) => " — damaged: no verified record holds it (one of the findings not listed)".into(),
         None => String::new(),
     };
     format!("byte {pos}: {what}{damage}")
+}
+
+fn source<'a>(s: &'a Scanned, window: Option<&'a RowWindow>) -> RowSource<'a> {
+    RowSource { listed: &s.detail.records, capped: s.detail.records_capped, seen: s.detail.records_seen, window }
 }
 
 /// The hex view.
@@ -70,6 +75,8 @@ pub fn hex_view(props: &Props) -> Html {
     let cursor = use_state(|| props.range.map_or(0, |r| r.0));
     let window = use_state(Window::default);
     let hover = use_state(String::new);
+    // Rows read from the file for the bytes in view, when they are past the listed ones.
+    let read = use_state(|| None::<(Rc<Scanned>, Rc<RowWindow>)>);
     let container = use_node_ref();
     // Scroll to the selected range; the cursor follows it.
     {
@@ -100,23 +107,33 @@ pub fn hex_view(props: &Props) -> Html {
             || ()
         });
     }
-    // Fetch the visible bytes whenever the first row changes.
+    // Fetch the visible bytes whenever the first row changes (and their
+    // records' rows, when they are past the listed ones).
     {
-        let (window, blob) = (window.clone(), props.blob.clone());
-        use_effect_with((*first, Rc::clone(&props.scanned)), move |(first, _)| {
+        let (window, blob, read) = (window.clone(), props.blob.clone(), read.clone());
+        use_effect_with((*first, Rc::clone(&props.scanned)), move |(first, scanned)| {
             let start = first * BYTES_PER_ROW;
             let end = ((first + VISIBLE_ROWS + 1) * BYTES_PER_ROW).min(size);
             // Reach back a header's worth (the longest prefix a header CRC covers) so the
             // CRCs of headers cut by the top edge can be computed.
             let from = start.saturating_sub(SEGMENT_HEADER_LEN as u64);
+            let scanned = Rc::clone(scanned);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Ok(bytes) = web::read_slice(&blob, from, end).await {
                     window.set(Window { start: from, bytes });
+                }
+                if source(&scanned, None).past_list(end) {
+                    let want = Want::Bytes { start: from, end };
+                    if let Ok(w) = web::read_window(&blob, size, &scanned.detail.checkpoints, want).await {
+                        read.set(Some((scanned, Rc::new(w))));
+                    }
                 }
             });
             || ()
         });
     }
+    // Rows read from the file for this file (any bytes in view: the ones it holds are the file's rows).
+    let rows_read = read.as_ref().filter(|(s, _)| Rc::ptr_eq(s, &props.scanned)).map(|(_, w)| Rc::clone(w));
     let on_scroll = {
         let first = first.clone();
         Callback::from(move |e: Event| {
@@ -132,16 +149,33 @@ pub fn hex_view(props: &Props) -> Html {
     };
     let jump_error = use_state(String::new);
     let on_jump = {
-        let (cb, scanned, jump_error) = (props.on_range.clone(), Rc::clone(&props.scanned), jump_error.clone());
+        let (cb, scanned, jump_error, blob) = (props.on_range.clone(), Rc::clone(&props.scanned), jump_error.clone(), props.blob.clone());
         Callback::from(move |e: KeyboardEvent| {
             if e.key() != "Enter" {
                 return;
             }
             let input: HtmlInputElement = e.target_unchecked_into();
-            match parse_jump(&input.value(), &scanned.detail.records, scanned.detail.records_capped, scanned.report.size) {
-                Ok(range) => {
+            let (d, r) = (&scanned.detail, &scanned.report);
+            match parse_jump(&input.value(), &d.records, d.records_capped, r.last_offset, size) {
+                Ok(Jump::Range(a, b)) => {
                     jump_error.set(String::new());
-                    cb.emit(range);
+                    cb.emit((a, b));
+                }
+                // Past the listed rows: found by reading the file near where it belongs.
+                Ok(Jump::Offset(o)) => {
+                    let (cb, scanned, jump_error, blob) = (cb.clone(), Rc::clone(&scanned), jump_error.clone(), blob.clone());
+                    wasm_bindgen_futures::spawn_local(async move {
+                        match web::read_window(&blob, size, &scanned.detail.checkpoints, Want::Offset(o)).await {
+                            Ok(w) => match w.rows.get(0) {
+                                Some(r) => {
+                                    jump_error.set(String::new());
+                                    cb.emit((r.position, r.end().min(size.max(r.position + 1))));
+                                }
+                                None => jump_error.set(not_found(o)),
+                            },
+                            Err(e) => jump_error.set(format!("could not read the file to find offset {o}: {e}")),
+                        }
+                    });
                 }
                 Err(msg) => jump_error.set(msg),
             }
@@ -149,19 +183,20 @@ pub fn hex_view(props: &Props) -> Html {
     };
     let on_key = {
         let (cursor, first, hover, window, container) = (cursor.clone(), first.clone(), hover.clone(), window.clone(), container.clone());
-        let (cb, scanned) = (props.on_range.clone(), Rc::clone(&props.scanned));
+        let (cb, scanned, read) = (props.on_range.clone(), Rc::clone(&props.scanned), rows_read.clone());
         Callback::from(move |e: KeyboardEvent| {
             let s = &scanned;
+            let records = |pos: u64| source(s, read.as_deref()).for_bytes(pos + 1);
             if e.key() == "Enter" || e.key() == " " {
                 e.prevent_default();
-                cb.emit(click_selection(s.report.kind, &s.detail.records, size, *cursor));
+                cb.emit(click_selection(s.report.kind, records(*cursor), size, *cursor));
                 return;
             }
             let Some(n) = nav(&e.key()) else { return };
             e.prevent_default();
             let pos = move_cursor(*cursor, n, size, VISIBLE_ROWS);
             cursor.set(pos);
-            hover.set(hover_text(s, &window, pos));
+            hover.set(hover_text(s, records(pos), &window, pos));
             let row = keep_in_view(row_of(pos), *first, VISIBLE_ROWS, rows);
             if row != *first {
                 scroll_to(&container, v, row);
@@ -185,28 +220,31 @@ pub fn hex_view(props: &Props) -> Html {
         under.get_attribute("data-pos")?.parse().ok()
     };
     let on_over = {
-        let (hover, window, scanned) = (hover.clone(), window.clone(), Rc::clone(&props.scanned));
+        let (hover, window, scanned, read) = (hover.clone(), window.clone(), Rc::clone(&props.scanned), rows_read.clone());
         Callback::from(move |e: MouseEvent| {
             if let Some(pos) = byte_of(&e) {
-                hover.set(hover_text(&scanned, &window, pos));
+                let records = source(&scanned, read.as_deref()).for_bytes(pos + 1);
+                hover.set(hover_text(&scanned, records, &window, pos));
             }
         })
     };
     let on_click = {
-        let (cb, scanned, cursor) = (props.on_range.clone(), Rc::clone(&props.scanned), cursor.clone());
+        let (cb, scanned, cursor, read) = (props.on_range.clone(), Rc::clone(&props.scanned), cursor.clone(), rows_read.clone());
         Callback::from(move |e: MouseEvent| {
             let Some(pos) = byte_of(&e) else { return };
             cursor.set(pos);
             let r = &scanned;
-            cb.emit(click_selection(r.report.kind, &r.detail.records, r.report.size, pos));
+            let records = source(r, read.as_deref()).for_bytes(pos + 1);
+            cb.emit(click_selection(r.report.kind, records, r.report.size, pos));
         })
     };
     let s = &props.scanned;
     let top = *first;
+    let end = ((top + VISIBLE_ROWS + 1) * BYTES_PER_ROW).min(size);
     // The visible rows as one HTML string, inserted in one step (`logic::hex::rows_html`).
     let body = Html::from_html_unchecked(AttrValue::from(rows_html(&VisibleRows {
         kind: s.report.kind,
-        records: &s.detail.records,
+        records: source(s, rows_read.as_deref()).for_bytes(end),
         marks: Marks::of(s),
         size,
         top,
@@ -232,12 +270,6 @@ pub fn hex_view(props: &Props) -> Html {
                     <div class="rows" role="rowgroup" style={format!("top:{}px", v.px_of(top))}>{ body }</div>
                 </div>
             </div>
-            if s.detail.records_capped {
-                <p class="hint" id="hex-capped">{ format!(
-                    "Fields are named within the {} records listed; past them the bytes are shown without names (the page lists at most {} records per drop).",
-                    s.detail.records.len(), crate::logic::scan::MAX_RECORD_ROWS
-                ) }</p>
-            }
             <p class="legend">
                 <span class="f-magic">{"magic"}</span>{" "}<span class="f-meta">{"version/flags"}</span>{" "}<span class="f-offset">{"offset"}</span>{" "}
                 <span class="f-length">{"length"}</span>{" "}<span class="f-time">{"timestamp"}</span>{" "}<span class="f-crc">{"checksum"}</span>{" "}

@@ -4,12 +4,13 @@
 use std::rc::Rc;
 
 use felix_codec::time::format_micros;
-use web_sys::Element;
+use web_sys::{Blob, Element};
 use yew::prelude::*;
 
 use crate::logic::keys::{move_in_list, row_nav};
-use crate::logic::scan::{Scanned, MAX_RECORD_ROWS};
+use crate::logic::scan::Scanned;
 use crate::logic::scroll::Virtual;
+use crate::logic::window::{RowSource, Want, Window};
 
 const ROWS: u64 = 14;
 const ROW_PX: u64 = 22;
@@ -17,6 +18,8 @@ const ROW_PX: u64 = 22;
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
+    /// The file's bytes (rows past the listed ones are read from them).
+    pub blob: Blob,
     /// The scanned file.
     pub scanned: Rc<Scanned>,
     /// The selected byte range.
@@ -31,32 +34,79 @@ fn scroll_to(container: &NodeRef, v: Virtual, first: u64) {
     }
 }
 
+/// Rows read from the file for one scanned file (the `Rc` names which).
+type Read = Option<(Rc<Scanned>, Rc<Window>)>;
+
+/// The window read for `scanned`, if the one held is its own.
+fn window_of<'a>(read: &'a Read, scanned: &Rc<Scanned>) -> Option<&'a Window> {
+    read.as_ref().filter(|(s, _)| Rc::ptr_eq(s, scanned)).map(|(_, w)| &**w)
+}
+
+fn source<'a>(s: &'a Scanned, window: Option<&'a Window>) -> RowSource<'a> {
+    RowSource { listed: &s.detail.records, capped: s.detail.records_capped, seen: s.detail.records_seen, window }
+}
+
+/// Reads `want` of `scanned`'s file into `read`; then `then` with the window.
+fn fetch(blob: &Blob, scanned: &Rc<Scanned>, want: Want, read: &UseStateHandle<Read>, then: impl FnOnce(&Window) + 'static) {
+    let (blob, scanned, read) = (blob.clone(), Rc::clone(scanned), read.clone());
+    wasm_bindgen_futures::spawn_local(async move {
+        let (size, cps) = (scanned.report.size, &scanned.detail.checkpoints);
+        if let Ok(w) = crate::web::read_window(&blob, size, cps, want).await {
+            let w = Rc::new(w);
+            then(&w);
+            read.set(Some((scanned, w)));
+        }
+    });
+}
+
 /// The record table.
 #[function_component(RecordTable)]
 pub fn record_table(props: &Props) -> Html {
-    let records = &props.scanned.detail.records;
-    let v = Virtual { rows: records.len() as u64, row_px: ROW_PX, visible: ROWS };
+    let read = use_state(|| None::<(Rc<Scanned>, Rc<Window>)>);
+    let src = source(&props.scanned, window_of(&read, &props.scanned));
+    let total = src.len();
+    let v = Virtual { rows: total, row_px: ROW_PX, visible: ROWS };
     let first = use_state(|| 0u64);
     let container = use_node_ref();
     // The record holding the selection's first byte.
-    let at = props.range.and_then(|(start, _)| {
-        let i = records.partition_point(|r| r.position <= start).checked_sub(1)?;
-        records.get(i).filter(|r| start < r.end()).map(|_| i)
-    });
+    let at = props.range.and_then(|(start, _)| src.holding(start));
     {
-        // Keep the selected record in view.
-        let (first, container) = (first.clone(), container.clone());
-        use_effect_with((props.range, Rc::clone(&props.scanned)), move |_| {
-            if let Some(i) = at {
-                let top = (i as u64).saturating_sub(2);
+        // Keep the selected record in view; one past the listed rows is found in the file first.
+        let (first, container, read, blob) = (first.clone(), container.clone(), read.clone(), props.blob.clone());
+        use_effect_with((props.range, Rc::clone(&props.scanned)), move |(range, scanned)| {
+            let show = move |i: u64| {
+                let top = i.saturating_sub(2);
                 // In a later task: scrolling lays the page out, which is not to lengthen this one.
                 crate::web::later(move || scroll_to(&container, v, top));
                 first.set(top.min(v.rows.saturating_sub(ROWS)));
+            };
+            match (at, range) {
+                (Some(i), _) => show(i),
+                (None, Some((start, _))) if scanned.detail.records_capped => {
+                    let start = *start;
+                    fetch(&blob, scanned, Want::Bytes { start, end: start + 1 }, &read, move |w| {
+                        if w.rows.get(0).is_some_and(|r| r.position <= start && start < r.end()) {
+                            show(w.first_row);
+                        }
+                    });
+                }
+                _ => {}
             }
             || ()
         });
     }
-    if records.is_empty() {
+    {
+        // Rows in view past the listed ones are read from the file.
+        let (read, blob) = (read.clone(), props.blob.clone());
+        let want = src.want_for(*first, ROWS);
+        use_effect_with((want, Rc::clone(&props.scanned)), move |(want, scanned)| {
+            if let Some(want) = want {
+                fetch(&blob, scanned, *want, &read, |_| ());
+            }
+            || ()
+        });
+    }
+    if total == 0 {
         return html! {};
     }
     let on_scroll = {
@@ -74,26 +124,35 @@ pub fn record_table(props: &Props) -> Html {
         })
     };
     let on_key = {
-        let (scanned, cb) = (Rc::clone(&props.scanned), props.on_range.clone());
+        let (scanned, cb, read, first) = (Rc::clone(&props.scanned), props.on_range.clone(), read.clone(), first.clone());
         Callback::from(move |e: KeyboardEvent| {
             let Some(n) = row_nav(&e.key()) else { return };
             e.prevent_default();
-            let recs = &scanned.detail.records;
-            if let Some(r) = move_in_list(at, n, recs.len(), ROWS as usize).and_then(|i| recs.get(i)) {
-                cb.emit((r.position, r.end().min(scanned.report.size.max(r.position + 1))));
+            let src = source(&scanned, window_of(&read, &scanned));
+            let at = at.and_then(|i| usize::try_from(i).ok());
+            let len = usize::try_from(src.len()).unwrap_or(usize::MAX);
+            let Some(i) = move_in_list(at, n, len, ROWS as usize).map(|i| i as u64) else { return };
+            match src.get(i) {
+                Some(r) => cb.emit((r.position, r.end().min(scanned.report.size.max(r.position + 1)))),
+                // Not read yet: show it (its rows are read), and the next key selects.
+                None => first.set(i.saturating_sub(2).min(total.saturating_sub(ROWS))),
             }
         })
     };
-    let top = usize::try_from(*first).unwrap_or(0);
+    let top = *first;
     // Only the visible rows are read (each decoded from its packed bytes).
-    let rows = (top..records.len().min(top.saturating_add(ROWS as usize))).filter_map(|i| records.get(i).map(|r| (i, r))).map(|(i, r)| {
+    let rows = (top..total.min(top.saturating_add(ROWS))).map(|i| {
+        let style = format!("top:{}px", (i - top) * ROW_PX);
+        let Some(r) = src.get(i) else {
+            return html! { <div role="row" class="rec pending" aria-rowindex={(i + 2).to_string()} style={style}><span role="gridcell">{ "reading…" }</span></div> };
+        };
         let size = props.scanned.report.size;
         let on_click = props.on_range.reform(move |_: MouseEvent| (r.position, r.end().min(size.max(r.position + 1))));
         let sel = at == Some(i);
         let status = format!("{:?}", r.status);
         html! {
             <div role="row" id={format!("rec-{i}")} aria-rowindex={(i + 2).to_string()} aria-selected={sel.to_string()}
-                class={classes!("rec", sel.then_some("selected"), status.to_lowercase())} style={format!("top:{}px", (i - top) as u64 * ROW_PX)} onclick={on_click}>
+                class={classes!("rec", sel.then_some("selected"), status.to_lowercase())} style={style} onclick={on_click}>
                 <span role="gridcell" class="num">{ r.offset }</span>
                 <span role="gridcell">{ format_micros(r.timestamp_micros) }</span>
                 <span role="gridcell" class="num">{ r.payload_len }</span>
@@ -102,15 +161,15 @@ pub fn record_table(props: &Props) -> Html {
             </div>
         }
     });
-    let active = at.filter(|i| *i >= top && *i < top + ROWS as usize).map(|i| format!("rec-{i}"));
+    let active = at.filter(|i| *i >= top && *i < top + ROWS).map(|i| format!("rec-{i}"));
     html! {
         <div class="records">
             <h3 id="records-heading">{ heading(&props.scanned) }</h3>
             // The grid is its own scroll box, both ways (its header row stays on top):
             // the one Tab stop, and the region the keyboard scrolls.
-            <div role="grid" aria-labelledby="records-heading" aria-rowcount={(records.len() + 1).to_string()} aria-colcount="5" tabindex="0"
+            <div role="grid" aria-labelledby="records-heading" aria-rowcount={(total + 1).to_string()} aria-colcount="5" tabindex="0"
                 aria-activedescendant={active} onkeydown={on_key} class="recgrid"
-                ref={container} onscroll={on_scroll} style={format!("height:{}px", ((records.len() as u64).clamp(1, ROWS) + 1) * ROW_PX + 2)}>
+                ref={container} onscroll={on_scroll} style={format!("height:{}px", (total.clamp(1, ROWS) + 1) * ROW_PX + 2)}>
                 <div class="rec head" role="row" aria-rowindex="1">
                     <span role="columnheader">{"offset"}</span><span role="columnheader">{"timestamp"}</span><span role="columnheader">{"length"}</span>
                     <span role="columnheader">{"byte"}</span><span role="columnheader">{"status"}</span>
@@ -125,12 +184,12 @@ pub fn record_table(props: &Props) -> Html {
     }
 }
 
-/// The list's heading: how many rows, and when the drop's row budget cut the
-/// list, how many of the file's records it holds.
+/// The list's heading: how many rows; when the file has more than the page
+/// keeps in memory, that the rest are read from the file as they come into view.
 fn heading(s: &Scanned) -> String {
     let n = s.detail.records.len();
     if s.detail.records_capped {
-        format!("Records ({n} listed of {}: the page lists at most {MAX_RECORD_ROWS} per drop)", s.detail.records_seen)
+        format!("Records ({}: the first {n} held, the rest read from the file as you reach them)", s.detail.records_seen)
     } else {
         format!("Records ({n})")
     }
@@ -178,9 +237,9 @@ mod tests {
         let all = scan(&bytes, 1_000_000);
         assert_eq!((all.detail.records.len(), all.report.records, heading(&all).as_str()), (10, 8, "Records (10)"));
         for (budget, want) in [
-            (0, "Records (0 listed of 10: the page lists at most 1000000 per drop)"),
-            (8, "Records (8 listed of 10: the page lists at most 1000000 per drop)"),
-            (9, "Records (9 listed of 10: the page lists at most 1000000 per drop)"),
+            (0, "Records (10: the first 0 held, the rest read from the file as you reach them)"),
+            (8, "Records (10: the first 8 held, the rest read from the file as you reach them)"),
+            (9, "Records (10: the first 9 held, the rest read from the file as you reach them)"),
             (10, "Records (10)"),
         ] {
             assert_eq!(heading(&scan(&bytes, budget)), want, "budget {budget}");

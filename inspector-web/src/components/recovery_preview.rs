@@ -28,8 +28,10 @@ const SHOWN_CUT_BYTES: u64 = 64;
 pub struct ShardFolder {
     /// The shard directory's name.
     pub name: String,
-    /// `(path, bytes)` of each file.
-    pub files: Vec<(String, Blob)>,
+    /// `(path, size, bytes)` of each file. The size is the one read when the
+    /// file was dropped: asking a picked file's `size` again is a synchronous
+    /// trip to the disk in Chromium (a third of a millisecond each, 300 in one task).
+    pub files: Vec<(String, u64, Blob)>,
 }
 
 /// The shards to preview, compared by `key` (the files' ids): the blobs are browser objects.
@@ -64,11 +66,10 @@ struct Planned {
 }
 
 async fn plan_of(shard: &ShardFolder) -> Result<Planned, String> {
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let listed: Vec<(String, u64)> = shard.files.iter().map(|(p, b)| (p.clone(), b.size() as u64)).collect();
+    let listed: Vec<(String, u64)> = shard.files.iter().map(|(p, size, _)| (p.clone(), *size)).collect();
     let mut scan = ReplicaScan::new(&shard.name, &listed);
     while let Some(read) = scan.next_read() {
-        let (path, blob) = shard.files.get(read.file).ok_or("a file went missing")?;
+        let (path, _, blob) = shard.files.get(read.file).ok_or("a file went missing")?;
         let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{}: {e}", quote(path)))?;
         scan.feed(&bytes);
     }
@@ -76,7 +77,7 @@ async fn plan_of(shard: &ShardFolder) -> Result<Planned, String> {
     let mut cut_bytes = Vec::new();
     for a in &plan.actions {
         if let Action::Cut { file, position, bytes, .. } = a {
-            if let Some((_, blob)) = shard.files.iter().find(|(p, _)| file_name(p) == file) {
+            if let Some((_, _, blob)) = shard.files.iter().find(|(p, _, _)| file_name(p) == file) {
                 let shown = web::read_slice(blob, *position, position + (*bytes).min(SHOWN_CUT_BYTES)).await.unwrap_or_default();
                 cut_bytes.push((file.clone(), shown));
             }
@@ -102,7 +103,7 @@ fn kept_in(evidence: Option<&String>) -> Html {
 /// One action in words. A cut of dropped files shows its first bytes
 /// (`cut_bytes`) and a button to them (`on_show`); a shared plan's has neither.
 fn action_item(
-    files: &[(String, Blob)],
+    files: &[(String, u64, Blob)],
     cut_bytes: &[(String, Vec<u8>)],
     action: &Action,
     on_show: Option<&Callback<(String, (u64, u64))>>,
@@ -115,7 +116,7 @@ fn action_item(
             <li class="action" data-action="remove-unfinished">{ "remove " }{ field(file) }{ format!(" ({bytes} bytes") }{ kept_in(evidence.as_ref()) }{ "): " }{ field(reason) }</li>
         },
         Action::Cut { file, position, bytes, reason, evidence, .. } => {
-            let path = files.iter().find(|(p, _)| file_name(p) == file).map(|(p, _)| p.clone()).unwrap_or_default();
+            let path = files.iter().find(|(p, _, _)| file_name(p) == file).map(|(p, _, _)| p.clone()).unwrap_or_default();
             let range = (*position, position.saturating_add(*bytes));
             let show = on_show.map(|on_show| {
                 let on_show = on_show.clone();
@@ -185,7 +186,7 @@ pub fn verdict(plan: &ShardPlan) -> &'static str {
 pub fn plan_section(
     name: &str,
     plan: &ShardPlan,
-    files: &[(String, Blob)],
+    files: &[(String, u64, Blob)],
     cut_bytes: &[(String, Vec<u8>)],
     on_show: Option<&Callback<(String, (u64, u64))>>,
 ) -> Html {

@@ -426,13 +426,13 @@ mod tests {
         );
         let mut forged = d.clone();
         forged.different_shards.as_mut().unwrap().keys_differ = false;
-        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("different_shards is not what the two names"));
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("different_shards is not what the two names"));
         let mut forged = d.clone();
         forged.truncate_a_to = Some(0);
-        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("yet a truncation is given"));
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("yet a truncation is given"));
         let mut forged = d;
         forged.different_shards = None;
-        assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("identical is false"));
+        assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("identical is false"));
         // Rot on B: offset 3 lost, A holds it.
         let d = crate::logic::replica::diff_in_memory(("a", &log(false)), ("b", &log(true)));
         assert_eq!(d.lost_b.len(), 1);
@@ -449,7 +449,7 @@ mod tests {
         ] {
             let mut forged = d.clone();
             f(&mut forged);
-            assert!(decode(&encode(&forged).unwrap()).unwrap_err().contains("lost_b["), "{name}");
+            assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("lost_b["), "{name}");
         }
     }
 

@@ -18,7 +18,7 @@ use felix_codec::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMEN
 use super::keys::Nav;
 use super::message::quote;
 
-use super::scan::{Rows, Scanned, MAX_RECORD_ROWS};
+use super::scan::{Rows, Scanned};
 
 /// Bytes per row.
 pub const BYTES_PER_ROW: u64 = 16;
@@ -361,28 +361,37 @@ pub fn describe(l: &Located, window: &Window) -> String {
     format!("{} = {value} ({at})", l.field.name)
 }
 
+/// What a jump box entry asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Jump {
+    /// This byte range (a byte, or a listed record).
+    Range(u64, u64),
+    /// The record with this offset, past the listed rows: the page reads
+    /// the file near it (`logic::window`, [`super::window::Want::Offset`]).
+    Offset(u64),
+}
+
 /// What a jump box entry means: `1234` or `0x4d2` is a byte position;
-/// `@42` (or `offset 42`) is the record with that offset. Returns the range
-/// to select.
+/// `@42` (or `offset 42`) is the record with that offset, among the listed
+/// rows, or past them when the list was cut (`capped`). An offset past
+/// `last_offset` (the file's last intact record) names that last one.
 ///
 /// # Errors
 /// A message saying what was not understood or not found.
-pub fn parse_jump(text: &str, records: &Rows, capped: bool, size: u64) -> Result<(u64, u64), String> {
+pub fn parse_jump(text: &str, records: &Rows, capped: bool, last_offset: Option<u64>, size: u64) -> Result<Jump, String> {
     let t = text.trim();
     let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
     if let Some(o) = record {
         let offset: u64 = o.parse().map_err(|_| format!("{} is not a record offset", quote(o)))?;
-        let r = records.iter().find(|r| r.offset == offset).ok_or_else(|| {
-            if capped {
-                format!(
-                    "no record with offset {offset} among the {} listed: the page lists at most {MAX_RECORD_ROWS} records per drop (drop fewer files to list more of this one, or jump to a byte position)",
-                    records.len()
-                )
-            } else {
-                format!("no record with offset {offset} was found")
-            }
-        })?;
-        return Ok((r.position, r.end().min(size.max(r.position + 1))));
+        if let Some(r) = records.iter().find(|r| r.offset == offset) {
+            return Ok(Jump::Range(r.position, r.end().min(size.max(r.position + 1))));
+        }
+        return match last_offset {
+            None => Err(format!("no such offset {offset}: the file holds no intact record")),
+            Some(last) if offset > last => Err(format!("no such offset {offset} (the last is {last})")),
+            Some(_) if capped => Ok(Jump::Offset(offset)),
+            Some(_) => Err(not_found(offset)),
+        };
     }
     let pos = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16).map_err(|_| format!("{} is not a hex byte position", quote(t)))?,
@@ -391,7 +400,13 @@ pub fn parse_jump(text: &str, records: &Rows, capped: bool, size: u64) -> Result
     if pos >= size {
         return Err(format!("byte {pos} is past the end of the file ({size} bytes)"));
     }
-    Ok((pos, pos + 1))
+    Ok(Jump::Range(pos, pos + 1))
+}
+
+/// A record offset within the file's range that no record carries (offsets lost to damage).
+#[must_use]
+pub fn not_found(offset: u64) -> String {
+    format!("no record with offset {offset} was found")
 }
 
 /// What a click on byte `pos` selects: its record, its field, or the byte.
@@ -452,19 +467,27 @@ mod tests {
     fn jumps_by_byte_or_offset_and_clicks_select_the_record() {
         let files = crate::logic::sample::files();
         let s = &scan_all(&files)[0];
-        let (recs, size) = (&s.detail.records, s.report.size);
-        assert_eq!(parse_jump("0x20", recs, false, size), Ok((32, 33)));
-        assert_eq!(parse_jump("100", recs, false, size), Ok((100, 101)));
+        let (recs, size, last) = (&s.detail.records, s.report.size, s.report.last_offset);
+        let jump = |t: &str, capped: bool| parse_jump(t, recs, capped, last, size);
+        assert_eq!(jump("0x20", false), Ok(Jump::Range(32, 33)));
+        assert_eq!(jump("100", false), Ok(Jump::Range(100, 101)));
         let r = recs.get(3).unwrap();
-        assert_eq!(parse_jump("@3", recs, false, size), Ok((r.position, r.end())));
-        assert_eq!(parse_jump("offset 3", recs, false, size), Ok((r.position, r.end())));
-        assert!(parse_jump("@999", recs, false, size).unwrap_err().contains("no record with offset 999 was found"));
-        assert_eq!(
-            parse_jump("@999", recs, true, size).unwrap_err(),
-            format!("no record with offset 999 among the {} listed: the page lists at most 1000000 records per drop (drop fewer files to list more of this one, or jump to a byte position)", recs.len())
-        );
-        assert!(parse_jump("zz", recs, false, size).unwrap_err().contains("not a byte position"));
-        assert!(parse_jump("99999999", recs, false, size).unwrap_err().contains("past the end"));
+        assert_eq!(jump("@3", false), Ok(Jump::Range(r.position, r.end())));
+        assert_eq!(jump("offset 3", true), Ok(Jump::Range(r.position, r.end())), "a listed record is found in the list");
+        let last = last.unwrap();
+        assert_eq!(jump("@999", false), Err(format!("no such offset 999 (the last is {last})")));
+        assert_eq!(jump("@999", true), Err(format!("no such offset 999 (the last is {last})")), "whatever the list holds");
+        // Within the file's offsets but past a cut list: the page reads the file near it.
+        let lost = (0..=last).find(|o| recs.iter().all(|r| r.offset != *o));
+        if let Some(lost) = lost {
+            assert_eq!(jump(&format!("@{lost}"), true), Ok(Jump::Offset(lost)));
+            assert_eq!(jump(&format!("@{lost}"), false), Err(not_found(lost)));
+        }
+        let cut = Rows::default();
+        assert_eq!(parse_jump(&format!("@{last}"), &cut, true, Some(last), size), Ok(Jump::Offset(last)));
+        assert_eq!(parse_jump("@0", &cut, true, None, size), Err("no such offset 0: the file holds no intact record".into()));
+        assert!(jump("zz", false).unwrap_err().contains("not a byte position"));
+        assert!(jump("99999999", false).unwrap_err().contains("past the end"));
         assert_eq!(click_selection(FileKind::Segment, recs, size, r.position + 30), (r.position, r.end()));
         assert_eq!(click_selection(FileKind::Segment, recs, size, 9), (8, 16), "a header byte selects its field");
     }

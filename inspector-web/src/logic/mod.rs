@@ -28,4 +28,5 @@ pub mod scroll;
 pub mod shared;
 pub mod side_by_side;
 pub mod verify;
+pub mod window;
 pub mod wire;

@@ -16,6 +16,7 @@ use felix_codec::segment_header::SEGMENT_HEADER_LEN;
 
 use super::filemap::{MapCounts, Part};
 use super::group::{file_name, Dropped, Group};
+use super::window::Checkpoints;
 
 /// Record rows kept per drop for the table and hex labels (29 bytes each,
 /// [`Rows::ROW_BYTES`]; see [`Budget`]).
@@ -257,6 +258,9 @@ pub struct Detail {
     pub live: Vec<FindingReport>,
     /// The file map's counts (a fixed number of cells, whatever the file holds).
     pub map: MapCounts,
+    /// Record boundaries a window of rows can be re-read from (a fixed
+    /// number at most, whatever the file holds): rows past the listed ones.
+    pub checkpoints: Checkpoints,
 }
 
 impl Detail {
@@ -277,6 +281,9 @@ impl Detail {
                 };
                 self.map.add(r.position, r.end(), part);
                 self.records_seen = self.records_seen.saturating_add(1);
+                if r.status != RecordStatus::Torn {
+                    self.checkpoints.after_record(self.records_seen, r.end(), r.header.offset);
+                }
                 if self.records.len() < limit.records {
                     self.records.push(RecordRow {
                         position: r.position,

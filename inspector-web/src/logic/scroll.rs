@@ -57,9 +57,14 @@ impl Virtual {
         if !self.scaled() {
             return (px / self.row_px.max(1)).min(self.max_first());
         }
-        let px = px.min(self.max_scroll());
-        let row = u128::from(px) * u128::from(self.max_first()) / u128::from(self.max_scroll());
-        u64::try_from(row).unwrap_or(u64::MAX).min(self.max_first())
+        // The browser may stop a few pixels short of the spacer's end (a
+        // border, a rounding): the last row's pixel is the end.
+        if px.saturating_add(self.row_px) >= self.max_scroll() {
+            return self.max_first();
+        }
+        // Rounded to the nearest row, so a row's own position maps back to it.
+        let (num, den) = (u128::from(px) * u128::from(self.max_first()), u128::from(self.max_scroll()));
+        u64::try_from((num + den / 2) / den).unwrap_or(u64::MAX).min(self.max_first())
     }
 }
 
@@ -79,6 +84,15 @@ mod tests {
         assert_eq!(v.spacer_px(), MAX_SPACER_PX);
         assert_eq!(v.first_at(0), 0);
         assert_eq!(v.first_at(u64::MAX), v.rows - 24, "the last rows are reachable");
+        let end = v.px_of(v.rows);
+        assert_eq!(v.first_at(end - 2), v.rows - 24, "also where the browser stops two pixels short of the end");
+        // Three million records: every row's own position maps back to it exactly.
+        let records = Virtual { rows: 3_000_000, row_px: 22, visible: 14 };
+        for row in (0..2_999_970).step_by(7_919).chain([2_999_970]) {
+            assert_eq!(records.first_at(records.px_of(row)), row);
+        }
+        // The last rows' pixels (within a row's height of the end) all show the end, those rows among them.
+        assert_eq!(records.first_at(records.px_of(2_999_980)), 2_999_986);
         let mut last = 0;
         for px in (0..MAX_SPACER_PX).step_by(99_991) {
             let row = v.first_at(px);

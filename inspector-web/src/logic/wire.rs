@@ -6,8 +6,10 @@
 //! ```text
 //! detail  = u32 record count, u8 capped, u64 records seen, records × 29 bytes,
 //!           u32 entry count, entries × 16 bytes, u32 epoch count, epochs × 16 bytes,
-//!           u64 map size, u32 map cells, cells × 4 × u64
+//!           u64 map size, u32 map cells, cells × 4 × u64,
+//!           u64 checkpoint spacing, u32 checkpoint count, checkpoints × 24 bytes
 //! record  = position u64, offset u64, payload_len u32, timestamp_micros u64, status u8
+//! checkpoint = row u64, position u64, previous offset u64
 //! ```
 
 use bytes::Bytes;
@@ -16,6 +18,7 @@ use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN};
 
 use super::filemap::{cell_count, MapCounts};
 use super::scan::{Detail, Rows};
+use super::window::{Checkpoint, Checkpoints, MAX_CHECKPOINTS};
 
 const RECORD_BYTES: usize = Rows::ROW_BYTES;
 
@@ -210,6 +213,13 @@ pub fn pack(d: &Detail) -> Vec<u8> {
     for c in &d.map.cells {
         c.iter().for_each(|v| w.u64(*v));
     }
+    w.u64(d.checkpoints.spacing_bytes());
+    w.u32(u32::try_from(d.checkpoints.list().len()).unwrap_or(u32::MAX));
+    for c in d.checkpoints.list() {
+        w.u64(c.row);
+        w.u64(c.position);
+        w.u64(c.previous_offset);
+    }
     w.0
 }
 
@@ -247,7 +257,21 @@ pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
         return Err(format!("the map at byte {at} has {n} cells where a {size}-byte file has {}", cell_count(size)));
     }
     let cells = (0..n).map(|_| Ok([r.u64()?, r.u64()?, r.u64()?, r.u64()?])).collect::<Result<_, String>>()?;
-    Ok(Detail { records, records_capped: capped, records_seen, index_entries, epochs, live: Vec::new(), map: MapCounts { size, cells } })
+    let checkpoints = unpack_checkpoints(r)?;
+    let map = MapCounts { size, cells };
+    Ok(Detail { records, records_capped: capped, records_seen, index_entries, epochs, live: Vec::new(), map, checkpoints })
+}
+
+fn unpack_checkpoints(r: &mut Reader<'_>) -> Result<Checkpoints, String> {
+    let spacing = r.u64()?;
+    let at = r.at();
+    let n = r.count(24)?;
+    if n > MAX_CHECKPOINTS {
+        return Err(format!("the checkpoints at byte {at} number {n}, more than the {MAX_CHECKPOINTS} a file keeps"));
+    }
+    let list =
+        (0..n).map(|_| Ok(Checkpoint { row: r.u64()?, position: r.u64()?, previous_offset: r.u64()? })).collect::<Result<_, String>>()?;
+    Checkpoints::from_parts(spacing, list).map_err(|e| format!("the checkpoints at byte {at}: {e}"))
 }
 
 #[cfg(test)]
@@ -260,6 +284,26 @@ mod tests {
         for s in scan_all(&sample::files()) {
             assert_eq!(unpack(&pack(&s.detail)).unwrap(), s.detail, "{}", s.report.path);
         }
+    }
+
+    /// A file's checkpoints travel with its detail, and lying ones are refused by where they are.
+    #[test]
+    fn checkpoints_survive_packing_and_lying_ones_are_refused() {
+        let mut d = scan_all(&sample::files()).remove(0).detail;
+        for i in 1..=5u64 {
+            d.checkpoints.after_record(i, i << 20, i);
+        }
+        assert_eq!(d.checkpoints.list().len(), 5);
+        let packed = pack(&d);
+        assert_eq!(unpack(&packed).unwrap(), d);
+        let at = packed.len() - 5 * 24 - 4;
+        let mut lying = packed.clone();
+        lying[at + 4 + 24..at + 4 + 32].copy_from_slice(&0u64.to_be_bytes()); // the second checkpoint's row
+        assert_eq!(unpack(&lying).unwrap_err(), format!("the checkpoints at byte {at}: checkpoint 1 is not after the one before it"));
+        let mut many = packed[..at].to_vec();
+        many.extend_from_slice(&1025u32.to_be_bytes());
+        many.extend((1..=1025u64).flat_map(|i| [i, i * 64, i].into_iter().flat_map(u64::to_be_bytes)));
+        assert_eq!(unpack(&many).unwrap_err(), format!("the checkpoints at byte {at} number 1025, more than the 1024 a file keeps"));
     }
 
     #[test]
