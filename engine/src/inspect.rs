@@ -167,7 +167,45 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
             });
         }
     }
+    inspect_once(&mut out);
     Ok(out)
+}
+
+/// Each file and shard is inspected once, however many times and however
+/// it was named (`d d`, `d ./d`, a link and its target, a root and a shard
+/// inside it, a shard and one of its files): the first naming is kept — a
+/// shard before a file it holds, which it judges in context — and a note
+/// says what was given again. A report never lists one file twice.
+fn inspect_once(out: &mut Resolution) {
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let mut in_shards: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    for t in &out.targets {
+        if let Target::Shard(dir, files) = t {
+            for f in files {
+                in_shards.entry(real(f)).or_insert_with(|| dir.clone());
+            }
+        }
+    }
+    let mut seen: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    let mut kept = Vec::with_capacity(out.targets.len());
+    for t in std::mem::take(&mut out.targets) {
+        let (shown, key) = match &t {
+            Target::Shard(dir, _) => (dir.clone(), real(dir)),
+            Target::File(p) | Target::Stray(p) | Target::Refused(p, _) => (p.clone(), real(p)),
+        };
+        // Every shard's first naming is kept, so a file one holds is inspected there.
+        if let Some(dir) = in_shards.get(&key).filter(|_| !matches!(t, Target::Shard(..))) {
+            out.notes.push(format!("{}: also in the shard {}, and inspected there, once", shown.display(), dir.display()));
+            continue;
+        }
+        if let Some(first) = seen.get(&key) {
+            out.notes.push(format!("{}: given more than once (first as {}); inspected once", shown.display(), first.display()));
+            continue;
+        }
+        seen.insert(key, shown);
+        kept.push(t);
+    }
+    out.targets = kept;
 }
 
 /// A shard directory's files as one target (with a note when no segment

@@ -137,3 +137,40 @@ fn unreadable_paths_and_bad_usage_exit_2_with_one_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8(o.stderr).unwrap().contains("no shard directory (no segment, index, epochs or other Felix file) found here"));
 }
+
+/// The same shard or file named twice, in any spelling (`d`, `./d`, a root
+/// holding it, a file of it given alone, a link to it), is inspected once:
+/// the report lists each file once (the page refuses one that does not),
+/// the verdict counts each finding once, and a note says what was given again.
+#[test]
+fn a_shard_or_file_given_twice_is_inspected_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let dir = root.join("acme_default_orders_0-0d3aed4b998d2798");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut bytes, _) = segment(0, 3, b"abc");
+    let n = bytes.len();
+    bytes[n - 2] ^= 1; // rot in the last record
+    std::fs::write(dir.join("00000000000000000000.log"), &bytes).unwrap();
+    let file = dir.join("00000000000000000000.log");
+    std::os::unix::fs::symlink(&file, tmp.path().join("link.log")).unwrap();
+    let dotted = format!("{}/./", dir.display());
+    let o = run(&[
+        "inspect",
+        "--json",
+        dir.to_str().unwrap(),
+        &dotted,
+        root.to_str().unwrap(),
+        file.to_str().unwrap(),
+        tmp.path().join("link.log").to_str().unwrap(),
+    ]);
+    let r = json(&o);
+    let paths: Vec<&str> = r["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, [file.to_str().unwrap()], "{r:#}");
+    assert_eq!(r["files"][0]["findings"].as_array().unwrap().len(), 1);
+    let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert_eq!(notes.iter().filter(|n| n.contains("given more than once")).count(), 2, "{notes:?}");
+    assert_eq!(notes.iter().filter(|n| n.contains("also in the shard")).count(), 2, "{notes:?}");
+    let o = run(&["inspect", dir.to_str().unwrap(), dir.to_str().unwrap()]);
+    assert!(text(&o).contains("1 file, 1 finding"), "{}", text(&o));
+}
