@@ -212,7 +212,8 @@ fn side_by_side_view(shown: &Shown, unmask: bool) -> Html {
     let differ = side_by_side::differing(&shown.a, &shown.b);
     let rows = side_by_side::rows(&shown.a, &shown.b);
     html! {
-        <div class="side-by-side-wrap">
+        // A scroll box of its own at narrow widths: focusable, and named.
+        <div class="side-by-side-wrap" role="region" tabindex="0" aria-label={format!("both replicas' bytes at offset {}", at.offset)}>
             <table class="record-hex side-by-side" id="side-by-side" data-offset={at.offset.to_string()}>
                 <caption>{ format!("Offset {} ({why}): both replicas' bytes, {differ} of {} differ (marked)", at.offset, shown.a.len().max(shown.b.len())) }</caption>
                 <thead><tr>
@@ -305,10 +306,13 @@ fn render_diff(d: &Diff, bytes: Option<&Shown>, unmask: bool, on_unmask: Callbac
                 </div>
             }
             if let Some(shown) = bytes.filter(|b| !b.a.is_empty() || !b.b.is_empty()) {
-                <h3>{ format!("Both replicas' bytes at offset {}", shown.at.offset) }</h3>
-                <label class="unmask"><input id="unmask" type="checkbox" checked={unmask} onchange={on_unmask} />
-                    { " show payload bytes (on this page only; never in an export or a link)" }</label>
-                { side_by_side_view(shown, unmask) }
+                // Read from the dropped files: a diff opened from JSON or a link has none.
+                <div class="bytes-at-divergence">
+                    <h3>{ format!("Both replicas' bytes at offset {}", shown.at.offset) }</h3>
+                    <label class="unmask"><input id="unmask" type="checkbox" checked={unmask} onchange={on_unmask} />
+                        { " show payload bytes (on this page only; never in an export or a link)" }</label>
+                    { side_by_side_view(shown, unmask) }
+                </div>
             }
             { for d.notes.iter().map(|n| html! { <p class="note">{ "note: " }<TextField text={n.clone()} /></p> }) }
         </div>
