@@ -24,7 +24,7 @@ use crate::logic::open_error::{Document, OpenError, Origin};
 use crate::logic::opened::{self, Opened};
 use crate::logic::protocol::ToPage;
 use crate::logic::shared::{self, SharedReport, Source};
-use crate::logic::{filemap, hex, permalink, sample, verify};
+use crate::logic::{hex, permalink, sample, verify};
 use crate::runner::{self, Runner};
 use crate::state::{Action, FileId, RowId, State};
 use crate::web;
@@ -461,7 +461,7 @@ fn detail_section(
         let (s, on_range) = (Rc::clone(&scanned), on_range.clone());
         Callback::from(move |pos: u64| on_range.emit(hex::click_selection(s.report.kind, &s.detail.records, s.report.size, pos)))
     };
-    let index = filemap::companion_index(&scanned, state.files.iter().filter_map(|f| f.scanned.as_ref())).cloned();
+    let index = crate::logic::scan::companion_index(&scanned, state.files.iter().filter_map(|f| f.scanned.as_ref())).cloned();
     html! {
         <section class="detail">
             <h2><TextField text={path} />{ format!(" — {}", scanned.report.kind.as_str()) }</h2>

@@ -32,7 +32,7 @@ pub struct Props {
 pub fn file_map(props: &Props) -> Html {
     // Built once per file (not per render): the deps compare by pointer first.
     let map = use_memo((Rc::clone(&props.scanned), props.index.clone()), |(s, index)| {
-        let pointed = index.as_deref().map(filemap::pointed).unwrap_or_default();
+        let pointed = index.as_deref().map(crate::logic::scan::pointed).unwrap_or_default();
         filemap::build(&s.detail.map, s.report.kind, &s.report.findings, &pointed)
     });
     let cursor = use_state(|| None::<usize>);

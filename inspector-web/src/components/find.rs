@@ -57,8 +57,8 @@ impl Reducible for FindState {
         match action {
             FindAction::Start(s) => next.search = Some(s),
             FindAction::Message(id, msg) => {
-                if let Some(s) = &mut next.search {
-                    s.on_message(id, msg);
+                if let (Some(s), Some(heard)) = (&mut next.search, msg.for_find()) {
+                    s.on_message(id, heard);
                 }
                 next.refused.clone_from(&self.refused);
             }

@@ -13,9 +13,6 @@ use felix_codec::epochs::EPOCHS_HEADER_LEN;
 use felix_codec::file_name::FileKind;
 use felix_codec::index::INDEX_HEADER_LEN;
 use felix_codec::report::FindingReport;
-use std::rc::Rc;
-
-use super::scan::Scanned;
 
 /// Cells in a map (the strip is this many CSS pixels tall at most).
 pub const MAP_BUCKETS: usize = 480;
@@ -234,23 +231,6 @@ pub fn build(counts: &MapCounts, kind: FileKind, findings: &[FindingReport], poi
     FileMap { cells: n, runs }
 }
 
-/// A segment's companion index, when it was scanned with it (same shard,
-/// same segment id): where its entries point are the map's ticks.
-#[must_use]
-pub fn companion_index<'a>(segment: &Scanned, others: impl IntoIterator<Item = &'a Rc<Scanned>>) -> Option<&'a Rc<Scanned>> {
-    let r = &segment.report;
-    if r.kind != FileKind::Segment || r.segment_id.is_none() {
-        return None;
-    }
-    others.into_iter().find(|o| o.report.kind == FileKind::Index && o.report.segment_id == r.segment_id && o.report.shard == r.shard)
-}
-
-/// The byte positions an index's entries point at.
-#[must_use]
-pub fn pointed(index: &Scanned) -> Vec<u64> {
-    index.detail.index_entries.iter().map(|e| e.position).collect()
-}
-
 /// The run under the cell at `cell`.
 #[must_use]
 pub fn run_at(map: &FileMap, cell: usize) -> Option<usize> {
@@ -276,7 +256,9 @@ pub fn step_notable(map: &FileMap, from: Option<usize>, forward: bool) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logic::scan::Scanned;
     use crate::logic::{sample, scan::scan_all};
+    use std::rc::Rc;
 
     #[test]
     fn cells_partition_the_file() {
@@ -306,8 +288,8 @@ mod tests {
         let seg2 = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000002.log")).unwrap();
         let idx2 = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000002.index")).unwrap();
         let all: Vec<Rc<Scanned>> = scanned.iter().cloned().map(Rc::new).collect();
-        let pointed = pointed(companion_index(seg2, &all).unwrap());
-        assert!(companion_index(idx2, &all).is_none(), "an index has no companion index");
+        let pointed = crate::logic::scan::pointed(crate::logic::scan::companion_index(seg2, &all).unwrap());
+        assert!(crate::logic::scan::companion_index(idx2, &all).is_none(), "an index has no companion index");
         assert_eq!(pointed.len(), idx2.detail.index_entries.len());
         let map = build(&seg2.detail.map, seg2.report.kind, &seg2.report.findings, &pointed);
         let last = map.runs.last().unwrap();

@@ -383,6 +383,18 @@ pub struct Search {
     pub error: Option<String>,
 }
 
+/// What the find worker says of a search (the wire's messages, as a search
+/// hears them: `protocol::ToPage::for_find`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Heard {
+    /// Matches in one file: `total` found there, `matches` listed.
+    Found { file: u32, total: u64, matches: Vec<Found> },
+    /// The search is over.
+    Done,
+    /// The search stopped: why, in words.
+    Failed(String),
+}
+
 impl Search {
     /// A new search numbered `id` for a needle of `needle_len` bytes.
     #[must_use]
@@ -390,20 +402,18 @@ impl Search {
         Self { id, needle_len: needle_len as u64, ..Self::default() }
     }
 
-    /// A message of search `id` from the worker; one of another search changes nothing.
-    pub fn on_message(&mut self, id: u64, msg: super::protocol::ToPage) {
-        use super::protocol::ToPage;
+    /// What the worker said of search `id`; of another search, nothing changes.
+    pub fn on_message(&mut self, id: u64, heard: Heard) {
         if id != self.id || self.done {
             return;
         }
-        match msg {
-            ToPage::Found { file, total, matches } => self.results.add(file, &matches, total),
-            ToPage::Done { .. } => self.done = true,
-            ToPage::Error { message } => {
+        match heard {
+            Heard::Found { file, total, matches } => self.results.add(file, &matches, total),
+            Heard::Done => self.done = true,
+            Heard::Failed(message) => {
                 self.error = Some(message);
                 self.done = true;
             }
-            _ => {}
         }
     }
 
@@ -575,9 +585,11 @@ mod tests {
     fn a_search_takes_only_its_own_messages_and_selects_the_needles_bytes() {
         use crate::logic::protocol::ToPage;
         let mut s = Search::new(2, 4);
-        s.on_message(1, ToPage::Found { file: 9, total: 1, matches: vec![Found { position: 1, record: None }] });
+        let on = |s: &mut Search, id: u64, msg: ToPage| s.on_message(id, msg.for_find().unwrap());
+        on(&mut s, 1, ToPage::Found { file: 9, total: 1, matches: vec![Found { position: 1, record: None }] });
         assert_eq!(s.results.total, 0, "an older search's message");
-        s.on_message(
+        on(
+            &mut s,
             2,
             ToPage::Found {
                 file: 7,
@@ -588,12 +600,12 @@ mod tests {
         assert_eq!(s.selection(), None);
         s.results.step(true);
         assert_eq!(s.selection(), Some((7, 40, 44)));
-        s.on_message(2, ToPage::Done { ms: 1.0 });
+        on(&mut s, 2, ToPage::Done { ms: 1.0 });
         assert!(s.done);
-        s.on_message(2, ToPage::Found { file: 8, total: 5, matches: Vec::new() });
+        on(&mut s, 2, ToPage::Found { file: 8, total: 5, matches: Vec::new() });
         assert_eq!(s.results.total, 2, "nothing after the end");
         let mut e = Search::new(3, 1);
-        e.on_message(3, ToPage::Error { message: "x.log: reading from byte 0: gone".into() });
+        on(&mut e, 3, ToPage::Error { message: "x.log: reading from byte 0: gone".into() });
         assert_eq!((e.done, e.error.as_deref()), (true, Some("x.log: reading from byte 0: gone")));
     }
 }

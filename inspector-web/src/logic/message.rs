@@ -76,6 +76,18 @@ pub fn shown(message: &str) -> String {
         .collect()
 }
 
+/// A string shortened to `n` characters (never cut inside a character), with `…` when cut.
+#[must_use]
+pub fn short(s: &str, n: usize) -> String {
+    let mut it = s.chars();
+    let head: String = it.by_ref().take(n).collect();
+    if it.next().is_some() {
+        format!("{head}…")
+    } else {
+        head
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ pub mod plan_share;
 pub mod problems;
 pub mod protocol;
 pub mod replica;
+pub mod rows;
 pub mod sample;
 pub mod scan;
 pub mod scroll;

@@ -12,8 +12,7 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
-use super::message::quote;
-use super::shared::short;
+use super::message::{quote, short};
 
 /// Where the text came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -171,6 +171,20 @@ pub enum ToPage {
     },
 }
 
+impl ToPage {
+    /// The message as a search hears it: `None` for one that is no find's.
+    #[must_use]
+    pub fn for_find(self) -> Option<super::find::Heard> {
+        use super::find::Heard;
+        Some(match self {
+            Self::Found { file, total, matches } => Heard::Found { file, total, matches },
+            Self::Done { .. } => Heard::Done,
+            Self::Error { message } => Heard::Failed(message),
+            _ => return None,
+        })
+    }
+}
+
 /// A find job: search the files (the `File`s travel beside it, in the same
 /// order) for the needle, answering with [`ToPage::Progress`],
 /// [`ToPage::Found`] for each file and [`ToPage::Done`].

@@ -377,17 +377,7 @@ pub fn to_json(report: &Report) -> String {
     s
 }
 
-/// A string shortened to `n` characters (never cut inside a character), with `…` when cut.
-#[must_use]
-pub fn short(s: &str, n: usize) -> String {
-    let mut it = s.chars();
-    let head: String = it.by_ref().take(n).collect();
-    if it.next().is_some() {
-        format!("{head}…")
-    } else {
-        head
-    }
-}
+pub use super::message::short;
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,7 @@
 use felix_codec::scan::segment::SegmentScanner;
 use felix_codec::scan::{Item, ScanContext};
 
-use super::scan::{RecordRow, Rows};
+use super::rows::{RecordRow, Rows};
 
 /// Checkpoints kept per file, at most (24 bytes each).
 pub const MAX_CHECKPOINTS: usize = 1024;
