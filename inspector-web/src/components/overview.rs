@@ -10,6 +10,7 @@ use yew::prelude::*;
 
 use super::text_field::TextField;
 use crate::logic::keys::{move_in_list, row_nav, tab_stop};
+use crate::logic::scroll::{rows_to_render, ROWS_PER_FRAME};
 use crate::logic::shared::short;
 use crate::logic::verify::{self, Check};
 use crate::state::{Row, RowId};
@@ -89,7 +90,8 @@ pub fn overview(props: &Props) -> Html {
     let n = props.rows.len();
     let selected_at = props.selected.and_then(|s| props.rows.iter().position(|r| r.id == s));
     let stop = tab_stop(*cursor, selected_at, n);
-    let rows = props.rows.iter().enumerate().map(|(i, r)| {
+    let shown = use_grow_by_frames(props.rows.first().map(|r| r.id), n, selected_at.max(*cursor));
+    let rows = props.rows.iter().take(shown).enumerate().map(|(i, r)| {
         let id = r.id;
         let on_click = props.on_select.reform(move |_: MouseEvent| id);
         let on_focus = {
@@ -153,6 +155,28 @@ pub fn overview(props: &Props) -> Html {
             </div>
         </section>
     }
+}
+
+/// How many rows to draw now: a long table grows [`ROWS_PER_FRAME`] rows a
+/// frame (each step in a task after the frame before is drawn), through
+/// `must` at once; a new drop (another first row) starts again.
+#[hook]
+fn use_grow_by_frames(first: Option<RowId>, n: usize, must: Option<usize>) -> usize {
+    let grown = use_state_eq(|| (first, ROWS_PER_FRAME));
+    let base = if grown.0 == first { grown.1 } else { ROWS_PER_FRAME };
+    let shown = rows_to_render(base, n, must);
+    {
+        let grown = grown.clone();
+        use_effect_with((first, shown, n), move |&(first, shown, n)| {
+            if shown < n {
+                wasm_bindgen_futures::spawn_local(async move {
+                    crate::web::after_frame(50).await;
+                    grown.set((first, shown + ROWS_PER_FRAME));
+                });
+            }
+        });
+    }
+    shown
 }
 
 /// The file's identity: the algorithm and the value's first digits (all of it on hover);

@@ -68,6 +68,21 @@ impl Virtual {
     }
 }
 
+/// Rows a long table renders in its first frame, and adds in each frame
+/// after: a 300-file overview drawn at once is one task of about 100 ms
+/// (the style, layout and paint of some 5,000 elements); drawn this many
+/// rows a frame, none is long.
+pub const ROWS_PER_FRAME: usize = 60;
+
+/// How many of a table's `n` rows to render, having grown to `shown`: at
+/// least a frame's worth, and always through row `must` (the selected row,
+/// or the one the keyboard moved to), never more than `n`.
+#[must_use]
+pub fn rows_to_render(shown: usize, n: usize, must: Option<usize>) -> usize {
+    let want = shown.max(ROWS_PER_FRAME);
+    must.map_or(want, |m| want.max(m.saturating_add(1))).min(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +117,16 @@ mod tests {
             let back = v.first_at(v.px_of(row));
             assert!(row - back <= v.rows / MAX_SPACER_PX + 1, "{row} {back}");
         }
+    }
+
+    #[test]
+    fn a_long_table_grows_a_frame_at_a_time_and_always_holds_the_row_it_must() {
+        assert_eq!(rows_to_render(0, 300, None), ROWS_PER_FRAME);
+        assert_eq!(rows_to_render(ROWS_PER_FRAME, 300, None), ROWS_PER_FRAME);
+        assert_eq!(rows_to_render(120, 300, None), 120);
+        assert_eq!(rows_to_render(0, 7, None), 7, "a short table at once");
+        assert_eq!(rows_to_render(60, 300, Some(299)), 300, "End: through the last row");
+        assert_eq!(rows_to_render(60, 300, Some(10)), 60);
+        assert_eq!(rows_to_render(600, 300, Some(usize::MAX)), 300);
     }
 }
