@@ -1105,8 +1105,8 @@ mod tests {
         assert_eq!((d.only_a[0], d.compared_records, d.first_divergent_offset), (OffsetRange { from: 0, to: 70 }, 30, None));
     }
 
-    #[test]
-    fn a_hole_from_damage_is_not_a_divergence_and_blocks() {
+    /// Two logs of offsets 0..60 where B lost offset 30 to rot (its finding in `fb`).
+    fn b_lost_30_to_rot() -> (Vec<RecordSummary>, Vec<RecordSummary>, SideFacts) {
         let a = log(0..60, 0);
         let mut b = log(0..60, 0);
         b.remove(30);
@@ -1118,6 +1118,12 @@ mod tests {
             repair: Repair::Never,
         };
         let fb = SideFacts { findings: vec![found("00000000000000000000.log", &rot)], ..SideFacts::new("b") };
+        (a, b, fb)
+    }
+
+    #[test]
+    fn a_hole_from_damage_is_not_a_divergence_and_blocks() {
+        let (a, b, fb) = b_lost_30_to_rot();
         let (d, _) = run(&a, &b, SideFacts::new("a"), fb);
         assert_eq!((d.first_divergent_offset, d.compared_records), (None, 59));
         assert!(d.b.blocked && !d.identical);
@@ -1131,17 +1137,7 @@ mod tests {
     /// sides never, extents never.
     #[test]
     fn a_lost_offset_is_named_with_the_replica_that_still_holds_it() {
-        let a = log(0..60, 0);
-        let mut b = log(0..60, 0);
-        b.remove(30);
-        let rot = Finding {
-            kind: CorruptionKind::RecordChecksum { stored: 1, computed: 2 },
-            site: CorruptionSite { shard: None, segment_id: Some(0), position: 932 },
-            end: 962,
-            offset: Some(30),
-            repair: Repair::Never,
-        };
-        let fb = SideFacts { findings: vec![found("00000000000000000000.log", &rot)], ..SideFacts::new("b") };
+        let (a, b, fb) = b_lost_30_to_rot();
         let (d, _) = run(&a, &b, SideFacts::new("a"), fb.clone());
         assert_eq!(d.first_divergent_offset, None);
         assert!(d.lost_a.is_empty());

@@ -210,13 +210,7 @@ pub fn download(name: &str, mime: &str, text: &str) -> Result<(), String> {
     let options = BlobPropertyBag::new();
     options.set_type(mime);
     let blob = Blob::new_with_str_sequence_and_options(&Array::of1(&JsValue::from_str(text)), &options).map_err(|e| js_err(&e))?;
-    let url = Url::create_object_url_with_blob(&blob).map_err(|e| js_err(&e))?;
-    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-    let a: HtmlAnchorElement = document.create_element("a").map_err(|e| js_err(&e))?.dyn_into().map_err(|_| "not an anchor")?;
-    a.set_href(&url);
-    a.set_download(name);
-    a.click();
-    Url::revoke_object_url(&url).map_err(|e| js_err(&e))
+    offer(name, &blob)
 }
 
 /// Offers `bytes` as a download named `name` (the sample's archive).
@@ -227,7 +221,12 @@ pub fn download_bytes(name: &str, mime: &str, bytes: &[u8]) -> Result<(), String
     let options = BlobPropertyBag::new();
     options.set_type(mime);
     let blob = Blob::new_with_u8_array_sequence_and_options(&Array::of1(&Uint8Array::from(bytes)), &options).map_err(|e| js_err(&e))?;
-    let url = Url::create_object_url_with_blob(&blob).map_err(|e| js_err(&e))?;
+    offer(name, &blob)
+}
+
+/// Offers `blob` as a download named `name`, through an anchor never attached.
+fn offer(name: &str, blob: &Blob) -> Result<(), String> {
+    let url = Url::create_object_url_with_blob(blob).map_err(|e| js_err(&e))?;
     let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
     let a: HtmlAnchorElement = document.create_element("a").map_err(|e| js_err(&e))?.dyn_into().map_err(|_| "not an anchor")?;
     a.set_href(&url);

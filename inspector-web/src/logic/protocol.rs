@@ -248,13 +248,25 @@ pub fn encode_job(job: &Job) -> Vec<u8> {
     w.u8(JOB);
     w.f64(job.started_ms);
     w.u8(task_byte(job.task));
-    w.u32(u32::try_from(job.files.len()).unwrap_or(u32::MAX));
-    for f in &job.files {
+    write_files(&mut w, &job.files);
+    w.0
+}
+
+/// A job's files: their count, then each one's id, path and size.
+fn write_files(w: &mut Writer, files: &[Dropped]) {
+    w.u32(u32::try_from(files.len()).unwrap_or(u32::MAX));
+    for f in files {
         w.u32(f.id);
         w.str(&f.path);
         w.u64(f.size);
     }
-    w.0
+}
+
+/// A job's files, as [`write_files`] wrote them (the count checked against
+/// the bytes left: at least 16 a file).
+fn read_files(r: &mut Reader<'_>) -> Result<Vec<Dropped>, String> {
+    let n = r.count(16)?;
+    (0..n).map(|_| Ok(Dropped { id: r.u32()?, path: r.str()?, size: r.u64()? })).collect()
 }
 
 fn expect_end(r: &Reader<'_>) -> Result<(), String> {
@@ -279,8 +291,7 @@ pub fn decode_job(bytes: &[u8]) -> Result<Job, String> {
     let at = r.at();
     let task = r.u8()?;
     let task = task_of(task).ok_or_else(|| format!("byte {at} is {task:#04x}, which names no task"))?;
-    let n = r.count(16)?;
-    let files = (0..n).map(|_| Ok(Dropped { id: r.u32()?, path: r.str()?, size: r.u64()? })).collect::<Result<_, String>>()?;
+    let files = read_files(&mut r)?;
     expect_end(&r)?;
     Ok(Job { files, started_ms, task })
 }
@@ -298,12 +309,7 @@ pub fn encode_find_job(job: &FindJob) -> Vec<u8> {
     w.u8(FIND_JOB);
     w.f64(job.started_ms);
     w.bytes(&job.needle);
-    w.u32(u32::try_from(job.files.len()).unwrap_or(u32::MAX));
-    for f in &job.files {
-        w.u32(f.id);
-        w.str(&f.path);
-        w.u64(f.size);
-    }
+    write_files(&mut w, &job.files);
     w.0
 }
 
@@ -323,8 +329,7 @@ pub fn decode_find_job(bytes: &[u8]) -> Result<FindJob, String> {
     if needle.is_empty() || needle.len() > super::find::MAX_NEEDLE_BYTES {
         return Err(format!("the needle at byte {at} is {} bytes; 1 to {} are searched", needle.len(), super::find::MAX_NEEDLE_BYTES));
     }
-    let n = r.count(16)?;
-    let files = (0..n).map(|_| Ok(Dropped { id: r.u32()?, path: r.str()?, size: r.u64()? })).collect::<Result<_, String>>()?;
+    let files = read_files(&mut r)?;
     expect_end(&r)?;
     Ok(FindJob { files, needle, started_ms })
 }
