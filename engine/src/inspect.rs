@@ -167,7 +167,35 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
             });
         }
     }
+    inspect_once(&mut out);
     Ok(out)
+}
+
+/// Keeps one target per file: a path given twice, a shard given again in
+/// its root, or a file given alone and inside a shard given too (the shard
+/// judges it) is inspected once, with a note — a report lists each file once.
+fn inspect_once(out: &mut Resolution) {
+    let in_shards: std::collections::HashSet<PathBuf> = out
+        .targets
+        .iter()
+        .filter_map(|t| if let Target::Shard(_, files) = t { Some(files.iter().cloned()) } else { None })
+        .flatten()
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut again = Vec::new();
+    out.targets.retain(|t| {
+        let keep = match t {
+            Target::Shard(dir, _) => seen.insert(dir.clone()),
+            Target::File(p) | Target::Stray(p) | Target::Refused(p, _) => !in_shards.contains(p) && seen.insert(p.clone()),
+        };
+        if !keep {
+            again.push(match t {
+                Target::Shard(p, _) | Target::File(p) | Target::Stray(p) | Target::Refused(p, _) => p.display().to_string(),
+            });
+        }
+        keep
+    });
+    out.notes.extend(again.into_iter().map(|p| format!("{p}: given more than once (or inside a shard given too): inspected once")));
 }
 
 /// A shard directory's files as one target (with a note when no segment
