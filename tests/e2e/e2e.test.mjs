@@ -1727,3 +1727,21 @@ test('issue 18 find: another drop clears the last drop\'s matches (they name fil
   await p.waitForFunction(() => /^(no match|1 match in 1 file|\d+ matches in \d+ files?)$/.test(document.querySelector('#find-status')?.textContent ?? ''), null, { timeout: 15000 });
   for (const m of await p.locator('#find-results li.match').allTextContents()) assert.match(m, /^acme_default_payments/);
 });
+
+test('a drop holding one path twice (two same-named folders from different places) is refused in words, not inspected as one shard', async () => {
+  const p = await page();
+  await p.goto(base);
+  const s = shard('acme_default_payments');
+  await drop(p, [
+    { path: 'replica/00000000000000000000.log', from: join(s, '00000000000000000000.log') },
+    { path: 'replica/00000000000000000000.log', from: join(s, '00000000000000000001.log') },
+  ]);
+  const alert = p.locator('[role=alert]', { hasText: 'is dropped twice' });
+  await alert.waitFor({ timeout: 15000 });
+  assert.match(await alert.textContent(), /replica\/00000000000000000000\.log.* is dropped twice \(two folders or files of that name, from different places\)/);
+  assert.equal(await p.locator('#overview tbody tr').count(), 0, 'nothing inspected');
+  // One of them alone is inspected.
+  await drop(p, [{ path: 'replica/00000000000000000000.log', from: join(s, '00000000000000000000.log') }]);
+  await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('[role=alert]', { hasText: 'is dropped twice' }).count(), 0, 'the error is gone');
+});
