@@ -1165,7 +1165,7 @@ async function everyState(viewport, visit) {
   const [a, b] = await replicas();
   await dropOn(p, '#replica-a', await folder(a));
   await dropOn(p, '#replica-b', await folder(b));
-  await p.locator('.record-card .record-hex').first().waitFor({ timeout: 15000 });
+  await p.locator('#side-by-side').waitFor({ timeout: 15000 });
   assert.equal(await p.locator('#first-divergent').textContent(), 'First divergent offset: 50');
   await visit('two replicas compared, their divergence shown', p);
   const dir = shard('acme_default_payments_0');
@@ -1379,7 +1379,8 @@ test('issue 18 (links): a permalink URL pasted whole opens like the link; the pa
   // What the diff says (a claim has no record bytes to show: those are left out of the comparison).
   const said = (page) => page.locator('#replica-diff .diff-result').evaluate((el) => {
     const copy = el.cloneNode(true);
-    copy.querySelectorAll('.record-hex').forEach((x) => x.remove());
+    copy.querySelectorAll('.record-hex, label.unmask').forEach((x) => x.remove());
+    copy.querySelectorAll('h3').forEach((h) => { if (h.textContent.startsWith('Both replicas\' bytes')) h.remove(); });
     return copy.textContent;
   });
   const shownHere = await said(p);
