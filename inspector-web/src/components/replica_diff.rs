@@ -212,7 +212,7 @@ fn side_by_side_view(shown: &Shown, unmask: bool) -> Html {
     let differ = side_by_side::differing(&shown.a, &shown.b);
     let rows = side_by_side::rows(&shown.a, &shown.b);
     html! {
-        <div class="side-by-side-wrap">
+        <div class="side-by-side-wrap" role="region" tabindex="0" aria-label="both replicas' bytes, side by side">
             <table class="record-hex side-by-side" id="side-by-side" data-offset={at.offset.to_string()}>
                 <caption>{ format!("Offset {} ({why}): both replicas' bytes, {differ} of {} differ (marked)", at.offset, shown.a.len().max(shown.b.len())) }</caption>
                 <thead><tr>
