@@ -153,8 +153,21 @@ pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u
         let (facts_b, writer_b) = fb.facts()?;
         let mut diff = machine.finish(facts_a, facts_b);
         name_writers(&mut diff, [("A", a.0, writer_a), ("B", b.0, writer_b)]);
+        name_same_dir(&mut diff, a.0, b.0);
         Ok(diff)
     })
+}
+
+/// Says so when A and B are one directory (given twice, or by two paths):
+/// a replica compared with itself is always identical, which proves nothing.
+fn name_same_dir(diff: &mut Diff, a: &Path, b: &Path) {
+    if a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(a, b)| a == b) {
+        diff.notes.truncate(MAX_NOTES.saturating_sub(1));
+        diff.notes.insert(
+            0,
+            "A and B are the same directory: a replica compared with itself is always identical; give two replicas of the shard".into(),
+        );
+    }
 }
 
 /// Names the sides a writer held while the diff read them (as inspect says

@@ -478,3 +478,19 @@ fn an_offset_lost_to_rot_is_named_with_the_replica_that_holds_it() {
     assert!(text.contains(&sentence), "{text}");
     assert!(v["lost_a"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn one_directory_given_as_both_replicas_is_named_not_just_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = diverged(tmp.path());
+    let same = "A and B are the same directory: a replica compared with itself is always identical; give two replicas of the shard";
+    let dotted = a.parent().unwrap().join(".").join(a.file_name().unwrap());
+    let (code, v) = diff_json(&a, &dotted);
+    assert_eq!((code, v["identical"].as_bool()), (Some(0), Some(true)));
+    assert_eq!(v["notes"][0].as_str(), Some(same), "{}", v["notes"]);
+    let o = run(&["diff", a.to_str().unwrap(), a.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("note: {same}")), "{}", String::from_utf8_lossy(&o.stdout));
+    // Two replicas: no such note.
+    let (_, v) = diff_json(&a, &b);
+    assert!(!v["notes"].to_string().contains("same directory"), "{}", v["notes"]);
+}

@@ -174,3 +174,21 @@ fn a_shard_or_file_given_twice_is_inspected_once() {
     let o = run(&["inspect", dir.to_str().unwrap(), dir.to_str().unwrap()]);
     assert!(text(&o).contains("1 file, 1 finding"), "{}", text(&o));
 }
+
+#[test]
+fn a_file_given_twice_or_inside_a_shard_given_too_is_listed_once() {
+    // The page refuses a report that lists one file twice: the CLI never makes one.
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
+    write_shard(&shard);
+    let seg = shard.join("00000000000000000000.log");
+    let (root, shard, seg) = (tmp.path().to_str().unwrap(), shard.to_str().unwrap(), seg.to_str().unwrap());
+    for args in [vec![seg, seg], vec![shard, shard], vec![root, shard], vec![seg, shard], vec![shard, seg]] {
+        let o = run(&[&["inspect", "--json"], args.as_slice()].concat());
+        let paths: Vec<String> = json(&o)["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+        let once: std::collections::BTreeSet<&String> = paths.iter().collect();
+        assert_eq!(once.len(), paths.len(), "{args:?}: {paths:?}");
+        let t = text(&run(&[&["inspect"], args.as_slice()].concat()));
+        assert!(t.contains("given more than once") || t.contains("also in the shard"), "{args:?}: {t}");
+    }
+}

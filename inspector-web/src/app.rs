@@ -231,6 +231,13 @@ pub fn app() -> Html {
     let on_files = {
         let (loader, dispatch) = (loader.clone(), dispatch.clone());
         Callback::from(move |files: Vec<(String, File)>| {
+            if let Some(p) = crate::logic::group::path_given_twice(&files) {
+                return dispatch.emit(Action::Error(format!(
+                    "{} is dropped twice (two folders or files of that name, from different places): drop one of them at a time, \
+                     or compare two replicas of a shard with the replica compare",
+                    quote(p)
+                )));
+            }
             let (reports, rest): (Vec<_>, Vec<_>) = files.into_iter().partition(|(p, _)| is_report(p));
             match reports.len() {
                 0 => loader.load(rest),

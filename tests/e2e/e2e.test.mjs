@@ -1711,3 +1711,41 @@ test('issue 18 find: in a 1 GiB segment, a record header that straddles a read b
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('issue 18 find: another drop clears the last drop\'s matches (they name files it no longer holds)', async () => {
+  const p = await page();
+  await p.goto(base);
+  await p.click('#sample');
+  await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
+  await p.fill('#find-query', '"order_id":57,');
+  await p.press('#find-query', 'Enter');
+  await p.waitForFunction(() => document.querySelector('#find-status')?.textContent === '1 match in 1 file', null, { timeout: 15000 });
+  await drop(p, await folder(shard('acme_default_payments')));
+  await p.waitForFunction(() => !document.querySelector('#overview')?.textContent.includes('orders'), null, { timeout: 15000 });
+  await p.locator('#find-status').waitFor({ state: 'detached', timeout: 15000 });
+  assert.equal(await p.locator('#find-results li.match').count(), 0);
+  assert.ok(await p.locator('#find-next').isDisabled(), 'nothing to step to');
+  // A search of the new drop still works.
+  await p.fill('#find-query', '"order_id":57,');
+  await p.press('#find-query', 'Enter');
+  await p.waitForFunction(() => /^(no match|1 match in 1 file|\d+ matches in \d+ files?)$/.test(document.querySelector('#find-status')?.textContent ?? ''), null, { timeout: 15000 });
+  for (const m of await p.locator('#find-results li.match').allTextContents()) assert.match(m, /^acme_default_payments/);
+});
+
+test('a drop holding one path twice (two same-named folders from different places) is refused in words, not inspected as one shard', async () => {
+  const p = await page();
+  await p.goto(base);
+  const s = shard('acme_default_payments');
+  await drop(p, [
+    { path: 'replica/00000000000000000000.log', from: join(s, '00000000000000000000.log') },
+    { path: 'replica/00000000000000000000.log', from: join(s, '00000000000000000001.log') },
+  ]);
+  const alert = p.locator('[role=alert]', { hasText: 'is dropped twice' });
+  await alert.waitFor({ timeout: 15000 });
+  assert.match(await alert.textContent(), /replica\/00000000000000000000\.log.* is dropped twice \(two folders or files of that name, from different places\)/);
+  assert.equal(await p.locator('#overview tbody tr').count(), 0, 'nothing inspected');
+  // One of them alone is inspected.
+  await drop(p, [{ path: 'replica/00000000000000000000.log', from: join(s, '00000000000000000000.log') }]);
+  await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
+  assert.equal(await p.locator('[role=alert]', { hasText: 'is dropped twice' }).count(), 0, 'the error is gone');
+});

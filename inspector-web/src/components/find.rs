@@ -41,6 +41,8 @@ enum FindAction {
     Step(bool),
     Pick(usize),
     Refused(String),
+    /// Another drop: the last one's matches name files it no longer holds.
+    Clear,
 }
 
 #[derive(Default, PartialEq)]
@@ -73,6 +75,7 @@ impl Reducible for FindState {
                 }
             }
             FindAction::Refused(why) => next.refused = Some(why),
+            FindAction::Clear => next.search = None,
         }
         Rc::new(next)
     }
@@ -181,13 +184,16 @@ pub fn find(props: &FindProps) -> Html {
             || ()
         });
     }
-    // A new drop ends the search of the files it replaced.
-    {
-        let running = running.clone();
-        use_effect_with(Rc::clone(&props.files), move |_| move || running.borrow_mut().stop());
-    }
     let dispatch = state.dispatcher();
     let dispatch: Callback<FindAction> = Callback::from(move |a| dispatch.dispatch(a));
+    // A new drop ends the search of the files it replaced, and its matches go.
+    {
+        let (running, dispatch) = (running.clone(), dispatch.clone());
+        use_effect_with(Rc::clone(&props.files), move |_| {
+            dispatch.emit(FindAction::Clear);
+            move || running.borrow_mut().stop()
+        });
+    }
     let on_submit = {
         let (files, shown, dispatch, running, next_id) =
             (Rc::clone(&props.files), props.shown, dispatch.clone(), running.clone(), next_id.clone());

@@ -58,6 +58,15 @@ pub fn sort_in_cli_order<T>(files: &mut [(String, T)]) {
     files.sort_by(|a, b| cli_order(&a.0, &b.0));
 }
 
+/// A path two dropped files share (two folders or files of one name dropped
+/// from different places), if any: its report would list the path twice,
+/// which a report never does (the page itself refuses such a link).
+#[must_use]
+pub fn path_given_twice<T>(files: &[(String, T)]) -> Option<&str> {
+    let mut seen = std::collections::HashSet::with_capacity(files.len());
+    files.iter().map(|(p, _)| p.as_str()).find(|p| !seen.insert(*p))
+}
+
 /// Groups by parent directory; loose files each form a group of their own.
 /// Groups keep the order in which their first file was dropped.
 #[must_use]
@@ -83,6 +92,15 @@ mod tests {
 
     fn d(path: &str) -> Dropped {
         Dropped { id: 0, path: path.into(), size: 1 }
+    }
+
+    #[test]
+    fn a_path_dropped_twice_is_named() {
+        let files = |paths: &[&str]| paths.iter().map(|p| ((*p).to_string(), ())).collect::<Vec<_>>();
+        assert_eq!(path_given_twice(&files(&["s/0.log", "t/0.log", "0.log"])), None);
+        assert_eq!(path_given_twice(&files(&["s/0.log", "s/1.log", "s/0.log"])), Some("s/0.log"));
+        assert_eq!(path_given_twice(&files(&["0.log", "0.log"])), Some("0.log"));
+        assert_eq!(path_given_twice::<()>(&[]), None);
     }
 
     #[test]

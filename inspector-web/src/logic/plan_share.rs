@@ -13,6 +13,10 @@ use super::open_error::{parse, Document, OpenError, Origin};
 pub const MAX_SHARDS: usize = 1_000;
 /// Most actions of one shard.
 pub const MAX_ACTIONS: usize = 10_000;
+/// Most actions of the whole plan (every shard's, and a stopped run's done
+/// ones): the page draws each one (600,000 of them froze it for a minute,
+/// then it ran out of memory).
+pub const MAX_ACTIONS_IN_ALL: usize = 20_000;
 /// Most remaining findings of one shard listed (the codec lists at most 10,000 a file).
 pub const MAX_REMAINING: usize = 200_000;
 /// Longest path, file name, reason or message, in bytes.
@@ -53,6 +57,14 @@ pub fn validate(plan: &Plan) -> Result<(), String> {
     }
     if plan.shards.len() > MAX_SHARDS {
         return Err(format!("shards lists {} shards; at most {MAX_SHARDS} are accepted", plan.shards.len()));
+    }
+    let done = plan.stopped.as_ref().map_or(0, |s| s.done.len());
+    let actions = plan.shards.iter().map(|s| s.actions.len()).fold(done, usize::saturating_add);
+    if actions > MAX_ACTIONS_IN_ALL {
+        return Err(format!("the plan lists {actions} actions in all; at most {MAX_ACTIONS_IN_ALL} are accepted"));
+    }
+    if plan.skipped.len() > MAX_SHARDS {
+        return Err(format!("skipped lists {} paths; at most {MAX_SHARDS} are accepted", plan.skipped.len()));
     }
     for (i, s) in plan.shards.iter().enumerate() {
         check_shard(&format!("shards[{i}]"), s)?;
@@ -158,6 +170,16 @@ mod tests {
         let mut v = serde_json::to_value(sample_plan()).unwrap();
         v["shards"][0]["remaining_findings"] = serde_json::json!([{ "file": "a", "kind": "Evil\u{202e}", "position": 0, "end": 1, "offset": null, "message": "m", "repair": "never", "segment_id": 0 }]);
         assert!(said(v).contains("remaining_findings[0]"), "named by its field");
+        // Many shards of many actions each, or many skipped paths: refused before a view draws them all.
+        let mut v = serde_json::to_value(sample_plan()).unwrap();
+        let shard = v["shards"][0].clone();
+        let mut many = shard.clone();
+        many["actions"] = serde_json::Value::Array(vec![shard["actions"][0].clone(); 5_000]);
+        v["shards"] = serde_json::Value::Array(vec![many; 5]);
+        assert_eq!(said(v), "\u{2068}p.json\u{2069}: the plan is refused: the plan lists 25000 actions in all; at most 20000 are accepted");
+        let mut v = serde_json::to_value(sample_plan()).unwrap();
+        v["skipped"] = serde_json::Value::Array(vec![serde_json::json!({ "path": "p", "reason": "r" }); 1_001]);
+        assert_eq!(said(v), "\u{2068}p.json\u{2069}: the plan is refused: skipped lists 1001 paths; at most 1000 are accepted");
         let mut v = serde_json::to_value(sample_plan()).unwrap();
         v["shards"][0]["actions"] = 7.into();
         assert_eq!(said(v), "\u{2068}p.json\u{2069} is not a recovery plan: field `shards[0].actions` should be a list, not the number 7");
