@@ -1637,6 +1637,9 @@ test('issue 18 find: a known payload string in the sample shard is found in its 
   await p.fill('#find-query', 'de ad zz');
   await p.click('#find-go');
   assert.match(await p.locator('#find-refused').textContent(), /^character 7 \(z\) is not a hex digit/);
+  // The last search's matches do not answer the refused query: they go with it.
+  assert.equal(await p.locator('#find-results li.match').count(), 0);
+  assert.equal(await p.locator('#find-status').count(), 0);
   assert.deepEqual(p.errors, []);
   await p.locator('#find').scrollIntoViewIfNeeded();
   await p.screenshot({ path: join(ARTIFACTS, 'find-sample.png') });

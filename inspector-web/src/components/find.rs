@@ -74,7 +74,11 @@ impl Reducible for FindState {
                     s.results.current = Some(i);
                 }
             }
-            FindAction::Refused(why) => next.refused = Some(why),
+            // The last search's matches do not answer the query refused.
+            FindAction::Refused(why) => {
+                next.refused = Some(why);
+                next.search = None;
+            }
             FindAction::Clear => next.search = None,
         }
         Rc::new(next)

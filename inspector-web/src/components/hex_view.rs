@@ -15,6 +15,7 @@ use crate::logic::hex::{
     VisibleRows, Window, BYTES_PER_ROW,
 };
 use crate::logic::keys::{keep_in_view, nav};
+use crate::logic::latest::Latest;
 use felix_codec::segment_header::SEGMENT_HEADER_LEN;
 
 use crate::logic::scan::{Rows, Scanned};
@@ -148,12 +149,21 @@ pub fn hex_view(props: &Props) -> Html {
         })
     };
     let jump_error = use_state(String::new);
+    // A jump answered late (read from the file) is dropped when a newer jump
+    // was asked, or another file shown, or the view closed meanwhile.
+    let jumps = use_memo((), |()| Latest::default());
+    {
+        let jumps = Rc::clone(&jumps);
+        use_effect_with(Rc::as_ptr(&props.scanned) as usize, move |_| move || jumps.supersede());
+    }
     let on_jump = {
         let (cb, scanned, jump_error, blob) = (props.on_range.clone(), Rc::clone(&props.scanned), jump_error.clone(), props.blob.clone());
+        let jumps = Rc::clone(&jumps);
         Callback::from(move |e: KeyboardEvent| {
             if e.key() != "Enter" {
                 return;
             }
+            let ticket = jumps.ask();
             let input: HtmlInputElement = e.target_unchecked_into();
             let (d, r) = (&scanned.detail, &scanned.report);
             match parse_jump(&input.value(), &d.records, d.records_capped, r.last_offset, size) {
@@ -165,7 +175,11 @@ pub fn hex_view(props: &Props) -> Html {
                 Ok(Jump::Offset(o)) => {
                     let (cb, scanned, jump_error, blob) = (cb.clone(), Rc::clone(&scanned), jump_error.clone(), blob.clone());
                     wasm_bindgen_futures::spawn_local(async move {
-                        match web::read_window(&blob, size, &scanned.detail.checkpoints, Want::Offset(o)).await {
+                        let read = web::read_window(&blob, size, &scanned.detail.checkpoints, Want::Offset(o)).await;
+                        if !ticket.is_current() {
+                            return;
+                        }
+                        match read {
                             Ok(w) => match w.rows.get(0) {
                                 Some(r) => {
                                     jump_error.set(String::new());

@@ -12,6 +12,7 @@ pub mod group;
 pub mod hash;
 pub mod hex;
 pub mod keys;
+pub mod latest;
 pub mod link;
 pub mod markdown;
 pub mod message;
