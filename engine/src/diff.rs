@@ -17,7 +17,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use felix_codec::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts, MAX_NOTES};
 use felix_codec::file_name::{classify, parse_file_name, EntryName, FileKind};
-use felix_codec::inspect::{InputFile, ShardInspection};
+use felix_codec::inspect::InputFile;
 use felix_codec::scan::{Item, RecordStatus};
 
 use crate::inspect::{is_shard_dir, shard_files, writer_of, InspectError};
@@ -233,7 +233,6 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
     }
     let shard_name = crate::inspect::shard_name(dir);
     let mut writer = None;
-    let shard = ShardInspection::new(Some(shard_name.clone()), inputs);
     let mut buf = ReadBuf::new();
     buf.set_len(CHUNK_BYTES);
     let mut batch: Vec<RecordSummary> = Vec::with_capacity(BATCH_RECORDS);
@@ -255,7 +254,7 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         writer = writer_of(dir);
         writer.is_some()
     };
-    let shard = crate::inspect::drive_shard(shard, Some(&mut probe), &mut sink, |i, scan, sink| {
+    let shard = crate::inspect::drive_shard(shard_name.clone(), inputs, Some(&mut probe), &mut sink, |i, scan, sink| {
         let Some(path) = paths.get(i) else { return Ok(()) };
         segment_id.set(match parse_file_name(&name_of(path)) {
             Some((id, FileKind::Segment)) => Some(id),

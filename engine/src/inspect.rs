@@ -1000,10 +1000,9 @@ fn scan_shard(
     }
     let limits: Vec<u64> = inputs.iter().map(|f| f.size).collect();
     let shard_name = shard_name(dir);
-    let shard = ShardInspection::new(Some(shard_name), inputs);
     let mut probe = || writer_of(dir).is_some();
     let probe: Option<&mut dyn FnMut() -> bool> = (writer == Writer::Probe).then_some(&mut probe);
-    let shard = drive_shard(shard, probe, &mut (), |i, scan, _| {
+    let shard = drive_shard(shard_name, inputs, probe, &mut (), |i, scan, _| {
         let Some(path) = paths.get(i) else { return Ok(()) };
         let mut hasher = shas.is_some().then(|| Hasher::new(HashAlgorithm::Blake3));
         let limit = limits.get(i).copied().unwrap_or(0);
@@ -1026,21 +1025,22 @@ fn scan_shard(
     Ok((reports, facts))
 }
 
-/// The one loop that drives the codec's shard inspection over a folder's
-/// files — `inspect`, `diff` and `recover`'s plan alike: the codec's read
+/// The one place that drives the codec's shard inspection over a folder's
+/// files (`shard_name`'s `inputs`) — `inspect`, `diff` and `recover`'s plan alike: the codec's read
 /// order; each file's bytes fed by `read` (from where, and what else is done
 /// with them, is the caller's); with `probe` (a reader's check of the
 /// writer's lock), a writer live before the scan or found once the newest
 /// segment was read makes its tail a record in flight, not damage. An error
 /// comes with the failing file's rank in the read order.
 pub(crate) fn drive_shard<S: felix_codec::scan::Sink, E>(
-    shard: ShardInspection,
+    shard_name: String,
+    inputs: Vec<InputFile>,
     mut probe: Option<&mut dyn FnMut() -> bool>,
     sink: &mut S,
     mut read: impl FnMut(usize, &mut FileScan, &mut S) -> Result<(), E>,
 ) -> Result<ShardInspection, (usize, E)> {
     let live_before = probe.as_mut().is_some_and(|p| p());
-    let mut shard = shard.with_writer_live(live_before);
+    let mut shard = ShardInspection::new(Some(shard_name), inputs).with_writer_live(live_before);
     for (rank, i) in shard.order().into_iter().enumerate() {
         let mut scan = shard.begin(i);
         read(i, &mut scan, sink).map_err(|e| (rank, e))?;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use felix_codec::file_name::{classify, EntryName};
 use felix_codec::index::IndexEntry;
-use felix_codec::inspect::{InputFile, ShardInspection};
+use felix_codec::inspect::InputFile;
 use felix_codec::reader::ChunkedReader;
 use felix_codec::record::ExpectedOffset;
 use felix_codec::recovery::{plan_shard, Action, ShardFacts, ShardPlan};
@@ -112,10 +112,9 @@ fn inspect_for_plan(dir: &ShardDir, writer: Writer) -> Result<ShardFacts, Engine
     }
     let inputs =
         files.iter().map(|(path, name, size)| InputFile { path: path.display().to_string(), name: name.clone(), size: *size }).collect();
-    let shard = ShardInspection::new(Some(inspect::shard_name(&dir.path)), inputs);
     let mut probe = || dir.writer_live();
     let probe: Option<&mut dyn FnMut() -> bool> = (writer == Writer::Probe).then_some(&mut probe);
-    let shard = inspect::drive_shard(shard, probe, &mut (), |i, scan, _| {
+    let shard = inspect::drive_shard(inspect::shard_name(&dir.path), inputs, probe, &mut (), |i, scan, _| {
         let Some((path, _, size)) = files.get(i) else { return Ok(()) };
         if scan.needs_bytes() {
             recovery::feed_file(dir, path, *size, |chunk| scan.feed(chunk, &mut ()))?;

@@ -533,7 +533,7 @@ pub async fn find(files: Vec<(Dropped, Blob)>, needle: Vec<u8>, started_ms: f64,
     let mut room = MAX_LISTED;
     let mut bytes = Vec::new();
     for (d, blob) in &files {
-        let mut search = FileFind::new(&needle, &d.path, d.size, room);
+        let mut search = FileFind::new(&needle, &d.path, room);
         let mut reads = Reads::new(blob, d.size, 0);
         let mut painted = wall_ms();
         while let Some((start, got)) = reads.next().await {

@@ -20,7 +20,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
+use felix_codec::inspect::FileScan;
 use felix_codec::record::RECORD_HEADER_LEN;
 use felix_codec::scan::{Item, Sink};
 use memchr::memmem;
@@ -260,40 +260,34 @@ impl Sink for Locator {
 }
 
 /// A search of one file: the matcher, and the codec's scan of the same
-/// bytes naming each match's record.
+/// bytes (the file on its own) naming each match's record.
 #[derive(Debug)]
 pub struct FileFind {
     matcher: Matcher,
     locator: Locator,
-    inspection: ShardInspection,
-    scan: Option<FileScan>,
+    scan: FileScan,
 }
 
 impl FileFind {
-    /// A search for `needle` in the file `path` of `size` bytes, listing at most `room` matches.
+    /// A search for `needle` in the file `path`, listing at most `room` matches.
     #[must_use]
-    pub fn new(needle: &[u8], path: &str, size: u64, room: usize) -> Self {
-        let name = super::group::file_name(path).to_owned();
-        let mut inspection = ShardInspection::new(None, vec![InputFile { path: path.into(), name, size }]);
-        let scan = Some(inspection.begin(0));
-        Self { matcher: Matcher::new(needle), locator: Locator::new(room), inspection, scan }
+    pub fn new(needle: &[u8], path: &str, room: usize) -> Self {
+        let scan = FileScan::standalone(super::group::file_name(path));
+        Self { matcher: Matcher::new(needle), locator: Locator::new(room), scan }
     }
 
     /// The next bytes of the file.
     pub fn feed(&mut self, chunk: &[u8]) {
         let locator = &mut self.locator;
         self.matcher.feed(chunk, &mut |p| locator.on_match(p));
-        if let Some(scan) = &mut self.scan {
-            scan.feed(chunk, locator);
-        }
+        self.scan.feed(chunk, locator);
     }
 
     /// The matches listed and the count of all.
     #[must_use]
     pub fn finish(mut self) -> (Vec<Found>, u64) {
-        if let Some(scan) = self.scan.take() {
-            self.inspection.end(0, scan, &mut self.locator);
-        }
+        // Its end names the records still in flight (a torn last one).
+        let _ = self.scan.into_report(String::new(), &mut self.locator);
         self.locator.finish()
     }
 }
@@ -547,7 +541,7 @@ mod tests {
         let want = naive(bytes, needle);
         assert!(!want.is_empty());
         for chunk in [1usize, 13, 4096, bytes.len()] {
-            let mut f = FileFind::new(needle, path, bytes.len() as u64, MAX_LISTED);
+            let mut f = FileFind::new(needle, path, MAX_LISTED);
             for c in bytes.chunks(chunk) {
                 f.feed(c);
             }
