@@ -67,6 +67,57 @@ fn source<'a>(s: &'a Scanned, window: Option<&'a RowWindow>) -> RowSource<'a> {
 }
 
 /// The hex view.
+/// The jump box: a byte position, a range or `@offset`, selected through
+/// `on_range`; an offset past the held rows is found by reading the file
+/// near where it belongs. Returns the box's handler and its error (empty
+/// when none). A jump answered late is dropped when a newer jump was asked,
+/// or another file shown, or the view closed meanwhile.
+#[hook]
+fn use_jump(props: &Props, size: u64) -> (Callback<KeyboardEvent>, UseStateHandle<String>) {
+    let jump_error = use_state(String::new);
+    let jumps = use_memo((), |()| Latest::default());
+    {
+        let jumps = Rc::clone(&jumps);
+        use_effect_with(Rc::as_ptr(&props.scanned) as usize, move |_| move || jumps.supersede());
+    }
+    let (cb, scanned, error, blob) = (props.on_range.clone(), Rc::clone(&props.scanned), jump_error.clone(), props.blob.clone());
+    let on_jump = Callback::from(move |e: KeyboardEvent| {
+        if e.key() != "Enter" {
+            return;
+        }
+        let ticket = jumps.ask();
+        let input: HtmlInputElement = e.target_unchecked_into();
+        let (d, r) = (&scanned.detail, &scanned.report);
+        match parse_jump(&input.value(), &d.records, d.records_capped, r.last_offset, size) {
+            Ok(Jump::Range(a, b)) => {
+                error.set(String::new());
+                cb.emit((a, b));
+            }
+            Ok(Jump::Offset(o)) => {
+                let (cb, scanned, error, blob) = (cb.clone(), Rc::clone(&scanned), error.clone(), blob.clone());
+                wasm_bindgen_futures::spawn_local(async move {
+                    let read = web::read_window(&blob, size, &scanned.detail.checkpoints, Want::Offset(o)).await;
+                    if !ticket.is_current() {
+                        return;
+                    }
+                    match read {
+                        Ok(w) => match w.rows.get(0) {
+                            Some(r) => {
+                                error.set(String::new());
+                                cb.emit((r.position, r.end().min(size.max(r.position + 1))));
+                            }
+                            None => error.set(not_found(o)),
+                        },
+                        Err(e) => error.set(format!("could not read the file to find offset {o}: {e}")),
+                    }
+                });
+            }
+            Err(msg) => error.set(msg),
+        }
+    });
+    (on_jump, jump_error)
+}
+
 #[function_component(HexView)]
 pub fn hex_view(props: &Props) -> Html {
     let size = props.scanned.report.size;
@@ -148,53 +199,7 @@ pub fn hex_view(props: &Props) -> Html {
             });
         })
     };
-    let jump_error = use_state(String::new);
-    // A jump answered late (read from the file) is dropped when a newer jump
-    // was asked, or another file shown, or the view closed meanwhile.
-    let jumps = use_memo((), |()| Latest::default());
-    {
-        let jumps = Rc::clone(&jumps);
-        use_effect_with(Rc::as_ptr(&props.scanned) as usize, move |_| move || jumps.supersede());
-    }
-    let on_jump = {
-        let (cb, scanned, jump_error, blob) = (props.on_range.clone(), Rc::clone(&props.scanned), jump_error.clone(), props.blob.clone());
-        let jumps = Rc::clone(&jumps);
-        Callback::from(move |e: KeyboardEvent| {
-            if e.key() != "Enter" {
-                return;
-            }
-            let ticket = jumps.ask();
-            let input: HtmlInputElement = e.target_unchecked_into();
-            let (d, r) = (&scanned.detail, &scanned.report);
-            match parse_jump(&input.value(), &d.records, d.records_capped, r.last_offset, size) {
-                Ok(Jump::Range(a, b)) => {
-                    jump_error.set(String::new());
-                    cb.emit((a, b));
-                }
-                // Past the listed rows: found by reading the file near where it belongs.
-                Ok(Jump::Offset(o)) => {
-                    let (cb, scanned, jump_error, blob) = (cb.clone(), Rc::clone(&scanned), jump_error.clone(), blob.clone());
-                    wasm_bindgen_futures::spawn_local(async move {
-                        let read = web::read_window(&blob, size, &scanned.detail.checkpoints, Want::Offset(o)).await;
-                        if !ticket.is_current() {
-                            return;
-                        }
-                        match read {
-                            Ok(w) => match w.rows.get(0) {
-                                Some(r) => {
-                                    jump_error.set(String::new());
-                                    cb.emit((r.position, r.end().min(size.max(r.position + 1))));
-                                }
-                                None => jump_error.set(not_found(o)),
-                            },
-                            Err(e) => jump_error.set(format!("could not read the file to find offset {o}: {e}")),
-                        }
-                    });
-                }
-                Err(msg) => jump_error.set(msg),
-            }
-        })
-    };
+    let (on_jump, jump_error) = use_jump(props, size);
     let on_key = {
         let (cursor, first, hover, window, container) = (cursor.clone(), first.clone(), hover.clone(), window.clone(), container.clone());
         let (cb, scanned, read) = (props.on_range.clone(), Rc::clone(&props.scanned), rows_read.clone());
