@@ -250,7 +250,10 @@ pub struct ShardPlan {
 }
 
 #[cfg(feature = "serde")]
-#[allow(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if passes a reference (the lint fires on 64-bit targets only)")]
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference (the lint fires on 64-bit targets only)"
+)]
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
