@@ -15,9 +15,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use felix_codec::record::{decode_record_header, encode_record};
-use felix_codec::scan::{ScanContext, SegmentScanner};
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::record::{decode_record_header, encode_record};
+use felix_codec::format::segment_header::SegmentHeader;
+use felix_codec::read::scan::{ScanContext, SegmentScanner};
 
 const SEGMENT_BYTES: usize = 64 << 20;
 const CHUNK_BYTES: usize = 1 << 20;

@@ -9,10 +9,10 @@
 //! builds for `wasm32-unknown-unknown` and never panics on any input.
 //!
 //! Two ways to read:
-//! - the *strict* decoders ([`segment_header::SegmentHeader::decode`],
-//!   [`record::decode_record`], [`reader::SegmentReader`], …) stop at the
+//! - the *strict* decoders ([`format::segment_header::SegmentHeader::decode`],
+//!   [`format::record::decode_record`], [`read::reader::SegmentReader`], …) stop at the
 //!   first problem — that is what recovery uses;
-//! - the *scanners* in [`scan`] never fail: fed a file in chunks of any size
+//! - the *scanners* in [`read::scan`] never fail: fed a file in chunks of any size
 //!   they yield every structure and every [`Finding`], resynchronising after
 //!   damage — that is what `felix-storage inspect` and the browser use.
 //!
@@ -22,33 +22,19 @@
 
 extern crate alloc;
 
-pub mod be;
-pub mod corruption;
-pub mod diff;
-pub mod epochs;
-pub mod file_name;
-pub mod golden;
-pub mod index;
-pub mod inspect;
-pub mod reader;
-pub mod record;
-pub mod recovery;
-pub mod repair;
-pub mod report;
-pub mod scan;
-pub mod segment_header;
-pub mod shard_name;
-pub mod text;
-pub mod time;
+pub mod doc;
+pub mod format;
+pub mod read;
+pub mod shard;
 pub mod verdict;
 
-pub use corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
+pub use verdict::{CorruptionKind, CorruptionSite, Finding, Repair};
 
 /// The README's example, run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
-pub use repair::{is_repairable_tail, repair_verdict, Place, RepairOptions};
+pub use verdict::{is_repairable_tail, repair_verdict, Place, RepairOptions};
 
 /// The one version number covering both the segment and the index layout.
 pub const FORMAT_VERSION: u16 = 2;

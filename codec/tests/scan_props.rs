@@ -7,12 +7,12 @@
 
 mod common;
 
-use felix_codec::epochs::{self, Epoch};
-use felix_codec::index::{IndexEntry, IndexHeader};
-use felix_codec::record::{decode_record, encode_record, ExpectedOffset};
-use felix_codec::scan::segment::scan_segment;
-use felix_codec::scan::{Item, ScanContext, SegmentScanner};
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::epochs::{self, Epoch};
+use felix_codec::format::index::{IndexEntry, IndexHeader};
+use felix_codec::format::record::{decode_record, encode_record, ExpectedOffset};
+use felix_codec::format::segment_header::SegmentHeader;
+use felix_codec::read::scan::segment::scan_segment;
+use felix_codec::read::scan::{Item, ScanContext, SegmentScanner};
 use felix_codec::{CorruptionKind, Repair};
 use proptest::prelude::*;
 
@@ -203,7 +203,7 @@ proptest! {
             out
         };
         let all = records(SegmentScanner::new(newest()), &seg);
-        let boundaries: Vec<usize> = (0..all.len()).filter(|i| all[*i].status != felix_codec::scan::segment::RecordStatus::Torn).collect();
+        let boundaries: Vec<usize> = (0..all.len()).filter(|i| all[*i].status != felix_codec::read::scan::segment::RecordStatus::Torn).collect();
         if !boundaries.is_empty() {
             let k = boundaries[from.index(boundaries.len())];
             let r = all[k];

@@ -32,11 +32,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use felix_codec::index::build_index;
-use felix_codec::record::encode_record;
-use felix_codec::scan::segment::scan_segment;
-use felix_codec::scan::ScanContext;
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::index::build_index;
+use felix_codec::format::record::encode_record;
+use felix_codec::format::segment_header::SegmentHeader;
+use felix_codec::read::scan::segment::scan_segment;
+use felix_codec::read::scan::ScanContext;
 use felix_engine::shard::{Config, Shard};
 use felix_engine::{Io, OsIo};
 
@@ -250,7 +250,7 @@ fn bare_read_crc(path: &Path) -> u32 {
             return acc;
         }
         // crc32fast over each read (the codec's one CRC function): the same kernel as a running CRC.
-        acc ^= felix_codec::be::crc32(&buf[..n]);
+        acc ^= felix_codec::format::be::crc32(&buf[..n]);
     }
 }
 

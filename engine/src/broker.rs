@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use felix_codec::epochs::Epoch;
+use felix_codec::format::epochs::Epoch;
 
 use crate::error::EngineError;
 use crate::io::{Io, OsIo};
@@ -37,9 +37,9 @@ pub type StorageError = EngineError;
 /// The facade's result type.
 pub type Result<T> = std::result::Result<T, StorageError>;
 /// Length of a segment's header in bytes (upstream's `segment::SEGMENT_HEADER_LEN`, a `u64`).
-pub const SEGMENT_HEADER_LEN: u64 = felix_codec::segment_header::SEGMENT_HEADER_LEN as u64;
+pub const SEGMENT_HEADER_LEN: u64 = felix_codec::format::segment_header::SEGMENT_HEADER_LEN as u64;
 /// Length of a record's header in bytes (upstream's `segment::RECORD_HEADER_LEN`, a `u64`).
-pub const RECORD_HEADER_LEN: u64 = felix_codec::record::RECORD_HEADER_LEN as u64;
+pub const RECORD_HEADER_LEN: u64 = felix_codec::format::record::RECORD_HEADER_LEN as u64;
 pub use crate::shard::now_micros;
 /// A boxed, sendable future (upstream's `BoxFuture`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -58,8 +58,13 @@ pub struct ShardKey {
 }
 
 impl ShardKey {
-    fn codec(&self) -> felix_codec::shard_name::ShardKey<'_> {
-        felix_codec::shard_name::ShardKey { tenant: &self.tenant, namespace: &self.namespace, stream: &self.stream, shard: self.shard }
+    fn codec(&self) -> felix_codec::format::shard_name::ShardKey<'_> {
+        felix_codec::format::shard_name::ShardKey {
+            tenant: &self.tenant,
+            namespace: &self.namespace,
+            stream: &self.stream,
+            shard: self.shard,
+        }
     }
 
     /// `tenant/namespace/stream/shard`, for messages.
@@ -149,7 +154,7 @@ impl Default for LogConfig {
     fn default() -> Self {
         Self {
             segment_size_bytes: 256 << 20,
-            index_spacing_bytes: felix_codec::index::DEFAULT_INDEX_SPACING_BYTES,
+            index_spacing_bytes: felix_codec::format::index::DEFAULT_INDEX_SPACING_BYTES,
             fsync_mode: FsyncMode::OnCommit,
             max_records_per_read: 10_000,
             preallocate_segments: false,
@@ -817,7 +822,9 @@ impl AppendOnlyLog for DiskLog {
 
     fn generation_end(&self, generation: u64, tail: Offset) -> Option<Offset> {
         let epochs = self.inner.shard.epochs();
-        felix_codec::epochs::end_of_generation(&epochs, tail, generation).filter(|(known, _)| *known == generation).map(|(_, end)| end)
+        felix_codec::format::epochs::end_of_generation(&epochs, tail, generation)
+            .filter(|(known, _)| *known == generation)
+            .map(|(_, end)| end)
     }
 
     fn seal(&self) -> BoxFuture<'_, Result<SealedSegment>> {

@@ -6,10 +6,10 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::recovery::{Action, Plan, ShardPlan, Skipped};
-use felix_codec::repair::RepairOptions;
-use felix_codec::report::{escapes, guard_line, one_line};
-use felix_codec::time::format_micros;
+use felix_codec::doc::report::{escapes, guard_line, one_line};
+use felix_codec::format::time::format_micros;
+use felix_codec::shard::recovery::{Action, Plan, ShardPlan, Skipped};
+use felix_codec::verdict::repair::RepairOptions;
 use felix_codec::MAX_PAYLOAD_BYTES;
 use felix_engine::broker::FsyncMode;
 use felix_engine::shard::{Config, Shard};
@@ -186,7 +186,7 @@ pub fn produce(root: &Path, key: &felix_engine::broker::ShardKey, batch: usize, 
     type Commit = tokio::task::JoinHandle<Result<PendingAppend, felix_engine::EngineError>>;
     let config = LogConfig { wait_for_lock: wait, fsync_mode: fsync, ..LogConfig::default() };
     let shard_key =
-        felix_codec::shard_name::ShardKey { tenant: &key.tenant, namespace: &key.namespace, stream: &key.stream, shard: key.shard };
+        felix_codec::format::shard_name::ShardKey { tenant: &key.tenant, namespace: &key.namespace, stream: &key.stream, shard: key.shard };
     let dir = Shard::dir_of(root, &shard_key);
     // An IO failure (a full disk) stops the shard: say what the operator runs.
     let stopped = |e: felix_engine::EngineError| stopped_by(&dir, &e, false);
@@ -388,10 +388,10 @@ pub fn read_plan(path: &Path) -> Result<(PathBuf, Plan), CliError> {
     }
     let plan: Plan = serde_json::from_slice(&bytes)
         .map_err(|e| CliError::input(&path_text, format!("not a plan (line {}, column {}): {e}", e.line(), e.column())))?;
-    if plan.plan_version != felix_codec::recovery::PLAN_VERSION {
+    if plan.plan_version != felix_codec::shard::recovery::PLAN_VERSION {
         return Err(CliError::input(
             &path_text,
-            format!("plan_version {} (this build reads {})", plan.plan_version, felix_codec::recovery::PLAN_VERSION),
+            format!("plan_version {} (this build reads {})", plan.plan_version, felix_codec::shard::recovery::PLAN_VERSION),
         ));
     }
     let mut paths: Vec<&str> = plan.shards.iter().map(|s| s.path.as_str()).collect();
@@ -503,7 +503,7 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
         let ran = if o.dry_run {
             felix_engine::recover::plan(Arc::new(OsIo::new()), dir, options)
         } else {
-            let spacing = felix_codec::index::DEFAULT_INDEX_SPACING_BYTES;
+            let spacing = felix_codec::format::index::DEFAULT_INDEX_SPACING_BYTES;
             felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(o, dir).flatten().as_ref())
         };
         let outcome = match ran {
@@ -571,7 +571,7 @@ fn stop_recover(mut account: Plan, dir: &Path, plan: Option<&ShardPlan>, done: u
     let json = o.json;
     let failure = stopped_by(dir, e, o.repair_checksum_tail);
     earned(failure.exit_code());
-    let stopped = felix_codec::recovery::Stopped::new(dir.display().to_string(), failure.to_string(), plan, done);
+    let stopped = felix_codec::shard::recovery::Stopped::new(dir.display().to_string(), failure.to_string(), plan, done);
     if json {
         account.stopped = Some(stopped);
         print_plan_json(&account)?;
@@ -607,7 +607,7 @@ pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool
 /// an escaped path pasted into a shell names another path.
 fn next_recover(dir: &Path, repair_checksum_tail: bool) -> String {
     let flag = if repair_checksum_tail { " --repair-checksum-tail" } else { "" };
-    match dir.to_str().and_then(felix_codec::report::shell_word) {
+    match dir.to_str().and_then(felix_codec::doc::report::shell_word) {
         Some(word) => format!("run `felix-storage recover {word}{flag}`"),
         None => format!("run `felix-storage recover{flag}` on the shard directory named above"),
     }
@@ -617,7 +617,7 @@ pub fn dump(file: &Path, from_offset: Option<u64>, max_bytes: u64) -> Outcome {
     let mut shown_bytes = 0u64;
     // The first record not shown once `max_bytes` were: the output says where it stopped.
     let mut stopped_at = None;
-    let on_header = |h: &felix_codec::segment_header::SegmentHeader| {
+    let on_header = |h: &felix_codec::format::segment_header::SegmentHeader| {
         say!("# {}: base_offset {}, created {}", file.display(), h.base_offset, format_micros(h.created_at_micros));
     };
     let walked = felix_engine::walk_segment_file(Arc::new(OsIo::new()), file, from_offset, on_header, |position, r| {

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::shard_name::ShardKey;
+use felix_codec::format::shard_name::ShardKey;
 
 use crate::error::EngineError;
 use crate::io::{Io, OsIo};

@@ -15,10 +15,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use felix_codec::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts, MAX_NOTES};
-use felix_codec::file_name::{classify, parse_file_name, EntryName, FileKind};
-use felix_codec::inspect::InputFile;
-use felix_codec::scan::{Item, RecordStatus};
+use felix_codec::format::file_name::{classify, parse_file_name, EntryName, FileKind};
+use felix_codec::read::scan::{Item, RecordStatus};
+use felix_codec::shard::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts, MAX_NOTES};
+use felix_codec::shard::inspect::InputFile;
 
 use crate::inspect::{is_shard_dir, shard_files, writer_of, InspectError};
 use crate::shard::walk::ReadBuf;

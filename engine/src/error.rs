@@ -165,7 +165,7 @@ impl fmt::Display for EngineError {
                 f,
                 "{}: no segment id is left: the newest segment is {} (id {}), so no new segment can be created and none is ever replaced; nothing of this batch was written. Move the shard's records to a new shard (or give its segments lower ids while no writer runs)",
                 dir.display(),
-                felix_codec::file_name::segment_file_name(u64::MAX),
+                felix_codec::format::file_name::segment_file_name(u64::MAX),
                 u64::MAX
             ),
             Self::ReadOnly => f.write_str("the shard was opened for reading only"),

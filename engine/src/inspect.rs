@@ -31,11 +31,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use felix_codec::file_name::{classify, EntryName, FileKind};
-use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
-use felix_codec::recovery::ShardFacts;
-use felix_codec::report::{FileChange, FileHash, FileReport, HashAlgorithm, Report};
-use felix_codec::shard_name::parse_dir_name;
+use felix_codec::doc::report::{FileChange, FileHash, FileReport, HashAlgorithm, Report};
+use felix_codec::format::file_name::{classify, EntryName, FileKind};
+use felix_codec::format::shard_name::parse_dir_name;
+use felix_codec::shard::inspect::{FileScan, InputFile, ShardInspection};
+use felix_codec::shard::recovery::ShardFacts;
 use sha2::{Digest, Sha256};
 
 use crate::io::{Io, OsIo};
@@ -1032,7 +1032,7 @@ fn scan_shard(
 /// writer's lock), a writer live before the scan or found once the newest
 /// segment was read makes its tail a record in flight, not damage. An error
 /// comes with the failing file's rank in the read order.
-pub(crate) fn drive_shard<S: felix_codec::scan::Sink, E>(
+pub(crate) fn drive_shard<S: felix_codec::read::scan::Sink, E>(
     shard_name: String,
     inputs: Vec<InputFile>,
     mut probe: Option<&mut dyn FnMut() -> bool>,

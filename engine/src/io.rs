@@ -345,7 +345,7 @@ impl Io for OsIo {
         // nor a link where the shard should be is ever locked instead.
         let dir_file = OpenOptions::new().read(true).custom_flags(libc_o_nofollow() | libc::O_DIRECTORY).open(dir)?;
         take_flock(&dir_file, wait)?;
-        let lock_path = dir.join(felix_codec::file_name::LOCK_FILE_NAME);
+        let lock_path = dir.join(felix_codec::format::file_name::LOCK_FILE_NAME);
         let named = |e: io::Error| match e.kind() {
             io::ErrorKind::WouldBlock => e,
             kind => io::Error::new(kind, format!("{}: {e}", lock_path.display())),
@@ -387,7 +387,7 @@ impl Io for OsIo {
     }
     fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
         let mut wanted = Vec::new();
-        for (path, is_dir) in [(dir.to_path_buf(), true), (dir.join(felix_codec::file_name::LOCK_FILE_NAME), false)] {
+        for (path, is_dir) in [(dir.to_path_buf(), true), (dir.join(felix_codec::format::file_name::LOCK_FILE_NAME), false)] {
             match fs::symlink_metadata(&path) {
                 Ok(m) if m.file_type().is_dir() == is_dir && (is_dir || m.file_type().is_file()) => {
                     wanted.push(proc_locks_id(m.dev(), m.ino()));

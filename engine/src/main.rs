@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
-use felix_codec::shard_name::ShardKey;
+use felix_codec::format::shard_name::ShardKey;
 use felix_engine::inspect::{self, NoProgress, Progress};
 use felix_engine::EngineError;
 
@@ -367,12 +367,12 @@ pub(crate) fn fail(e: &EngineError) -> CliError {
 
 /// clap's error for a terminal. clap quotes the arguments it complains
 /// of as they are, so the arguments are escaped first (each through
-/// [`felix_codec::report::one_line`], the one escaper) and parsed again for
+/// [`felix_codec::doc::report::one_line`], the one escaper) and parsed again for
 /// the error to show: a newline or an escape sequence in an argument is
 /// shown escaped and cannot forge a line. Every line is then guarded
-/// ([`felix_codec::report::guard_line`]). Plain text: no colours.
+/// ([`felix_codec::doc::report::guard_line`]). Plain text: no colours.
 fn clap_error_shown(e: &clap::Error) -> String {
-    use felix_codec::report::{guard_line, one_line};
+    use felix_codec::doc::report::{guard_line, one_line};
     let escaped: Vec<String> = std::env::args_os().map(|a| one_line(&a.to_string_lossy()).into_owned()).collect();
     let shown = match Cli::try_parse_from(escaped) {
         Err(again) if again.use_stderr() => again.render().to_string(),
@@ -432,7 +432,7 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::SUCCESS,
         Ok(true) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("felix-storage: {}", felix_codec::report::one_line(&e.to_string()));
+            eprintln!("felix-storage: {}", felix_codec::doc::report::one_line(&e.to_string()));
             ExitCode::from(e.exit_code())
         }
     }

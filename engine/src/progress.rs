@@ -20,7 +20,7 @@ pub fn bar(total: u64) -> ProgressBar {
 
 /// Names the file being read (escaped for the terminal).
 pub fn show_file(bar: &ProgressBar, name: &str) {
-    let shown = felix_codec::report::one_line(name);
+    let shown = felix_codec::doc::report::one_line(name);
     if bar.message() != shown {
         bar.set_message(shown.into_owned());
     }

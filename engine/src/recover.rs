@@ -10,14 +10,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::file_name::{classify, EntryName};
-use felix_codec::index::IndexEntry;
-use felix_codec::inspect::InputFile;
-use felix_codec::reader::ChunkedReader;
-use felix_codec::record::ExpectedOffset;
-use felix_codec::recovery::{plan_shard, Action, ShardFacts, ShardPlan};
-use felix_codec::repair::RepairOptions;
-use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::format::file_name::{classify, EntryName};
+use felix_codec::format::index::IndexEntry;
+use felix_codec::format::record::ExpectedOffset;
+use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::read::reader::ChunkedReader;
+use felix_codec::shard::inspect::InputFile;
+use felix_codec::shard::recovery::{plan_shard, Action, ShardFacts, ShardPlan};
+use felix_codec::verdict::repair::RepairOptions;
 
 use crate::error::EngineError;
 use crate::inspect::{self, Writer};

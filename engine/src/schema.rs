@@ -3,9 +3,9 @@
 //! (`engine/tests/schema.rs` keeps the files equal to what the types
 //! generate and validates real outputs against them).
 
-use felix_codec::diff::Diff;
-use felix_codec::recovery::Plan;
-use felix_codec::report::Report;
+use felix_codec::doc::report::Report;
+use felix_codec::shard::diff::Diff;
+use felix_codec::shard::recovery::Plan;
 
 /// A document `felix-storage` prints as JSON.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

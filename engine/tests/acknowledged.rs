@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 
-use felix_codec::file_name::{index_file_name, segment_file_name};
+use felix_codec::format::file_name::{index_file_name, segment_file_name};
 use felix_engine::io::sim::SimIo;
 use felix_engine::shard::{Config, Shard};
 use felix_engine::{EngineError, Io, OsIo};
@@ -56,7 +56,7 @@ fn read_all(shard: &Shard) -> Vec<(u64, Vec<u8>)> {
 
 /// The directory of shard `t/n/s/0` under `root`.
 fn shard_of(root: &Path) -> PathBuf {
-    let key = felix_codec::shard_name::ShardKey { tenant: "t", namespace: "n", stream: "s", shard: 0 };
+    let key = felix_codec::format::shard_name::ShardKey { tenant: "t", namespace: "n", stream: "s", shard: 0 };
     Shard::dir_of(root, &key)
 }
 
@@ -119,10 +119,10 @@ fn the_cli_refuses_the_roll_and_exits_1_naming_the_shard() {
     let shard_path = shard_of(root.path());
     std::fs::create_dir_all(&shard_path).unwrap();
     // A segment at the last id, nearly full at the broker's 256 MiB: four 60 MiB records.
-    let mut segment = felix_codec::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
+    let mut segment = felix_codec::format::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
     let big = vec![b'r'; 60 << 20];
     for offset in 0..4 {
-        felix_codec::record::encode_record(offset, 1, &big, &mut segment).unwrap();
+        felix_codec::format::record::encode_record(offset, 1, &big, &mut segment).unwrap();
     }
     let path = shard_path.join(segment_file_name(u64::MAX));
     std::fs::write(&path, &segment).unwrap();

@@ -33,9 +33,10 @@ fn the_checked_in_schemas_are_what_the_types_generate() {
         let have = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             have == want,
-            "{} is stale: the types changed. Regenerate with `felix-storage schema {doc:?} > docs/schema/{}` \
+            "{} is stale: the types changed. Regenerate with `felix-storage schema {} > docs/schema/{}` \
              (or FELIX_BLESS_SCHEMAS=1 cargo test -p felix-engine --test cli_ecosystem), and say so in docs/report-format.md",
             path.display(),
+            doc.file_name().trim_end_matches(".schema.json"),
             doc.file_name()
         );
         let printed = run(&["schema", &format!("{doc:?}").to_lowercase()]);
@@ -204,10 +205,10 @@ fn man_pages_render_without_warnings_and_document_every_subcommand() {
 
 /// A lone segment of `mib` MiB (records of 64 KiB).
 fn big_segment(dir: &Path, mib: usize) -> PathBuf {
-    let mut out = felix_codec::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
+    let mut out = felix_codec::format::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
     let payload = vec![7u8; 64 << 10];
     for o in 0..(mib * 16) as u64 {
-        felix_codec::record::encode_record(o, 1, &payload, &mut out).unwrap();
+        felix_codec::format::record::encode_record(o, 1, &payload, &mut out).unwrap();
     }
     let path = dir.join("00000000000000000000.log");
     std::fs::write(&path, out).unwrap();

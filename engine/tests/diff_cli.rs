@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use felix_codec::record::encode_record;
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::record::encode_record;
+use felix_codec::format::segment_header::SegmentHeader;
 use felix_engine::{Config, OsIo, Shard};
 
 fn bin() -> &'static str {

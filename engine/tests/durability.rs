@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use felix_codec::recovery::Action;
+use felix_codec::shard::recovery::Action;
 use felix_engine::io::sim::SimIo;
 use felix_engine::shard::{truncation_point, Config, Recovery, Shard};
 use felix_engine::{EngineError, Io};
@@ -326,7 +326,7 @@ fn epochs_are_recorded_bounded_and_fixed_by_divergence_truncation() {
 
 #[test]
 fn truncation_point_follows_the_leader_epoch_rule() {
-    use felix_codec::epochs::Epoch;
+    use felix_codec::format::epochs::Epoch;
     let local =
         [Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 2, start_offset: 50 }, Epoch { generation: 4, start_offset: 80 }];
     assert_eq!(truncation_point(&local, 100, 4, 120), 100, "leader is ahead: keep everything");
@@ -441,7 +441,7 @@ fn a_large_newest_segment_is_recovered_through_the_read_ahead_path() {
 /// nothing; without the fault the same plan cuts the torn tail.
 #[test]
 fn a_read_error_in_recover_s_plan_fails_the_run_and_changes_nothing() {
-    use felix_codec::repair::RepairOptions;
+    use felix_codec::verdict::repair::RepairOptions;
     use felix_engine::recover;
     let io = Arc::new(SimIo::new());
     let config = Config { segment_size_bytes: 1 << 20, ..small() };
@@ -475,6 +475,6 @@ fn a_read_error_in_recover_s_plan_fails_the_run_and_changes_nothing() {
     assert_ne!(io.files_in(&dir()), before);
 }
 
-fn cuts_of(plan: &felix_codec::recovery::ShardPlan) -> usize {
+fn cuts_of(plan: &felix_codec::shard::recovery::ShardPlan) -> usize {
     plan.actions.iter().filter(|a| matches!(a, Action::Cut { .. })).count()
 }

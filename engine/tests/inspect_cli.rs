@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use felix_codec::epochs::{self, Epoch};
-use felix_codec::index::build_index;
-use felix_codec::record::encode_record;
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::epochs::{self, Epoch};
+use felix_codec::format::index::build_index;
+use felix_codec::format::record::encode_record;
+use felix_codec::format::segment_header::SegmentHeader;
 use serde_json::Value;
 
 fn segment(base: u64, n: u64, payload: &[u8]) -> (Vec<u8>, Vec<u64>) {

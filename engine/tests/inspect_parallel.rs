@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use felix_codec::index::build_index;
-use felix_codec::record::encode_record;
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::index::build_index;
+use felix_codec::format::record::encode_record;
+use felix_codec::format::segment_header::SegmentHeader;
 use sha2::{Digest, Sha256};
 
 fn bin() -> &'static str {

@@ -281,7 +281,7 @@ fn produce(root: &Path, shard: &str, lines: &str) -> PathBuf {
 fn tear(dir: &Path, offset: u64, payload_len: usize, keep: usize) -> u64 {
     use std::io::Write;
     let mut record = Vec::new();
-    felix_codec::record::encode_record(offset, 1, &vec![b'x'; payload_len], &mut record).unwrap();
+    felix_codec::format::record::encode_record(offset, 1, &vec![b'x'; payload_len], &mut record).unwrap();
     let log = dir.join("00000000000000000000.log");
     let at = std::fs::metadata(&log).unwrap().len();
     std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(&record[..keep]).unwrap();

@@ -10,10 +10,10 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::index::{IndexEntry, IndexHeader};
-use felix_codec::reader::SegmentReader;
-use felix_codec::record::{encode_record, ExpectedOffset};
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::index::{IndexEntry, IndexHeader};
+use felix_codec::format::record::{encode_record, ExpectedOffset};
+use felix_codec::format::segment_header::SegmentHeader;
+use felix_codec::read::reader::SegmentReader;
 use felix_engine::io::sim::SimIo;
 use felix_engine::shard::reader::RecordRange;
 use felix_engine::{Config, EngineError, Io, OsIo, Shard};

@@ -23,14 +23,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use felix_codec::epochs::Epoch;
-use felix_codec::file_name::{classify, index_file_name, segment_file_name, EntryName, EPOCHS_FILE_NAME, LOCK_FILE_NAME};
-use felix_codec::inspect::{InputFile, ShardInspection};
-use felix_codec::reader::SegmentReader;
-use felix_codec::record::RECORD_HEADER_LEN;
-use felix_codec::recovery::{plan_shard, Action, ShardPlan};
-use felix_codec::repair::RepairOptions;
-use felix_codec::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::format::epochs::Epoch;
+use felix_codec::format::file_name::{classify, index_file_name, segment_file_name, EntryName, EPOCHS_FILE_NAME, LOCK_FILE_NAME};
+use felix_codec::format::record::RECORD_HEADER_LEN;
+use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::read::reader::SegmentReader;
+use felix_codec::shard::inspect::{InputFile, ShardInspection};
+use felix_codec::shard::recovery::{plan_shard, Action, ShardPlan};
+use felix_codec::verdict::repair::RepairOptions;
 use felix_codec::Repair;
 use felix_engine::io::sim::SimIo;
 use felix_engine::shard::{Append, Pending};
@@ -1120,7 +1120,8 @@ impl World {
         self.lone_dirs += 1;
         let dir = Path::new(ROOT).join(format!("lone-{}", self.lone_dirs));
         let valid =
-            felix_codec::epochs::encode(&[Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 4, start_offset: 17 }]).unwrap();
+            felix_codec::format::epochs::encode(&[Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 4, start_offset: 17 }])
+                .unwrap();
         let bytes = match kind {
             0 => valid,
             1 => valid[..valid.len().min(20)].to_vec(),

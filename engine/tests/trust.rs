@@ -13,10 +13,10 @@ type Fault = (String, Box<dyn Fn(&SimIo)>);
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::index::{build_index, IndexEntry, IndexHeader};
-use felix_codec::record::encode_record;
-use felix_codec::recovery::Action;
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::index::{build_index, IndexEntry, IndexHeader};
+use felix_codec::format::record::encode_record;
+use felix_codec::format::segment_header::SegmentHeader;
+use felix_codec::shard::recovery::Action;
 use felix_engine::io::sim::SimIo;
 use felix_engine::shard::{Config, Durability, Recovery, Shard};
 use felix_engine::{EngineError, Io};
@@ -646,7 +646,7 @@ fn an_index_entry_inside_a_payload_is_never_trusted() {
         let files = forged_index_shard(&io, last);
         // The one judge: inspect flags the entry…
         let refs: Vec<(String, &[u8])> = files.iter().map(|(n, b)| (n.clone(), b.as_slice())).collect();
-        let report = felix_codec::inspect::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
+        let report = felix_codec::shard::inspect::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
         let flagged: Vec<&str> = report.files.iter().flat_map(|f| f.findings.iter().map(|x| x.kind.as_str())).collect();
         assert_eq!(flagged, ["IndexEntryMismatch"], "last={last}");
         // …and a read never returns the forged record.
@@ -694,7 +694,7 @@ fn an_unfinished_newest_segment_is_removed_and_every_acknowledged_record_kept() 
         drop(shard);
         // Killed during a roll: the next segment exists with part of its header (or none).
         let next_id = names(&io, ".log").len() as u64;
-        io.put(&dir().join(felix_codec::file_name::segment_file_name(next_id)), &SegmentHeader::new(30, 99).encode()[..leftover]);
+        io.put(&dir().join(felix_codec::format::file_name::segment_file_name(next_id)), &SegmentHeader::new(30, 99).encode()[..leftover]);
         let (shard, recovery) = open(&io, small()).unwrap();
         assert!(
             matches!(&recovery.plan.actions[..], [Action::RemoveUnfinished { bytes, .. }] if *bytes == leftover as u64),
@@ -817,7 +817,7 @@ fn a_damaged_epochs_file_is_kept_as_evidence_before_a_new_one_replaces_it() {
     let files: Vec<(String, Vec<u8>)> =
         ["epochs", "epochs.damaged", "epochs.damaged-2"].iter().map(|n| ((*n).to_string(), io.contents(&dir().join(n)).unwrap())).collect();
     let refs: Vec<(String, &[u8])> = files.iter().map(|(n, b)| (n.clone(), b.as_slice())).collect();
-    let report = felix_codec::inspect::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
+    let report = felix_codec::shard::inspect::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
     assert_eq!(report.finding_count(), 0);
     assert!(report.files[1].notes[0].starts_with("evidence: a damaged epochs file"), "{:?}", report.files[1].notes);
 

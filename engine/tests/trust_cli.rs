@@ -10,9 +10,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use felix_codec::index::{IndexEntry, IndexHeader};
-use felix_codec::record::encode_record;
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::index::{IndexEntry, IndexHeader};
+use felix_codec::format::record::encode_record;
+use felix_codec::format::segment_header::SegmentHeader;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_felix-storage")
@@ -443,7 +443,7 @@ fn a_1_gib_damaged_tail_moves_to_evidence_in_bounded_memory() {
     let mut h = vec![0u8; 28];
     h[..4].copy_from_slice(&u32::MAX.to_be_bytes());
     h[4..12].copy_from_slice(&1u64.to_be_bytes());
-    let crc = felix_codec::be::crc32(&h[..20]);
+    let crc = felix_codec::format::be::crc32(&h[..20]);
     h[20..24].copy_from_slice(&crc.to_be_bytes());
     bytes.extend_from_slice(&h);
     std::fs::write(&log, &bytes).unwrap();

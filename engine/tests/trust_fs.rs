@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use felix_codec::shard_name::ShardKey as Key;
+use felix_codec::format::shard_name::ShardKey as Key;
 use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLogProvider, LogConfig, LogProvider, ReadRange, ShardKey};
 use felix_engine::{EngineError, Io, OsIo, Shard};
 
@@ -178,7 +178,7 @@ fn a_writer_that_starts_while_inspect_reads_makes_the_torn_tail_a_record_in_flig
     let tmp = tempfile::tempdir().unwrap();
     let dir = torn_shard(tmp.path());
     let paths = felix_engine::inspect::shard_files(&dir).unwrap();
-    let flagged = |reports: &[felix_codec::report::FileReport]| -> Vec<String> {
+    let flagged = |reports: &[felix_codec::doc::report::FileReport]| -> Vec<String> {
         reports.iter().flat_map(|r| r.findings.iter().map(|f| f.kind.clone())).collect()
     };
     // No writer: the torn tail is damage.

@@ -51,9 +51,9 @@ struct Loader {
     /// Diffs opened from a paste or a JSON file so far.
     diffs_opened: Rc<Cell<u32>>,
     /// Shows an opened diff.
-    on_diff: Callback<(u32, Rc<felix_codec::diff::Diff>)>,
+    on_diff: Callback<(u32, Rc<felix_codec::shard::diff::Diff>)>,
     /// Shows an opened recovery plan (`None` closes it).
-    on_plan: Callback<Option<Rc<felix_codec::recovery::Plan>>>,
+    on_plan: Callback<Option<Rc<felix_codec::shard::recovery::Plan>>>,
 }
 
 impl Loader {
@@ -64,7 +64,7 @@ impl Loader {
     }
 
     /// Shows a diff opened from a paste or a JSON file in the replica compare.
-    fn show_diff(&self, diff: Box<felix_codec::diff::Diff>) {
+    fn show_diff(&self, diff: Box<felix_codec::shard::diff::Diff>) {
         let n = self.diffs_opened.get().wrapping_add(1);
         self.diffs_opened.set(n);
         self.on_diff.emit((n, Rc::new(*diff)));
@@ -193,8 +193,8 @@ pub fn app() -> Html {
         (*use_memo((), move |()| Callback::from(move |a: Action| d.dispatch(a)))).clone()
     };
     let runner: Rc<RefCell<Runner>> = (*use_memo((), |()| Rc::new(RefCell::new(Runner::default())))).clone();
-    let opened_diff = use_state(|| None::<(u32, Rc<felix_codec::diff::Diff>)>);
-    let opened_plan = use_state(|| None::<Rc<felix_codec::recovery::Plan>>);
+    let opened_diff = use_state(|| None::<(u32, Rc<felix_codec::shard::diff::Diff>)>);
+    let opened_plan = use_state(|| None::<Rc<felix_codec::shard::recovery::Plan>>);
     let loader = {
         let (runner, dispatch, opened_diff, plan) = (Rc::clone(&runner), dispatch.clone(), opened_diff.setter(), opened_plan.setter());
         (*use_memo((), move |()| Loader {

@@ -11,8 +11,8 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use felix_codec::report::{FileReport, FindingReport};
-use felix_codec::verdict;
+use felix_codec::doc::report::{FileReport, FindingReport};
+use felix_codec::doc::sentence;
 
 use crate::logic::group::{shard_of, Dropped};
 use crate::logic::hash::Hashed;
@@ -110,7 +110,7 @@ pub struct Claim {
 pub struct Verdict {
     /// The shard's name, or the lone file's path.
     pub label: String,
-    /// The codec's sentence ([`felix_codec::verdict::sentence`]).
+    /// The codec's sentence ([`felix_codec::doc::sentence::sentence`]).
     pub sentence: String,
 }
 
@@ -285,7 +285,7 @@ impl State {
         self.kinds = Rc::new(problems::kinds(rows.iter().map(|r| r.report.as_ref())));
         let reports: Vec<&FileReport> = rows.iter().map(|r| r.report.as_ref()).collect();
         self.verdicts = Rc::new(
-            verdict::by_shard(&reports)
+            sentence::by_shard(&reports)
                 .into_iter()
                 .map(|v| Verdict { label: v.label(&reports).to_string(), sentence: v.sentence })
                 .collect(),
@@ -505,7 +505,7 @@ mod tests {
     use super::*;
     use crate::logic::scan::scan_all;
     use crate::logic::{sample, shared};
-    use felix_codec::report::Report;
+    use felix_codec::doc::report::Report;
 
     fn dropped(files: &[(String, Vec<u8>)]) -> Vec<Dropped> {
         files.iter().enumerate().map(|(i, (p, b))| Dropped { id: i as u32 + 100, path: p.clone(), size: b.len() as u64 }).collect()
@@ -696,7 +696,7 @@ mod tests {
         let reports: Vec<FileReport> = scan_all(&files).into_iter().map(|x| x.report).collect();
         let refs: Vec<&FileReport> = reports.iter().collect();
         assert_eq!(s.verdicts.len(), 1);
-        assert_eq!(s.verdicts[0].sentence, verdict::sentence(&refs));
+        assert_eq!(s.verdicts[0].sentence, sentence::sentence(&refs));
         assert_eq!(
             s.verdicts[0].sentence,
             "1 record lost to rot at offset 60 (not repairable: fetch it from a replica); a torn tail and a stale index that `recover` would fix"

@@ -3,16 +3,16 @@
 //! decoders and the scanner behind `inspect`.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-use felix_codec::golden::*;
-use felix_codec::inspect::inspect_in_memory;
-use felix_codec::report::{FindingReport, Status};
+use felix_codec::doc::report::{FindingReport, Status};
+use felix_codec::format::golden::*;
+use felix_codec::shard::inspect::inspect_in_memory;
 use felix_codec::Repair;
 
 fn segment_with(record: &[u8]) -> Vec<u8> {
     let mut b = SEGMENT_HEADER.to_vec();
     // The spec's header has base_offset 1; the spec's record has offset 7.
     // Rebase the header to 7 so the record is the segment's first.
-    let mut h = felix_codec::segment_header::SegmentHeader::decode(&SEGMENT_HEADER).unwrap().0;
+    let mut h = felix_codec::format::segment_header::SegmentHeader::decode(&SEGMENT_HEADER).unwrap().0;
     h.base_offset = 7;
     b.copy_from_slice(&h.encode());
     b.extend_from_slice(record);
@@ -88,6 +88,6 @@ fn report_json_has_the_documented_shape() {
     assert_eq!(finding["kind"], "RecordChecksum");
     assert_eq!(finding["repair"], "opt-in");
     assert_eq!((finding["position"].as_u64(), finding["end"].as_u64(), finding["offset"].as_u64()), (Some(32), Some(62), Some(7)));
-    let back: felix_codec::report::Report = serde_json::from_value(v).unwrap();
+    let back: felix_codec::doc::report::Report = serde_json::from_value(v).unwrap();
     assert_eq!(back, r, "the report model round-trips through JSON (the browser's permalink relies on it)");
 }

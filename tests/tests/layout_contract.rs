@@ -15,12 +15,12 @@
 //! - the segment header and record golden vectors (`codec/src/golden.rs`).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-use felix_codec::file_name::{index_file_name, parse_file_name, segment_file_name, FileKind};
-use felix_codec::golden::{RECORD, SEGMENT_HEADER};
-use felix_codec::index::{build_index, IndexEntry, IndexHeader};
-use felix_codec::record::{encode_record, RECORD_HEADER_LEN};
-use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
-use felix_codec::shard_name::ShardKey;
+use felix_codec::format::file_name::{index_file_name, parse_file_name, segment_file_name, FileKind};
+use felix_codec::format::golden::{RECORD, SEGMENT_HEADER};
+use felix_codec::format::index::{build_index, IndexEntry, IndexHeader};
+use felix_codec::format::record::{encode_record, RECORD_HEADER_LEN};
+use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::format::shard_name::ShardKey;
 use proptest::prelude::*;
 
 fn key<'a>(t: &'a str, n: &'a str, s: &'a str, i: u32) -> ShardKey<'a> {

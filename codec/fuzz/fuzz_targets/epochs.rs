@@ -1,6 +1,6 @@
 //! Never panics; whatever decodes re-encodes to the same bytes.
 #![no_main]
-use felix_codec::epochs;
+use felix_codec::format::epochs;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! The index scanner never panics and keeps no more entries than its limit.
 #![no_main]
-use felix_codec::scan::{IndexCheck, IndexScanner, ScanContext};
+use felix_codec::read::scan::{IndexCheck, IndexScanner, ScanContext};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -10,6 +10,6 @@ fuzz_target!(|data: &[u8]| {
         s.feed(chunk, &mut ());
     }
     let summary = s.finish(&mut ());
-    assert!(summary.kept.len() <= felix_codec::scan::index::MAX_CHECKED_ENTRIES);
+    assert!(summary.kept.len() <= felix_codec::read::scan::index::MAX_CHECKED_ENTRIES);
     let _ = IndexCheck::new(ScanContext::default(), summary.kept).finish();
 });

@@ -1,7 +1,7 @@
 //! Name parsing never panics; every shard name is parseable and dot-free.
 #![no_main]
-use felix_codec::file_name::parse_file_name;
-use felix_codec::shard_name::{parse_dir_name, ShardKey};
+use felix_codec::format::file_name::parse_file_name;
+use felix_codec::format::shard_name::{parse_dir_name, ShardKey};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,8 +1,8 @@
 //! Never panics, never reads past the slice; a record that decodes re-encodes identically.
 #![no_main]
-use felix_codec::reader::SegmentReader;
-use felix_codec::reader::{ChunkedReader, Step};
-use felix_codec::record::{decode_record, encode_record, ExpectedOffset};
+use felix_codec::read::reader::SegmentReader;
+use felix_codec::read::reader::{ChunkedReader, Step};
+use felix_codec::format::record::{decode_record, encode_record, ExpectedOffset};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! Never panics; a header that decodes re-encodes to the same bytes (reserved aside).
 #![no_main]
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::segment_header::SegmentHeader;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

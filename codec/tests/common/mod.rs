@@ -4,11 +4,11 @@
 //! corpus and compare their verdicts with `tests/data/verdicts.txt`.
 #![allow(dead_code, clippy::type_complexity, clippy::unwrap_used, clippy::indexing_slicing, clippy::expect_used, clippy::panic)]
 
-use felix_codec::epochs::{self, Epoch};
-use felix_codec::index::build_index;
-use felix_codec::inspect::inspect_in_memory;
-use felix_codec::record::encode_record;
-use felix_codec::segment_header::SegmentHeader;
+use felix_codec::format::epochs::{self, Epoch};
+use felix_codec::format::index::build_index;
+use felix_codec::format::record::encode_record;
+use felix_codec::format::segment_header::SegmentHeader;
+use felix_codec::shard::inspect::inspect_in_memory;
 use std::fmt::Write as _;
 
 /// A segment of `payloads` starting at `base`, and each record's position.
@@ -50,7 +50,7 @@ pub fn too_large_header(offset: u64, payload_len: u32) -> Vec<u8> {
     let mut h = vec![0u8; 28];
     h[..4].copy_from_slice(&payload_len.to_be_bytes());
     h[4..12].copy_from_slice(&offset.to_be_bytes());
-    let crc = felix_codec::be::crc32(&h[..20]);
+    let crc = felix_codec::format::be::crc32(&h[..20]);
     h[20..24].copy_from_slice(&crc.to_be_bytes());
     h
 }

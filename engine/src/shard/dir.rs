@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::file_name::{
+use felix_codec::format::file_name::{
     classify, damaged_epochs_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName, EPOCHS_FILE_NAME,
 };
 

@@ -21,10 +21,10 @@ use parking_lot::{Condvar, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use felix_codec::epochs::Epoch;
-use felix_codec::index::{IndexEntry, IndexPlanner, DEFAULT_INDEX_SPACING_BYTES};
-use felix_codec::recovery::ShardPlan;
-use felix_codec::shard_name::ShardKey;
+use felix_codec::format::epochs::Epoch;
+use felix_codec::format::index::{IndexEntry, IndexPlanner, DEFAULT_INDEX_SPACING_BYTES};
+use felix_codec::format::shard_name::ShardKey;
+use felix_codec::shard::recovery::ShardPlan;
 
 use crate::error::EngineError;
 use crate::io::{Io, LockGuard};
@@ -39,7 +39,7 @@ pub(crate) mod writer;
 
 use dir::ShardDir;
 
-pub use felix_codec::epochs::{bound_epochs, truncation_point};
+pub use felix_codec::format::epochs::{bound_epochs, truncation_point};
 pub use retention::RetentionPass;
 pub use writer::{Append, Pending, LOCK_CHECK_FRESH};
 

@@ -11,10 +11,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use felix_codec::index::IndexEntry;
-use felix_codec::reader::{ChunkedReader, ReadError};
-use felix_codec::record::{ExpectedOffset, Record};
-use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::format::index::IndexEntry;
+use felix_codec::format::record::{ExpectedOffset, Record};
+use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::read::reader::{ChunkedReader, ReadError};
 use felix_codec::{CorruptionSite, Finding, Repair};
 
 use super::walk::{budget_window, share, walk, walk_shared, Flow, Seen, HEADER_CHUNK_BYTES, READ_CHUNK_BYTES};
@@ -267,7 +267,7 @@ pub fn walk_segment_file(
     let header = SegmentHeader::decode(head).map(|(h, _)| h).map_err(|d| {
         let site = CorruptionSite {
             shard: None,
-            segment_id: felix_codec::file_name::parse_file_name(
+            segment_id: felix_codec::format::file_name::parse_file_name(
                 &path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             )
             .map(|(id, _)| id),

@@ -1,5 +1,5 @@
 //! Recovery on open. It gathers facts with the codec's own judges, asks the
-//! codec for the plan ([`felix_codec::recovery::plan_shard`]) and executes
+//! codec for the plan ([`felix_codec::shard::recovery::plan_shard`]) and executes
 //! exactly that plan — or, read-only, applies it in memory only.
 //!
 //! What is checked, and what it costs:
@@ -16,16 +16,16 @@
 //! - the epochs file is read up to its largest valid size; anything longer
 //!   is damaged and reads as empty.
 
-use felix_codec::epochs::{Epoch, MAX_EPOCHS_FILE_LEN};
-use felix_codec::file_name::{evidence_name, index_evidence_name, index_file_name, segment_file_name};
-use felix_codec::index::{IndexEntry, IndexHeader};
-use felix_codec::reader::{ChunkedReader, ReadError};
-use felix_codec::record::ExpectedOffset;
-use felix_codec::recovery::{plan_shard, Action, IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts, ShardPlan};
-use felix_codec::repair::{repair_verdict, Place, RepairOptions};
-use felix_codec::scan::index::quick_check;
-use felix_codec::scan::{EpochsScanner, IndexCheck, IndexScanner, Item, RecordStatus, ScanContext, SegmentScanner};
-use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::format::epochs::{Epoch, MAX_EPOCHS_FILE_LEN};
+use felix_codec::format::file_name::{evidence_name, index_evidence_name, index_file_name, segment_file_name};
+use felix_codec::format::index::{IndexEntry, IndexHeader};
+use felix_codec::format::record::ExpectedOffset;
+use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::read::reader::{ChunkedReader, ReadError};
+use felix_codec::read::scan::index::quick_check;
+use felix_codec::read::scan::{EpochsScanner, IndexCheck, IndexScanner, Item, RecordStatus, ScanContext, SegmentScanner};
+use felix_codec::shard::recovery::{plan_shard, Action, IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts, ShardPlan};
+use felix_codec::verdict::repair::{repair_verdict, Place, RepairOptions};
 use felix_codec::{CorruptionKind, CorruptionSite, Finding, Repair};
 
 use super::dir::ShardDir;
@@ -168,7 +168,7 @@ fn mark_discontinuities(dir: &ShardDir, checked: &mut [Checked]) {
         };
         if let Some(expected) = previous_next.filter(|e| *e != state.base) {
             let kind = CorruptionKind::SegmentDiscontinuity { expected, found: state.base };
-            let at = felix_codec::segment_header::BASE_OFFSET_AT as u64;
+            let at = felix_codec::format::segment_header::BASE_OFFSET_AT as u64;
             let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(state.id), position: at };
             c.facts.findings.push(Finding { kind, site, end: at + 8, offset: None, repair: Repair::Never });
         }
@@ -239,7 +239,7 @@ fn readable_despite_damage(dir: &ShardDir, checked: Vec<Checked>) -> (Vec<Segmen
         };
         if let Some(expected) = segments.last().map(|p| p.next).filter(|n| *n != seg.base) {
             let kind = CorruptionKind::SegmentDiscontinuity { expected, found: seg.base };
-            let at = felix_codec::segment_header::BASE_OFFSET_AT as u64;
+            let at = felix_codec::format::segment_header::BASE_OFFSET_AT as u64;
             let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(id), position: at };
             first = Some(Finding { kind, site, end: at + 8, offset: None, repair: Repair::Never });
         }
@@ -310,7 +310,7 @@ pub(crate) fn execute_counted(
         return Ok(());
     }
     let mut names_changed = false;
-    let id_of = |file: &str| felix_codec::file_name::parse_file_name(file).map_or(0, |(id, _)| id);
+    let id_of = |file: &str| felix_codec::format::file_name::parse_file_name(file).map_or(0, |(id, _)| id);
     for action in &plan.actions {
         match action {
             Action::RemoveTemporary { file, .. } => {
@@ -380,7 +380,7 @@ fn note(path: &std::path::Path, kind: &str, at: u64, bytes: u64, len_before: u64
 }
 
 /// Streams the index file of segment `id` through the codec's index scanner.
-fn scan_index(dir: &ShardDir, id: u64, newest: bool) -> Result<Option<felix_codec::scan::IndexSummary>, EngineError> {
+fn scan_index(dir: &ShardDir, id: u64, newest: bool) -> Result<Option<felix_codec::read::scan::IndexSummary>, EngineError> {
     let path = dir.index(id);
     if dir.io.kind(&path)?.is_none() {
         return Ok(None);
@@ -443,7 +443,7 @@ fn check_newest(dir: &ShardDir, id: u64, config: &Config, writer_live: Option<&m
 
 /// What the full scan of the newest segment found.
 struct NewestScan {
-    summary: felix_codec::scan::SegmentSummary,
+    summary: felix_codec::read::scan::SegmentSummary,
     /// The first index entry the records contradict.
     first_mismatch: Option<Finding>,
     /// The writer's planner would have added an entry past the last on disk.
@@ -462,7 +462,7 @@ fn scan_newest(
     id: u64,
     len: u64,
     config: &Config,
-    index_summary: Option<&felix_codec::scan::IndexSummary>,
+    index_summary: Option<&felix_codec::read::scan::IndexSummary>,
     writer_live: Option<&mut bool>,
 ) -> Result<NewestScan, EngineError> {
     let live_before = writer_live.as_deref().copied().unwrap_or(false);
@@ -510,7 +510,7 @@ fn scan_newest(
 /// The newest segment as the writer resumes it, unless its header is
 /// damaged or it is unfinished: its clean prefix, with the index on disk
 /// when that one is sound (`on_disk`), else the one its scan built.
-fn newest_state(id: u64, config: &Config, scan: NewestScan, on_disk: Option<felix_codec::scan::IndexSummary>) -> Option<Segment> {
+fn newest_state(id: u64, config: &Config, scan: NewestScan, on_disk: Option<felix_codec::read::scan::IndexSummary>) -> Option<Segment> {
     let summary = &scan.summary;
     let h = summary.header.filter(|_| !summary.unfinished)?;
     if summary.findings.findings.iter().any(|f| f.position() < SEGMENT_HEADER_LEN as u64) {
@@ -691,7 +691,7 @@ fn walk_headers(
     let reader = ChunkedReader::headers_only(SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(base), len);
     let walked = walk(&dir.io, &dir.log(id), len, reader, HEADER_CHUNK_BYTES, |seen| {
         if let Seen::Header(position, header) = seen {
-            check.item(&Item::Record(felix_codec::scan::RecordItem { position, header, status: RecordStatus::Intact }));
+            check.item(&Item::Record(felix_codec::read::scan::RecordItem { position, header, status: RecordStatus::Intact }));
             let _ = index.observe(header.offset, position);
             next = header.offset.saturating_add(1);
         }
@@ -748,14 +748,14 @@ fn load_epochs(dir: &ShardDir, present: bool, facts: &mut ShardFacts, warnings: 
     let summary = scan_epochs(dir)?;
     for f in &summary.findings.findings {
         warnings.push(format!("{}: {} — read as empty: divergence cannot be repaired automatically", path.display(), f.kind));
-        facts.other_findings.push((felix_codec::file_name::EPOCHS_FILE_NAME.into(), f.clone()));
+        facts.other_findings.push((felix_codec::format::file_name::EPOCHS_FILE_NAME.into(), f.clone()));
     }
     Ok(summary.entries)
 }
 
 /// Scans the epochs file: read up to its largest valid size (16,396 bytes),
 /// the rest only counted.
-pub(crate) fn scan_epochs(dir: &ShardDir) -> Result<felix_codec::scan::EpochsSummary, EngineError> {
+pub(crate) fn scan_epochs(dir: &ShardDir) -> Result<felix_codec::read::scan::EpochsSummary, EngineError> {
     let path = dir.epochs();
     let len = dir.io.len(&path)?;
     let mut scanner = EpochsScanner::new(ScanContext { shard: Some(dir.name.clone()), ..ScanContext::default() });

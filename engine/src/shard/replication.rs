@@ -1,10 +1,10 @@
 //! Replication: the generation history (epochs) and divergence truncation.
 
-use felix_codec::epochs::{self, bound_epochs, truncation_point, Epoch, MAX_EPOCHS};
-use felix_codec::file_name::EPOCHS_FILE_NAME;
-use felix_codec::reader::ChunkedReader;
-use felix_codec::record::ExpectedOffset;
-use felix_codec::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::format::epochs::{self, bound_epochs, truncation_point, Epoch, MAX_EPOCHS};
+use felix_codec::format::file_name::EPOCHS_FILE_NAME;
+use felix_codec::format::record::ExpectedOffset;
+use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::read::reader::ChunkedReader;
 use felix_codec::{CorruptionSite, Finding, Repair};
 
 use super::walk::{walk, Flow, Seen, READ_CHUNK_BYTES};
@@ -106,7 +106,7 @@ impl Shard {
     #[must_use]
     pub fn generation_end(&self, generation: u64) -> Option<u64> {
         let g = self.shared.lock();
-        felix_codec::epochs::end_of_generation(&g.epochs, g.next_offset, generation)
+        felix_codec::format::epochs::end_of_generation(&g.epochs, g.next_offset, generation)
             .filter(|(known, _)| *known == generation)
             .map(|(_, end)| end)
     }
@@ -188,8 +188,8 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
         shared.dir.io.remove_if_exists(&shared.dir.log(s.id))?;
     }
     shared.dir.io.sync_dir(&shared.dir.path)?;
-    let header = felix_codec::segment_header::SegmentHeader::new(offset, super::now_micros()).encode();
-    shared.dir.replace_file_durably(&felix_codec::file_name::segment_file_name(oldest), &header)?;
+    let header = felix_codec::format::segment_header::SegmentHeader::new(offset, super::now_micros()).encode();
+    shared.dir.replace_file_durably(&felix_codec::format::file_name::segment_file_name(oldest), &header)?;
     let mut seg = super::Segment {
         id: oldest,
         base: offset,

@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use felix_codec::epochs::bound_epochs;
+use felix_codec::format::epochs::bound_epochs;
 
 use super::replication::write_epochs;
 use super::Shard;

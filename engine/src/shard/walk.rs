@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use felix_codec::reader::{ChunkedReader, ReadError, Step};
-use felix_codec::record::{Record, RecordHeader, RECORD_HEADER_LEN};
+use felix_codec::format::record::{Record, RecordHeader, RECORD_HEADER_LEN};
+use felix_codec::read::reader::{ChunkedReader, ReadError, Step};
 use felix_codec::MAX_PAYLOAD_BYTES;
 
 use crate::error::EngineError;

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 use std::time::{Duration, Instant};
 
-use felix_codec::index::{IndexEntry, IndexHeader};
-use felix_codec::record::{encode_record, RECORD_HEADER_LEN};
-use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use felix_codec::format::index::{IndexEntry, IndexHeader};
+use felix_codec::format::record::{encode_record, RECORD_HEADER_LEN};
+use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::MAX_PAYLOAD_BYTES;
 
 use super::{now_micros, Durability, Inner, MemIndex, Segment, Shard, Shared};
@@ -537,7 +537,7 @@ fn create_segment(shared: &Shared, id: u64, base: u64) -> Result<(), EngineError
     dir.io.create(&index)?;
     dir.io.write_at(&index, 0, &IndexHeader::new(base).encode())?;
     let header = SegmentHeader::new(base, now_micros()).encode();
-    if let Err(e) = dir.create_file_durably(&felix_codec::file_name::segment_file_name(id), &header) {
+    if let Err(e) = dir.create_file_durably(&felix_codec::format::file_name::segment_file_name(id), &header) {
         // Ours, a header only, and nothing indexes through it yet.
         let _ = dir.io.inner().remove(&index);
         return Err(e);

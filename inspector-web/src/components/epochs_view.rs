@@ -3,8 +3,8 @@
 
 use std::rc::Rc;
 
-use felix_codec::file_name::FileKind;
-use felix_codec::report::FileReport;
+use felix_codec::doc::report::FileReport;
+use felix_codec::format::file_name::FileKind;
 use yew::prelude::*;
 
 /// Props.

@@ -16,7 +16,7 @@ use crate::logic::hex::{
 };
 use crate::logic::keys::{keep_in_view, nav};
 use crate::logic::latest::Latest;
-use felix_codec::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
 
 use crate::logic::scan::{Rows, Scanned};
 use crate::logic::scroll::Virtual;

@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use felix_codec::recovery::Plan;
+use felix_codec::shard::recovery::Plan;
 use yew::prelude::*;
 
 use super::recovery_preview::plan_section;

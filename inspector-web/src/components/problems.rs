@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use felix_codec::report::Verdict;
+use felix_codec::doc::report::Verdict;
 use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -54,7 +54,7 @@ fn unlisted_note(rows: &[Row], unlisted: &[(usize, u64)]) -> Html {
     if unlisted.is_empty() {
         return html! {};
     }
-    let limit = felix_codec::scan::MAX_FINDINGS_PER_FILE;
+    let limit = felix_codec::read::scan::MAX_FINDINGS_PER_FILE;
     html! {
         <div id="problems-unlisted" class="hint">
             <p>{ format!("A file's report lists at most {limit} findings; these files have more (counted, not listed — their bytes are still marked damaged in the hex view and the file map):") }</p>

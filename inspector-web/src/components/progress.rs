@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use felix_codec::report::FindingReport;
+use felix_codec::doc::report::FindingReport;
 use yew::prelude::*;
 
 use super::text_field::{shown, TextField};

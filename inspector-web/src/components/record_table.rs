@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use felix_codec::time::format_micros;
+use felix_codec::format::time::format_micros;
 use web_sys::{Blob, Element};
 use yew::prelude::*;
 
@@ -200,8 +200,8 @@ mod tests {
     use super::heading;
     use crate::logic::group::{Dropped, Group};
     use crate::logic::scan::{Budget, GroupScan, Scanned, MAX_INDEX_ROWS};
-    use felix_codec::record::encode_record;
-    use felix_codec::segment_header::SegmentHeader;
+    use felix_codec::format::record::encode_record;
+    use felix_codec::format::segment_header::SegmentHeader;
 
     /// A segment of 10 records, records 3 and 6 with a flipped payload byte
     /// (rows, but not intact records).

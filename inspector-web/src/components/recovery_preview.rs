@@ -7,7 +7,7 @@
 
 use std::rc::Rc;
 
-use felix_codec::recovery::{Action, ShardPlan};
+use felix_codec::shard::recovery::{Action, ShardPlan};
 use web_sys::Blob;
 use yew::prelude::*;
 

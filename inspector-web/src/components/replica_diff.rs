@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use felix_codec::diff::{Diff, RecordRef, Side, SideReport};
+use felix_codec::shard::diff::{Diff, RecordRef, Side, SideReport};
 use web_sys::{Blob, File, HtmlInputElement};
 use yew::prelude::*;
 

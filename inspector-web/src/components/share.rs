@@ -5,8 +5,8 @@
 
 use std::rc::Rc;
 
-use felix_codec::report::Report;
-use felix_codec::time::format_micros;
+use felix_codec::doc::report::Report;
+use felix_codec::format::time::format_micros;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 

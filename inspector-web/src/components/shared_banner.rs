@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use felix_codec::time::format_micros;
+use felix_codec::format::time::format_micros;
 use yew::prelude::*;
 
 use super::text_field::TextField;

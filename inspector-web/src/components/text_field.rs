@@ -1,11 +1,11 @@
 //! Text from files, file names and shared reports, as the page shows it:
 //! escaped by the codec's one rule for text that came from outside
-//! (`felix_codec::report::one_line` — the rule the CLI prints with: control
+//! (`felix_codec::doc::report::one_line` — the rule the CLI prints with: control
 //! characters, bidirectional controls, separators and zero-width characters
 //! shown as `\u{…}` escapes, never interpreted) and isolated from the text
 //! around it (`<bdi>`), so no name can reorder or hide the page's own words.
 
-use felix_codec::report::one_line;
+use felix_codec::doc::report::one_line;
 use yew::prelude::*;
 
 /// Props.

@@ -11,8 +11,10 @@
 
 use std::fmt::Write as _;
 
-use felix_codec::diff::{blocks, different_shards, Diff, Lost, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS, MAX_LOST_RANGES};
-use felix_codec::report::is_finding_kind;
+use felix_codec::doc::report::is_finding_kind;
+use felix_codec::shard::diff::{
+    blocks, different_shards, Diff, Lost, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS, MAX_LOST_RANGES,
+};
 
 use super::link::{self, Caps};
 use super::markdown::{code, text};
@@ -355,7 +357,7 @@ mod tests {
     use super::*;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use base64::Engine as _;
-    use felix_codec::diff::{DiffMachine, Need, RecordSummary, Side, SideFacts};
+    use felix_codec::shard::diff::{DiffMachine, Need, RecordSummary, Side, SideFacts};
 
     fn diverged(path_b: &str) -> Diff {
         let rec = |offset, checksum| RecordSummary { offset, checksum, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 1 };
@@ -402,8 +404,8 @@ mod tests {
     /// of them the codec would not make is refused by name.
     #[test]
     fn different_shards_and_lost_offsets_travel_and_forged_ones_are_refused() {
-        use felix_codec::record::encode_record;
-        use felix_codec::segment_header::SegmentHeader;
+        use felix_codec::format::record::encode_record;
+        use felix_codec::format::segment_header::SegmentHeader;
         let log = |rot: bool| {
             let mut out = SegmentHeader::new(0, 1).encode().to_vec();
             for o in 0..10 {
@@ -493,16 +495,16 @@ mod tests {
         refused("a common range the sides do not give", &|x| x.common_range = Some(OffsetRange { from: 10, to: 20 }));
         refused("only_a inside the common range", &|x| x.only_a = vec![OffsetRange { from: 10, to: 20 }]);
         refused("unblocked damage", &|x| {
-            let f = felix_codec::corruption::Finding {
+            let f = felix_codec::verdict::corruption::Finding {
                 kind: felix_codec::CorruptionKind::RecordChecksum { stored: 1, computed: 2 },
-                site: felix_codec::corruption::CorruptionSite { shard: None, segment_id: Some(0), position: 32 },
+                site: felix_codec::verdict::corruption::CorruptionSite { shard: None, segment_id: Some(0), position: 32 },
                 end: 60,
                 offset: Some(0),
                 repair: felix_codec::Repair::Never,
             };
-            x.a.findings.push(felix_codec::recovery::RemainingFinding {
+            x.a.findings.push(felix_codec::shard::recovery::RemainingFinding {
                 file: "00000000000000000000.log".into(),
-                finding: felix_codec::report::FindingReport::from(&f),
+                finding: felix_codec::doc::report::FindingReport::from(&f),
             });
         });
         refused("a truncation past the log's end", &|x| x.truncate_a_to = Some(u64::MAX));

@@ -9,10 +9,10 @@
 //! 10⁷ records cost 10⁷ steps and the map stays [`MAP_BUCKETS`] cells
 //! whatever the file holds. Findings are laid over it from the final report.
 
-use felix_codec::epochs::EPOCHS_HEADER_LEN;
-use felix_codec::file_name::FileKind;
-use felix_codec::index::INDEX_HEADER_LEN;
-use felix_codec::report::FindingReport;
+use felix_codec::doc::report::FindingReport;
+use felix_codec::format::epochs::EPOCHS_HEADER_LEN;
+use felix_codec::format::file_name::FileKind;
+use felix_codec::format::index::INDEX_HEADER_LEN;
 
 /// Cells in a map (the strip is this many CSS pixels tall at most).
 pub const MAP_BUCKETS: usize = 480;
@@ -301,10 +301,10 @@ mod tests {
     #[test]
     fn a_resync_gap_is_drawn_as_a_gap() {
         // Header, one record, 300 bytes of zeros, one record.
-        let mut seg = felix_codec::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
-        felix_codec::record::encode_record(0, 1, &[7; 100], &mut seg).unwrap();
+        let mut seg = felix_codec::format::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
+        felix_codec::format::record::encode_record(0, 1, &[7; 100], &mut seg).unwrap();
         seg.extend_from_slice(&[0xEE; 300]);
-        felix_codec::record::encode_record(1, 1, &[7; 100], &mut seg).unwrap();
+        felix_codec::format::record::encode_record(1, 1, &[7; 100], &mut seg).unwrap();
         let s = &scan_all(&[("00000000000000000000.log".into(), seg)])[0];
         let map = build(&s.detail.map, s.report.kind, &[], &[]);
         assert!(map.runs.iter().any(|r| r.class == MapClass::Gap), "{map:?}");

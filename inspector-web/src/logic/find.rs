@@ -20,9 +20,9 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use felix_codec::inspect::FileScan;
-use felix_codec::record::RECORD_HEADER_LEN;
-use felix_codec::scan::{Item, Sink};
+use felix_codec::format::record::RECORD_HEADER_LEN;
+use felix_codec::read::scan::{Item, Sink};
+use felix_codec::shard::inspect::FileScan;
 use memchr::memmem;
 
 /// Longest needle.

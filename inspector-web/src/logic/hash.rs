@@ -5,7 +5,7 @@
 //! the `hash` field, is checked with it). The scan never waits for it: the
 //! hash runs in a worker of its own and arrives after the verdict.
 
-use felix_codec::report::{FileHash, FileReport, HashAlgorithm};
+use felix_codec::doc::report::{FileHash, FileReport, HashAlgorithm};
 use sha2::{Digest, Sha256};
 
 /// A file's hashes, as the report carries them.
@@ -60,7 +60,7 @@ impl FileHasher {
     pub fn finish(self) -> Hashed {
         Hashed {
             hash: FileHash::new(HashAlgorithm::Blake3, self.blake3.finalize().as_bytes()),
-            sha256: self.sha256.map(|s| felix_codec::report::hex(&s.finalize())),
+            sha256: self.sha256.map(|s| felix_codec::doc::report::hex(&s.finalize())),
         }
     }
 }

@@ -3,17 +3,17 @@
 //! scanned record rows) and marked when a finding covers it; hover text with
 //! the field's decoded value.
 
-use felix_codec::epochs::{EPOCHS_HEADER_LEN, EPOCH_ENTRY_LEN};
-use felix_codec::file_name::FileKind;
-use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
-use felix_codec::record::{HEADER_CRC_AT as RECORD_HEADER_CRC_AT, RECORD_HEADER_LEN};
-use felix_codec::report::FindingReport;
-use felix_codec::scan::epochs::entry_position;
-use felix_codec::scan::fields::{
+use felix_codec::doc::report::FindingReport;
+use felix_codec::format::epochs::{EPOCHS_HEADER_LEN, EPOCH_ENTRY_LEN};
+use felix_codec::format::file_name::FileKind;
+use felix_codec::format::index::{IndexEntry, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
+use felix_codec::format::record::{HEADER_CRC_AT as RECORD_HEADER_CRC_AT, RECORD_HEADER_LEN};
+use felix_codec::format::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMENT_HEADER_LEN};
+use felix_codec::read::scan::epochs::entry_position;
+use felix_codec::read::scan::fields::{
     Field, FieldClass, EPOCHS_HEADER_FIELDS, EPOCH_ENTRY_FIELDS, INDEX_ENTRY_FIELDS, INDEX_HEADER_FIELDS, RECORD_HEADER_FIELDS,
     SEGMENT_HEADER_FIELDS,
 };
-use felix_codec::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMENT_HEADER_LEN};
 
 use super::keys::Nav;
 use super::message::quote;
@@ -447,8 +447,8 @@ mod tests {
 
     #[test]
     fn every_byte_of_the_golden_record_is_labelled_and_described() {
-        let mut seg = felix_codec::golden::SEGMENT_HEADER.to_vec();
-        seg.extend_from_slice(&felix_codec::golden::RECORD);
+        let mut seg = felix_codec::format::golden::SEGMENT_HEADER.to_vec();
+        seg.extend_from_slice(&felix_codec::format::golden::RECORD);
         let s = &scan_all(&[("a.log".into(), seg.clone())])[0];
         let size = seg.len() as u64;
         let names: Vec<&str> =
@@ -537,8 +537,8 @@ mod tests {
 
     #[test]
     fn the_visible_rows_are_one_html_string_with_every_cell_and_the_text_escaped() {
-        let mut seg = felix_codec::golden::SEGMENT_HEADER.to_vec();
-        seg.extend_from_slice(&felix_codec::golden::RECORD);
+        let mut seg = felix_codec::format::golden::SEGMENT_HEADER.to_vec();
+        seg.extend_from_slice(&felix_codec::format::golden::RECORD);
         seg.extend_from_slice(b"<&>\"x");
         let s = &scan_all(&[("a.log".into(), seg.clone())])[0];
         let size = seg.len() as u64;
@@ -575,8 +575,8 @@ mod tests {
 
     #[test]
     fn damaged_bytes_are_marked() {
-        let mut seg = felix_codec::segment_header::SegmentHeader::new(7, 2).encode().to_vec();
-        seg.extend_from_slice(&felix_codec::golden::RECORD_PAYLOAD_DAMAGED);
+        let mut seg = felix_codec::format::segment_header::SegmentHeader::new(7, 2).encode().to_vec();
+        seg.extend_from_slice(&felix_codec::format::golden::RECORD_PAYLOAD_DAMAGED);
         let s = &scan_all(&[("a.log".into(), seg.clone())])[0];
         let size = seg.len() as u64;
         assert_eq!(byte_classes(FileKind::Segment, &s.detail.records, &Marks::of(s), size, 61), "f-payload dmg");
@@ -589,9 +589,9 @@ mod tests {
     /// intact ones between them are not, and a listed finding is named.
     #[test]
     fn damage_past_the_listed_findings_is_marked() {
-        use felix_codec::record::encode_record;
-        use felix_codec::scan::MAX_FINDINGS_PER_FILE;
-        let mut seg = felix_codec::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
+        use felix_codec::format::record::encode_record;
+        use felix_codec::read::scan::MAX_FINDINGS_PER_FILE;
+        let mut seg = felix_codec::format::segment_header::SegmentHeader::new(0, 1).encode().to_vec();
         let n = (MAX_FINDINGS_PER_FILE as u64 + 1_000) * 2;
         let mut at = Vec::new();
         for o in 0..n {

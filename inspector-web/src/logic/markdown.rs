@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use felix_codec::report::{one_line, Report};
+use felix_codec::doc::report::{one_line, Report};
 
 /// `s` with every character that could reorder, hide or break a line shown
 /// as an escape: the codec's one rule ([`one_line`], what the CLI prints and
@@ -156,7 +156,7 @@ mod tests {
     use crate::logic::{sample, scan::scan_all};
     use comrak::nodes::{AstNode, NodeValue};
     use comrak::{parse_document, Arena, Options};
-    use felix_codec::report::{FileReport, FindingReport};
+    use felix_codec::doc::report::{FileReport, FindingReport};
     use proptest::prelude::*;
 
     /// What a GitHub-flavoured Markdown reader sees.
@@ -214,7 +214,7 @@ mod tests {
     }
 
     fn hostile_report(path: &str, kind: &str, message: &str) -> Report {
-        let mut f = FileReport::new(path.into(), felix_codec::file_name::FileKind::Segment, 100);
+        let mut f = FileReport::new(path.into(), felix_codec::format::file_name::FileKind::Segment, 100);
         f.sha256 = Some(path.into());
         f.findings.push(FindingReport {
             kind: kind.into(),
@@ -224,7 +224,7 @@ mod tests {
             repair: felix_codec::Repair::Never,
             message: message.into(),
         });
-        let g = FileReport::new(message.into(), felix_codec::file_name::FileKind::Index, 0);
+        let g = FileReport::new(message.into(), felix_codec::format::file_name::FileKind::Index, 0);
         Report::new(vec![f, g])
     }
 
@@ -301,7 +301,7 @@ mod tests {
 
     #[test]
     fn findings_not_listed_are_said() {
-        let mut f = FileReport::new("a.log".into(), felix_codec::file_name::FileKind::Segment, 100);
+        let mut f = FileReport::new("a.log".into(), felix_codec::format::file_name::FileKind::Segment, 100);
         f.findings_omitted = 20_000;
         let md = render(&Report::new(vec![f]), &Preface::default());
         assert!(md.contains("`a.log`\\: 20000 more findings not listed"), "{md}");
@@ -334,10 +334,10 @@ mod tests {
     #[test]
     fn every_note_beside_a_file_has_a_row_that_reads_as_the_page_shows_it() {
         let path = "x\u{202e}txt.log/00000000000000000001.log";
-        let mut f = FileReport::new(path.into(), felix_codec::file_name::FileKind::Segment, 100);
+        let mut f = FileReport::new(path.into(), felix_codec::format::file_name::FileKind::Segment, 100);
         let notes = ["no index file", "evil\u{202e}gol.x | *bold* \u{2066}q", "line\nbreak `tick` <b>"];
         f.notes = notes.iter().map(|n| (*n).to_string()).collect();
-        let clean = FileReport::new("y.log".into(), felix_codec::file_name::FileKind::Segment, 0);
+        let clean = FileReport::new("y.log".into(), felix_codec::format::file_name::FileKind::Segment, 0);
         let md = render(&Report::new(vec![f, clean]), &Preface::default());
         let seen = read(&md);
         assert_eq!(seen.headings, ["Felix storage report", "Findings", "Notes"], "{md}");
@@ -346,8 +346,10 @@ mod tests {
         let want: Vec<Vec<String>> = notes.iter().map(|n| vec![one_line(path).into_owned(), one_line(n).into_owned()]).collect();
         assert_eq!(last_table_cells(&md), want, "{md}");
         // A report without notes has no notes section.
-        let md =
-            render(&Report::new(vec![FileReport::new("y.log".into(), felix_codec::file_name::FileKind::Segment, 0)]), &Preface::default());
+        let md = render(
+            &Report::new(vec![FileReport::new("y.log".into(), felix_codec::format::file_name::FileKind::Segment, 0)]),
+            &Preface::default(),
+        );
         assert!(!md.contains("Notes"), "{md}");
     }
 

@@ -4,7 +4,7 @@
 //!
 //! A name goes into a message through [`quote`], never `{:?}` or `{}`: it is
 //! escaped by the codec's one rule for text from outside
-//! (`felix_codec::report::one_line`, what the CLI prints and every other view
+//! (`felix_codec::doc::report::one_line`, what the CLI prints and every other view
 //! of the page shows) and wrapped in the Unicode isolates FSI … PDI, the
 //! plain-text form of `<bdi>`. A message stays a `String` (it crosses the
 //! worker protocol, a `Result`, the reducer), and the page turns it into
@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use felix_codec::report::{guard_line, one_line};
+use felix_codec::doc::report::{guard_line, one_line};
 
 /// Opens a quoted field (U+2068 FIRST STRONG ISOLATE).
 pub const OPEN: char = '\u{2068}';
@@ -91,7 +91,7 @@ pub fn short(s: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use felix_codec::report::is_hostile;
+    use felix_codec::doc::report::is_hostile;
     use proptest::prelude::*;
 
     #[test]

@@ -5,8 +5,8 @@
 //! (`recover --dry-run --json`, the page's "Download the plan"). Each is checked by
 //! the same functions as when it comes by its own path.
 
-use felix_codec::diff::Diff;
-use felix_codec::recovery::Plan;
+use felix_codec::shard::diff::Diff;
+use felix_codec::shard::recovery::Plan;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
@@ -81,7 +81,7 @@ mod tests {
     use crate::logic::replica::diff_in_memory;
     use crate::logic::shared::Provenance;
     use crate::logic::{sample, scan::scan_all};
-    use felix_codec::report::Report;
+    use felix_codec::doc::report::Report;
 
     fn sample_report() -> Report {
         Report::new(scan_all(&sample::files()).into_iter().map(|s| s.report).collect())

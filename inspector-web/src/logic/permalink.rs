@@ -12,7 +12,7 @@
 //! [`MAX_LINK_FILES`] files and [`MAX_LINK_FINDINGS`] findings. A larger
 //! report is shared as a JSON file.
 
-use felix_codec::report::Report;
+use felix_codec::doc::report::Report;
 use serde::{Deserialize, Serialize};
 
 use super::link::{self, Caps};

@@ -3,8 +3,8 @@
 //! is the same document), and such a JSON opened again — as a claim, checked
 //! field by field before it is shown.
 
-use felix_codec::recovery::{Action, Plan, ShardPlan, PLAN_VERSION};
-use felix_codec::report::is_finding_kind;
+use felix_codec::doc::report::is_finding_kind;
+use felix_codec::shard::recovery::{Action, Plan, ShardPlan, PLAN_VERSION};
 
 use super::message::quote;
 use super::open_error::{parse, Document, OpenError, Origin};

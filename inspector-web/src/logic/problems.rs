@@ -1,7 +1,7 @@
 //! The problems panel (after Wireshark's Expert Info): every finding of every
 //! file with a severity, filterable, with next/previous navigation.
 
-use felix_codec::report::{FileReport, FindingReport};
+use felix_codec::doc::report::{FileReport, FindingReport};
 use felix_codec::Repair;
 
 /// How bad a finding is for an operator.
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn findings_not_listed_are_counted_in_the_heading() {
-        let mut a = FileReport::new("a.log".into(), felix_codec::file_name::FileKind::Segment, 100);
+        let mut a = FileReport::new("a.log".into(), felix_codec::format::file_name::FileKind::Segment, 100);
         let b = a.clone();
         a.findings_omitted = 20_000;
         assert_eq!(unlisted([&b, &a]), vec![(1, 20_000)]);

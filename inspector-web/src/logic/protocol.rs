@@ -31,7 +31,7 @@
 //! ```
 
 use bytes::Bytes;
-use felix_codec::report::{FileHash, FindingReport, HashAlgorithm};
+use felix_codec::doc::report::{FileHash, FindingReport, HashAlgorithm};
 
 use super::find::Found;
 use super::group::Dropped;

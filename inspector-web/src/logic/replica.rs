@@ -12,13 +12,13 @@
 
 use std::collections::VecDeque;
 
-use felix_codec::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts};
-use felix_codec::file_name::{parse_file_name, FileKind};
-use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
-use felix_codec::recovery::{plan_shard, Action, Plan, ShardFacts, ShardPlan};
-use felix_codec::repair::RepairOptions;
-use felix_codec::report::{shell_word, FileReport};
-use felix_codec::scan::{Item, RecordStatus};
+use felix_codec::doc::report::{shell_word, FileReport};
+use felix_codec::format::file_name::{parse_file_name, FileKind};
+use felix_codec::read::scan::{Item, RecordStatus};
+use felix_codec::shard::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts};
+use felix_codec::shard::inspect::{FileScan, InputFile, ShardInspection};
+use felix_codec::shard::recovery::{plan_shard, Action, Plan, ShardFacts, ShardPlan};
+use felix_codec::verdict::repair::RepairOptions;
 
 use super::group::file_name;
 use super::message::quote;
@@ -187,7 +187,7 @@ pub fn plans(shards: Vec<ShardPlan>) -> Plan {
 /// # Errors
 /// The sentence.
 pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
-    use felix_codec::file_name::{classify, EntryName};
+    use felix_codec::format::file_name::{classify, EntryName};
     let mut top = Vec::new();
     let mut folder: Option<&str> = None;
     let mut nested_dirs = false;
@@ -322,9 +322,9 @@ pub fn plan_in_memory(path: &str, files: &[(String, Vec<u8>)]) -> ShardPlan {
 mod tests {
     use super::*;
     use crate::logic::sample;
-    use felix_codec::index::build_index;
-    use felix_codec::record::encode_record;
-    use felix_codec::segment_header::SegmentHeader;
+    use felix_codec::format::index::build_index;
+    use felix_codec::format::record::encode_record;
+    use felix_codec::format::segment_header::SegmentHeader;
 
     #[test]
     fn the_suggested_command_is_pasted_as_shown_or_not_printed() {

@@ -3,8 +3,8 @@
 //! them, the wire carries them, a window re-reads them from the file.
 
 use bytes::Bytes;
-use felix_codec::record::RECORD_HEADER_LEN;
-use felix_codec::scan::RecordStatus;
+use felix_codec::format::record::RECORD_HEADER_LEN;
+use felix_codec::read::scan::RecordStatus;
 
 /// A record as the table and the hex view show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,12 +7,12 @@
 //! `tar -x` reads), so the CLI and the share-and-check round trip can be
 //! tried on the very bytes the page shows.
 
-use felix_codec::epochs::{self, Epoch};
-use felix_codec::file_name::{index_file_name, segment_file_name};
-use felix_codec::index::build_index;
-use felix_codec::record::encode_record;
-use felix_codec::segment_header::SegmentHeader;
-use felix_codec::shard_name::ShardKey;
+use felix_codec::format::epochs::{self, Epoch};
+use felix_codec::format::file_name::{index_file_name, segment_file_name};
+use felix_codec::format::index::build_index;
+use felix_codec::format::record::encode_record;
+use felix_codec::format::segment_header::SegmentHeader;
+use felix_codec::format::shard_name::ShardKey;
 
 /// Microseconds of 2026-11-01T09:00:00Z, the sample's first publish time.
 const START_MICROS: u64 = 1_793_523_600_000_000;

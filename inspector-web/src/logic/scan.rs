@@ -4,13 +4,13 @@
 //! for them), record rows for the table and the hex labels, index entries
 //! and epochs. The page feeds it `Blob.slice` chunks; tests feed it slices.
 
-use felix_codec::epochs::{Epoch, EPOCH_ENTRY_LEN};
-use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN};
-use felix_codec::inspect::{FileScan, InputFile, ShardInspection};
-use felix_codec::report::{FileReport, FindingReport};
-use felix_codec::scan::epochs::entry_position;
-use felix_codec::scan::{Item, RecordStatus};
-use felix_codec::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::doc::report::{FileReport, FindingReport};
+use felix_codec::format::epochs::{Epoch, EPOCH_ENTRY_LEN};
+use felix_codec::format::index::{IndexEntry, INDEX_ENTRY_LEN};
+use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::read::scan::epochs::entry_position;
+use felix_codec::read::scan::{Item, RecordStatus};
+use felix_codec::shard::inspect::{FileScan, InputFile, ShardInspection};
 
 use super::filemap::{MapCounts, Part};
 use super::group::{file_name, Dropped, Group};
@@ -301,11 +301,11 @@ pub fn companion_index<'a>(
     others: impl IntoIterator<Item = &'a std::rc::Rc<Scanned>>,
 ) -> Option<&'a std::rc::Rc<Scanned>> {
     let r = &segment.report;
-    if r.kind != felix_codec::file_name::FileKind::Segment || r.segment_id.is_none() {
+    if r.kind != felix_codec::format::file_name::FileKind::Segment || r.segment_id.is_none() {
         return None;
     }
     others.into_iter().find(|o| {
-        o.report.kind == felix_codec::file_name::FileKind::Index && o.report.segment_id == r.segment_id && o.report.shard == r.shard
+        o.report.kind == felix_codec::format::file_name::FileKind::Index && o.report.segment_id == r.segment_id && o.report.shard == r.shard
     })
 }
 
@@ -360,7 +360,7 @@ mod tests {
         for k in ["Truncated", "RecordChecksum", "IndexEntryMismatch"] {
             assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
         }
-        let epochs = scanned.iter().find(|s| s.report.kind == felix_codec::file_name::FileKind::Epochs).unwrap();
+        let epochs = scanned.iter().find(|s| s.report.kind == felix_codec::format::file_name::FileKind::Epochs).unwrap();
         assert_eq!(epochs.detail.epochs.len(), 3);
         let seg = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000000.log")).unwrap();
         assert_eq!(seg.detail.records.len() as u64, seg.report.records);
@@ -443,7 +443,7 @@ mod tests {
         let (path, bytes) = files.iter().find(|(p, _)| p.ends_with("00000000000000000002.log")).unwrap();
         let name = file_name(path).to_string();
         let ours = scan_all(&[(name.clone(), bytes.clone())]);
-        let cli = felix_codec::inspect::inspect_in_memory(None, &[(name, bytes.as_slice())], 4096);
+        let cli = felix_codec::shard::inspect::inspect_in_memory(None, &[(name, bytes.as_slice())], 4096);
         let mut want = cli.files[0].clone();
         want.hash = Some(super::super::hash::hash_bytes(bytes, false).hash);
         assert_eq!(ours[0].report, want);

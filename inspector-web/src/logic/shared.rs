@@ -11,8 +11,8 @@
 
 use std::fmt;
 
-use felix_codec::report::{is_finding_kind, is_hex_digest, status_of, FileReport, Report, REPORT_VERSION};
-use felix_codec::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
+use felix_codec::doc::report::{is_finding_kind, is_hex_digest, status_of, FileReport, Report, REPORT_VERSION};
+use felix_codec::read::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
 
 use super::message::quote;
@@ -268,10 +268,10 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
     if f.notes.len() > MAX_NOTES_PER_FILE {
         return Err(refuse(format!("{at}.notes"), format!("lists {} notes; a file has at most {MAX_NOTES_PER_FILE}", f.notes.len())));
     }
-    if f.records.saturating_mul(felix_codec::record::RECORD_HEADER_LEN as u64) > f.size {
+    if f.records.saturating_mul(felix_codec::format::record::RECORD_HEADER_LEN as u64) > f.size {
         return Err(refuse(format!("{at}.records"), format!("is {}, more than {} bytes can hold", f.records, f.size)));
     }
-    if f.index_entries.is_some_and(|n| n.saturating_mul(felix_codec::index::INDEX_ENTRY_LEN as u64) > f.size) {
+    if f.index_entries.is_some_and(|n| n.saturating_mul(felix_codec::format::index::INDEX_ENTRY_LEN as u64) > f.size) {
         return Err(refuse(
             format!("{at}.index_entries"),
             format!("is {}, more than {} bytes can hold", f.index_entries.unwrap_or(0), f.size),
@@ -289,10 +289,10 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
         }
     }
     if let Some(entries) = &f.entries {
-        if entries.len() > usize::from(felix_codec::epochs::MAX_EPOCHS) {
+        if entries.len() > usize::from(felix_codec::format::epochs::MAX_EPOCHS) {
             return Err(refuse(
                 format!("{at}.entries"),
-                format!("lists {} generations; at most {} exist", entries.len(), felix_codec::epochs::MAX_EPOCHS),
+                format!("lists {} generations; at most {} exist", entries.len(), felix_codec::format::epochs::MAX_EPOCHS),
             ));
         }
     }
@@ -383,7 +383,7 @@ pub use super::message::short;
 mod tests {
     use super::*;
     use crate::logic::{sample, scan::scan_all};
-    use felix_codec::report::FileChange;
+    use felix_codec::doc::report::FileChange;
     use proptest::prelude::*;
 
     fn sample_report() -> Report {
@@ -451,7 +451,7 @@ mod tests {
             ),
             (Box::new(|r| r.files[2].findings[0].end = 0), "files[2].findings[0].end is 0, outside"),
             (
-                Box::new(|r| r.files[1].status = felix_codec::report::Status::Clean),
+                Box::new(|r| r.files[1].status = felix_codec::doc::report::Status::Clean),
                 "files[1].status says clean but the findings listed make it repairable",
             ),
             (Box::new(|r| r.files[0].path = String::new()), "files[0].path is empty"),

@@ -10,8 +10,8 @@
 //! holds (the holder's intact record beside the bytes where the lacking
 //! side's damage there begins).
 
-use felix_codec::diff::{blocks, Diff, Lost, SideReport};
-use felix_codec::record::RECORD_HEADER_LEN;
+use felix_codec::format::record::RECORD_HEADER_LEN;
+use felix_codec::shard::diff::{blocks, Diff, Lost, SideReport};
 
 /// Most bytes shown of each side.
 pub const SHOWN_BYTES: u64 = 256;
@@ -123,8 +123,8 @@ pub fn differing(a: &[u8], b: &[u8]) -> usize {
 mod tests {
     use super::*;
     use crate::logic::replica::diff_in_memory;
-    use felix_codec::record::encode_record;
-    use felix_codec::segment_header::SegmentHeader;
+    use felix_codec::format::record::encode_record;
+    use felix_codec::format::segment_header::SegmentHeader;
 
     fn log(n: u64, salt: impl Fn(u64) -> u8) -> Vec<u8> {
         let mut out = SegmentHeader::new(0, 1).encode().to_vec();

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use felix_codec::report::{FileReport, FindingReport, HashAlgorithm};
+use felix_codec::doc::report::{FileReport, FindingReport, HashAlgorithm};
 use felix_codec::Repair;
 
 use super::group::file_name;
@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(check(&old, &now), Check::Matches);
         let mut other = now.clone();
         other.sha256 = Some("0".repeat(64));
-        other.hash = Some(felix_codec::report::FileHash { algorithm: HashAlgorithm::Blake3, value: "1".repeat(64) });
+        other.hash = Some(felix_codec::doc::report::FileHash { algorithm: HashAlgorithm::Blake3, value: "1".repeat(64) });
         let Identity::Differs { algorithm, claimed, actual } = identity(&old, &other) else { panic!() };
         assert_eq!((algorithm, claimed, actual), (HashAlgorithm::Sha256, old.sha256.clone().unwrap(), "0".repeat(64)));
         let Check::Differs(why) = check(&old, &other) else { panic!() };

@@ -14,8 +14,8 @@
 //! ([`SegmentScanner::resume_after`]), so they are the full scan's rows,
 //! damage and all.
 
-use felix_codec::scan::segment::SegmentScanner;
-use felix_codec::scan::{Item, ScanContext};
+use felix_codec::read::scan::segment::SegmentScanner;
+use felix_codec::read::scan::{Item, ScanContext};
 
 use super::rows::{RecordRow, Rows};
 
@@ -374,7 +374,7 @@ impl WindowScan {
     }
 }
 
-fn row_of(r: &felix_codec::scan::segment::RecordItem) -> RecordRow {
+fn row_of(r: &felix_codec::read::scan::segment::RecordItem) -> RecordRow {
     RecordRow {
         position: r.position,
         offset: r.header.offset,
@@ -403,9 +403,9 @@ pub fn scan_window(file: &[u8], checkpoints: &Checkpoints, want: Want, read: usi
 mod tests {
     use super::*;
     use crate::logic::scan::scan_all;
-    use felix_codec::record::encode_record;
-    use felix_codec::scan::RecordStatus;
-    use felix_codec::segment_header::SegmentHeader;
+    use felix_codec::format::record::encode_record;
+    use felix_codec::format::segment_header::SegmentHeader;
+    use felix_codec::read::scan::RecordStatus;
     use proptest::prelude::*;
 
     /// A segment of `lens.len()` records (offsets from 100, some skipped by

@@ -13,8 +13,8 @@
 //! ```
 
 use bytes::Bytes;
-use felix_codec::epochs::Epoch;
-use felix_codec::index::{IndexEntry, INDEX_ENTRY_LEN};
+use felix_codec::format::epochs::Epoch;
+use felix_codec::format::index::{IndexEntry, INDEX_ENTRY_LEN};
 
 use super::filemap::{cell_count, MapCounts};
 use super::scan::{Detail, Rows};

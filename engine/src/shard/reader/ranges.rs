@@ -14,9 +14,9 @@
 use std::cell::Cell;
 use std::path::PathBuf;
 
-use felix_codec::reader::ChunkedReader;
-use felix_codec::record::ExpectedOffset;
-use felix_codec::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::format::record::ExpectedOffset;
+use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::read::reader::ChunkedReader;
 
 use super::super::walk::{budget_window, walk_windows, Flow, Seen};
 use super::super::Shard;

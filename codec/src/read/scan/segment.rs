@@ -26,15 +26,16 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use super::{Findings, Item, ScanContext, Sink};
-use crate::corruption::{CorruptionKind, Finding};
-use crate::file_name::describe_magic;
-use crate::record::{
+use crate::format::be;
+use crate::format::file_name::describe_magic;
+use crate::format::record::{
     decode_record_header, ExpectedOffset, RecordHeader, CHECKSUM_AT, HEADER_CRC_AT, OFFSET_AT, PAYLOAD_LEN_AT, RECORD_HEADER_LEN,
     TIMESTAMP_AT,
 };
-use crate::repair::{repair_verdict, Place, TailDamage};
-use crate::segment_header::{is_unfinished_header, SegmentHeader, SEGMENT_HEADER_LEN};
-use crate::{be, MAX_PAYLOAD_BYTES};
+use crate::format::segment_header::{is_unfinished_header, SegmentHeader, SEGMENT_HEADER_LEN};
+use crate::verdict::corruption::{CorruptionKind, Finding};
+use crate::verdict::repair::{repair_verdict, Place, TailDamage};
+use crate::MAX_PAYLOAD_BYTES;
 
 /// What became of a record whose header verified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -458,7 +459,7 @@ impl SegmentScanner {
         if len > MAX_PAYLOAD_BYTES {
             return false;
         }
-        let offset = be::u64_at(window, crate::record::OFFSET_AT);
+        let offset = be::u64_at(window, crate::format::record::OFFSET_AT);
         match self.expected {
             ExpectedOffset::Exactly(e) => {
                 let most_lost = (position - start) / RECORD_HEADER_LEN as u64;

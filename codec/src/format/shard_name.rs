@@ -18,7 +18,7 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::shard_name::{parse_dir_name, ShardKey};
+//! use felix_codec::format::shard_name::{parse_dir_name, ShardKey};
 //! let key = ShardKey { tenant: "acme", namespace: "default", stream: "orders", shard: 0 };
 //! let dir = key.dir_name();
 //! let (readable, hash) = parse_dir_name(&dir).unwrap();

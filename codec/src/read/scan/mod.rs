@@ -12,8 +12,8 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::epochs::{encode, Epoch};
-//! use felix_codec::scan::{EpochsScanner, Item, ScanContext};
+//! use felix_codec::format::epochs::{encode, Epoch};
+//! use felix_codec::read::scan::{EpochsScanner, Item, ScanContext};
 //! let bytes = encode(&[Epoch { generation: 1, start_offset: 0 }]).unwrap();
 //! let mut scanner = EpochsScanner::new(ScanContext::default());
 //! let mut seen = 0;
@@ -37,10 +37,10 @@ pub use epochs::{EpochsScanner, EpochsSummary};
 pub use index::{IndexCheck, IndexScanner, IndexSummary};
 pub use segment::{RecordItem, RecordStatus, SegmentScanner, SegmentSummary};
 
-use crate::corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
-use crate::epochs::Epoch;
-use crate::index::IndexEntry;
-use crate::segment_header::SegmentHeader;
+use crate::format::epochs::Epoch;
+use crate::format::index::IndexEntry;
+use crate::format::segment_header::SegmentHeader;
+use crate::verdict::corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
 
 /// Most findings kept per file; past it they are counted, not stored.
 pub const MAX_FINDINGS_PER_FILE: usize = 10_000;

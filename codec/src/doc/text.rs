@@ -6,8 +6,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
-use crate::file_name::FileKind;
-use crate::report::{one_line, plural, FileReport, Report};
+use crate::doc::report::{one_line, plural, FileReport, Report};
+use crate::format::file_name::FileKind;
 
 impl Report {
     /// The person-readable rendering: one line per finding, then a summary
@@ -29,7 +29,7 @@ impl Report {
             }
         }
         let files: Vec<&FileReport> = self.files.iter().collect();
-        let verdicts = crate::verdict::by_shard(&files);
+        let verdicts = crate::doc::sentence::by_shard(&files);
         for (i, file) in self.files.iter().enumerate() {
             let path = one_line(&file.path);
             let _ = write!(out, "{path}: {} {}, {} bytes", file.status_word(), file.kind.as_str(), file.size);

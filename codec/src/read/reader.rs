@@ -1,8 +1,8 @@
 //! The strict reader: walks a segment's records from a known record boundary
 //! and stops at the first problem. Recovery, the engine's reads and
-//! `felix-storage dump` all use it; the scanner in [`crate::scan`] is its
-//! never-failing sibling. Both share the decoders of [`crate::segment_header`]
-//! and [`crate::record`].
+//! `felix-storage dump` all use it; the scanner in [`crate::read::scan`] is its
+//! never-failing sibling. Both share the decoders of [`crate::format::segment_header`]
+//! and [`crate::format::record`].
 //!
 //! [`ChunkedReader`] is sans-IO: the caller owns the bytes. Each
 //! [`ChunkedReader::step`] looks at a window of the file and answers
@@ -17,9 +17,9 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::reader::SegmentReader;
-//! use felix_codec::record::encode_record;
-//! use felix_codec::segment_header::SegmentHeader;
+//! use felix_codec::read::reader::SegmentReader;
+//! use felix_codec::format::record::encode_record;
+//! use felix_codec::format::segment_header::SegmentHeader;
 //! let mut segment = SegmentHeader::new(5, 1).encode().to_vec();
 //! encode_record(5, 1, b"a", &mut segment).unwrap();
 //! encode_record(6, 1, b"b", &mut segment).unwrap();
@@ -28,9 +28,9 @@
 //! assert_eq!((header.base_offset, offsets), (5, vec![5, 6]));
 //! ```
 
-use crate::corruption::CorruptionKind;
-use crate::record::{decode_header_and_crc, verify_body, ExpectedOffset, Record, RecordHeader, RECORD_HEADER_LEN};
-use crate::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use crate::format::record::{decode_header_and_crc, verify_body, ExpectedOffset, Record, RecordHeader, RECORD_HEADER_LEN};
+use crate::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+use crate::verdict::corruption::CorruptionKind;
 
 /// The first problem the strict reader met.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,7 +240,7 @@ pub const FIRST_RECORD_POSITION: u64 = SEGMENT_HEADER_LEN as u64;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::encode_record;
+    use crate::format::record::encode_record;
     use alloc::vec::Vec;
 
     fn segment(base: u64, n: u64) -> Vec<u8> {
@@ -335,7 +335,7 @@ mod tests {
     fn walk_by_decode_record(bytes: &[u8]) -> (Vec<(u64, u64)>, Option<Site>) {
         let (mut at, mut expected, mut out) = (32usize, ExpectedOffset::Any, Vec::new());
         while at < bytes.len() {
-            match crate::record::decode_record(&bytes[at..], expected) {
+            match crate::format::record::decode_record(&bytes[at..], expected) {
                 Ok((r, used)) => {
                     out.push((at as u64, r.header.offset));
                     expected = ExpectedOffset::after(r.header.offset);

@@ -5,8 +5,8 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::file_name::FileKind;
-//! use felix_codec::report::{FileReport, Report, Status};
+//! use felix_codec::format::file_name::FileKind;
+//! use felix_codec::doc::report::{FileReport, Report, Status};
 //! let file = FileReport::new("s/00000000000000000000.log".into(), FileKind::Segment, 32);
 //! assert_eq!(file.status, Status::Clean);
 //! let report = Report::new(vec![file]);
@@ -19,8 +19,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::corruption::{Finding, Repair};
-use crate::file_name::FileKind;
+use crate::format::file_name::FileKind;
+use crate::verdict::corruption::{Finding, Repair};
 
 /// Version of the report's shape.
 pub const REPORT_VERSION: u32 = 1;

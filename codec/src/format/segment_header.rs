@@ -17,7 +17,7 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
+//! use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 //! let bytes = SegmentHeader::new(100, 1_700_000_000_000_000).encode();
 //! let (header, used) = SegmentHeader::decode(&bytes).unwrap();
 //! assert_eq!((header.base_offset, used), (100, SEGMENT_HEADER_LEN));
@@ -26,8 +26,8 @@
 //! assert_eq!(SegmentHeader::decode(&rotted).unwrap_err().kind.name(), "SegmentHeaderChecksum");
 //! ```
 
-use crate::be;
-use crate::corruption::CorruptionKind;
+use crate::format::be;
+use crate::verdict::corruption::CorruptionKind;
 use crate::FORMAT_VERSION;
 
 /// `FLSG`.
@@ -165,7 +165,7 @@ pub fn is_unfinished_header(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::golden;
+    use crate::format::golden;
 
     #[test]
     fn encodes_the_spec_golden_vector() {
@@ -246,7 +246,7 @@ mod tests {
 
     #[test]
     fn index_bytes_in_a_segment_are_a_magic_error() {
-        let b = crate::index::IndexHeader::new(0).encode();
+        let b = crate::format::index::IndexHeader::new(0).encode();
         let mut buf = [0u8; 32];
         buf[..24].copy_from_slice(&b);
         assert_eq!(SegmentHeader::decode(&buf).unwrap_err().kind, CorruptionKind::SegmentMagic { found: *b"FLSI" });

@@ -24,7 +24,7 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::file_name::{classify, parse_file_name, segment_file_name, EntryName, FileKind};
+//! use felix_codec::format::file_name::{classify, parse_file_name, segment_file_name, EntryName, FileKind};
 //! assert_eq!(segment_file_name(42), "00000000000000000042.log");
 //! assert_eq!(parse_file_name("00000000000000000042.index"), Some((42, FileKind::Index)));
 //! assert_eq!(classify("writer.lock"), EntryName::Lock);
@@ -100,9 +100,9 @@ impl FileKind {
     #[must_use]
     pub fn from_magic(first: &[u8]) -> Self {
         match first.get(..4) {
-            Some(m) if m == crate::segment_header::SEGMENT_MAGIC => Self::Segment,
-            Some(m) if m == crate::index::INDEX_MAGIC => Self::Index,
-            Some(m) if m == crate::epochs::EPOCHS_MAGIC => Self::Epochs,
+            Some(m) if m == crate::format::segment_header::SEGMENT_MAGIC => Self::Segment,
+            Some(m) if m == crate::format::index::INDEX_MAGIC => Self::Index,
+            Some(m) if m == crate::format::epochs::EPOCHS_MAGIC => Self::Epochs,
             _ => Self::Unknown,
         }
     }

@@ -2,7 +2,7 @@
 //! hex view colours and names bytes with these; the layouts come from the
 //! structure modules' constants, so they cannot drift from the decoders.
 
-use crate::{epochs, index, record, segment_header};
+use crate::format::{epochs, index, record, segment_header};
 
 /// What a field is, for colouring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

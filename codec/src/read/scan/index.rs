@@ -9,10 +9,10 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use super::{Findings, Item, ScanContext, Sink};
-use crate::corruption::{CorruptionKind, Finding, Repair};
-use crate::index::{IndexEntry, IndexHeader, IndexProblem, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
-use crate::record::RECORD_HEADER_LEN;
-use crate::segment_header::SEGMENT_HEADER_LEN;
+use crate::format::index::{IndexEntry, IndexHeader, IndexProblem, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
+use crate::format::record::RECORD_HEADER_LEN;
+use crate::format::segment_header::SEGMENT_HEADER_LEN;
+use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
 
 /// Most entries kept for checking against the segment (1,048,576: 24 MiB
 /// as kept). An index holding more is not trusted ([`quick_check`] calls it
@@ -113,7 +113,7 @@ impl IndexScanner {
             }
             Err((kind, end)) => {
                 if let CorruptionKind::IndexMagic { .. } = kind {
-                    self.findings.note(format!("the first bytes look like {}", crate::file_name::describe_magic(&self.buf)));
+                    self.findings.note(format!("the first bytes look like {}", crate::format::file_name::describe_magic(&self.buf)));
                 }
                 self.add(kind, 0, end as u64, sink);
                 self.state = State::Stopped;
@@ -186,7 +186,7 @@ pub fn quick_check(summary: &IndexSummary, ctx: &ScanContext, segment_base: u64,
     };
     if header.base_offset != segment_base {
         let kind = CorruptionKind::IndexBaseOffset { index: header.base_offset, segment: segment_base };
-        let at = crate::index::BASE_OFFSET_AT as u64;
+        let at = crate::format::index::BASE_OFFSET_AT as u64;
         return Some(IndexProblem::Finding(Finding { kind, site: ctx.site(at), end: at + 8, offset: None, repair: Repair::Always }));
     }
     if let Some(f) = summary.findings.findings.first() {

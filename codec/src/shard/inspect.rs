@@ -20,9 +20,9 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::inspect::inspect_in_memory;
-//! use felix_codec::record::encode_record;
-//! use felix_codec::segment_header::SegmentHeader;
+//! use felix_codec::shard::inspect::inspect_in_memory;
+//! use felix_codec::format::record::encode_record;
+//! use felix_codec::format::segment_header::SegmentHeader;
 //! let mut log = SegmentHeader::new(0, 1).encode().to_vec();
 //! encode_record(0, 1, b"hello", &mut log).unwrap();
 //! log.truncate(log.len() - 2); // a torn tail
@@ -35,15 +35,15 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::corruption::{CorruptionKind, Finding, Repair};
-use crate::epochs::EPOCH_ENTRY_LEN;
-use crate::file_name::{classify, describe_magic, parse_file_name, EntryName, FileKind};
-use crate::index::BASE_OFFSET_AT as INDEX_BASE_OFFSET_AT;
-use crate::recovery::{IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts};
-use crate::report::{FileReport, Report};
-use crate::scan::epochs::entry_position;
-use crate::scan::{EpochsScanner, IndexCheck, IndexScanner, IndexSummary, Item, ScanContext, SegmentScanner, Sink};
-use crate::segment_header::BASE_OFFSET_AT as SEGMENT_BASE_OFFSET_AT;
+use crate::doc::report::{FileReport, Report};
+use crate::format::epochs::EPOCH_ENTRY_LEN;
+use crate::format::file_name::{classify, describe_magic, parse_file_name, EntryName, FileKind};
+use crate::format::index::BASE_OFFSET_AT as INDEX_BASE_OFFSET_AT;
+use crate::format::segment_header::BASE_OFFSET_AT as SEGMENT_BASE_OFFSET_AT;
+use crate::read::scan::epochs::entry_position;
+use crate::read::scan::{EpochsScanner, IndexCheck, IndexScanner, IndexSummary, Item, ScanContext, SegmentScanner, Sink};
+use crate::shard::recovery::{IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts};
+use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
 
 /// A file to inspect: its path as shown, its bare name and its size.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,15 +61,15 @@ pub struct InputFile {
 struct PendingIndex {
     segment_id: u64,
     index_file: usize,
-    entries: Vec<(u64, crate::index::IndexEntry)>,
+    entries: Vec<(u64, crate::format::index::IndexEntry)>,
 }
 
 /// What one file turned out to be, after its scan.
 #[derive(Debug)]
 enum Done {
-    Segment(crate::scan::SegmentSummary),
+    Segment(crate::read::scan::SegmentSummary),
     Index(IndexSummary),
-    Epochs(crate::scan::EpochsSummary),
+    Epochs(crate::read::scan::EpochsSummary),
     Unknown { size: u64, first: Vec<u8> },
 }
 
@@ -378,7 +378,7 @@ impl ShardInspection {
     }
 
     /// The reports, and the facts recovery plans from
-    /// ([`crate::recovery::plan_shard`]); `path` names the shard directory.
+    /// ([`crate::shard::recovery::plan_shard`]); `path` names the shard directory.
     #[must_use]
     pub fn finish_with_facts(mut self, path: String) -> (Vec<FileReport>, ShardFacts) {
         self.cross_check();
@@ -488,7 +488,7 @@ impl ShardInspection {
         segs
     }
 
-    fn segment(&self, i: usize) -> Option<&crate::scan::SegmentSummary> {
+    fn segment(&self, i: usize) -> Option<&crate::read::scan::SegmentSummary> {
         match self.done.get(i) {
             Some(Some(Done::Segment(s))) => Some(s),
             _ => None,
@@ -525,7 +525,7 @@ impl ShardInspection {
             }
         }
         // Every epoch starts at or below the log's end.
-        let log_end = segs.last().and_then(|(_, i)| self.segment(*i)).and_then(crate::scan::SegmentSummary::next_offset);
+        let log_end = segs.last().and_then(|(_, i)| self.segment(*i)).and_then(crate::read::scan::SegmentSummary::next_offset);
         if let Some(log_end) = log_end {
             for (i, f) in self.files.iter().enumerate() {
                 if FileKind::from_name(&f.name) != Some(FileKind::Epochs) {

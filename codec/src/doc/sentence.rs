@@ -4,9 +4,9 @@
 //! words: one judge, one wording.
 //!
 //! ```
-//! use felix_codec::file_name::FileKind;
-//! use felix_codec::report::FileReport;
-//! use felix_codec::verdict::sentence;
+//! use felix_codec::format::file_name::FileKind;
+//! use felix_codec::doc::report::FileReport;
+//! use felix_codec::doc::sentence::sentence;
 //! let file = FileReport::new("s/00000000000000000000.log".into(), FileKind::Segment, 32);
 //! assert_eq!(sentence(&[&file]), "clean: nothing to do");
 //! ```
@@ -15,8 +15,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::file_name::FileKind;
-use crate::report::{FileReport, FindingReport};
+use crate::doc::report::{FileReport, FindingReport};
+use crate::format::file_name::FileKind;
 use crate::Repair;
 
 /// Offsets a sentence names before "and N more".

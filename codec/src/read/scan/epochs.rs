@@ -1,12 +1,12 @@
 //! The epochs scanner. The file is small and bounded, so it is buffered (up
-//! to [`MAX_EPOCHS_FILE_LEN`](crate::epochs::MAX_EPOCHS_FILE_LEN) bytes) and
+//! to [`crate::format::epochs::MAX_EPOCHS_FILE_LEN`] bytes) and
 //! decoded once at the end; a longer file is reported by its true length.
 
 use alloc::vec::Vec;
 
 use super::{Findings, Item, ScanContext, Sink};
-use crate::corruption::{CorruptionKind, Repair};
-use crate::epochs::{self, Epoch, EPOCHS_HEADER_LEN, EPOCH_ENTRY_LEN, MAX_EPOCHS_FILE_LEN};
+use crate::format::epochs::{self, Epoch, EPOCHS_HEADER_LEN, EPOCH_ENTRY_LEN, MAX_EPOCHS_FILE_LEN};
+use crate::verdict::corruption::{CorruptionKind, Repair};
 
 /// What an epochs scan found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -31,8 +31,8 @@
 //! | index kinds            | anywhere                                                       | always (rebuilt from the segment) |
 //! | epochs kinds           | anywhere                                                       | never (reads as empty; nothing to repair) |
 
-use crate::corruption::{CorruptionKind, Repair};
-use crate::record::RECORD_HEADER_LEN;
+use crate::format::record::RECORD_HEADER_LEN;
+use crate::verdict::corruption::{CorruptionKind, Repair};
 
 /// Where in the shard a finding sits, as far as repair is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -16,7 +16,7 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::epochs::{decode, encode, read_or_empty, truncation_point, Epoch};
+//! use felix_codec::format::epochs::{decode, encode, read_or_empty, truncation_point, Epoch};
 //! let history = [Epoch { generation: 1, start_offset: 0 }, Epoch { generation: 3, start_offset: 100 }];
 //! let bytes = encode(&history).unwrap();
 //! assert_eq!(decode(&bytes).unwrap(), history);
@@ -28,8 +28,8 @@
 
 use alloc::vec::Vec;
 
-use crate::be;
-use crate::corruption::CorruptionKind;
+use crate::format::be;
+use crate::verdict::corruption::CorruptionKind;
 
 /// `FLEP`.
 pub const EPOCHS_MAGIC: [u8; 4] = *b"FLEP";

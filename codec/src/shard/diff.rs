@@ -32,13 +32,13 @@
 //! never by its kind's name: `Truncated` is met in all three files.
 //!
 //! Each side's truncation point is the leader-epoch rule
-//! ([`crate::epochs::truncation_point`]) with that side as the follower and
+//! ([`crate::format::epochs::truncation_point`]) with that side as the follower and
 //! the other as the leader.
 //!
 //! # Example
 //!
 //! ```
-//! use felix_codec::diff::{DiffMachine, Need, RecordSummary, Side, SideFacts};
+//! use felix_codec::shard::diff::{DiffMachine, Need, RecordSummary, Side, SideFacts};
 //! let rec = |offset, checksum| RecordSummary { offset, checksum, segment_id: 0, position: 32 + offset * 30, payload_len: 2, timestamp_micros: 1 };
 //! let a = [rec(0, 7), rec(1, 8), rec(2, 9)];
 //! let b = [rec(0, 7), rec(1, 5)];
@@ -59,11 +59,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
-use crate::epochs::{end_of_generation, truncation_point, Epoch};
-use crate::file_name::{classify, segment_file_name, EntryName, FileKind};
-use crate::recovery::RemainingFinding;
-use crate::report::{one_line, FileReport};
-use crate::shard_name::parse_dir_name;
+use crate::doc::report::{one_line, FileReport};
+use crate::format::epochs::{end_of_generation, truncation_point, Epoch};
+use crate::format::file_name::{classify, segment_file_name, EntryName, FileKind};
+use crate::format::shard_name::parse_dir_name;
+use crate::shard::recovery::RemainingFinding;
 
 /// Version of the diff's JSON shape.
 pub const DIFF_VERSION: u32 = 1;
@@ -99,7 +99,7 @@ pub enum Need {
 /// its payload.
 ///
 /// ```
-/// use felix_codec::diff::RecordSummary;
+/// use felix_codec::shard::diff::RecordSummary;
 /// let r = RecordSummary { offset: 5, checksum: 0x2402_152C, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 9 };
 /// assert_eq!(r.checksum, 0x2402_152C);
 /// ```
@@ -127,7 +127,7 @@ impl RecordSummary {
     /// happened to verify) still shows in the header fields it covers.
     ///
     /// ```
-    /// use felix_codec::diff::RecordSummary;
+    /// use felix_codec::shard::diff::RecordSummary;
     /// let a = RecordSummary { offset: 5, checksum: 7, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 9 };
     /// let moved = RecordSummary { segment_id: 4, position: 900, ..a };
     /// assert!(a.same_record(&moved), "where a record lives is not what it is");
@@ -144,15 +144,15 @@ impl RecordSummary {
     /// From a scanner's record item.
     ///
     /// ```
-    /// use felix_codec::diff::RecordSummary;
-    /// use felix_codec::record::RecordHeader;
-    /// use felix_codec::scan::{RecordItem, RecordStatus};
+    /// use felix_codec::shard::diff::RecordSummary;
+    /// use felix_codec::format::record::RecordHeader;
+    /// use felix_codec::read::scan::{RecordItem, RecordStatus};
     /// let header = RecordHeader { payload_len: 2, offset: 7, timestamp_micros: 9, header_crc: 1, checksum: 2 };
     /// let item = RecordItem { position: 32, header, status: RecordStatus::Intact };
     /// assert_eq!(RecordSummary::of(3, &item).offset, 7);
     /// ```
     #[must_use]
-    pub fn of(segment_id: u64, item: &crate::scan::RecordItem) -> Self {
+    pub fn of(segment_id: u64, item: &crate::read::scan::RecordItem) -> Self {
         Self {
             offset: item.header.offset,
             checksum: item.header.checksum,
@@ -546,9 +546,9 @@ impl SideFacts {
     /// side this way from the one report model.
     ///
     /// ```
-    /// use felix_codec::diff::SideFacts;
-    /// use felix_codec::file_name::FileKind;
-    /// use felix_codec::report::FileReport;
+    /// use felix_codec::shard::diff::SideFacts;
+    /// use felix_codec::format::file_name::FileKind;
+    /// use felix_codec::doc::report::FileReport;
     /// let mut epochs = FileReport::new("s/epochs".into(), FileKind::Epochs, 44);
     /// epochs.entries = Some(vec![[1, 0], [3, 100]]);
     /// let side = SideFacts::from_reports("s", &[epochs]);
@@ -639,7 +639,7 @@ pub struct Divergence {
 }
 
 /// Two replicas that are not of one shard, judged by their directories'
-/// names (`tenant_namespace_stream_shard-HASH`, [`crate::shard_name`]): the
+/// names (`tenant_namespace_stream_shard-HASH`, [`crate::format::shard_name`]): the
 /// readable names differ, or the keys (the hash of the exact key) do. Only
 /// two names of the shard-name form are judged; a folder named otherwise
 /// (a copy under `replica-a/`) says nothing either way.
@@ -662,7 +662,7 @@ impl DifferentShards {
     /// the diff's notes hold.
     ///
     /// ```
-    /// use felix_codec::diff::different_shards;
+    /// use felix_codec::shard::diff::different_shards;
     /// let d = different_shards("acme_default_orders_0-0d3aed4b998d2798", "acme_default_payments_0-feaf85568f3eb5b0").unwrap();
     /// assert!(d.warning().starts_with("A and B are different shards"));
     /// ```
@@ -687,7 +687,7 @@ impl DifferentShards {
 /// cannot tell). One judge for the CLI and the page.
 ///
 /// ```
-/// use felix_codec::diff::different_shards;
+/// use felix_codec::shard::diff::different_shards;
 /// let orders = "acme_default_orders_0-0d3aed4b998d2798";
 /// assert!(different_shards(orders, orders).is_none());
 /// assert!(different_shards(orders, "replica-b").is_none(), "a name that is no shard name cannot tell");
@@ -819,7 +819,7 @@ impl Diff {
     /// The diff as text for a person (the CLI escapes it for the terminal).
     ///
     /// ```
-    /// use felix_codec::diff::{DiffMachine, SideFacts};
+    /// use felix_codec::shard::diff::{DiffMachine, SideFacts};
     /// let d = DiffMachine::new().finish(SideFacts::new("a"), SideFacts::new("b"));
     /// assert!(d.to_text().contains("identical"));
     /// ```
@@ -985,8 +985,8 @@ fn epochs_text(epochs: &[[u64; 2]]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
-    use crate::report::FindingReport;
+    use crate::doc::report::FindingReport;
+    use crate::verdict::corruption::{CorruptionKind, CorruptionSite, Finding, Repair};
     use alloc::vec;
 
     fn rec(offset: u64, checksum: u32) -> RecordSummary {

@@ -21,8 +21,8 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::recovery::{plan_shard, Action, SegmentFacts, ShardFacts};
-//! use felix_codec::repair::RepairOptions;
+//! use felix_codec::shard::recovery::{plan_shard, Action, SegmentFacts, ShardFacts};
+//! use felix_codec::verdict::repair::RepairOptions;
 //! use felix_codec::{CorruptionKind, CorruptionSite, Finding, Repair};
 //! let torn = Finding {
 //!     kind: CorruptionKind::Truncated { needed: 40, available: 9 },
@@ -39,10 +39,10 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::corruption::{CorruptionKind, Finding, Repair};
-use crate::file_name::{evidence_name, index_file_name};
-use crate::repair::{RepairOptions, OPT_IN_FLAG};
-use crate::report::FindingReport;
+use crate::doc::report::FindingReport;
+use crate::format::file_name::{evidence_name, index_file_name};
+use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
+use crate::verdict::repair::{RepairOptions, OPT_IN_FLAG};
 
 /// Version of the plan's JSON shape.
 pub const PLAN_VERSION: u32 = 1;
@@ -66,7 +66,7 @@ pub struct SegmentFacts {
     pub unfinished: bool,
 }
 
-pub use crate::index::IndexProblem;
+pub use crate::format::index::IndexProblem;
 
 /// What is known about one segment's index.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -533,7 +533,7 @@ fn orphan_indexes(facts: &ShardFacts) -> Vec<Action> {
             file: ix.file.clone(),
             bytes: ix.size,
             reason: reason.into(),
-            evidence: (ix.size > 0).then(|| crate::file_name::index_evidence_name(ix.id, 1)),
+            evidence: (ix.size > 0).then(|| crate::format::file_name::index_evidence_name(ix.id, 1)),
         });
     }
     out
@@ -549,7 +549,7 @@ pub fn is_segment_kind(kind: &CorruptionKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corruption::CorruptionSite;
+    use crate::verdict::corruption::CorruptionSite;
     use alloc::vec;
 
     fn finding(kind: CorruptionKind, position: u64, end: u64, repair: Repair) -> Finding {
@@ -558,7 +558,7 @@ mod tests {
 
     fn seg(id: u64, newest: bool, findings: Vec<Finding>, clean: u64, size: u64) -> SegmentFacts {
         SegmentFacts {
-            file: crate::file_name::segment_file_name(id),
+            file: crate::format::file_name::segment_file_name(id),
             id,
             size,
             newest,

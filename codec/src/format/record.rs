@@ -17,7 +17,7 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::record::{decode_record, encode_record, ExpectedOffset};
+//! use felix_codec::format::record::{decode_record, encode_record, ExpectedOffset};
 //! let mut bytes = Vec::new();
 //! encode_record(7, 9, b"hi", &mut bytes).unwrap();
 //! let (record, used) = decode_record(&bytes, ExpectedOffset::Exactly(7)).unwrap();
@@ -28,8 +28,8 @@
 
 use alloc::vec::Vec;
 
-use crate::be;
-use crate::corruption::CorruptionKind;
+use crate::format::be;
+use crate::verdict::corruption::CorruptionKind;
 use crate::MAX_PAYLOAD_BYTES;
 
 /// Position of `payload_len`.
@@ -267,7 +267,7 @@ pub fn encode_record(offset: u64, timestamp_micros: u64, payload: &[u8], out: &m
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::golden;
+    use crate::format::golden;
     use alloc::vec;
 
     #[test]

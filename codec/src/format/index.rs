@@ -21,7 +21,7 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::index::{build_index, seek_position, IndexEntry, IndexHeader, INDEX_HEADER_LEN};
+//! use felix_codec::format::index::{build_index, seek_position, IndexEntry, IndexHeader, INDEX_HEADER_LEN};
 //! // Records 0..100 every 40 bytes; an entry at most every 400 bytes.
 //! let bytes = build_index(0, (0..100).map(|o| (o, 32 + o * 40)), 400);
 //! let (header, _) = IndexHeader::decode(&bytes).unwrap();
@@ -34,8 +34,8 @@
 use alloc::format;
 use alloc::string::String;
 
-use crate::be;
-use crate::corruption::{CorruptionKind, Finding};
+use crate::format::be;
+use crate::verdict::corruption::{CorruptionKind, Finding};
 use crate::FORMAT_VERSION;
 
 /// `FLSI`.
