@@ -1,17 +1,9 @@
 //! Inspecting a set of files as a shard: which file is which, in what order
 //! to read them, the streaming scan of each, and the cross-file checks.
 //!
-//! The caller owns the IO (the CLI reads files, the browser slices Blobs):
-//!
-//! ```text
-//! let mut shard = ShardInspection::new(Some(dir_name), files);
-//! for i in shard.order() {
-//!     let mut scan = shard.begin(i);
-//!     for chunk in file_i { scan.feed(chunk, &mut sink); }
-//!     shard.end(i, scan, &mut sink);
-//! }
-//! let reports = shard.finish();
-//! ```
+//! The caller owns the IO (the CLI reads files, the browser slices Blobs)
+//! and drives the inspection through the one state machine that says which
+//! bytes it needs next, [`crate::shard::scan::ShardScan`].
 //!
 //! Cross-file checks: consecutive segments (by numeric id) must continue each
 //! other's offsets; each index must match its segment's base offset and land
@@ -658,14 +650,12 @@ pub fn inspect_in_memory(shard: Option<String>, files: &[(String, &[u8])], chunk
             .collect();
         return Report::new(reports);
     };
-    let mut inspection = ShardInspection::new(Some(shard), files.iter().map(input).collect());
-    for i in inspection.order() {
-        let mut scan = inspection.begin(i);
-        let bytes = files.get(i).map_or(&[][..], |(_, b)| *b);
-        for chunk in bytes.chunks(chunk_bytes) {
-            scan.feed(chunk, &mut ());
-        }
-        inspection.end(i, scan, &mut ());
+    let inspection = ShardInspection::new(Some(shard), files.iter().map(input).collect());
+    let mut scan = crate::shard::scan::ShardScan::new(inspection, chunk_bytes as u64);
+    while let Some(read) = scan.next_read(&mut ()) {
+        let bytes = files.get(read.file).map_or(&[][..], |(_, b)| *b);
+        let (start, end) = (usize::try_from(read.start).unwrap_or(usize::MAX), usize::try_from(read.end).unwrap_or(usize::MAX));
+        scan.feed(bytes.get(start..end).unwrap_or(&[]), &mut ());
     }
-    Report::new(inspection.finish())
+    Report::new(scan.finish(&mut ()).finish())
 }
