@@ -127,13 +127,7 @@ fn the_cli_refuses_the_roll_and_exits_1_naming_the_shard() {
     let path = shard_path.join(segment_file_name(u64::MAX));
     std::fs::write(&path, &segment).unwrap();
     drop(big);
-    let mut child = Command::new(bin())
-        .args(["produce", root.path().to_str().unwrap(), "--shard", "t/n/s/0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = support::producer(root.path().to_str().unwrap(), "t/n/s/0", &[]);
     {
         let mut stdin = child.stdin.take().unwrap();
         writeln!(stdin, "small").unwrap();
@@ -183,13 +177,7 @@ fn removing_writer_lock_lets_no_second_writer_in() {
     let shard_path = shard_of(root.path());
     std::fs::remove_file(shard_path.join("writer.lock")).unwrap();
     // A second producer is refused at once, and writes nothing.
-    let mut b = Command::new(bin())
-        .args(["produce", root.path().to_str().unwrap(), "--shard", "t/n/s/0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut b = support::producer(root.path().to_str().unwrap(), "t/n/s/0", &[]);
     b.stdin.take().unwrap().write_all(b"b-0\nb-1\n").unwrap();
     let o = b.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));

@@ -84,13 +84,7 @@ fn two_producers_on_one_shard_the_second_is_refused_naming_the_first() {
     let mut stdin = first.stdin.take().unwrap();
     writeln!(stdin, "from the first").unwrap();
     assert_eq!(acks.next().unwrap().unwrap(), "0", "the first writer holds the shard");
-    let mut second = Command::new(bin())
-        .args(["produce", tmp.path().to_str().unwrap(), "--shard", SHARD])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut second = support::producer(tmp.path().to_str().unwrap(), SHARD, &[]);
     second.stdin.take().unwrap().write_all(b"from the second\n").unwrap();
     let refused = second.wait_with_output().unwrap();
     assert_eq!(refused.status.code(), Some(1));
@@ -475,13 +469,7 @@ fn produce_stops_at_the_last_offset_instead_of_wrapping() {
     let dir = shard_dir(tmp.path());
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("00000000000000000000.log"), SegmentHeader::new(u64::MAX - 2, 1).encode()).unwrap();
-    let mut child = Command::new(bin())
-        .args(["produce", tmp.path().to_str().unwrap(), "--shard", SHARD])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = support::producer(tmp.path().to_str().unwrap(), SHARD, &[]);
     child.stdin.take().unwrap().write_all(b"a\nb\nc\n").unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(1));
