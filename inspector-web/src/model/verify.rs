@@ -12,7 +12,7 @@ use felix_codec::doc::report::{FileReport, FindingReport, HashAlgorithm};
 use felix_codec::Repair;
 
 use super::group::file_name;
-use crate::share::shared::short;
+use crate::ui::message::short;
 
 /// Whether two reports describe the same bytes. The one place that compares
 /// file identity: when the report's hash changes algorithm, only this changes.
