@@ -17,17 +17,18 @@ use crate::components::{
     message::Message, plan_claim::PlanClaim, recovery_preview::RecoveryPreview, replica_diff::ReplicaDiff, text_field::TextField,
     verdicts::Verdicts,
 };
-use crate::logic::group::{file_name, Dropped};
-use crate::logic::keys::{self, Shortcut};
-use crate::logic::message::quote;
-use crate::logic::open_error::{Document, OpenError, Origin};
-use crate::logic::opened::{self, Opened};
-use crate::logic::protocol::ToPage;
-use crate::logic::shared::{self, SharedReport, Source};
-use crate::logic::{hex, permalink, sample, verify};
-use crate::runner::{self, Runner};
+use crate::model::group::{file_name, Dropped};
+use crate::model::{hex, sample, verify};
+use crate::share::open_error::{Document, OpenError, Origin};
+use crate::share::opened::{self, Opened};
+use crate::share::permalink;
+use crate::share::shared::{self, SharedReport, Source};
 use crate::state::{Action, FileId, RowId, State};
+use crate::ui::keys::{self, Shortcut};
+use crate::ui::message::quote;
 use crate::web;
+use crate::worker::protocol::ToPage;
+use crate::worker::runner::{self, Runner};
 
 /// Frames the detail views of a newly shown file mount in, one after the other
 /// (see `App`): the file map; the records; the index and epochs; the hex view.
@@ -231,7 +232,7 @@ pub fn app() -> Html {
     let on_files = {
         let (loader, dispatch) = (loader.clone(), dispatch.clone());
         Callback::from(move |files: Vec<(String, File)>| {
-            if let Some(p) = crate::logic::group::path_given_twice(&files) {
+            if let Some(p) = crate::model::group::path_given_twice(&files) {
                 return dispatch.emit(Action::Error(format!(
                     "{} is dropped twice (two folders or files of that name, from different places): drop one of them at a time, \
                      or compare two replicas of a shard with the replica compare",
@@ -261,7 +262,7 @@ pub fn app() -> Html {
             match files {
                 // In the CLI's order, as a drop of the same folder (its JSON is then `inspect --json`'s).
                 Ok(mut files) => {
-                    crate::logic::group::sort_in_cli_order(&mut files);
+                    crate::model::group::sort_in_cli_order(&mut files);
                     loader.load(files);
                 }
                 Err(e) => dispatch.emit(Action::Error(e)),
@@ -428,7 +429,7 @@ fn shard_folders(state: &State, blobs: &[(FileId, Blob)]) -> Option<Rc<crate::co
     }
     let dropped: Vec<Dropped> = state.files.iter().map(|f| Dropped { id: f.id.0, path: f.path.clone(), size: f.size }).collect();
     let mut shards = Vec::new();
-    for g in crate::logic::group::group(&dropped) {
+    for g in crate::model::group::group(&dropped) {
         let Some(name) = g.shard else { continue };
         let files = g
             .files
@@ -443,7 +444,7 @@ fn shard_folders(state: &State, blobs: &[(FileId, Blob)]) -> Option<Rc<crate::co
 
 fn detail_section(
     state: &State,
-    detail: Option<(RowId, String, Rc<crate::logic::scan::Scanned>)>,
+    detail: Option<(RowId, String, Rc<crate::model::scan::Scanned>)>,
     blob: Option<Blob>,
     dispatch: &Callback<Action>,
     shown: u8,
@@ -468,7 +469,7 @@ fn detail_section(
         let (s, on_range) = (Rc::clone(&scanned), on_range.clone());
         Callback::from(move |pos: u64| on_range.emit(hex::click_selection(s.report.kind, &s.detail.records, s.report.size, pos)))
     };
-    let index = crate::logic::scan::companion_index(&scanned, state.files.iter().filter_map(|f| f.scanned.as_ref())).cloned();
+    let index = crate::model::scan::companion_index(&scanned, state.files.iter().filter_map(|f| f.scanned.as_ref())).cloned();
     html! {
         <section class="detail">
             <h2><TextField text={path} />{ format!(" — {}", scanned.report.kind.as_str()) }</h2>

@@ -1,8 +1,9 @@
 //! # felix-inspector
 //!
 //! The browser inspector: a thin Yew shell ([`app`], [`components`],
-//! [`runner`], [`web`]) over plain state ([`state`]) and pure logic
-//! ([`logic`]), both tested natively. Files are read in the page with
+//! [`web`], the worker's driver and runner in [`worker`]) over plain state
+//! ([`state`]) and pure logic ([`model`], [`share`], [`ui`], the worker's
+//! protocol), all tested natively. Files are read in the page with
 //! `Blob.slice`, in chunks, and fed to `felix-codec`'s incremental scanners;
 //! nothing is uploaded anywhere.
 
@@ -11,8 +12,9 @@
 
 pub mod app;
 pub mod components;
-pub mod driver;
-pub mod logic;
-pub mod runner;
+pub mod model;
+pub mod share;
 pub mod state;
+pub mod ui;
 pub mod web;
+pub mod worker;

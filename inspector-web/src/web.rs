@@ -7,7 +7,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, BlobPropertyBag, File, HtmlAnchorElement, Url};
 
-use crate::logic::window::{Checkpoints, Want, Window, WindowScan, WINDOW_READ_BYTES};
+use crate::model::window::{Checkpoints, Want, Window, WindowScan, WINDOW_READ_BYTES};
 
 /// The message of a browser error.
 pub fn js_err(e: &JsValue) -> String {
@@ -24,7 +24,7 @@ pub async fn read_slice(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, St
     Ok(out)
 }
 
-/// The rows `want` asks for, re-read from the file (`logic::window`): from
+/// The rows `want` asks for, re-read from the file (`model::window`): from
 /// the nearest checkpoint, [`WINDOW_READ_BYTES`] at a time, each read
 /// scanned in a task of its own. Holds one read and the rows kept.
 ///
@@ -183,12 +183,12 @@ pub fn file_from_bytes(name: &str, bytes: &[u8]) -> Result<File, String> {
 }
 
 /// The files a picker chose, with their relative paths, in the order drops
-/// get too ([`crate::logic::group::cli_order`]), not the browser's.
+/// get too ([`crate::model::group::cli_order`]), not the browser's.
 #[must_use]
 pub fn picked(files: Option<web_sys::FileList>) -> Vec<(String, File)> {
     let Some(files) = files else { return Vec::new() };
     let mut out: Vec<(String, File)> = (0..files.length()).filter_map(|i| files.item(i)).map(|f| (relative_path(&f), f)).collect();
-    crate::logic::group::sort_in_cli_order(&mut out);
+    crate::model::group::sort_in_cli_order(&mut out);
     out
 }
 
@@ -347,6 +347,6 @@ pub async fn files_from_drop(items: &JsValue) -> Result<Vec<(String, File)>, Str
             out.push((full.trim_start_matches('/').to_string(), file));
         }
     }
-    crate::logic::group::sort_in_cli_order(&mut out);
+    crate::model::group::sort_in_cli_order(&mut out);
     Ok(out)
 }

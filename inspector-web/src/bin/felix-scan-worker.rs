@@ -1,6 +1,6 @@
 //! The inspector's worker, started three times by the page: as the reader,
 //! the scan worker and the hash worker. It receives a job
-//! (`logic::protocol`) with the `File`s and the ends of the channels between
+//! (`worker::protocol`) with the `File`s and the ends of the channels between
 //! the workers beside it, runs the shared loop for its task off the main
 //! thread ([`driver::read`], [`driver::run`] or [`driver::hash`]), and posts
 //! each [`ToPage`] message back as one byte buffer (transferred, not copied).
@@ -9,8 +9,8 @@
 
 use std::rc::Rc;
 
-use felix_inspector::driver;
-use felix_inspector::logic::protocol::{self, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
+use felix_inspector::worker::driver;
+use felix_inspector::worker::protocol::{self, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
 use js_sys::{Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

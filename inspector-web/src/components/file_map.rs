@@ -8,8 +8,8 @@ use std::rc::Rc;
 use web_sys::Element;
 use yew::prelude::*;
 
-use crate::logic::filemap::{self, cell_of, cell_start, run_at, step_notable, MapClass};
-use crate::logic::scan::Scanned;
+use crate::model::filemap::{self, cell_of, cell_start, run_at, step_notable, MapClass};
+use crate::model::scan::Scanned;
 
 /// Height of the strip in CSS pixels (the hex view's height).
 pub const STRIP_PX: f64 = 482.0;
@@ -32,7 +32,7 @@ pub struct Props {
 pub fn file_map(props: &Props) -> Html {
     // Built once per file (not per render): the deps compare by pointer first.
     let map = use_memo((Rc::clone(&props.scanned), props.index.clone()), |(s, index)| {
-        let pointed = index.as_deref().map(crate::logic::scan::pointed).unwrap_or_default();
+        let pointed = index.as_deref().map(crate::model::scan::pointed).unwrap_or_default();
         filemap::build(&s.detail.map, s.report.kind, &s.report.findings, &pointed)
     });
     let cursor = use_state(|| None::<usize>);

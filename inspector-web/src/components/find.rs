@@ -2,7 +2,7 @@
 //! dropped file), the matches by byte position and record, and next /
 //! previous stepping that selects the match's bytes in the hex view. The
 //! search runs in a Web Worker of its own (`driver::find` over the streamed
-//! files, `logic::find`); with no worker, on the page in awaited reads.
+//! files, `model::find`); with no worker, on the page in awaited reads.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -15,11 +15,11 @@ use yew::prelude::*;
 
 use super::message::Message;
 use super::text_field::TextField;
-use crate::driver;
-use crate::logic::find::{parse_query, Mode, Search};
-use crate::logic::group::Dropped;
-use crate::logic::protocol::{self, FindJob, ToPage, FILES_KEY, JOB_KEY};
-use crate::runner::WORKER_SCRIPT;
+use crate::model::find::{parse_query, Mode, Search};
+use crate::model::group::Dropped;
+use crate::worker::driver;
+use crate::worker::protocol::{self, FindJob, ToPage, FILES_KEY, JOB_KEY};
+use crate::worker::runner::WORKER_SCRIPT;
 
 /// Matches drawn at once, around the selected one.
 const SHOWN_MATCHES: usize = 100;

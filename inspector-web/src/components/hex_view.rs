@@ -10,17 +10,17 @@ use web_sys::{Blob, Element, HtmlElement, HtmlInputElement};
 use yew::prelude::*;
 
 use super::message::Message;
-use crate::logic::hex::{
+use crate::model::hex::{
     click_selection, damage_at, describe, field_at, move_cursor, not_found, parse_jump, row_count, row_of, rows_html, Damage, Jump, Marks,
     VisibleRows, Window, BYTES_PER_ROW,
 };
-use crate::logic::keys::{keep_in_view, nav};
-use crate::logic::latest::Latest;
+use crate::ui::keys::{keep_in_view, nav};
+use crate::ui::latest::Latest;
 use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
 
-use crate::logic::scan::{Rows, Scanned};
-use crate::logic::scroll::Virtual;
-use crate::logic::window::{RowSource, Want, Window as RowWindow};
+use crate::model::scan::{Rows, Scanned};
+use crate::model::window::{RowSource, Want, Window as RowWindow};
+use crate::ui::scroll::Virtual;
 use crate::web;
 
 /// Rows in view.
@@ -260,7 +260,7 @@ pub fn hex_view(props: &Props) -> Html {
     let s = &props.scanned;
     let top = *first;
     let end = ((top + VISIBLE_ROWS + 1) * BYTES_PER_ROW).min(size);
-    // The visible rows as one HTML string, inserted in one step (`logic::hex::rows_html`).
+    // The visible rows as one HTML string, inserted in one step (`model::hex::rows_html`).
     let body = Html::from_html_unchecked(AttrValue::from(rows_html(&VisibleRows {
         kind: s.report.kind,
         records: source(s, rows_read.as_deref()).for_bytes(end),

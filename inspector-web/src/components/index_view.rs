@@ -10,8 +10,8 @@ use yew::prelude::*;
 
 use super::text_field::TextField;
 
-use crate::logic::hex::{index_entry_finding, index_entry_number};
-use crate::logic::scan::{Scanned, MAX_INDEX_ROWS};
+use crate::model::hex::{index_entry_finding, index_entry_number};
+use crate::model::scan::{Scanned, MAX_INDEX_ROWS};
 
 const SHOWN: usize = 500;
 
@@ -76,7 +76,7 @@ pub fn index_view(props: &Props) -> Html {
     html! {
         <div class="index">
             <h3 id="index-heading">{ match s.report.index_entries {
-                // The drop's row budget cut the list (see `logic::scan::Budget`).
+                // The drop's row budget cut the list (see `model::scan::Budget`).
                 Some(total) if (n as u64) < total => format!("Index entries ({total}; {} shown: the page keeps at most {MAX_INDEX_ROWS} per drop)", n.min(SHOWN)),
                 _ if n > SHOWN => format!("Index entries ({n}, first {SHOWN} shown)"),
                 _ => format!("Index entries ({n})"),

@@ -1,15 +1,15 @@
 //! A message of the page's own (an error banner, a refusal) that may quote
 //! names from outside: its words as text, each quoted name in its own
-//! `<bdi>` (`logic::message::pieces`), escaped by the one rule.
+//! `<bdi>` (`ui::message::pieces`), escaped by the one rule.
 
 use yew::prelude::*;
 
-use crate::logic::message::{pieces, Piece};
+use crate::ui::message::{pieces, Piece};
 
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    /// The message, names quoted with `logic::message::quote`.
+    /// The message, names quoted with `ui::message::quote`.
     pub text: AttrValue,
 }
 

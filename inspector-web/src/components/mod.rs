@@ -1,4 +1,4 @@
-//! One small function component per file; each renders what [`crate::logic`]
+//! One small function component per file; each renders what [`crate::model`]
 //! computed from plain data (`Rc`) and reports what happened through typed
 //! callbacks. None holds the dispatcher.
 

@@ -9,11 +9,11 @@ use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
 use super::text_field::TextField;
-use crate::logic::keys::{move_in_list, row_nav, tab_stop};
-use crate::logic::scroll::{rows_to_render, ROWS_PER_FRAME};
-use crate::logic::shared::short;
-use crate::logic::verify::{self, Check};
+use crate::model::verify::{self, Check};
+use crate::share::shared::short;
 use crate::state::{Row, RowId};
+use crate::ui::keys::{move_in_list, row_nav, tab_stop};
+use crate::ui::scroll::{rows_to_render, ROWS_PER_FRAME};
 
 /// Props.
 #[derive(Properties, PartialEq)]

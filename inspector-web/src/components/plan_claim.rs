@@ -10,12 +10,12 @@ use yew::prelude::*;
 
 use super::recovery_preview::plan_section;
 use super::text_field::TextField;
-use crate::logic::group::file_name;
+use crate::model::group::file_name;
 
 /// Props.
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    /// The plan, checked (`logic::plan_share`).
+    /// The plan, checked (`share::plan_share`).
     pub plan: Rc<Plan>,
     /// Closes it.
     pub on_close: Callback<()>,

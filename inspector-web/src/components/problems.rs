@@ -9,9 +9,9 @@ use web_sys::{Element, HtmlSelectElement};
 use yew::prelude::*;
 
 use super::text_field::{shown, TextField};
-use crate::logic::keys::{keep_in_view, move_in_list, row_nav};
-use crate::logic::problems::{self, Filter, Severity};
+use crate::model::problems::{self, Filter, Severity};
 use crate::state::{ProblemId, Row};
+use crate::ui::keys::{keep_in_view, move_in_list, row_nav};
 
 /// Rows in view.
 pub const VISIBLE_ROWS: usize = 12;

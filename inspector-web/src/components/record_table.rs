@@ -7,10 +7,10 @@ use felix_codec::format::time::format_micros;
 use web_sys::{Blob, Element};
 use yew::prelude::*;
 
-use crate::logic::keys::{move_in_list, row_nav};
-use crate::logic::scan::Scanned;
-use crate::logic::scroll::Virtual;
-use crate::logic::window::{RowSource, Want, Window};
+use crate::model::scan::Scanned;
+use crate::model::window::{RowSource, Want, Window};
+use crate::ui::keys::{move_in_list, row_nav};
+use crate::ui::scroll::Virtual;
 
 const ROWS: u64 = 14;
 const ROW_PX: u64 = 22;
@@ -198,8 +198,8 @@ fn heading(s: &Scanned) -> String {
 #[cfg(test)]
 mod tests {
     use super::heading;
-    use crate::logic::group::{Dropped, Group};
-    use crate::logic::scan::{Budget, GroupScan, Scanned, MAX_INDEX_ROWS};
+    use crate::model::group::{Dropped, Group};
+    use crate::model::scan::{Budget, GroupScan, Scanned, MAX_INDEX_ROWS};
     use felix_codec::format::record::encode_record;
     use felix_codec::format::segment_header::SegmentHeader;
 

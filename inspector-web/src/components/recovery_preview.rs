@@ -1,6 +1,6 @@
 //! Each dropped shard's recovery preview: the plan `felix-storage recover`
 //! would run on the same bytes (the codec's `plan_shard` over the facts of
-//! the same inspection, `logic::replica::plan`), with each cut's bytes (what
+//! the same inspection, `model::replica::plan`), with each cut's bytes (what
 //! would move to evidence) and a jump to them in the hex view, each index
 //! rebuild, each refusal with its reason and the flag that would allow it,
 //! and the command to run on the broker.
@@ -14,10 +14,10 @@ use yew::prelude::*;
 use super::message::Message;
 use super::text_field::{shown, TextField};
 
-use crate::logic::group::file_name;
-use crate::logic::message::quote;
-use crate::logic::plan_share;
-use crate::logic::replica::{plan, plans, recover_command, recover_flag, ReplicaScan};
+use crate::model::group::file_name;
+use crate::model::replica::{plan, plans, recover_command, recover_flag, ReplicaScan};
+use crate::share::plan_share;
+use crate::ui::message::quote;
 use crate::web;
 
 /// Bytes of a cut shown in the preview (the hex view shows them all).
@@ -150,7 +150,7 @@ fn action_item(
 }
 
 /// What to run on the broker for this plan: the command
-/// (`logic::replica::recover_command`), or — when the shard's name cannot be
+/// (`model::replica::recover_command`), or — when the shard's name cannot be
 /// typed safely in a shell — which folder to run it on, in words.
 fn on_the_broker(name: &str, plan: &ShardPlan) -> Html {
     match recover_command(name, plan) {

@@ -1,5 +1,5 @@
 //! "Compare two replicas": two drop targets (replica A, replica B), the diff
-//! the codec computes from both folders read in step (`logic::replica`), and
+//! the codec computes from both folders read in step (`model::replica`), and
 //! its views — both offset ranges side by side, the first divergent offset
 //! with both records' headers and bytes (payload masked unless unmasked
 //! here), the epochs timelines on one axis, each side's truncation — and
@@ -16,11 +16,11 @@ use yew::prelude::*;
 use super::message::Message;
 use super::text_field::{shown, TextField};
 
-use crate::logic::diff_share;
-use crate::logic::group::file_name;
-use crate::logic::message::quote;
-use crate::logic::replica::{replica_files, DiffRun, ReplicaScan};
-use crate::logic::side_by_side::{self, FirstDivergence, Pair};
+use crate::model::group::file_name;
+use crate::model::replica::{replica_files, DiffRun, ReplicaScan};
+use crate::model::side_by_side::{self, FirstDivergence, Pair};
+use crate::share::diff_share;
+use crate::ui::message::quote;
 use crate::web;
 
 /// Both sides' bytes at the first divergence, as read.
@@ -39,7 +39,7 @@ struct Folder {
 }
 
 impl Folder {
-    /// The replica in a dropped folder (`logic::replica::replica_files`
+    /// The replica in a dropped folder (`model::replica::replica_files`
     /// picks its files, or says why it is not one); `None` when nothing was dropped.
     fn from(files: Vec<(String, File)>) -> Option<Result<Self, String>> {
         let first = files.first()?;

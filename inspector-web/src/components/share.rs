@@ -10,9 +10,9 @@ use felix_codec::format::time::format_micros;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::logic::markdown::{self, Preface};
-use crate::logic::permalink;
-use crate::logic::shared::{self, At, Provenance, Source};
+use crate::share::markdown::{self, Preface};
+use crate::share::permalink;
+use crate::share::shared::{self, At, Provenance, Source};
 use crate::state::{Claim, Row};
 use crate::web;
 
@@ -91,7 +91,7 @@ pub fn share_bar(props: &Props) -> Html {
         Callback::from(move |_: MouseEvent| {
             let who = by.cast::<HtmlInputElement>().map(|i| i.value().trim().to_string()).filter(|s| !s.is_empty());
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let now = (crate::driver::wall_ms() * 1000.0) as u64;
+            let now = (crate::worker::driver::wall_ms() * 1000.0) as u64;
             let p = Provenance { shared_by: who, made_at_micros: Some(now), build: Some(shared::this_build()), at: at.clone() };
             match permalink::encode(&report_of(&rows), &p) {
                 Ok(fragment) => {

@@ -7,7 +7,7 @@ use felix_codec::format::time::format_micros;
 use yew::prelude::*;
 
 use super::text_field::TextField;
-use crate::logic::shared::Source;
+use crate::share::shared::Source;
 use crate::state::{Claim, Tally};
 
 /// Props.

@@ -402,7 +402,7 @@ pub fn scan_window(file: &[u8], checkpoints: &Checkpoints, want: Want, read: usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::scan::scan_all;
+    use crate::model::scan::scan_all;
     use felix_codec::format::record::encode_record;
     use felix_codec::format::segment_header::SegmentHeader;
     use felix_codec::read::scan::RecordStatus;

@@ -4,7 +4,7 @@
 //! the scan hands them on to, joined by `MessageChannel`s (`driver`) — or,
 //! when no worker can start, the scan and then the hashes on the page in
 //! awaited chunks. Messages go every way through
-//! `logic::protocol`, and arrive in the reducer as [`Action::Scan`].
+//! `worker::protocol`, and arrive in the reducer as [`Action::Scan`].
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -16,10 +16,10 @@ use wasm_bindgen::JsCast;
 use web_sys::{Blob, MessageChannel, MessageEvent, MessagePort, Worker};
 use yew::Callback;
 
-use crate::driver;
-use crate::logic::group::Dropped;
-use crate::logic::protocol::{self, Feed, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
+use crate::model::group::Dropped;
 use crate::state::Action;
+use crate::worker::driver;
+use crate::worker::protocol::{self, Feed, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
 
 /// Cores from which the reader gets a worker of its own. Measured on 2 cores
 /// (`tests/e2e/bench.mjs`, both ways in one run): the scan's verdict came

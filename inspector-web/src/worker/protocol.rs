@@ -33,11 +33,11 @@
 use bytes::Bytes;
 use felix_codec::doc::report::{FileHash, FindingReport, HashAlgorithm};
 
-use super::find::Found;
-use super::group::Dropped;
-use super::hash::Hashed;
-use super::scan::Scanned;
 use super::wire::{self, Reader, Writer};
+use crate::model::find::Found;
+use crate::model::group::Dropped;
+use crate::model::hash::Hashed;
+use crate::model::scan::Scanned;
 
 /// Key of the job's bytes in the page's message to the worker.
 pub const JOB_KEY: &str = "job";
@@ -160,7 +160,7 @@ pub enum ToPage {
         /// Milliseconds since the drop.
         ms: f64,
     },
-    /// A find job's matches in one file (`logic::find`): those listed, and the count of all.
+    /// A find job's matches in one file (`model::find`): those listed, and the count of all.
     Found {
         /// The file's id.
         file: u32,
@@ -174,8 +174,8 @@ pub enum ToPage {
 impl ToPage {
     /// The message as a search hears it: `None` for one that is no find's.
     #[must_use]
-    pub fn for_find(self) -> Option<super::find::Heard> {
-        use super::find::Heard;
+    pub fn for_find(self) -> Option<crate::model::find::Heard> {
+        use crate::model::find::Heard;
         Some(match self {
             Self::Found { file, total, matches } => Heard::Found { file, total, matches },
             Self::Done { .. } => Heard::Done,
@@ -326,8 +326,12 @@ pub fn decode_find_job(bytes: &[u8]) -> Result<FindJob, String> {
     let started_ms = r.f64()?;
     let at = r.at();
     let needle = r.bytes()?.to_vec();
-    if needle.is_empty() || needle.len() > super::find::MAX_NEEDLE_BYTES {
-        return Err(format!("the needle at byte {at} is {} bytes; 1 to {} are searched", needle.len(), super::find::MAX_NEEDLE_BYTES));
+    if needle.is_empty() || needle.len() > crate::model::find::MAX_NEEDLE_BYTES {
+        return Err(format!(
+            "the needle at byte {at} is {} bytes; 1 to {} are searched",
+            needle.len(),
+            crate::model::find::MAX_NEEDLE_BYTES
+        ));
     }
     let files = read_files(&mut r)?;
     expect_end(&r)?;
@@ -532,7 +536,7 @@ fn decode_from(mut r: Reader<'_>) -> Result<ToPage, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::{sample, scan::scan_all};
+    use crate::model::{sample, scan::scan_all};
 
     fn every_message() -> Vec<ToPage> {
         let scanned = scan_all(&sample::files());
@@ -547,7 +551,7 @@ mod tests {
             ToPage::Done { ms: 1234.25 },
             ToPage::Error { message: "a/ü\n<b>: reading bytes 0..1: gone".into() },
             ToPage::Hashes {
-                items: vec![(3, crate::logic::hash::hash_bytes(b"abc", true)), (u32::MAX, crate::logic::hash::hash_bytes(b"", false))],
+                items: vec![(3, crate::model::hash::hash_bytes(b"abc", true)), (u32::MAX, crate::model::hash::hash_bytes(b"", false))],
                 ms: 7.0,
             },
             ToPage::Hashes { items: Vec::new(), ms: 0.0 },
@@ -614,7 +618,7 @@ mod tests {
     /// large message alive).
     #[test]
     fn shared_decoding_reads_the_same_and_keeps_only_large_rows_in_the_message() {
-        use crate::logic::scan::{RecordRow, Rows};
+        use crate::model::scan::{RecordRow, Rows};
         for m in every_message() {
             let bytes = Bytes::from(encode(&m));
             assert_eq!(decode_shared(&bytes).unwrap(), m);

@@ -34,11 +34,11 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, MessagePort};
 
-use crate::logic::group::{group, Dropped};
-use crate::logic::hash::{FileHasher, Hashed};
-use crate::logic::message::quote;
-use crate::logic::protocol::{self, Feed, Task, ToPage, CHUNK_KEY, FEED_KEY};
-use crate::logic::scan::{read_order, Budget, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
+use crate::model::group::{group, Dropped};
+use crate::model::hash::{FileHasher, Hashed};
+use crate::model::scan::{read_order, Budget, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
+use crate::ui::message::quote;
+use crate::worker::protocol::{self, Feed, Task, ToPage, CHUNK_KEY, FEED_KEY};
 
 /// The largest read (`Blob.slice().arrayBuffer()`): the page's benchmark
 /// finds the browser reads a file faster in fewer, larger reads.
@@ -523,13 +523,13 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
     on_feed.forget();
 }
 
-/// Find: searches `files` in turn for `needle` (`logic::find`), reading each
+/// Find: searches `files` in turn for `needle` (`model::find`), reading each
 /// front to back in bounded reads (as the scan reads), and sends
 /// [`ToPage::Progress`] (at most every 100 ms), one [`ToPage::Found`] a
 /// file and [`ToPage::Done`]. Memory is two reads in flight, one piece in
 /// wasm memory and at most `find::MAX_LISTED` matches, whatever the sizes.
 pub async fn find(files: Vec<(Dropped, Blob)>, needle: Vec<u8>, started_ms: f64, send: &dyn Fn(ToPage), cancelled: &dyn Fn() -> bool) {
-    use crate::logic::find::{FileFind, MAX_LISTED};
+    use crate::model::find::{FileFind, MAX_LISTED};
     let mut room = MAX_LISTED;
     let mut bytes = Vec::new();
     for (d, blob) in &files {

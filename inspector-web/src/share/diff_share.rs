@@ -18,8 +18,8 @@ use felix_codec::shard::diff::{
 
 use super::link::{self, Caps};
 use super::markdown::{code, text};
-use super::message::quote;
 use super::open_error::{parse, Document, OpenError, Origin};
+use crate::ui::message::quote;
 
 /// The fragment prefix of a diff link.
 pub const PREFIX: &str = "#d=";
@@ -418,7 +418,7 @@ mod tests {
         };
         let orders = "acme_default_orders_0-0d3aed4b998d2798";
         let payments = "acme_default_payments_0-feaf85568f3eb5b0";
-        let d = crate::logic::replica::diff_in_memory((orders, &log(false)), (payments, &log(false)));
+        let d = crate::model::replica::diff_in_memory((orders, &log(false)), (payments, &log(false)));
         assert!(d.different_shards.is_some() && !d.identical);
         assert_eq!(decode(&encode(&d).unwrap()).unwrap(), d);
         assert!(
@@ -436,7 +436,7 @@ mod tests {
         forged.different_shards = None;
         assert!(decode(&encode(&forged).unwrap()).unwrap_err().to_string().contains("identical is false"));
         // Rot on B: offset 3 lost, A holds it.
-        let d = crate::logic::replica::diff_in_memory(("a", &log(false)), ("b", &log(true)));
+        let d = crate::model::replica::diff_in_memory(("a", &log(false)), ("b", &log(true)));
         assert_eq!(d.lost_b.len(), 1);
         assert_eq!(decode(&encode(&d).unwrap()).unwrap(), d);
         assert!(markdown(&d).contains(&text(&d.lost_sentences()[0])), "{}", markdown(&d));

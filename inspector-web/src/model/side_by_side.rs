@@ -122,7 +122,7 @@ pub fn differing(a: &[u8], b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::replica::diff_in_memory;
+    use crate::model::replica::diff_in_memory;
     use felix_codec::format::record::encode_record;
     use felix_codec::format::segment_header::SegmentHeader;
 

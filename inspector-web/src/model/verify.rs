@@ -12,7 +12,7 @@ use felix_codec::doc::report::{FileReport, FindingReport, HashAlgorithm};
 use felix_codec::Repair;
 
 use super::group::file_name;
-use super::shared::short;
+use crate::ui::message::short;
 
 /// Whether two reports describe the same bytes. The one place that compares
 /// file identity: when the report's hash changes algorithm, only this changes.
@@ -279,7 +279,7 @@ pub fn pair(claimed: &[Named<'_>], dropped: &[Named<'_>]) -> Vec<Option<usize>> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::{sample, scan::scan_all};
+    use crate::model::{sample, scan::scan_all};
 
     #[test]
     fn the_same_file_matches() {
@@ -337,10 +337,10 @@ mod tests {
         // A report from before the `hash` field: only `sha256`.
         let mut old = now.clone();
         old.hash = None;
-        old.sha256 = crate::logic::hash::hash_bytes(bytes, true).sha256;
+        old.sha256 = crate::model::hash::hash_bytes(bytes, true).sha256;
         assert!(needs_sha256(std::slice::from_ref(&old)) && !needs_sha256(std::slice::from_ref(&now)));
         assert_eq!(identity(&old, &now), Identity::Pending, "the page computes no SHA-256 unless asked");
-        crate::logic::hash::hash_bytes(bytes, true).fill(&mut now);
+        crate::model::hash::hash_bytes(bytes, true).fill(&mut now);
         assert_eq!(identity(&old, &now), Identity::Same);
         assert_eq!(check(&old, &now), Check::Matches);
         let mut other = now.clone();

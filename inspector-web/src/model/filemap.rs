@@ -256,8 +256,8 @@ pub fn step_notable(map: &FileMap, from: Option<usize>, forward: bool) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::scan::Scanned;
-    use crate::logic::{sample, scan::scan_all};
+    use crate::model::scan::Scanned;
+    use crate::model::{sample, scan::scan_all};
     use std::rc::Rc;
 
     #[test]
@@ -288,8 +288,8 @@ mod tests {
         let seg2 = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000002.log")).unwrap();
         let idx2 = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000002.index")).unwrap();
         let all: Vec<Rc<Scanned>> = scanned.iter().cloned().map(Rc::new).collect();
-        let pointed = crate::logic::scan::pointed(crate::logic::scan::companion_index(seg2, &all).unwrap());
-        assert!(crate::logic::scan::companion_index(idx2, &all).is_none(), "an index has no companion index");
+        let pointed = crate::model::scan::pointed(crate::model::scan::companion_index(seg2, &all).unwrap());
+        assert!(crate::model::scan::companion_index(idx2, &all).is_none(), "an index has no companion index");
         assert_eq!(pointed.len(), idx2.detail.index_entries.len());
         let map = build(&seg2.detail.map, seg2.report.kind, &seg2.report.findings, &pointed);
         let last = map.runs.last().unwrap();

@@ -535,7 +535,7 @@ mod tests {
 
     #[test]
     fn a_known_payload_is_found_in_the_sample_shard_in_its_record() {
-        let files = crate::logic::sample::files();
+        let files = crate::model::sample::files();
         let (path, bytes) = files.iter().find(|(p, _)| p.ends_with("00000000000000000000.log")).unwrap();
         let needle = br#""customer":"c-7919""#;
         let want = naive(bytes, needle);
@@ -577,7 +577,7 @@ mod tests {
 
     #[test]
     fn a_search_takes_only_its_own_messages_and_selects_the_needles_bytes() {
-        use crate::logic::protocol::ToPage;
+        use crate::worker::protocol::ToPage;
         let mut s = Search::new(2, 4);
         let on = |s: &mut Search, id: u64, msg: ToPage| s.on_message(id, msg.for_find().unwrap());
         on(&mut s, 1, ToPage::Found { file: 9, total: 1, matches: vec![Found { position: 1, record: None }] });

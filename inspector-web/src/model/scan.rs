@@ -1,6 +1,6 @@
 //! Driving the codec over one group of files, chunk by chunk, and keeping
 //! what the views need: the report (exactly the CLI's model; its file
-//! hashes come separately, from `logic::hash`, so the verdict never waits
+//! hashes come separately, from `model::hash`, so the verdict never waits
 //! for them), record rows for the table and the hex labels, index entries
 //! and epochs. The page feeds it `Blob.slice` chunks; tests feed it slices.
 
@@ -228,7 +228,7 @@ impl GroupScan {
     }
 
     /// The reports, in the group's file order, with cross-file checks applied
-    /// (without their hashes: those come from `logic::hash`).
+    /// (without their hashes: those come from `model::hash`).
     #[must_use]
     pub fn finish(self) -> Vec<Scanned> {
         let shard_reports = self.inspection.map(ShardInspection::finish);
@@ -318,7 +318,7 @@ pub fn pointed(index: &Scanned) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::sample;
+    use crate::model::sample;
 
     /// Rows kept packed read back as they went in, and search as a slice would.
     #[test]
@@ -397,7 +397,7 @@ mod tests {
         let start = Budget { records: records / 2, entries: entries / 2 };
         let mut budget = start;
         let mut kept = Vec::new();
-        for g in crate::logic::group::group(&dropped) {
+        for g in crate::model::group::group(&dropped) {
             let mut scan = GroupScan::new(&g, &dropped);
             for i in scan.order() {
                 let mut job = scan.begin(i, &budget);
@@ -445,7 +445,7 @@ mod tests {
         let ours = scan_all(&[(name.clone(), bytes.clone())]);
         let cli = felix_codec::shard::inspect::inspect_in_memory(None, &[(name, bytes.as_slice())], 4096);
         let mut want = cli.files[0].clone();
-        want.hash = Some(super::super::hash::hash_bytes(bytes, false).hash);
+        want.hash = Some(crate::model::hash::hash_bytes(bytes, false).hash);
         assert_eq!(ours[0].report, want);
     }
 }

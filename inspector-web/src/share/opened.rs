@@ -77,10 +77,10 @@ pub fn open(bytes: &[u8], source: Source) -> Result<Opened, OpenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::open_error::Origin;
-    use crate::logic::replica::diff_in_memory;
-    use crate::logic::shared::Provenance;
-    use crate::logic::{sample, scan::scan_all};
+    use crate::model::replica::diff_in_memory;
+    use crate::model::{sample, scan::scan_all};
+    use crate::share::open_error::Origin;
+    use crate::share::shared::Provenance;
     use felix_codec::doc::report::Report;
 
     fn sample_report() -> Report {
@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn the_pages_plan_json_reopens_as_a_plan() {
         let files = sample::files();
-        let plan = crate::logic::replica::plans(vec![crate::logic::replica::plan_in_memory("s", &files)]);
+        let plan = crate::model::replica::plans(vec![crate::model::replica::plan_in_memory("s", &files)]);
         let json = plan_share::to_json(&plan);
         assert_eq!(open(json.as_bytes(), Source::JsonFile("felix-plan.json".into())).unwrap(), Opened::Plan(Box::new(plan)));
     }

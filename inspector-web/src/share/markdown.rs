@@ -93,7 +93,7 @@ pub fn render(report: &Report, preface: &Preface) -> String {
             (Some(a), Some(b)) => format!("{a}..={b}"),
             _ => String::new(),
         };
-        let sha = super::verify::claimed_identity(f)
+        let sha = crate::model::verify::claimed_identity(f)
             .map_or(String::new(), |(a, v)| format!("{} {}", a.as_str(), code(&super::shared::short(v, 12))));
         let status = format!("{:?}", f.status).to_lowercase();
         let _ = writeln!(
@@ -153,7 +153,7 @@ fn notes(report: &Report, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::{sample, scan::scan_all};
+    use crate::model::{sample, scan::scan_all};
     use comrak::nodes::{AstNode, NodeValue};
     use comrak::{parse_document, Arena, Options};
     use felix_codec::doc::report::{FileReport, FindingReport};

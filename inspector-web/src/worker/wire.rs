@@ -16,9 +16,9 @@ use bytes::Bytes;
 use felix_codec::format::epochs::Epoch;
 use felix_codec::format::index::{IndexEntry, INDEX_ENTRY_LEN};
 
-use super::filemap::{cell_count, MapCounts};
-use super::scan::{Detail, Rows};
-use super::window::{Checkpoint, Checkpoints, MAX_CHECKPOINTS};
+use crate::model::filemap::{cell_count, MapCounts};
+use crate::model::scan::{Detail, Rows};
+use crate::model::window::{Checkpoint, Checkpoints, MAX_CHECKPOINTS};
 
 const RECORD_BYTES: usize = Rows::ROW_BYTES;
 
@@ -277,7 +277,7 @@ fn unpack_checkpoints(r: &mut Reader<'_>) -> Result<Checkpoints, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::{sample, scan::scan_all};
+    use crate::model::{sample, scan::scan_all};
 
     #[test]
     fn every_sample_detail_survives_packing() {

@@ -15,8 +15,8 @@ use felix_codec::read::scan::fields::{
     SEGMENT_HEADER_FIELDS,
 };
 
-use super::keys::Nav;
-use super::message::quote;
+use crate::ui::keys::Nav;
+use crate::ui::message::quote;
 
 use super::scan::{Rows, Scanned};
 
@@ -367,7 +367,7 @@ pub enum Jump {
     /// This byte range (a byte, or a listed record).
     Range(u64, u64),
     /// The record with this offset, past the listed rows: the page reads
-    /// the file near it (`logic::window`, [`super::window::Want::Offset`]).
+    /// the file near it (`model::window`, [`super::window::Want::Offset`]).
     Offset(u64),
 }
 
@@ -443,7 +443,7 @@ pub fn move_cursor(pos: u64, nav: Nav, size: u64, page_rows: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::scan::scan_all;
+    use crate::model::scan::scan_all;
 
     #[test]
     fn every_byte_of_the_golden_record_is_labelled_and_described() {
@@ -465,7 +465,7 @@ mod tests {
 
     #[test]
     fn jumps_by_byte_or_offset_and_clicks_select_the_record() {
-        let files = crate::logic::sample::files();
+        let files = crate::model::sample::files();
         let s = &scan_all(&files)[0];
         let (recs, size, last) = (&s.detail.records, s.report.size, s.report.last_offset);
         let jump = |t: &str, capped: bool| parse_jump(t, recs, capped, last, size);
@@ -494,7 +494,7 @@ mod tests {
 
     #[test]
     fn the_stale_index_entry_carries_its_finding() {
-        let scanned = scan_all(&crate::logic::sample::files());
+        let scanned = scan_all(&crate::model::sample::files());
         let idx = scanned.iter().find(|s| s.report.path.ends_with("00000000000000000000.index")).unwrap();
         let n = idx.detail.index_entries.len() as u64;
         let last = index_entry_finding(&idx.report.findings, n - 1).map(|f| f.kind.as_str());
@@ -523,7 +523,7 @@ mod tests {
 
     #[test]
     fn index_and_epochs_entries_are_named_from_the_codec_layout() {
-        let files = crate::logic::sample::files();
+        let files = crate::model::sample::files();
         let scanned = scan_all(&files);
         let idx = scanned.iter().find(|s| s.report.kind == FileKind::Index).unwrap();
         let at = IndexEntry::file_position(1);

@@ -15,8 +15,8 @@ use felix_codec::doc::report::{is_finding_kind, is_hex_digest, status_of, FileRe
 use felix_codec::read::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
 
-use super::message::quote;
 use super::open_error::{parse, Document, OpenError, Origin};
+use crate::ui::message::quote;
 
 /// Largest JSON report the page opens from a file or a paste: 64 MiB.
 pub const MAX_JSON_BYTES: u64 = 64 << 20;
@@ -377,12 +377,12 @@ pub fn to_json(report: &Report) -> String {
     s
 }
 
-pub use super::message::short;
+pub use crate::ui::message::short;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::{sample, scan::scan_all};
+    use crate::model::{sample, scan::scan_all};
     use felix_codec::doc::report::FileChange;
     use proptest::prelude::*;
 
@@ -554,7 +554,7 @@ mod tests {
         // The file's name is quoted as the page shows every name: escaped by the one rule, isolated.
         assert_eq!(e, "\u{2068}<b>big</b>.json\u{2069} is 67108865 bytes; a report may be at most 67108864 bytes");
         let e = from_json(&big, Source::JsonFile("x\u{202e}nosj.json".into())).unwrap_err().to_string();
-        assert_eq!(super::super::message::shown(&e), "x\\u{202e}nosj.json is 67108865 bytes; a report may be at most 67108864 bytes");
+        assert_eq!(crate::ui::message::shown(&e), "x\\u{202e}nosj.json is 67108865 bytes; a report may be at most 67108864 bytes");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use felix_codec::shard::recovery::{plan_shard, Action, Plan, ShardFacts, ShardPl
 use felix_codec::verdict::repair::RepairOptions;
 
 use super::group::file_name;
-use super::message::quote;
+use crate::ui::message::quote;
 
 /// Bytes per read.
 pub const CHUNK_BYTES: u64 = 1 << 20;
@@ -321,7 +321,7 @@ pub fn plan_in_memory(path: &str, files: &[(String, Vec<u8>)]) -> ShardPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::sample;
+    use crate::model::sample;
     use felix_codec::format::index::build_index;
     use felix_codec::format::record::encode_record;
     use felix_codec::format::segment_header::SegmentHeader;

@@ -14,13 +14,13 @@ use std::rc::Rc;
 use felix_codec::doc::report::{FileReport, FindingReport};
 use felix_codec::doc::sentence;
 
-use crate::logic::group::{shard_of, Dropped};
-use crate::logic::hash::Hashed;
-use crate::logic::problems::{self, Filter, Severity};
-use crate::logic::protocol::ToPage;
-use crate::logic::scan::Scanned;
-use crate::logic::shared::{At, Provenance, SharedReport, Source};
-use crate::logic::verify::{self, Check, Named};
+use crate::model::group::{shard_of, Dropped};
+use crate::model::hash::Hashed;
+use crate::model::problems::{self, Filter, Severity};
+use crate::model::scan::Scanned;
+use crate::model::verify::{self, Check, Named};
+use crate::share::shared::{At, Provenance, SharedReport, Source};
+use crate::worker::protocol::ToPage;
 
 /// A dropped file, for as long as it is loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -503,8 +503,9 @@ impl yew::Reducible for State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::scan::scan_all;
-    use crate::logic::{sample, shared};
+    use crate::model::sample;
+    use crate::model::scan::scan_all;
+    use crate::share::shared;
     use felix_codec::doc::report::Report;
 
     fn dropped(files: &[(String, Vec<u8>)]) -> Vec<Dropped> {
@@ -531,7 +532,7 @@ mod tests {
     }
 
     fn hash_all(s: State, files: &[(String, Vec<u8>)]) -> State {
-        let items = files.iter().enumerate().map(|(i, (_, b))| (i as u32 + 100, crate::logic::hash::hash_bytes(b, false))).collect();
+        let items = files.iter().enumerate().map(|(i, (_, b))| (i as u32 + 100, crate::model::hash::hash_bytes(b, false))).collect();
         s.apply(Action::Scan(ToPage::Hashes { items, ms: 3.0 }))
     }
 

@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 
-use super::message::{quote, short};
+use crate::ui::message::{quote, short};
 
 /// Where the text came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

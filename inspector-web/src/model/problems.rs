@@ -118,7 +118,7 @@ pub fn step<T: Copy + PartialEq>(list: &[T], current: Option<T>, forward: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::{sample, scan::scan_all};
+    use crate::model::{sample, scan::scan_all};
 
     #[test]
     fn filters_and_wrapping_navigation() {

@@ -6,8 +6,8 @@
 use felix_codec::doc::report::is_finding_kind;
 use felix_codec::shard::recovery::{Action, Plan, ShardPlan, PLAN_VERSION};
 
-use super::message::quote;
 use super::open_error::{parse, Document, OpenError, Origin};
+use crate::ui::message::quote;
 
 /// Most shards a plan opened here may hold.
 pub const MAX_SHARDS: usize = 1_000;
@@ -138,8 +138,8 @@ fn check_action(at: &str, a: &Action) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logic::replica::{plan_in_memory, plans};
-    use crate::logic::sample;
+    use crate::model::replica::{plan_in_memory, plans};
+    use crate::model::sample;
 
     fn sample_plan() -> Plan {
         let files = sample::files();
