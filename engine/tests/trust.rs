@@ -646,7 +646,7 @@ fn an_index_entry_inside_a_payload_is_never_trusted() {
         let files = forged_index_shard(&io, last);
         // The one judge: inspect flags the entry…
         let refs: Vec<(String, &[u8])> = files.iter().map(|(n, b)| (n.clone(), b.as_slice())).collect();
-        let report = felix_codec::shard::inspect::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
+        let report = felix_codec::shard::scan::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
         let flagged: Vec<&str> = report.files.iter().flat_map(|f| f.findings.iter().map(|x| x.kind.as_str())).collect();
         assert_eq!(flagged, ["IndexEntryMismatch"], "last={last}");
         // …and a read never returns the forged record.
@@ -817,7 +817,7 @@ fn a_damaged_epochs_file_is_kept_as_evidence_before_a_new_one_replaces_it() {
     let files: Vec<(String, Vec<u8>)> =
         ["epochs", "epochs.damaged", "epochs.damaged-2"].iter().map(|n| ((*n).to_string(), io.contents(&dir().join(n)).unwrap())).collect();
     let refs: Vec<(String, &[u8])> = files.iter().map(|(n, b)| (n.clone(), b.as_slice())).collect();
-    let report = felix_codec::shard::inspect::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
+    let report = felix_codec::shard::scan::inspect_in_memory(Some("acme_default_orders_0-0d3aed4b998d2798".into()), &refs, 4096);
     assert_eq!(report.finding_count(), 0);
     assert!(report.files[1].notes[0].starts_with("evidence: a damaged epochs file"), "{:?}", report.files[1].notes);
 

@@ -5,7 +5,7 @@
 
 use felix_codec::doc::report::{FindingReport, Status};
 use felix_codec::format::golden::*;
-use felix_codec::shard::inspect::inspect_in_memory;
+use felix_codec::shard::scan::inspect_in_memory;
 use felix_codec::Repair;
 
 fn segment_with(record: &[u8]) -> Vec<u8> {

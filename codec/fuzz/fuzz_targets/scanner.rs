@@ -1,7 +1,7 @@
 //! The whole inspection (every scanner, the cross checks, the report) never
 //! panics, and chunking never changes the verdict.
 #![no_main]
-use felix_codec::shard::inspect::inspect_in_memory;
+use felix_codec::shard::scan::inspect_in_memory;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

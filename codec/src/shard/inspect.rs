@@ -3,7 +3,7 @@
 //!
 //! The caller owns the IO (the CLI reads files, the browser slices Blobs)
 //! and drives the inspection through the one state machine that says which
-//! bytes it needs next, [`crate::shard::scan::ShardScan`].
+//! bytes it needs next, `shard::scan::ShardScan`.
 //!
 //! Cross-file checks: consecutive segments (by numeric id) must continue each
 //! other's offsets; each index must match its segment's base offset and land
@@ -12,7 +12,7 @@
 //! # Example
 //!
 //! ```
-//! use felix_codec::shard::inspect::inspect_in_memory;
+//! use felix_codec::shard::scan::inspect_in_memory;
 //! use felix_codec::format::record::encode_record;
 //! use felix_codec::format::segment_header::SegmentHeader;
 //! let mut log = SegmentHeader::new(0, 1).encode().to_vec();
@@ -27,7 +27,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::doc::report::{FileReport, Report};
+use crate::doc::report::FileReport;
 use crate::format::epochs::EPOCH_ENTRY_LEN;
 use crate::format::file_name::{classify, describe_magic, parse_file_name, EntryName, FileKind};
 use crate::format::index::BASE_OFFSET_AT as INDEX_BASE_OFFSET_AT;
@@ -624,38 +624,4 @@ fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileR
         }),
     }
     r
-}
-
-/// Inspects whole files held in memory (tests, small inputs, the browser's
-/// sample): as one shard when `shard` names it, otherwise each file alone.
-/// `files` are `(path, bytes)`; bytes are fed in `chunk_bytes` pieces.
-#[must_use]
-pub fn inspect_in_memory(shard: Option<String>, files: &[(String, &[u8])], chunk_bytes: usize) -> Report {
-    let input = |(path, bytes): &(String, &[u8])| InputFile {
-        path: path.clone(),
-        name: path.rsplit('/').next().unwrap_or(path).into(),
-        size: bytes.len() as u64,
-    };
-    let chunk_bytes = chunk_bytes.max(1);
-    let Some(shard) = shard else {
-        let reports = files
-            .iter()
-            .map(|(path, bytes)| {
-                let mut scan = FileScan::standalone(&input(&(path.clone(), bytes)).name);
-                for chunk in bytes.chunks(chunk_bytes) {
-                    scan.feed(chunk, &mut ());
-                }
-                scan.into_report(path.clone(), &mut ())
-            })
-            .collect();
-        return Report::new(reports);
-    };
-    let inspection = ShardInspection::new(Some(shard), files.iter().map(input).collect());
-    let mut scan = crate::shard::scan::ShardScan::new(inspection, chunk_bytes as u64);
-    while let Some(read) = scan.next_read(&mut ()) {
-        let bytes = files.get(read.file).map_or(&[][..], |(_, b)| *b);
-        let (start, end) = (usize::try_from(read.start).unwrap_or(usize::MAX), usize::try_from(read.end).unwrap_or(usize::MAX));
-        scan.feed(bytes.get(start..end).unwrap_or(&[]), &mut ());
-    }
-    Report::new(scan.finish(&mut ()).finish())
 }

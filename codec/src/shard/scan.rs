@@ -29,8 +29,10 @@
 //! false: an epochs file past its largest valid size, a file that is not
 //! the format's) may be counted instead of read ([`ShardScan::skip`]).
 
+use crate::doc::report::Report;
 use crate::read::scan::Sink;
-use crate::shard::inspect::{FileScan, ShardInspection};
+use crate::shard::inspect::{FileScan, InputFile, ShardInspection};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 /// A read the scan asks for: bytes `start..end` of file `file` (an index
@@ -163,6 +165,40 @@ impl ShardScan {
         }
         self.inspection
     }
+}
+
+/// Inspects whole files held in memory (tests, small inputs, the browser's
+/// sample): as one shard when `shard` names it, otherwise each file alone.
+/// `files` are `(path, bytes)`; bytes are fed in `chunk_bytes` pieces.
+#[must_use]
+pub fn inspect_in_memory(shard: Option<String>, files: &[(String, &[u8])], chunk_bytes: usize) -> Report {
+    let input = |(path, bytes): &(String, &[u8])| InputFile {
+        path: path.clone(),
+        name: path.rsplit('/').next().unwrap_or(path).into(),
+        size: bytes.len() as u64,
+    };
+    let chunk_bytes = chunk_bytes.max(1);
+    let Some(shard) = shard else {
+        let reports = files
+            .iter()
+            .map(|(path, bytes)| {
+                let mut scan = FileScan::standalone(&input(&(path.clone(), bytes)).name);
+                for chunk in bytes.chunks(chunk_bytes) {
+                    scan.feed(chunk, &mut ());
+                }
+                scan.into_report(path.clone(), &mut ())
+            })
+            .collect();
+        return Report::new(reports);
+    };
+    let inspection = ShardInspection::new(Some(shard), files.iter().map(input).collect());
+    let mut scan = ShardScan::new(inspection, chunk_bytes as u64);
+    while let Some(read) = scan.next_read(&mut ()) {
+        let bytes = files.get(read.file).map_or(&[][..], |(_, b)| *b);
+        let (start, end) = (usize::try_from(read.start).unwrap_or(usize::MAX), usize::try_from(read.end).unwrap_or(usize::MAX));
+        scan.feed(bytes.get(start..end).unwrap_or(&[]), &mut ());
+    }
+    Report::new(scan.finish(&mut ()).finish())
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use felix_codec::format::epochs::{self, Epoch};
 use felix_codec::format::index::build_index;
 use felix_codec::format::record::encode_record;
 use felix_codec::format::segment_header::SegmentHeader;
-use felix_codec::shard::inspect::inspect_in_memory;
+use felix_codec::shard::scan::inspect_in_memory;
 use std::fmt::Write as _;
 
 /// A segment of `payloads` starting at `base`, and each record's position.

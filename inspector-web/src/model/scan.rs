@@ -443,7 +443,7 @@ mod tests {
         let (path, bytes) = files.iter().find(|(p, _)| p.ends_with("00000000000000000002.log")).unwrap();
         let name = file_name(path).to_string();
         let ours = scan_all(&[(name.clone(), bytes.clone())]);
-        let cli = felix_codec::shard::inspect::inspect_in_memory(None, &[(name, bytes.as_slice())], 4096);
+        let cli = felix_codec::shard::scan::inspect_in_memory(None, &[(name, bytes.as_slice())], 4096);
         let mut want = cli.files[0].clone();
         want.hash = Some(crate::model::hash::hash_bytes(bytes, false).hash);
         assert_eq!(ours[0].report, want);
