@@ -445,6 +445,15 @@ fn two_different_shards_are_warned_of_and_no_truncation_is_advised() {
     copy_dir(&payments, &y);
     let (_, v) = diff_json(&x, &y);
     assert!(v["different_shards"].is_null(), "{v}");
+    // The same key in upper case: a folder the broker never writes (it
+    // writes lower case), so not the same shard's folder — warned of.
+    let upper = tmp.path().join("upper/acme_default_orders_0-0D3AED4B998D2798");
+    copy_dir(&orders, &upper);
+    let o = run(&["diff", orders.to_str().unwrap(), upper.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("their keys differ in case only: the broker writes lower case"), "{text}");
+    let (_, v) = diff_json(&orders, &upper);
+    assert_eq!(v["different_shards"]["keys_differ"], true, "{v}");
 }
 
 /// Issue 18: when B's only problem is rot, the diff names the offset B lost

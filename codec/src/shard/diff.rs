@@ -653,7 +653,10 @@ pub struct DifferentShards {
     pub b_dir: String,
     /// The readable names (`acme_default_orders_0`) differ.
     pub names_differ: bool,
-    /// The keys differ (the 16 hex digits after the name: FNV-1a 64 of the exact key).
+    /// The keys differ as written (the 16 hex digits after the name: FNV-1a
+    /// 64 of the exact key). The broker writes them in lower case, so two
+    /// names whose digits differ only in case are two folders, of which at
+    /// most one is a folder the broker opens.
     pub keys_differ: bool,
 }
 
@@ -668,9 +671,10 @@ impl DifferentShards {
     /// ```
     #[must_use]
     pub fn warning(&self) -> String {
-        let what = match (self.names_differ, self.keys_differ) {
-            (true, true) => "their shard names and keys differ",
-            (true, false) => "their shard names differ (the same key: a folder renamed?)",
+        let what = match (self.names_differ, self.keys_differ, self.key_case_only()) {
+            (true, true, _) => "their shard names and keys differ",
+            (true, false, _) => "their shard names differ (the same key: a folder renamed?)",
+            (false, _, true) => "their keys differ in case only: the broker writes lower case, so at most one of them is a folder it opens",
             _ => "their keys differ (the same readable name of two different keys)",
         };
         format!(
@@ -679,6 +683,14 @@ impl DifferentShards {
             one_line(&self.a_dir),
             one_line(&self.b_dir)
         )
+    }
+}
+
+impl DifferentShards {
+    /// The two keys are one number written in different case.
+    fn key_case_only(&self) -> bool {
+        let key = |dir: &str| parse_dir_name(dir).map(|(_, k)| k);
+        self.keys_differ && key(&self.a_dir) == key(&self.b_dir)
     }
 }
 
@@ -693,12 +705,16 @@ impl DifferentShards {
 /// assert!(different_shards(orders, "replica-b").is_none(), "a name that is no shard name cannot tell");
 /// let d = different_shards(orders, "acme_default_payments_0-feaf85568f3eb5b0").unwrap();
 /// assert!(d.names_differ && d.keys_differ);
+/// let upper = different_shards(orders, "acme_default_orders_0-0D3AED4B998D2798").unwrap();
+/// assert!(upper.warning().contains("differ in case only"), "the broker never writes upper case");
 /// ```
 #[must_use]
 pub fn different_shards(a: &str, b: &str) -> Option<DifferentShards> {
-    let (name_a, key_a) = parse_dir_name(a)?;
-    let (name_b, key_b) = parse_dir_name(b)?;
-    let (names_differ, keys_differ) = (name_a != name_b, key_a != key_b);
+    let (name_a, _) = parse_dir_name(a)?;
+    let (name_b, _) = parse_dir_name(b)?;
+    // The digits as written: `…-0D3A…` is not the folder `…-0d3a…` names.
+    let digits = |dir: &str| dir.rsplit_once('-').map(|(_, hex)| String::from(hex));
+    let (names_differ, keys_differ) = (name_a != name_b, digits(a) != digits(b));
     (names_differ || keys_differ).then(|| DifferentShards { a_dir: a.into(), b_dir: b.into(), names_differ, keys_differ })
 }
 
