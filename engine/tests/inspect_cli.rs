@@ -192,3 +192,51 @@ fn a_file_given_twice_or_inside_a_shard_given_too_is_listed_once() {
         assert!(t.contains("given more than once") || t.contains("also in the shard"), "{args:?}: {t}");
     }
 }
+
+/// Issue 20: every segment and the shard say the time they cover, in UTC
+/// with the micros, from intact records only — here a clock that went
+/// backwards mid-segment and a damaged record between.
+#[test]
+fn segments_and_the_shard_say_the_time_they_cover_a_clock_that_went_back_included() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
+    std::fs::create_dir_all(&shard).unwrap();
+    // 2026-12-01T14:03:00Z and around it.
+    let t0: u64 = 1_796_133_780_000_000;
+    let mut s0 = SegmentHeader::new(0, t0).encode().to_vec();
+    let mut rotted = 0;
+    for (offset, ts) in [(0, t0 + 5), (1, t0 + 9), (2, t0 - 3_000_000), (3, t0 + 1), (4, t0 + 99_999_999_999)] {
+        if offset == 4 {
+            rotted = s0.len() + 30;
+        }
+        encode_record(offset, ts, b"payload!", &mut s0).unwrap();
+    }
+    // Offset 4's payload rots: its timestamp is not believed.
+    s0[rotted] ^= 0xFF;
+    let mut s1 = SegmentHeader::new(5, t0).encode().to_vec();
+    encode_record(5, t0 + 20, b"later", &mut s1).unwrap();
+    std::fs::write(shard.join("00000000000000000000.log"), &s0).unwrap();
+    std::fs::write(shard.join("00000000000000000005.log"), &s1).unwrap();
+    let t = text(&run(&["inspect", shard.to_str().unwrap()]));
+    assert!(
+        t.contains(
+            "4 intact records (offsets 0..=3), written 2026-12-01T14:03:00.000005Z to 2026-12-01T14:03:00.000001Z \
+             (timestamps go back: earliest 2026-12-01T14:02:57.000000Z, latest 2026-12-01T14:03:00.000009Z)\n"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("1 intact records (offsets 5..=5), written 2026-12-01T14:03:00.000020Z to 2026-12-01T14:03:00.000020Z\n"), "{t}");
+    assert!(
+        t.contains(
+            "acme_default_orders_0-0d3aed4b998d2798: time: the shard's records were written 2026-12-01T14:03:00.000005Z to \
+             2026-12-01T14:03:00.000020Z (timestamps go back: earliest 2026-12-01T14:02:57.000000Z, latest 2026-12-01T14:03:00.000020Z)\n"
+        ),
+        "{t}"
+    );
+    let v = json(&run(&["inspect", "--json", shard.to_str().unwrap()]));
+    let time = &v["files"][0]["time"];
+    assert_eq!(
+        [&time["first"], &time["last"], &time["min"], &time["max"]],
+        [t0 + 5, t0 + 1, t0 - 3_000_000, t0 + 9].map(Value::from).each_ref()
+    );
+}

@@ -86,6 +86,12 @@ pub struct FileReport {
     pub first_offset: Option<u64>,
     /// Last intact record's offset (segments).
     pub last_offset: Option<u64>,
+    /// The producer timestamps of the intact records, in microseconds since
+    /// the Unix epoch: first and last in offset order, least and greatest
+    /// (segments; `None` with no intact record, and in reports made before
+    /// the field existed).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub time: Option<crate::read::time::TimeSpan>,
     /// Whole index entries read (index files).
     pub index_entries: Option<u64>,
     /// `[[generation, start_offset], …]` (epochs files; empty when damaged).
@@ -270,6 +276,7 @@ impl FileReport {
             records: 0,
             first_offset: None,
             last_offset: None,
+            time: None,
             index_entries: None,
             entries: None,
             status: Status::Clean,

@@ -8,6 +8,8 @@ use core::fmt::Write as _;
 
 use crate::doc::report::{one_line, plural, FileReport, Report};
 use crate::format::file_name::FileKind;
+use crate::format::time::format_micros;
+use crate::read::time::TimeSpan;
 
 impl Report {
     /// The person-readable rendering: one line per finding, then a summary
@@ -39,6 +41,9 @@ impl Report {
                     if let (Some(a), Some(b)) = (file.first_offset, file.last_offset) {
                         let _ = write!(out, " (offsets {a}..={b})");
                     }
+                    if let Some(span) = file.time {
+                        let _ = write!(out, ", {}", span_words(span));
+                    }
                 }
                 FileKind::Index => {
                     let n = file.index_entries.unwrap_or(0);
@@ -56,7 +61,11 @@ impl Report {
             }
             // Each shard's (or lone file's) text ends with its verdict in one sentence.
             for v in verdicts.iter().filter(|v| v.files.end == i + 1) {
-                let _ = writeln!(out, "{}: verdict: {}", one_line(v.label(&files)), v.sentence);
+                let label = one_line(v.label(&files));
+                if let Some(span) = shard_span(files.get(v.files.clone()).unwrap_or(&[])) {
+                    let _ = writeln!(out, "{label}: time: the shard's records were {}", span_words(span));
+                }
+                let _ = writeln!(out, "{label}: verdict: {}", v.sentence);
             }
         }
         for note in &self.notes {
@@ -66,4 +75,26 @@ impl Report {
         let _ = writeln!(out, "{} file{}, {} finding{}", files, plural(files as u64), self.finding_count(), plural(self.finding_count()));
         out
     }
+}
+
+/// A span of timestamps in words, in UTC with the micros: `written A to B`,
+/// and the least and greatest when the clock went back in between.
+fn span_words(span: TimeSpan) -> String {
+    let mut out = alloc::format!("written {} to {}", format_micros(span.first), format_micros(span.last));
+    if span.out_of_order() {
+        let _ = write!(out, " (timestamps go back: earliest {}, latest {})", format_micros(span.min), format_micros(span.max));
+    }
+    out
+}
+
+/// The span a shard's segments cover, joined in offset order; `None` for a
+/// lone file or a shard without an intact record.
+fn shard_span(files: &[&FileReport]) -> Option<TimeSpan> {
+    if files.first().is_none_or(|f| f.shard.is_none()) {
+        return None;
+    }
+    let mut segments: Vec<(u64, TimeSpan)> =
+        files.iter().filter(|f| f.kind == FileKind::Segment).filter_map(|f| Some((f.first_offset?, f.time?))).collect();
+    segments.sort_by_key(|(first, _)| *first);
+    TimeSpan::join(segments.into_iter().map(|(_, span)| span))
 }

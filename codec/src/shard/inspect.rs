@@ -582,6 +582,7 @@ fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileR
             r.records = s.records;
             r.first_offset = s.first_offset;
             r.last_offset = s.last_offset;
+            r.time = s.time;
             r.add_findings(&s.findings.findings);
             r.findings_omitted = s.findings.omitted;
             r.notes = s.findings.notes;

@@ -33,6 +33,7 @@ use crate::format::record::{
     TIMESTAMP_AT,
 };
 use crate::format::segment_header::{is_unfinished_header, SegmentHeader, SEGMENT_HEADER_LEN};
+use crate::read::time::TimeSpan;
 use crate::verdict::corruption::{CorruptionKind, Finding};
 use crate::verdict::repair::{repair_verdict, Place, TailDamage};
 use crate::MAX_PAYLOAD_BYTES;
@@ -102,6 +103,8 @@ pub struct SegmentSummary {
     pub first_offset: Option<u64>,
     /// Offset of the last such record.
     pub last_offset: Option<u64>,
+    /// The producer timestamps of those records (first, last, least, greatest).
+    pub time: Option<TimeSpan>,
     /// Byte position just past the last record before the first finding in
     /// the records area: what recovery keeps when it cuts a tail.
     pub clean_prefix_end: u64,
@@ -155,6 +158,7 @@ pub struct SegmentScanner {
     records: u64,
     first_offset: Option<u64>,
     last_offset: Option<u64>,
+    time: Option<TimeSpan>,
     last_intact_start: Option<u64>,
     clean_prefix_end: Option<u64>,
     findings: Findings,
@@ -180,6 +184,7 @@ impl SegmentScanner {
             records: 0,
             first_offset: None,
             last_offset: None,
+            time: None,
             last_intact_start: None,
             clean_prefix_end: None,
             findings: Findings::default(),
@@ -281,6 +286,7 @@ impl SegmentScanner {
             self.records += 1;
             self.first_offset.get_or_insert(offset);
             self.last_offset = Some(offset);
+            TimeSpan::extend(&mut self.time, be::u64_at(head, TIMESTAMP_AT));
             self.last_intact_start = Some(position);
             self.expected = ExpectedOffset::after(offset);
             self.at = position + record_len as u64;
@@ -428,6 +434,7 @@ impl SegmentScanner {
             self.records += 1;
             self.first_offset.get_or_insert(header.offset);
             self.last_offset = Some(header.offset);
+            TimeSpan::extend(&mut self.time, header.timestamp_micros);
             self.last_intact_start = Some(position);
 
             match out_of_order {
@@ -601,6 +608,7 @@ impl SegmentScanner {
             records: self.records,
             first_offset: self.first_offset,
             last_offset: self.last_offset,
+            time: self.time,
             clean_prefix_end,
             findings: self.findings,
             unfinished,
