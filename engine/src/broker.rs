@@ -754,6 +754,20 @@ impl DiskLog {
         sweep(Arc::clone(&self.inner)).await
     }
 
+    /// Ours, beyond upstream's log (Kafka's `offsetsForTimes`): the first
+    /// offset whose record's publish time is at or after `timestamp_micros`
+    /// — in offset order, so a producer clock that went backwards never
+    /// hides a later match; `None` when no record reaches it. Answered from
+    /// each segment's sparse time index and one interval's record headers
+    /// (`Shard::offset_for_time`).
+    ///
+    /// # Errors
+    /// As [`Shard::offset_for_time`]; `Closed` after shutdown.
+    pub async fn offset_for_time(&self, timestamp_micros: u64) -> Result<Option<Offset>> {
+        let inner = Arc::clone(&self.inner);
+        blocking(move || inner.shard.offset_for_time(timestamp_micros)).await
+    }
+
     /// Stops background work, flushes everything one last time and releases
     /// the shard's writer lock — even while clones of this log are alive, so
     /// the directory can be opened again at once. Every later append, read,

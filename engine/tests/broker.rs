@@ -315,3 +315,24 @@ async fn periodic_appends_return_without_waiting_for_any_flush() {
     log.shutdown().await.unwrap();
     assert_eq!(log.durable_offset(), 1000);
 }
+
+/// Issue 20: the facade's `offset_for_time` (ours, beyond upstream's log):
+/// Kafka's rule across segments, a producer clock that went backwards, and
+/// `Closed` after shutdown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_offset_for_a_time_follows_offset_order_across_segments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let provider = DiskLogProvider::new(tmp.path(), small(FsyncMode::OnCommit)).unwrap();
+    let log = provider.open(&key(7)).await.unwrap();
+    // Offsets 0..=5; the clock steps back at offset 3; 200-byte segments roll.
+    let stamps = [100, 200, 300, 150, 400, 400];
+    for (i, ts) in stamps.iter().enumerate() {
+        log.append(&[rec(&format!("record {i} {}", "x".repeat(60)), *ts)]).await.unwrap();
+    }
+    assert!(log.segments().len() > 2, "the records span segments");
+    for (t, want) in [(0, Some(0)), (100, Some(0)), (101, Some(1)), (150, Some(1)), (301, Some(4)), (400, Some(4)), (401, None)] {
+        assert_eq!(log.offset_for_time(t).await.unwrap(), want, "time {t}");
+    }
+    log.shutdown().await.unwrap();
+    assert!(matches!(log.offset_for_time(0).await, Err(EngineError::Closed { .. })), "closed after shutdown");
+}

@@ -12,7 +12,7 @@
 //! A seek need not read every record: the running maximum of timestamps is
 //! non-decreasing, so the first interval (of a sparse index, say) whose
 //! running maximum reaches T holds the answer, and every record before that
-//! interval is below T ([`RunningMax`]). Inside it a [`TimeSeek`] scans.
+//! interval is below T ([`TimeIndex`]). Inside it a [`TimeSeek`] scans.
 //! Only intact records count (both checksums verified): a damaged record's
 //! timestamp is not believed, so a seek passes over it as over its bytes.
 //!
@@ -110,65 +110,85 @@ impl TimeSeek {
     }
 }
 
-/// The running maximum of timestamps at the end of each interval of a file
-/// (an interval: the records from one sparse-index point to the next), so a
-/// seek finds the one interval to scan by a binary search. Eight bytes an
-/// interval; the caller bounds the number of intervals.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RunningMax {
-    ends: Vec<u64>,
-    current: Option<u64>,
+/// Most points a [`TimeIndex`] keeps (16 bytes each: 64 KiB at most per
+/// file); past it, neighbouring intervals merge and the spacing doubles.
+pub const MAX_TIME_POINTS: usize = 4096;
+
+/// A sparse time index of one segment: the records cut into intervals of
+/// about `spacing` bytes, each kept as its first record's position and the
+/// running maximum of timestamps through its end — 16 bytes an interval,
+/// at most [`MAX_TIME_POINTS`]. The running maximum never decreases, so
+/// the one interval holding the first record at or after a time is found by
+/// a binary search ([`TimeIndex::first_reaching`]), and a seek scans only it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeIndex {
+    /// `(first record's position, running max through the interval's end)`.
+    points: Vec<(u64, u64)>,
+    spacing: u64,
 }
 
-impl RunningMax {
-    /// An empty one.
+impl TimeIndex {
+    /// An empty index cutting intervals every `spacing` bytes (at least 1).
     #[must_use]
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(spacing: u64) -> Self {
+        Self { points: Vec::new(), spacing: spacing.max(1) }
     }
 
-    /// Starts the next interval (the first call starts the first).
-    pub fn start_interval(&mut self) {
-        if let Some(max) = self.current {
-            self.ends.push(max);
+    /// Takes the next intact record (in offset order): it starts at
+    /// `position` and carries timestamp `ts`.
+    pub fn record(&mut self, position: u64, ts: u64) {
+        let start_new = self.points.last().is_none_or(|&(start, _)| position >= start.saturating_add(self.spacing));
+        if start_new {
+            if self.points.len() >= MAX_TIME_POINTS {
+                self.thin();
+            }
+            let max = self.max().unwrap_or(0);
+            self.points.push((position, max));
         }
-        self.current = Some(self.ends.last().copied().unwrap_or(0));
-    }
-
-    /// Takes an intact record of the current interval.
-    pub fn record(&mut self, ts: u64) {
-        let max = self.current.get_or_insert_with(|| self.ends.last().copied().unwrap_or(0));
-        *max = (*max).max(ts);
-    }
-
-    /// Intervals so far (the current one included).
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.ends.len() + usize::from(self.current.is_some())
-    }
-
-    /// Whether no interval was started.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The interval holding the first record at or after `target`: every
-    /// record before it is below `target`, and it holds one that is not.
-    /// `None`: no record of these intervals reaches `target`.
-    #[must_use]
-    pub fn first_reaching(&self, target: u64) -> Option<usize> {
-        let i = self.ends.partition_point(|&max| max < target);
-        if i < self.ends.len() {
-            return Some(i);
+        if let Some(last) = self.points.last_mut() {
+            last.1 = last.1.max(ts);
         }
-        self.current.filter(|&max| max >= target).map(|_| self.ends.len())
     }
 
-    /// The greatest timestamp so far.
+    /// Merges neighbouring intervals: the first's start, the second's end.
+    fn thin(&mut self) {
+        let merged: Vec<(u64, u64)> = self.points.chunks(2).filter_map(|pair| Some((pair.first()?.0, pair.last()?.1))).collect();
+        self.points = merged;
+        self.spacing = self.spacing.saturating_mul(2);
+    }
+
+    /// Where to scan from for the first record at or after `target`: the
+    /// start of the one interval every record before which is below
+    /// `target` and which holds a record that is not. `None`: no record
+    /// taken so far reaches `target`.
+    #[must_use]
+    pub fn first_reaching(&self, target: u64) -> Option<u64> {
+        let i = self.points.partition_point(|&(_, max)| max < target);
+        self.points.get(i).map(|&(start, _)| start)
+    }
+
+    /// The greatest timestamp taken so far.
     #[must_use]
     pub fn max(&self) -> Option<u64> {
-        self.current.or_else(|| self.ends.last().copied())
+        self.points.last().map(|&(_, max)| max)
+    }
+
+    /// Intervals kept.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Whether no record was taken.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// Bytes the index holds: 16 an interval.
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        self.points.len() * 16
     }
 }
 
@@ -192,10 +212,10 @@ mod tests {
     }
 
     #[test]
-    fn the_running_max_finds_the_interval_a_linear_scan_would_reach() {
+    fn the_time_index_finds_what_a_linear_scan_finds() {
         for seed in 1..400 {
             let mut r = rng(seed);
-            let n = 1 + r(300) as usize;
+            let n = 1 + r(3000) as usize;
             // Timestamps that mostly rise, step back now and then, repeat,
             // and sometimes sit at the extremes.
             let mut ts = r(1000);
@@ -211,14 +231,18 @@ mod tests {
                     ts
                 })
                 .collect();
-            let every = 1 + r(20) as usize;
-            let mut index = RunningMax::new();
-            for (i, &t) in records.iter().enumerate() {
-                if i % every == 0 {
-                    index.start_interval();
-                }
-                index.record(t);
+            // Records of 1 to 300 bytes; intervals of 1 byte to 20 KiB.
+            let mut positions = Vec::with_capacity(n);
+            let mut at = 32u64;
+            for _ in 0..n {
+                positions.push(at);
+                at += 1 + r(300);
             }
+            let mut index = TimeIndex::new(1 + r(20_000));
+            for (&p, &t) in positions.iter().zip(&records) {
+                index.record(p, t);
+            }
+            assert!(index.len() <= MAX_TIME_POINTS && index.heap_bytes() <= 16 * MAX_TIME_POINTS);
             for _ in 0..50 {
                 let target = match r(4) {
                     0 => records[r(n as u64) as usize],
@@ -227,13 +251,30 @@ mod tests {
                     _ => r(2000),
                 };
                 let want = linear(&records, target);
-                let got = index.first_reaching(target).and_then(|k| {
+                let got = index.first_reaching(target).and_then(|start| {
                     let mut seek = TimeSeek::new(target);
-                    records.iter().enumerate().skip(k * every).take(every).find_map(|(i, &t)| seek.record(i as u64, t))
+                    let from = positions.partition_point(|&p| p < start);
+                    (from..n).find_map(|i| seek.record(i as u64, records[i]))
                 });
-                assert_eq!(got, want, "seed {seed}, target {target}, every {every}");
+                assert_eq!(got, want, "seed {seed}, target {target}");
+                // The answer lies in the interval found: every record before its start is below target.
+                if let Some(start) = index.first_reaching(target) {
+                    assert!(positions.iter().zip(&records).all(|(&p, &t)| p >= start || t < target));
+                }
             }
         }
+    }
+
+    #[test]
+    fn a_full_index_thins_and_keeps_its_bound() {
+        let mut index = TimeIndex::new(1);
+        for i in 0..(3 * MAX_TIME_POINTS as u64) {
+            index.record(i * 10, i);
+        }
+        assert!(index.len() <= MAX_TIME_POINTS);
+        assert_eq!(index.first_reaching(0), Some(0));
+        assert_eq!(index.max(), Some(3 * MAX_TIME_POINTS as u64 - 1));
+        assert_eq!(index.first_reaching(u64::MAX), None);
     }
 
     #[test]

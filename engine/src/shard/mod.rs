@@ -34,6 +34,7 @@ pub mod reader;
 pub(crate) mod recovery;
 pub(crate) mod replication;
 pub(crate) mod retention;
+pub(crate) mod time;
 pub(crate) mod walk;
 pub(crate) mod writer;
 
@@ -268,6 +269,8 @@ pub(crate) struct Inner {
     pub(crate) unreadable: Option<(PathBuf, felix_codec::Finding)>,
     /// The append path's encode buffer, reused.
     pub(crate) encode_buf: Vec<u8>,
+    /// Each segment's time index, built by the first seek by time that reaches it.
+    pub(crate) times: time::TimeIndexes,
 }
 
 /// The id a new segment gets after the newest one `newest` (0 for an empty
@@ -441,6 +444,7 @@ impl Shard {
             recent_cuts: std::collections::VecDeque::new(),
             unreadable: r.unreadable,
             encode_buf: Vec::new(),
+            times: time::TimeIndexes::default(),
         };
         let shared = Arc::new(Shared {
             dir,

@@ -146,7 +146,7 @@ impl Shard {
         Ok(out)
     }
 
-    fn damage(&self, id: u64, e: &ReadError) -> EngineError {
+    pub(super) fn damage(&self, id: u64, e: &ReadError) -> EngineError {
         let dir = &self.shared.dir;
         let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(id), position: e.position };
         let finding = Finding { kind: e.kind.clone(), site, end: e.end, offset: e.offset, repair: Repair::Never };

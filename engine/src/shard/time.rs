@@ -1,0 +1,144 @@
+//! From a time to an offset: [`Shard::offset_for_time`], by the codec's rule
+//! (`felix_codec::read::time`: the first offset whose timestamp is ≥ T).
+//!
+//! Each segment's time index ([`TimeIndex`]: an interval's first record's
+//! position and the running maximum of timestamps through it, 16 bytes an
+//! interval, at most `MAX_TIME_POINTS`) is built the first time a seek
+//! reaches the segment, by a walk over its record headers, and extended by
+//! the bytes appended since on later seeks: opening a shard reads nothing
+//! for it. A seek then walks the one interval the index names. Every index
+//! is dropped when a truncation changes the log under it, and a segment
+//! retention deleted takes its index with it.
+
+use std::collections::BTreeMap;
+
+use felix_codec::format::record::ExpectedOffset;
+use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::read::reader::ChunkedReader;
+use felix_codec::read::time::{TimeIndex, TimeSeek};
+
+use super::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
+use super::Shard;
+use crate::error::EngineError;
+
+/// A segment's time index and how far into the segment it reaches.
+#[derive(Clone, Debug)]
+pub(crate) struct SegmentTime {
+    index: TimeIndex,
+    /// Bytes of the segment the index covers (a record boundary).
+    covered: u64,
+    /// The offset the record at `covered` must carry.
+    next: ExpectedOffset,
+}
+
+/// Every segment's time index, by segment id, valid for one truncation count.
+#[derive(Debug, Default)]
+pub(crate) struct TimeIndexes {
+    segments: BTreeMap<u64, SegmentTime>,
+    truncations: u64,
+}
+
+/// A segment a seek walks: `(id, base offset, readable length)`.
+type Span = (u64, u64, u64);
+
+impl Shard {
+    /// The first offset, at or after the oldest retained, whose record's
+    /// timestamp is at or after `target_micros` (Kafka's `offsetsForTimes`
+    /// rule: offset order, not time order, so a clock that went backwards
+    /// never hides a later match); `None` when no visible record reaches it.
+    ///
+    /// # Errors
+    /// `FailStopped`, IO failures, or damage met in the record headers walked.
+    pub fn offset_for_time(&self, target_micros: u64) -> Result<Option<u64>, EngineError> {
+        let first = self.first_offset();
+        let Some((segments, end)) = self.segments_from(first)? else { return Ok(None) };
+        for span in segments {
+            let index = self.time_index(span)?;
+            let Some(start) = index.first_reaching(target_micros) else { continue };
+            if let Some(offset) = self.seek_in(span, start, end, target_micros)? {
+                return Ok(Some(offset));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Segment `span`'s time index, built or extended to its readable length.
+    fn time_index(&self, span: Span) -> Result<TimeIndex, EngineError> {
+        let (id, base, len) = span;
+        let (mut time, truncations) = {
+            let mut g = self.shared.lock();
+            let truncations = g.truncations;
+            let live: Vec<u64> = g.segments.iter().map(|s| s.id).collect();
+            let t = &mut g.times;
+            if t.truncations != truncations {
+                *t = TimeIndexes { segments: BTreeMap::new(), truncations };
+            }
+            t.segments.retain(|id, _| live.contains(id));
+            let fresh = SegmentTime {
+                index: TimeIndex::new(self.shared.config.index_spacing_bytes),
+                covered: SEGMENT_HEADER_LEN as u64,
+                next: ExpectedOffset::Exactly(base),
+            };
+            (t.segments.get(&id).cloned().unwrap_or(fresh), truncations)
+        };
+        if time.covered < len {
+            self.extend(id, len, &mut time)?;
+            let mut g = self.shared.lock();
+            if g.times.truncations == truncations && g.segments.iter().any(|s| s.id == id) {
+                let keep = g.times.segments.get(&id).is_none_or(|t| t.covered < time.covered);
+                if keep {
+                    g.times.segments.insert(id, time.clone());
+                }
+            }
+        }
+        Ok(time.index)
+    }
+
+    /// Walks segment `id`'s record headers from `time.covered` to `len`.
+    fn extend(&self, id: u64, len: u64, time: &mut SegmentTime) -> Result<(), EngineError> {
+        let dir = &self.shared.dir;
+        let reader = ChunkedReader::headers_only(time.covered, time.next, len);
+        let mut last = None;
+        let walked = walk(&dir.io, &dir.log(id), len, reader, HEADER_CHUNK_BYTES, |seen| {
+            if let Seen::Header(position, header) = seen {
+                time.index.record(position, header.timestamp_micros);
+                last = Some((position + header.record_len(), header.offset));
+            }
+            Flow::Continue
+        })?;
+        if let Some((end, offset)) = last {
+            time.covered = end;
+            time.next = ExpectedOffset::after(offset);
+        }
+        match walked.defect {
+            Some(e) => Err(self.damage(id, &e)),
+            None => Ok(()),
+        }
+    }
+
+    /// The first record of segment `span` from byte `start` on whose
+    /// timestamp reaches `target`, below offset `end`.
+    fn seek_in(&self, span: Span, start: u64, end: u64, target: u64) -> Result<Option<u64>, EngineError> {
+        let (id, _, len) = span;
+        let dir = &self.shared.dir;
+        let mut seek = TimeSeek::new(target);
+        let mut found = None;
+        let reader = ChunkedReader::headers_only(start, ExpectedOffset::Any, len);
+        let walked = walk(&dir.io, &dir.log(id), len, reader, HEADER_CHUNK_BYTES, |seen| {
+            let Seen::Header(_, header) = seen else { return Flow::Continue };
+            if header.offset >= end {
+                return Flow::Stop;
+            }
+            found = seek.record(header.offset, header.timestamp_micros);
+            if found.is_some() {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        })?;
+        match (found, walked.defect) {
+            (None, Some(e)) => Err(self.damage(id, &e)),
+            (found, _) => Ok(found),
+        }
+    }
+}
