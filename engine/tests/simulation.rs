@@ -117,6 +117,10 @@ enum Step {
         max_bytes: u32,
         max_records: u32,
     },
+    /// `offset_for_time`, checked against a linear scan of what `read` returns.
+    OffsetForTime {
+        at: Pick,
+    },
     Seal,
     Retention {
         age_micros: u64,
@@ -237,7 +241,8 @@ fn step(rng: &mut Rng) -> Step {
         30..=33 => Step::Write { sizes: sizes(rng), fill: rng.next() },
         34..=35 => Step::Commit,
         36 => Step::GroupCommit,
-        37..=44 => Step::Read {
+        43..=44 => Step::OffsetForTime { at: rng.pick() },
+        37..=42 => Step::Read {
             from: rng.pick(),
             max_bytes: u32::try_from(rng.range(0, 5000)).unwrap(),
             max_records: u32::try_from(rng.range(0, 20)).unwrap(),
@@ -463,6 +468,7 @@ impl World {
             Step::Commit => self.broker(Self::commit),
             Step::GroupCommit => self.broker(Self::group_commit),
             Step::Read { from, max_bytes, max_records } => self.broker(|w, s| w.read(s, *from, *max_bytes, *max_records)),
+            Step::OffsetForTime { at } => self.broker(|w, s| w.offset_for_time(s, *at)),
             Step::Seal => self.broker(Self::seal),
             Step::Retention { age_micros } => self.broker(|w, s| w.retention(s, *age_micros)),
             Step::TruncateAfter { at } => self.broker(|w, s| w.truncate(s, *at, false)),
@@ -679,6 +685,33 @@ impl World {
                     violation("no-spurious-error", format!("a read from {at} failed with no fault armed: {e}"));
                 }
             }
+        }
+    }
+
+    /// A seek by time: the answer must be the first visible record, in
+    /// offset order, whose timestamp reaches the time (a linear scan of
+    /// what `read` returns), whatever crashes, faults and truncations came before.
+    fn offset_for_time(&mut self, shard: &Shard, at: Pick) {
+        self.stats.ops += 1;
+        let mut all = Vec::new();
+        let mut from = shard.first_offset();
+        loop {
+            let Ok(batch) = shard.read(from, 1 << 20) else { return };
+            let Some(last) = batch.last() else { break };
+            from = last.offset + 1;
+            all.extend(batch.iter().map(|r| (r.offset, r.timestamp_micros)));
+        }
+        let (lo, hi) = all.iter().fold((u64::MAX, 0), |(lo, hi), &(_, t)| (lo.min(t), hi.max(t)));
+        let target = at.within(lo.saturating_sub(1), hi.saturating_add(1).max(lo));
+        let want = all.iter().find(|(_, t)| *t >= target).map(|(o, _)| *o);
+        match shard.offset_for_time(target) {
+            Ok(got) if self.stopped => violation("fail-stop", format!("a stopped shard answered a seek by time with {got:?}")),
+            Ok(got) if got != want => {
+                violation("time-seek", format!("the first record at or after {target} is {want:?}, the seek said {got:?}"))
+            }
+            Ok(_) => {}
+            Err(_) if self.stopped || self.faulted || self.damaged => {}
+            Err(e) => violation("no-spurious-error", format!("a seek by time {target} failed with no fault armed: {e}")),
         }
     }
 
