@@ -21,7 +21,8 @@
 //! the batch-1 case, then the full table). `FELIX_BENCH_QUICK=1` shrinks it;
 //! `FELIX_BENCH_ONLY=recovery` runs only the recovery table, `=reads` only the
 //! random reads, `=inspect` only the inspect tables, `=sequential` only the
-//! sequential reads, `=diff` only the diff table. Page cache warm throughout (each file is read once first).
+//! sequential reads, `=diff` only the diff table, `=time` only the seeks by
+//! time (`offset_for_time` against a read by offset and a linear scan). Page cache warm throughout (each file is read once first).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, missing_docs)]
 
 use std::fs::OpenOptions;
@@ -274,6 +275,11 @@ fn bare_read_sha256(path: &Path) -> Vec<u8> {
 /// Writes a segment of `bytes` (about) of records with `payload_len`-byte
 /// payloads from offset `base`, and its index; returns the records written.
 fn write_segment(dir: &Path, id: u64, base: u64, bytes: u64, payload_len: usize) -> u64 {
+    write_timed_segment(dir, id, base, bytes, payload_len, |offset| 1_700_000_000_000_000 + offset - base)
+}
+
+/// [`write_segment`], the record at `base + n` stamped `stamp(base + n)`.
+fn write_timed_segment(dir: &Path, id: u64, base: u64, bytes: u64, payload_len: usize, stamp: impl Fn(u64) -> u64) -> u64 {
     use std::io::Write;
     std::fs::create_dir_all(dir).unwrap();
     let mut out = std::io::BufWriter::with_capacity(4 << 20, std::fs::File::create(dir.join(format!("{id:020}.log"))).unwrap());
@@ -283,7 +289,7 @@ fn write_segment(dir: &Path, id: u64, base: u64, bytes: u64, payload_len: usize)
     let mut positions = Vec::new();
     while at + 28 + payload_len as u64 <= bytes {
         rec.clear();
-        encode_record(base + n, 1_700_000_000_000_000 + n, &payload, &mut rec).unwrap();
+        encode_record(base + n, stamp(base + n), &payload, &mut rec).unwrap();
         out.write_all(&rec).unwrap();
         positions.push((base + n, at));
         at += rec.len() as u64;
@@ -538,6 +544,84 @@ sequential reads of a {mib} MiB shard of 4 KiB records, 1 MiB per call, vs a bar
     println!("  Shard::read_ranges (zero-copy)      {}  ratio {}", ms(&t[2]), spread(&per_round(&t[0], &t[2])));
 }
 
+/// `Shard::offset_for_time` on a 256 MiB shard of 256 B records (4 segments
+/// of 64 MiB; a clock that steps back 5 ms every 100th record): p50/p99 of
+/// 10,000 seeks against (a) a random `read` by offset and (b) a linear scan
+/// of `read` for the same time; the open, and the first seek that builds
+/// each segment's time index, timed apart.
+fn time_table(quick: bool) {
+    let (segments, mib) = if quick { (2u64, 16u64) } else { (4, 64) };
+    let tmp = tempfile::tempdir_in(".").unwrap();
+    let dir = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
+    let t0 = 1_790_000_000_000_000u64;
+    let stamp = |offset: u64| t0 + offset * 10 - if offset % 100 == 99 { 5_000.min(offset * 10) } else { 0 };
+    let mut base = 0;
+    for id in 0..segments {
+        base += write_timed_segment(&dir, id, base, mib << 20, 256, stamp);
+    }
+    let n = base;
+    let t = Instant::now();
+    let (shard, _) = Shard::open_read_only(Arc::new(OsIo::new()) as Arc<dyn Io>, &dir, Config::default()).unwrap();
+    let open = t.elapsed();
+    let t = Instant::now();
+    let last = shard.offset_for_time(u64::MAX - 1).unwrap();
+    let build = t.elapsed();
+    assert_eq!(last, None);
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut seeks = Vec::new();
+    let mut reads = Vec::new();
+    for _ in 0..10_000 {
+        let target = stamp(next() % n);
+        let t = Instant::now();
+        let at = shard.offset_for_time(target).unwrap().unwrap();
+        seeks.push(t.elapsed());
+        let t = Instant::now();
+        black_box(shard.read(next() % n, 1).unwrap());
+        reads.push(t.elapsed());
+        black_box(at);
+    }
+    let linear_n = if quick { 20 } else { 50 };
+    let mut linear = Vec::new();
+    for _ in 0..linear_n {
+        let target = stamp(next() % n);
+        let t = Instant::now();
+        let mut from = 0;
+        let found = 'scan: loop {
+            let batch = shard.read(from, 1 << 20).unwrap();
+            for r in &batch {
+                if r.timestamp_micros >= target {
+                    break 'scan r.offset;
+                }
+            }
+            from = batch.last().unwrap().offset + 1;
+        };
+        linear.push(t.elapsed());
+        assert_eq!(Some(found), shard.offset_for_time(target).unwrap());
+    }
+    for v in [&mut seeks, &mut reads, &mut linear] {
+        v.sort_unstable();
+    }
+    println!(
+        "\noffset_for_time on a {} MiB shard of {n} records of 256 B ({segments} segments; the clock steps back every 100th record)",
+        segments * mib
+    );
+    println!("  open (read-only) {open:.2?}; the first seek, building every segment's time index: {build:.2?}");
+    println!("  offset_for_time      p50 {:.2?}  p99 {:.2?}  (10,000 random times)", percentile(&seeks, 0.5), percentile(&seeks, 0.99));
+    println!("  (a) read by offset   p50 {:.2?}  p99 {:.2?}  (10,000 random offsets)", percentile(&reads, 0.5), percentile(&reads, 0.99));
+    println!(
+        "  (b) linear scan      p50 {:.2?}  p99 {:.2?}  ({linear_n} random times)",
+        percentile(&linear, 0.5),
+        percentile(&linear, 0.99)
+    );
+    println!("  p99 seek / p99 read {:.2}", percentile(&seeks, 0.99).as_secs_f64() / percentile(&reads, 0.99).as_secs_f64().max(1e-9));
+}
+
 fn main() {
     let quick = std::env::var_os("FELIX_BENCH_QUICK").is_some();
     if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("inspect") {
@@ -554,6 +638,10 @@ fn main() {
     }
     if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("recovery") {
         recovery_table(quick);
+        return;
+    }
+    if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("time") {
+        time_table(quick);
         return;
     }
     if std::env::var("FELIX_BENCH_ONLY").as_deref() == Ok("reads") {
@@ -584,4 +672,5 @@ fn main() {
     sequential_table(quick);
     inspect_tables(quick);
     diff_table(quick);
+    time_table(quick);
 }

@@ -185,6 +185,13 @@ impl TimeIndex {
         self.points.is_empty()
     }
 
+    /// The spacing of intervals now (it doubles each time the index thins):
+    /// a seek walks about this many bytes past the interval's start.
+    #[must_use]
+    pub fn spacing(&self) -> u64 {
+        self.spacing
+    }
+
     /// Bytes the index holds: 16 an interval.
     #[must_use]
     pub fn heap_bytes(&self) -> usize {

@@ -55,7 +55,10 @@ impl Shard {
         for span in segments {
             let index = self.time_index(span)?;
             let Some(start) = index.first_reaching(target_micros) else { continue };
-            if let Some(offset) = self.seek_in(span, start, end, target_micros)? {
+            // One interval's headers: a window about its size (a record
+            // larger than it is still read whole: the reader asks for it).
+            let window = usize::try_from(index.spacing()).unwrap_or(usize::MAX).clamp(4096, HEADER_CHUNK_BYTES);
+            if let Some(offset) = self.seek_in(span, (start, window), end, target_micros)? {
                 return Ok(Some(offset));
             }
         }
@@ -117,14 +120,14 @@ impl Shard {
     }
 
     /// The first record of segment `span` from byte `start` on whose
-    /// timestamp reaches `target`, below offset `end`.
-    fn seek_in(&self, span: Span, start: u64, end: u64, target: u64) -> Result<Option<u64>, EngineError> {
+    /// timestamp reaches `target`, below offset `end`, read `window` bytes at a time.
+    fn seek_in(&self, span: Span, (start, window): (u64, usize), end: u64, target: u64) -> Result<Option<u64>, EngineError> {
         let (id, _, len) = span;
         let dir = &self.shared.dir;
         let mut seek = TimeSeek::new(target);
         let mut found = None;
         let reader = ChunkedReader::headers_only(start, ExpectedOffset::Any, len);
-        let walked = walk(&dir.io, &dir.log(id), len, reader, HEADER_CHUNK_BYTES, |seen| {
+        let walked = walk(&dir.io, &dir.log(id), len, reader, window, |seen| {
             let Seen::Header(_, header) = seen else { return Flow::Continue };
             if header.offset >= end {
                 return Flow::Stop;
