@@ -10,7 +10,7 @@ use felix_codec::shard::{diff::Diff, recovery::Plan};
 use web_sys::{Blob, File};
 use yew::Callback;
 
-use crate::model::group::{self, file_name, Dropped};
+use crate::model::group::{self, file_name, DropSplit, Dropped};
 use crate::model::{sample, verify};
 use crate::share::open_error::{Document, OpenError, Origin};
 use crate::share::opened::{self, Opened};
@@ -124,8 +124,8 @@ impl Loader {
     }
 
     /// Files dropped or picked: refused when a path comes twice or more than
-    /// one is a JSON document; a JSON document among them is opened first,
-    /// then the rest are loaded.
+    /// one is a JSON document (`model::group`); a JSON document among them is
+    /// opened first, then the rest are loaded.
     pub fn drop_files(&self, files: Vec<(String, File)>) {
         if let Some(p) = group::path_given_twice(&files) {
             return self.dispatch.emit(Action::Error(format!(
@@ -134,14 +134,12 @@ impl Loader {
                 quote(p)
             )));
         }
-        let (mut reports, rest): (Vec<_>, Vec<_>) = files.into_iter().partition(|(p, _)| is_report(p));
-        if reports.len() > 1 {
-            let names: Vec<String> = reports.iter().map(|(p, _)| quote(p)).collect();
-            return self.dispatch.emit(Action::Error(format!("drop one report at a time, not {}", names.join(", "))));
-        }
-        match reports.pop() {
-            None => self.load(rest),
-            Some(r) => wasm_bindgen_futures::spawn_local(self.clone().open_then_load(r, rest)),
+        match group::document_first(files) {
+            Ok(DropSplit { document: None, files }) => self.load(files),
+            Ok(DropSplit { document: Some(document), files }) => {
+                wasm_bindgen_futures::spawn_local(self.clone().open_then_load(document, files));
+            }
+            Err(e) => self.dispatch.emit(Action::Error(e.to_string())),
         }
     }
 
@@ -257,9 +255,4 @@ impl Loader {
             Err(e) => self.dispatch.emit(Action::Error(format!("{}: reading the report: {e}", quote(&path)))),
         }
     }
-}
-
-/// Whether a dropped file is a JSON report rather than a file to inspect.
-fn is_report(path: &str) -> bool {
-    file_name(path).to_ascii_lowercase().ends_with(".json")
 }
