@@ -1,9 +1,9 @@
 //! The drop zone and the file and folder pickers.
 
-use web_sys::{File, HtmlInputElement};
+use web_sys::File;
 use yew::prelude::*;
 
-use crate::web;
+use crate::ui::hooks::{on_dropped, on_picked, use_folder_picker};
 
 /// Props: where the chosen files go, as `(relative path, file)`.
 #[derive(Properties, PartialEq)]
@@ -16,30 +16,10 @@ pub struct Props {
 #[function_component(DropZone)]
 pub fn drop_zone(props: &Props) -> Html {
     let hover = use_state(|| false);
-    let on_change = {
-        let cb = props.on_files.clone();
-        Callback::from(move |e: Event| {
-            let input: HtmlInputElement = e.target_unchecked_into();
-            cb.emit(web::picked(input.files()));
-            input.set_value("");
-        })
-    };
+    let on_change = on_picked(&props.on_files);
     let on_drop = {
-        let (cb, hover) = (props.on_files.clone(), hover.clone());
-        Callback::from(move |e: DragEvent| {
-            e.prevent_default();
-            hover.set(false);
-            let Some(dt) = e.data_transfer() else { return };
-            let items: wasm_bindgen::JsValue = dt.items().into();
-            let fallback = web::picked(dt.files());
-            let cb = cb.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                match web::files_from_drop(&items).await {
-                    Ok(files) if !files.is_empty() => cb.emit(files),
-                    _ => cb.emit(fallback),
-                }
-            });
-        })
+        let hover = hover.clone();
+        on_dropped(&props.on_files, move || hover.set(false))
     };
     let on_over = {
         let hover = hover.clone();
@@ -52,17 +32,7 @@ pub fn drop_zone(props: &Props) -> Html {
         let hover = hover.clone();
         Callback::from(move |_: DragEvent| hover.set(false))
     };
-    let folder_ref = use_node_ref();
-    {
-        // `webkitdirectory` is not a standard attribute: set it on the element.
-        let folder_ref = folder_ref.clone();
-        use_effect_with((), move |()| {
-            if let Some(el) = folder_ref.cast::<web_sys::Element>() {
-                let _ = el.set_attribute("webkitdirectory", "");
-            }
-            || ()
-        });
-    }
+    let folder_ref = use_folder_picker();
     let class = if *hover { "dropzone hover" } else { "dropzone" };
     html! {
         <div id="dropzone" class={class} role="region" aria-label="drop files, a shard folder or a JSON report here" ondrop={on_drop} ondragover={on_over} ondragleave={on_leave}>

@@ -176,52 +176,12 @@ pub fn find(props: &FindProps) -> Html {
     let state = use_reducer(FindState::default);
     let running: Rc<RefCell<Running>> = use_mut_ref(Running::default);
     let next_id = use_mut_ref(|| 0u64);
-    let (query, mode, scope) = (use_node_ref(), use_node_ref(), use_node_ref());
-    // The selected match's bytes go to the hex view.
-    {
-        let on_select = props.on_select.clone();
-        let selection = state.search.as_ref().and_then(Search::selection);
-        use_effect_with(selection, move |sel| {
-            if let Some(sel) = *sel {
-                on_select.emit(sel);
-            }
-            || ()
-        });
-    }
+    let form = Form { query: use_node_ref(), mode: use_node_ref(), scope: use_node_ref() };
+    use_selection_shown(&props.on_select, state.search.as_ref().and_then(Search::selection));
     let dispatch = state.dispatcher();
     let dispatch: Callback<FindAction> = Callback::from(move |a| dispatch.dispatch(a));
-    // A new drop ends the search of the files it replaced, and its matches go.
-    {
-        let (running, dispatch) = (running.clone(), dispatch.clone());
-        use_effect_with(Rc::clone(&props.files), move |_| {
-            dispatch.emit(FindAction::Clear);
-            move || running.borrow_mut().stop()
-        });
-    }
-    let on_submit = {
-        let (files, shown, dispatch, running, next_id) =
-            (Rc::clone(&props.files), props.shown, dispatch.clone(), running.clone(), next_id.clone());
-        let (query, mode, scope) = (query.clone(), mode.clone(), scope.clone());
-        Callback::from(move |e: SubmitEvent| {
-            e.prevent_default();
-            let text = query.cast::<HtmlInputElement>().map(|i| i.value()).unwrap_or_default();
-            let hex = mode.cast::<HtmlSelectElement>().is_some_and(|s| s.value() == "hex");
-            let all = scope.cast::<HtmlSelectElement>().is_none_or(|s| s.value() == "all");
-            let needle = match parse_query(&text, if hex { Mode::Hex } else { Mode::Text }) {
-                Ok(n) => n,
-                Err(why) => return dispatch.emit(FindAction::Refused(why.to_string())),
-            };
-            let list: Vec<(Dropped, Blob)> = files.iter().filter(|(d, _)| all || Some(d.id) == shown).cloned().collect();
-            let id = {
-                let mut n = next_id.borrow_mut();
-                *n = n.wrapping_add(1);
-                *n
-            };
-            dispatch.emit(FindAction::Start(Search::new(id, needle.len())));
-            start(&running, id, list, needle, dispatch.clone());
-        })
-    };
-    let step = |forward: bool| dispatch.reform(move |_: MouseEvent| FindAction::Step(forward));
+    use_end_on_drop(&props.files, &running, &dispatch);
+    let on_submit = on_submit(props, &form, &dispatch, running, next_id);
     let on_key = {
         let dispatch = dispatch.clone();
         Callback::from(move |e: KeyboardEvent| {
@@ -236,26 +196,94 @@ pub fn find(props: &FindProps) -> Html {
     html! {
         <section class="find" id="find" aria-labelledby="find-title" onkeydown={on_key}>
             <h2 id="find-title">{ "Find" }</h2>
-            <form class="find-form" onsubmit={on_submit}>
-                <label for="find-query">{ "Find" }</label>
-                <input id="find-query" ref={query} type="search" autocomplete="off" spellcheck="false"
-                    placeholder="text, or bytes in hex: de ad be ef" />
-                <label for="find-mode" class="sr-only">{ "read the query as" }</label>
-                <select id="find-mode" ref={mode}>
-                    <option value="text" selected=true>{ "text (UTF-8)" }</option>
-                    <option value="hex">{ "hex bytes" }</option>
-                </select>
-                <label for="find-scope" class="sr-only">{ "search in" }</label>
-                <select id="find-scope" ref={scope}>
-                    <option value="all" selected=true>{ "in every dropped file" }</option>
-                    <option value="shown">{ "in the file shown" }</option>
-                </select>
-                <button id="find-go" type="submit">{ "Find" }</button>
-                <button id="find-prev" type="button" disabled={!any} onclick={step(false)}>{ "◀ previous" }</button>
-                <button id="find-next" type="button" disabled={!any} onclick={step(true)}>{ "next ▶" }</button>
-            </form>
+            { form_view(&form, on_submit, any, &dispatch) }
             if let Some(why) = &state.refused { <p class="banner error" id="find-refused" role="alert">{ why.clone() }</p> }
             { results_view(&state, &props.files, &dispatch) }
         </section>
+    }
+}
+
+/// The form's fields: the query, how to read it, where to look.
+struct Form {
+    query: NodeRef,
+    mode: NodeRef,
+    scope: NodeRef,
+}
+
+/// The selected match's bytes go to the hex view.
+#[hook]
+fn use_selection_shown(on_select: &Callback<(u32, u64, u64)>, selection: Option<(u32, u64, u64)>) {
+    let on_select = on_select.clone();
+    use_effect_with(selection, move |sel| {
+        if let Some(sel) = *sel {
+            on_select.emit(sel);
+        }
+        || ()
+    });
+}
+
+/// A new drop ends the search of the files it replaced, and its matches go.
+#[hook]
+fn use_end_on_drop(files: &Rc<Vec<(Dropped, Blob)>>, running: &Rc<RefCell<Running>>, dispatch: &Callback<FindAction>) {
+    let (running, dispatch) = (running.clone(), dispatch.clone());
+    use_effect_with(Rc::clone(files), move |_| {
+        dispatch.emit(FindAction::Clear);
+        move || running.borrow_mut().stop()
+    });
+}
+
+/// The form's submit: the query read as asked (or refused in words), then
+/// searched for in the files asked, as a new search.
+fn on_submit(
+    props: &FindProps,
+    form: &Form,
+    dispatch: &Callback<FindAction>,
+    running: Rc<RefCell<Running>>,
+    next_id: Rc<RefCell<u64>>,
+) -> Callback<SubmitEvent> {
+    let (files, shown, dispatch) = (Rc::clone(&props.files), props.shown, dispatch.clone());
+    let (query, mode, scope) = (form.query.clone(), form.mode.clone(), form.scope.clone());
+    Callback::from(move |e: SubmitEvent| {
+        e.prevent_default();
+        let text = query.cast::<HtmlInputElement>().map(|i| i.value()).unwrap_or_default();
+        let hex = mode.cast::<HtmlSelectElement>().is_some_and(|s| s.value() == "hex");
+        let all = scope.cast::<HtmlSelectElement>().is_none_or(|s| s.value() == "all");
+        let needle = match parse_query(&text, if hex { Mode::Hex } else { Mode::Text }) {
+            Ok(n) => n,
+            Err(why) => return dispatch.emit(FindAction::Refused(why.to_string())),
+        };
+        let list: Vec<(Dropped, Blob)> = files.iter().filter(|(d, _)| all || Some(d.id) == shown).cloned().collect();
+        let id = {
+            let mut n = next_id.borrow_mut();
+            *n = n.wrapping_add(1);
+            *n
+        };
+        dispatch.emit(FindAction::Start(Search::new(id, needle.len())));
+        start(&running, id, list, needle, dispatch.clone());
+    })
+}
+
+/// The form: the query, its mode and scope, Find, previous and next.
+fn form_view(form: &Form, on_submit: Callback<SubmitEvent>, any: bool, dispatch: &Callback<FindAction>) -> Html {
+    let step = |forward: bool| dispatch.reform(move |_: MouseEvent| FindAction::Step(forward));
+    html! {
+        <form class="find-form" onsubmit={on_submit}>
+            <label for="find-query">{ "Find" }</label>
+            <input id="find-query" ref={form.query.clone()} type="search" autocomplete="off" spellcheck="false"
+                placeholder="text, or bytes in hex: de ad be ef" />
+            <label for="find-mode" class="sr-only">{ "read the query as" }</label>
+            <select id="find-mode" ref={form.mode.clone()}>
+                <option value="text" selected=true>{ "text (UTF-8)" }</option>
+                <option value="hex">{ "hex bytes" }</option>
+            </select>
+            <label for="find-scope" class="sr-only">{ "search in" }</label>
+            <select id="find-scope" ref={form.scope.clone()}>
+                <option value="all" selected=true>{ "in every dropped file" }</option>
+                <option value="shown">{ "in the file shown" }</option>
+            </select>
+            <button id="find-go" type="submit">{ "Find" }</button>
+            <button id="find-prev" type="button" disabled={!any} onclick={step(false)}>{ "◀ previous" }</button>
+            <button id="find-next" type="button" disabled={!any} onclick={step(true)}>{ "next ▶" }</button>
+        </form>
     }
 }

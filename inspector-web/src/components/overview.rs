@@ -91,52 +91,7 @@ pub fn overview(props: &Props) -> Html {
     let selected_at = props.selected.and_then(|s| props.rows.iter().position(|r| r.id == s));
     let stop = tab_stop(*cursor, selected_at, n);
     let shown = use_grow_by_frames(props.rows.first().map(|r| r.id), n, selected_at.max(*cursor));
-    let rows = props.rows.iter().take(shown).enumerate().map(|(i, r)| {
-        let id = r.id;
-        let on_click = props.on_select.reform(move |_: MouseEvent| id);
-        let on_focus = {
-            let cursor = cursor.clone();
-            Callback::from(move |_: FocusEvent| cursor.set(Some(i)))
-        };
-        let on_key = {
-            let (cb, cursor, body) = (props.on_select.clone(), cursor.clone(), body.clone());
-            Callback::from(move |e: KeyboardEvent| {
-                if e.key() == "Enter" || e.key() == " " {
-                    e.prevent_default();
-                    cb.emit(id);
-                } else if let Some(to) = row_nav(&e.key()).and_then(|nav| move_in_list(Some(i), nav, n, PAGE_ROWS)) {
-                    e.prevent_default();
-                    cursor.set(Some(to));
-                    focus_row(&body, to);
-                }
-            })
-        };
-        let f = &r.report;
-        let word = f.verdict().as_str();
-        let badge = word.replace(' ', "-");
-        let selected = props.selected == Some(id);
-        let detail = match f.kind {
-            FileKind::Index => format!("{} entries", f.index_entries.unwrap_or(0)),
-            FileKind::Epochs => format!("{} generations", f.entries.as_ref().map_or(0, Vec::len)),
-            _ => format!("{} records", f.records),
-        };
-        html! {
-            <tr class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
-                tabindex={if stop == Some(i) { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
-                <td class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
-                <td class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
-                <td>{ f.kind.as_str() }</td>
-                <td class="num">{ f.size }</td>
-                <td class="num">{ opt(f.base_offset) }</td>
-                <td class="num">{ opt(f.first_offset) }</td>
-                <td class="num">{ opt(f.last_offset) }</td>
-                <td class="num">{ detail }</td>
-                <td><span class={classes!("badge", badge)}>{ word }</span></td>
-                { hash_cell(f, props.shared) }
-                if props.shared { { check_cell(r.check.as_ref()) } }
-            </tr>
-        }
-    });
+    let rows = props.rows.iter().take(shown).enumerate().map(|(i, r)| file_row(props, r, i, stop == Some(i), &cursor, &body));
     html! {
         <section class="overview">
             <h2 id="overview-heading">{ "Overview" }</h2>
@@ -154,6 +109,56 @@ pub fn overview(props: &Props) -> Html {
             </table>
             </div>
         </section>
+    }
+}
+
+/// Row `i`, file `r`: a click, or Enter or Space on it, selects it; the
+/// arrows, Page Up/Down, Home and End move the focus (`stop`: it holds the
+/// table's Tab stop).
+fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandle<Option<usize>>, body: &NodeRef) -> Html {
+    let (id, n) = (r.id, props.rows.len());
+    let on_click = props.on_select.reform(move |_: MouseEvent| id);
+    let on_focus = {
+        let cursor = cursor.clone();
+        Callback::from(move |_: FocusEvent| cursor.set(Some(i)))
+    };
+    let on_key = {
+        let (cb, cursor, body) = (props.on_select.clone(), cursor.clone(), body.clone());
+        Callback::from(move |e: KeyboardEvent| {
+            if e.key() == "Enter" || e.key() == " " {
+                e.prevent_default();
+                cb.emit(id);
+            } else if let Some(to) = row_nav(&e.key()).and_then(|nav| move_in_list(Some(i), nav, n, PAGE_ROWS)) {
+                e.prevent_default();
+                cursor.set(Some(to));
+                focus_row(&body, to);
+            }
+        })
+    };
+    let f = &r.report;
+    let word = f.verdict().as_str();
+    let badge = word.replace(' ', "-");
+    let selected = props.selected == Some(id);
+    let detail = match f.kind {
+        FileKind::Index => format!("{} entries", f.index_entries.unwrap_or(0)),
+        FileKind::Epochs => format!("{} generations", f.entries.as_ref().map_or(0, Vec::len)),
+        _ => format!("{} records", f.records),
+    };
+    html! {
+        <tr class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
+            tabindex={if stop { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
+            <td class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
+            <td class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
+            <td>{ f.kind.as_str() }</td>
+            <td class="num">{ f.size }</td>
+            <td class="num">{ opt(f.base_offset) }</td>
+            <td class="num">{ opt(f.first_offset) }</td>
+            <td class="num">{ opt(f.last_offset) }</td>
+            <td class="num">{ detail }</td>
+            <td><span class={classes!("badge", badge)}>{ word }</span></td>
+            { hash_cell(f, props.shared) }
+            if props.shared { { check_cell(r.check.as_ref()) } }
+        </tr>
     }
 }
 

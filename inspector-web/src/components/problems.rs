@@ -5,13 +5,15 @@
 use std::rc::Rc;
 
 use felix_codec::doc::report::Verdict;
-use web_sys::{Element, HtmlSelectElement};
+use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use super::text_field::{shown, TextField};
 use crate::model::problems::{self, Filter, Severity};
 use crate::state::{ProblemId, Row};
+use crate::ui::hooks::{use_virtual_scroll, VirtualScroll};
 use crate::ui::keys::{keep_in_view, move_in_list, row_nav};
+use crate::ui::scroll::Virtual;
 
 /// Rows in view.
 pub const VISIBLE_ROWS: usize = 12;
@@ -39,13 +41,6 @@ pub struct Props {
     pub on_step: Callback<bool>,
     /// Jump to the current problem's bytes.
     pub on_jump: Callback<()>,
-}
-
-fn scroll_to(container: &NodeRef, first: usize) {
-    if let Some(el) = container.cast::<Element>() {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
-        el.set_scroll_top((first * ROW_PX) as i32);
-    }
 }
 
 /// Which files list only some of their findings, and how many more each has:
@@ -84,145 +79,143 @@ fn no_problems(rows: &[Row]) -> String {
 #[function_component(Problems)]
 pub fn problems_panel(props: &Props) -> Html {
     let list = &props.problems;
-    let first = use_state(|| 0usize);
-    let body = use_node_ref();
-    let at = props.current.and_then(|c| list.iter().position(|p| *p == c));
-    {
-        // Keep the current problem in view.
-        let (first, body, n) = (first.clone(), body.clone(), list.len());
-        use_effect_with((at, Rc::clone(list)), move |(at, _)| {
-            let want = at.map_or(0, |i| keep_in_view(i as u64, *first as u64, VISIBLE_ROWS as u64, n as u64));
-            let want = usize::try_from(want).unwrap_or(0);
-            if want != *first || at.is_none() {
-                scroll_to(&body, want);
-                first.set(want);
-            }
-            || ()
-        });
-    }
-    let on_severity = {
-        let (cb, f) = (props.on_filter.clone(), props.filter.clone());
-        Callback::from(move |e: Event| {
-            let v = e.target_unchecked_into::<HtmlSelectElement>().value();
-            let min_severity = match v.as_str() {
-                "warning" => Some(Severity::Warning),
-                "error" => Some(Severity::Error),
-                _ => None,
-            };
-            cb.emit(Filter { min_severity, ..f.clone() });
-        })
-    };
-    let on_kind = {
-        let (cb, f) = (props.on_filter.clone(), props.filter.clone());
-        Callback::from(move |e: Event| {
-            let v = e.target_unchecked_into::<HtmlSelectElement>().value();
-            cb.emit(Filter { kind: (!v.is_empty()).then_some(v), ..f.clone() });
-        })
-    };
-    let step = |forward: bool| props.on_step.reform(move |_: MouseEvent| forward);
-    let on_scroll = {
-        let first = first.clone();
-        Callback::from(move |e: Event| {
-            let el: Element = e.target_unchecked_into();
-            let first = first.clone();
-            // In a later task: see `web::later`.
-            crate::web::later(move || {
-                let row = usize::try_from(el.scroll_top()).unwrap_or(0) / ROW_PX;
-                if row != *first {
-                    first.set(row);
-                }
-            });
-        })
-    };
-    let on_key = {
-        let (list, on_problem, on_jump) = (Rc::clone(list), props.on_problem.clone(), props.on_jump.clone());
-        Callback::from(move |e: KeyboardEvent| {
-            if e.key() == "Enter" {
-                e.prevent_default();
-                on_jump.emit(());
-            } else if let Some(n) = row_nav(&e.key()) {
-                e.prevent_default();
-                if let Some(p) = move_in_list(at, n, list.len(), VISIBLE_ROWS).and_then(|i| list.get(i)) {
-                    on_problem.emit(*p);
-                }
-            }
-        })
-    };
-    let top = (*first).min(list.len().saturating_sub(1));
-    let rows = list.iter().enumerate().skip(top).take(VISIBLE_ROWS + 1).filter_map(|(i, p)| {
-        let row = props.rows.iter().find(|r| r.id == p.row)?;
-        let f = row.report.findings.get(p.finding as usize)?;
-        let sev = Severity::of(f);
-        let on_click = props.on_problem.reform({
-            let p = *p;
-            move |_: MouseEvent| p
-        });
-        let current = props.current == Some(*p);
-        Some(html! {
-            <div role="row" id={format!("problem-{i}")} aria-rowindex={(i + 2).to_string()} aria-selected={current.to_string()}
-                class={classes!("problem", sev.as_str(), current.then_some("current"))} style={format!("top:{}px", (i - top) * ROW_PX)}
-                onclick={on_click} data-kind={f.kind.clone()} data-position={f.position.to_string()}>
-                <div role="gridcell"><span class={classes!("sev", sev.as_str())}>{ sev.as_str() }</span></div>
-                <div role="gridcell" class="kind">{ &f.kind }</div>
-                <div role="gridcell" class="path" title={shown(&row.report.path)}><TextField text={row.report.path.clone()} /></div>
-                <div role="gridcell" class="num pos">{ format!("{} ({:#x})", f.position, f.position) }</div>
-                <div role="gridcell" class="num">{ f.offset.map_or_else(String::new, |o| o.to_string()) }</div>
-                <div role="gridcell">{ f.repair.as_str() }</div>
-                <div role="gridcell" class="msg" title={shown(&f.message)}><TextField text={f.message.clone()} /></div>
-            </div>
-        })
-    });
-    let detail = props.current.and_then(|c| {
-        let row = props.rows.iter().find(|r| r.id == c.row)?;
-        let f = row.report.findings.get(c.finding as usize)?;
-        let at = format!(": {} at byte {} ({:#x}), repair {}: ", f.kind, f.position, f.position, f.repair);
-        Some(html! { <><TextField text={row.report.path.clone()} />{ at }<TextField text={f.message.clone()} /></> })
-    });
     let n = list.len();
+    let scroll = use_virtual_scroll(Virtual { rows: n as u64, row_px: ROW_PX as u64, visible: VISIBLE_ROWS as u64 });
+    let at = props.current.and_then(|c| list.iter().position(|p| *p == c));
+    use_current_in_view(&scroll, at, list);
     let unlisted = problems::unlisted(props.rows.iter().map(|r| r.report.as_ref()));
     let more: u64 = unlisted.iter().map(|(_, k)| k).sum();
     html! {
         <section class="problems">
             <h2 id="problems-heading">{ problems::heading(n, more) }</h2>
             { unlisted_note(&props.rows, &unlisted) }
-            <div class="toolbar">
-                <label>{ "severity " }
-                    <select id="severity-filter" onchange={on_severity}>
-                        <option value="" selected={props.filter.min_severity.is_none()}>{ "all" }</option>
-                        <option value="warning" selected={props.filter.min_severity == Some(Severity::Warning)}>{ "warnings and errors" }</option>
-                        <option value="error" selected={props.filter.min_severity == Some(Severity::Error)}>{ "errors only" }</option>
-                    </select>
-                </label>
-                <label>{ " kind " }
-                    <select id="kind-filter" onchange={on_kind}>
-                        <option value="" selected={props.filter.kind.is_none()}>{ "all" }</option>
-                        { for props.kinds.iter().map(|k| html! { <option value={k.clone()} selected={props.filter.kind.as_ref() == Some(k)}>{ k }</option> }) }
-                    </select>
-                </label>
-                <button id="prev-problem" onclick={step(false)} title="previous problem (p)">{ "◀ prev" }</button>
-                <button id="next-problem" onclick={step(true)} title="next problem (n)">{ "next ▶" }</button>
-            </div>
+            { toolbar(props) }
             if list.is_empty() && more == 0 {
                 <p class="none" id="no-problems">{ no_problems(&props.rows) }</p>
             } else if !list.is_empty() {
-                // The grid is its own scroll box, both ways (its header row stays on top):
-                // the one Tab stop, and the region the keyboard scrolls.
-                <div id="problems" class="grid" role="grid" tabindex="0" aria-labelledby="problems-heading" aria-rowcount={(n + 1).to_string()} aria-colcount="7"
-                    aria-activedescendant={at.filter(|i| *i >= top && *i <= top + VISIBLE_ROWS).map(|i| format!("problem-{i}"))} onkeydown={on_key}
-                    ref={body} onscroll={on_scroll} style={format!("height:{}px", (n.clamp(1, VISIBLE_ROWS) + 1) * ROW_PX + 2)}>
-                    <div role="row" class="problem head" aria-rowindex="1">
-                        <div role="columnheader">{"severity"}</div><div role="columnheader">{"kind"}</div><div role="columnheader">{"file"}</div>
-                        <div role="columnheader">{"byte"}</div><div role="columnheader">{"offset"}</div><div role="columnheader">{"repair"}</div>
-                        <div role="columnheader">{"meaning"}</div>
-                    </div>
-                    <div class="gridbody" role="rowgroup">
-                        <div class="spacer" style={format!("height:{}px", n * ROW_PX)}>
-                            <div class="rows" style={format!("top:{}px", top * ROW_PX)}>{ for rows }</div>
-                        </div>
-                    </div>
-                </div>
-                <p id="problem-detail" class="detail-line" aria-live="polite">{ detail.unwrap_or_default() }</p>
+                { grid(props, &scroll, at) }
+                <p id="problem-detail" class="detail-line" aria-live="polite">{ detail_line(props).unwrap_or_default() }</p>
             }
         </section>
     }
+}
+
+/// Keeps the current problem (`at`, its place in `list`) in view; none: the top.
+#[hook]
+fn use_current_in_view(scroll: &VirtualScroll, at: Option<usize>, list: &Rc<Vec<ProblemId>>) {
+    let (scroll, n) = (scroll.clone(), list.len());
+    use_effect_with((at, Rc::clone(list)), move |(at, _)| {
+        let first = *scroll.first;
+        let want = at.map_or(0, |i| keep_in_view(i as u64, first, VISIBLE_ROWS as u64, n as u64));
+        if want != first || at.is_none() {
+            scroll.show(want);
+        }
+        || ()
+    });
+}
+
+/// The filters and the previous / next buttons.
+fn toolbar(props: &Props) -> Html {
+    let on_severity = {
+        let (cb, f) = (props.on_filter.clone(), props.filter.clone());
+        Callback::from(move |e: Event| cb.emit(f.with_severity(&e.target_unchecked_into::<HtmlSelectElement>().value())))
+    };
+    let on_kind = {
+        let (cb, f) = (props.on_filter.clone(), props.filter.clone());
+        Callback::from(move |e: Event| cb.emit(f.with_kind(&e.target_unchecked_into::<HtmlSelectElement>().value())))
+    };
+    let step = |forward: bool| props.on_step.reform(move |_: MouseEvent| forward);
+    let f = &props.filter;
+    html! {
+        <div class="toolbar">
+            <label>{ "severity " }
+                <select id="severity-filter" onchange={on_severity}>
+                    <option value="" selected={f.min_severity.is_none()}>{ "all" }</option>
+                    <option value="warning" selected={f.min_severity == Some(Severity::Warning)}>{ "warnings and errors" }</option>
+                    <option value="error" selected={f.min_severity == Some(Severity::Error)}>{ "errors only" }</option>
+                </select>
+            </label>
+            <label>{ " kind " }
+                <select id="kind-filter" onchange={on_kind}>
+                    <option value="" selected={f.kind.is_none()}>{ "all" }</option>
+                    { for props.kinds.iter().map(|k| html! { <option value={k.clone()} selected={f.kind.as_ref() == Some(k)}>{ k }</option> }) }
+                </select>
+            </label>
+            <button id="prev-problem" onclick={step(false)} title="previous problem (p)">{ "◀ prev" }</button>
+            <button id="next-problem" onclick={step(true)} title="next problem (n)">{ "next ▶" }</button>
+        </div>
+    }
+}
+
+/// Enter jumps to the current problem's bytes; the arrows, Page Up/Down,
+/// Home and End choose another.
+fn on_key(props: &Props, at: Option<usize>) -> Callback<KeyboardEvent> {
+    let (list, on_problem, on_jump) = (Rc::clone(&props.problems), props.on_problem.clone(), props.on_jump.clone());
+    Callback::from(move |e: KeyboardEvent| {
+        if e.key() == "Enter" {
+            e.prevent_default();
+            on_jump.emit(());
+        } else if let Some(n) = row_nav(&e.key()) {
+            e.prevent_default();
+            if let Some(p) = move_in_list(at, n, list.len(), VISIBLE_ROWS).and_then(|i| list.get(i)) {
+                on_problem.emit(*p);
+            }
+        }
+    })
+}
+
+/// The grid: its own scroll box, both ways (its header row stays on top),
+/// the one Tab stop, and the region the keyboard scrolls; only the visible
+/// rows exist.
+fn grid(props: &Props, scroll: &VirtualScroll, at: Option<usize>) -> Html {
+    let n = props.problems.len();
+    let top = usize::try_from(*scroll.first).unwrap_or(usize::MAX).min(n.saturating_sub(1));
+    let rows = props.problems.iter().enumerate().skip(top).take(VISIBLE_ROWS + 1).filter_map(|(i, p)| problem_row(props, i, *p, top));
+    html! {
+        <div id="problems" class="grid" role="grid" tabindex="0" aria-labelledby="problems-heading" aria-rowcount={(n + 1).to_string()} aria-colcount="7"
+            aria-activedescendant={at.filter(|i| *i >= top && *i <= top + VISIBLE_ROWS).map(|i| format!("problem-{i}"))} onkeydown={on_key(props, at)}
+            ref={scroll.node.clone()} onscroll={scroll.on_scroll.clone()} style={format!("height:{}px", (n.clamp(1, VISIBLE_ROWS) + 1) * ROW_PX + 2)}>
+            <div role="row" class="problem head" aria-rowindex="1">
+                <div role="columnheader">{"severity"}</div><div role="columnheader">{"kind"}</div><div role="columnheader">{"file"}</div>
+                <div role="columnheader">{"byte"}</div><div role="columnheader">{"offset"}</div><div role="columnheader">{"repair"}</div>
+                <div role="columnheader">{"meaning"}</div>
+            </div>
+            <div class="gridbody" role="rowgroup">
+                <div class="spacer" style={format!("height:{}px", n * ROW_PX)}>
+                    <div class="rows" style={format!("top:{}px", top * ROW_PX)}>{ for rows }</div>
+                </div>
+            </div>
+        </div>
+    }
+}
+
+/// Problem `p`, the list's `i`th, drawn below the first drawn (`top`).
+fn problem_row(props: &Props, i: usize, p: ProblemId, top: usize) -> Option<Html> {
+    let row = props.rows.iter().find(|r| r.id == p.row)?;
+    let f = row.report.findings.get(p.finding as usize)?;
+    let sev = Severity::of(f);
+    let on_click = props.on_problem.reform(move |_: MouseEvent| p);
+    let current = props.current == Some(p);
+    Some(html! {
+        <div role="row" id={format!("problem-{i}")} aria-rowindex={(i + 2).to_string()} aria-selected={current.to_string()}
+            class={classes!("problem", sev.as_str(), current.then_some("current"))} style={format!("top:{}px", (i - top) * ROW_PX)}
+            onclick={on_click} data-kind={f.kind.clone()} data-position={f.position.to_string()}>
+            <div role="gridcell"><span class={classes!("sev", sev.as_str())}>{ sev.as_str() }</span></div>
+            <div role="gridcell" class="kind">{ &f.kind }</div>
+            <div role="gridcell" class="path" title={shown(&row.report.path)}><TextField text={row.report.path.clone()} /></div>
+            <div role="gridcell" class="num pos">{ format!("{} ({:#x})", f.position, f.position) }</div>
+            <div role="gridcell" class="num">{ f.offset.map_or_else(String::new, |o| o.to_string()) }</div>
+            <div role="gridcell">{ f.repair.as_str() }</div>
+            <div role="gridcell" class="msg" title={shown(&f.message)}><TextField text={f.message.clone()} /></div>
+        </div>
+    })
+}
+
+/// The current problem in words, under the grid.
+fn detail_line(props: &Props) -> Option<Html> {
+    let c = props.current?;
+    let row = props.rows.iter().find(|r| r.id == c.row)?;
+    let f = row.report.findings.get(c.finding as usize)?;
+    let at = format!(": {} at byte {} ({:#x}), repair {}: ", f.kind, f.position, f.position, f.repair);
+    Some(html! { <><TextField text={row.report.path.clone()} />{ at }<TextField text={f.message.clone()} /></> })
 }

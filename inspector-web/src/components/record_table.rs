@@ -4,11 +4,12 @@
 use std::rc::Rc;
 
 use felix_codec::format::time::format_micros;
-use web_sys::{Blob, Element};
+use web_sys::Blob;
 use yew::prelude::*;
 
 use crate::model::scan::Scanned;
 use crate::model::window::{RowSource, Want, Window};
+use crate::ui::hooks::{use_virtual_scroll, VirtualScroll};
 use crate::ui::keys::{move_in_list, row_nav};
 use crate::ui::scroll::Virtual;
 
@@ -26,12 +27,6 @@ pub struct Props {
     pub range: Option<(u64, u64)>,
     /// A record's bytes selected here.
     pub on_range: Callback<(u64, u64)>,
-}
-
-fn scroll_to(container: &NodeRef, v: Virtual, first: u64) {
-    if let Some(el) = container.cast::<Element>() {
-        el.set_scroll_top(i32::try_from(v.px_of(first)).unwrap_or(i32::MAX));
-    }
 }
 
 /// Rows read from the file for one scanned file (the `Rc` names which).
@@ -65,102 +60,17 @@ pub fn record_table(props: &Props) -> Html {
     let read = use_state(|| None::<(Rc<Scanned>, Rc<Window>)>);
     let src = source(&props.scanned, window_of(&read, &props.scanned));
     let total = src.len();
-    let v = Virtual { rows: total, row_px: ROW_PX, visible: ROWS };
-    let first = use_state(|| 0u64);
-    let container = use_node_ref();
+    let scroll = use_virtual_scroll(Virtual { rows: total, row_px: ROW_PX, visible: ROWS });
     // The record holding the selection's first byte.
     let at = props.range.and_then(|(start, _)| src.holding(start));
-    {
-        // Keep the selected record in view; one past the listed rows is found in the file first.
-        let (first, container, read, blob) = (first.clone(), container.clone(), read.clone(), props.blob.clone());
-        use_effect_with((props.range, Rc::clone(&props.scanned)), move |(range, scanned)| {
-            let show = move |i: u64| {
-                let top = i.saturating_sub(2);
-                // In a later task: scrolling lays the page out, which is not to lengthen this one.
-                crate::web::later(move || scroll_to(&container, v, top));
-                first.set(top.min(v.rows.saturating_sub(ROWS)));
-            };
-            match (at, range) {
-                (Some(i), _) => show(i),
-                (None, Some((start, _))) if scanned.detail.records_capped => {
-                    let start = *start;
-                    fetch(&blob, scanned, Want::Bytes { start, end: start + 1 }, &read, move |w| {
-                        if w.rows.get(0).is_some_and(|r| r.position <= start && start < r.end()) {
-                            show(w.first_row);
-                        }
-                    });
-                }
-                _ => {}
-            }
-            || ()
-        });
-    }
-    {
-        // Rows in view past the listed ones are read from the file.
-        let (read, blob) = (read.clone(), props.blob.clone());
-        let want = src.want_for(*first, ROWS);
-        use_effect_with((want, Rc::clone(&props.scanned)), move |(want, scanned)| {
-            if let Some(want) = want {
-                fetch(&blob, scanned, *want, &read, |_| ());
-            }
-            || ()
-        });
-    }
+    use_selected_in_view(props, &scroll, &read, at);
+    use_rows_in_view(props, &read, src.want_for(*scroll.first, ROWS));
     if total == 0 {
         return html! {};
     }
-    let on_scroll = {
-        let first = first.clone();
-        Callback::from(move |e: Event| {
-            let el: Element = e.target_unchecked_into();
-            let first = first.clone();
-            // In a later task: see `web::later`.
-            crate::web::later(move || {
-                let row = v.first_at(u64::try_from(el.scroll_top()).unwrap_or(0));
-                if row != *first {
-                    first.set(row);
-                }
-            });
-        })
-    };
-    let on_key = {
-        let (scanned, cb, read, first) = (Rc::clone(&props.scanned), props.on_range.clone(), read.clone(), first.clone());
-        Callback::from(move |e: KeyboardEvent| {
-            let Some(n) = row_nav(&e.key()) else { return };
-            e.prevent_default();
-            let src = source(&scanned, window_of(&read, &scanned));
-            let at = at.and_then(|i| usize::try_from(i).ok());
-            let len = usize::try_from(src.len()).unwrap_or(usize::MAX);
-            let Some(i) = move_in_list(at, n, len, ROWS as usize).map(|i| i as u64) else { return };
-            match src.get(i) {
-                Some(r) => cb.emit((r.position, r.end().min(scanned.report.size.max(r.position + 1)))),
-                // Not read yet: show it (its rows are read), and the next key selects.
-                None => first.set(i.saturating_sub(2).min(total.saturating_sub(ROWS))),
-            }
-        })
-    };
-    let top = *first;
+    let top = *scroll.first;
     // Only the visible rows are read (each decoded from its packed bytes).
-    let rows = (top..total.min(top.saturating_add(ROWS))).map(|i| {
-        let style = format!("top:{}px", (i - top) * ROW_PX);
-        let Some(r) = src.get(i) else {
-            return html! { <div role="row" class="rec pending" aria-rowindex={(i + 2).to_string()} style={style}><span role="gridcell">{ "reading…" }</span></div> };
-        };
-        let size = props.scanned.report.size;
-        let on_click = props.on_range.reform(move |_: MouseEvent| (r.position, r.end().min(size.max(r.position + 1))));
-        let sel = at == Some(i);
-        let status = format!("{:?}", r.status);
-        html! {
-            <div role="row" id={format!("rec-{i}")} aria-rowindex={(i + 2).to_string()} aria-selected={sel.to_string()}
-                class={classes!("rec", sel.then_some("selected"), status.to_lowercase())} style={style} onclick={on_click}>
-                <span role="gridcell" class="num">{ r.offset }</span>
-                <span role="gridcell">{ format_micros(r.timestamp_micros) }</span>
-                <span role="gridcell" class="num">{ r.payload_len }</span>
-                <span role="gridcell" class="num">{ r.position }</span>
-                <span role="gridcell">{ status }</span>
-            </div>
-        }
-    });
+    let rows = (top..total.min(top.saturating_add(ROWS))).map(|i| record_row(props, &src, i, top, at));
     let active = at.filter(|i| *i >= top && *i < top + ROWS).map(|i| format!("rec-{i}"));
     html! {
         <div class="records">
@@ -168,18 +78,93 @@ pub fn record_table(props: &Props) -> Html {
             // The grid is its own scroll box, both ways (its header row stays on top):
             // the one Tab stop, and the region the keyboard scrolls.
             <div role="grid" aria-labelledby="records-heading" aria-rowcount={(total + 1).to_string()} aria-colcount="5" tabindex="0"
-                aria-activedescendant={active} onkeydown={on_key} class="recgrid"
-                ref={container} onscroll={on_scroll} style={format!("height:{}px", (total.clamp(1, ROWS) + 1) * ROW_PX + 2)}>
+                aria-activedescendant={active} onkeydown={on_key(props, &read, &scroll, at)} class="recgrid"
+                ref={scroll.node.clone()} onscroll={scroll.on_scroll.clone()} style={format!("height:{}px", (total.clamp(1, ROWS) + 1) * ROW_PX + 2)}>
                 <div class="rec head" role="row" aria-rowindex="1">
                     <span role="columnheader">{"offset"}</span><span role="columnheader">{"timestamp"}</span><span role="columnheader">{"length"}</span>
                     <span role="columnheader">{"byte"}</span><span role="columnheader">{"status"}</span>
                 </div>
                 <div id="records" class="reclist" role="rowgroup">
-                    <div class="spacer" style={format!("height:{}px", v.spacer_px())}>
-                        <div class="rows" style={format!("top:{}px", v.px_of(*first))}>{ for rows }</div>
+                    <div class="spacer" style={format!("height:{}px", scroll.spacer_px())}>
+                        <div class="rows" style={format!("top:{}px", scroll.px_of(top))}>{ for rows }</div>
                     </div>
                 </div>
             </div>
+        </div>
+    }
+}
+
+/// Keeps the selected record (`at`) in view; one past the listed rows is
+/// found in the file first.
+#[hook]
+fn use_selected_in_view(props: &Props, scroll: &VirtualScroll, read: &UseStateHandle<Read>, at: Option<u64>) {
+    let (scroll, read, blob) = (scroll.clone(), read.clone(), props.blob.clone());
+    use_effect_with((props.range, Rc::clone(&props.scanned)), move |(range, scanned)| {
+        match (at, range) {
+            (Some(i), _) => scroll.show_later(i.saturating_sub(2)),
+            (None, Some((start, _))) if scanned.detail.records_capped => {
+                let start = *start;
+                fetch(&blob, scanned, Want::Bytes { start, end: start + 1 }, &read, move |w| {
+                    if w.rows.get(0).is_some_and(|r| r.position <= start && start < r.end()) {
+                        scroll.show_later(w.first_row.saturating_sub(2));
+                    }
+                });
+            }
+            _ => {}
+        }
+        || ()
+    });
+}
+
+/// Reads the rows in view past the listed ones (`want`) from the file.
+#[hook]
+fn use_rows_in_view(props: &Props, read: &UseStateHandle<Read>, want: Option<Want>) {
+    let (read, blob) = (read.clone(), props.blob.clone());
+    use_effect_with((want, Rc::clone(&props.scanned)), move |(want, scanned)| {
+        if let Some(want) = want {
+            fetch(&blob, scanned, *want, &read, |_| ());
+        }
+        || ()
+    });
+}
+
+/// The arrows, Page Up/Down, Home and End select another record's bytes.
+fn on_key(props: &Props, read: &UseStateHandle<Read>, scroll: &VirtualScroll, at: Option<u64>) -> Callback<KeyboardEvent> {
+    let (scanned, cb, read, first) = (Rc::clone(&props.scanned), props.on_range.clone(), read.clone(), scroll.first.clone());
+    Callback::from(move |e: KeyboardEvent| {
+        let Some(n) = row_nav(&e.key()) else { return };
+        e.prevent_default();
+        let src = source(&scanned, window_of(&read, &scanned));
+        let total = src.len();
+        let at = at.and_then(|i| usize::try_from(i).ok());
+        let len = usize::try_from(total).unwrap_or(usize::MAX);
+        let Some(i) = move_in_list(at, n, len, ROWS as usize).map(|i| i as u64) else { return };
+        match src.get(i) {
+            Some(r) => cb.emit(r.selection(scanned.report.size)),
+            // Not read yet: show it (its rows are read), and the next key selects.
+            None => first.set(i.saturating_sub(2).min(total.saturating_sub(ROWS))),
+        }
+    })
+}
+
+/// Row `i`, drawn below the first drawn (`top`); "reading…" until it is read.
+fn record_row(props: &Props, src: &RowSource<'_>, i: u64, top: u64, at: Option<u64>) -> Html {
+    let style = format!("top:{}px", (i - top) * ROW_PX);
+    let Some(r) = src.get(i) else {
+        return html! { <div role="row" class="rec pending" aria-rowindex={(i + 2).to_string()} style={style}><span role="gridcell">{ "reading…" }</span></div> };
+    };
+    let size = props.scanned.report.size;
+    let on_click = props.on_range.reform(move |_: MouseEvent| r.selection(size));
+    let sel = at == Some(i);
+    let status = format!("{:?}", r.status);
+    html! {
+        <div role="row" id={format!("rec-{i}")} aria-rowindex={(i + 2).to_string()} aria-selected={sel.to_string()}
+            class={classes!("rec", sel.then_some("selected"), status.to_lowercase())} style={style} onclick={on_click}>
+            <span role="gridcell" class="num">{ r.offset }</span>
+            <span role="gridcell">{ format_micros(r.timestamp_micros) }</span>
+            <span role="gridcell" class="num">{ r.payload_len }</span>
+            <span role="gridcell" class="num">{ r.position }</span>
+            <span role="gridcell">{ status }</span>
         </div>
     }
 }

@@ -163,6 +163,34 @@ pub struct FileMap {
     pub runs: Vec<MapRun>,
 }
 
+impl MapRun {
+    /// The run in words (its title on hover): its bytes, what they are, and
+    /// whether index entries point there.
+    #[must_use]
+    pub fn label(&self) -> String {
+        let indexed = if self.indexed { ", index entries point here" } else { "" };
+        format!("bytes {}..{}: {}{indexed}", self.start, self.end, self.class.as_str())
+    }
+}
+
+impl FileMap {
+    /// The map in words for a screen reader, of a file of `size` bytes: how
+    /// many runs of each notable class, how many cells index entries point
+    /// into, and how the keys move.
+    #[must_use]
+    pub fn summary(&self, size: u64) -> String {
+        let count = |c: MapClass| self.runs.iter().filter(|r| r.class == c).count();
+        format!(
+            "File map, {size} bytes in {} cells: {} damaged, {} gap, {} torn-tail range(s); {} cells with index entries. Arrow keys step between them, Enter jumps.",
+            self.cells,
+            count(MapClass::Damaged),
+            count(MapClass::Gap),
+            count(MapClass::Torn),
+            self.runs.iter().filter(|r| r.indexed).map(|r| r.cells).sum::<usize>()
+        )
+    }
+}
+
 fn header_len(kind: FileKind) -> u64 {
     match kind {
         FileKind::Segment => 0, // a segment's header comes as a scanned item
@@ -258,6 +286,29 @@ mod tests {
     use super::*;
     use crate::model::scan::Scanned;
     use crate::model::{sample, scan::scan_all};
+
+    #[test]
+    fn the_map_says_itself_in_words() {
+        let run = |first_cell, cells, start, end, class, indexed| MapRun { first_cell, cells, start, end, class, indexed };
+        let map = FileMap {
+            cells: 10,
+            runs: vec![
+                run(0, 1, 0, 32, MapClass::Header, false),
+                run(1, 3, 32, 128, MapClass::Verified, true),
+                run(4, 1, 128, 160, MapClass::Damaged, false),
+                run(5, 2, 160, 224, MapClass::Gap, true),
+                run(7, 1, 224, 256, MapClass::Damaged, false),
+                run(8, 2, 256, 320, MapClass::Torn, false),
+            ],
+        };
+        assert_eq!(
+            map.summary(320),
+            "File map, 320 bytes in 10 cells: 2 damaged, 1 gap, 1 torn-tail range(s); 5 cells with index entries. \
+             Arrow keys step between them, Enter jumps."
+        );
+        assert_eq!(map.runs[1].label(), "bytes 32..128: verified, index entries point here");
+        assert_eq!(map.runs[4].label(), "bytes 224..256: damaged");
+    }
     use std::rc::Rc;
 
     #[test]

@@ -4,6 +4,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use crate::ui::message::quote;
+
 /// A file as the page received it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dropped {
@@ -67,6 +69,42 @@ pub fn path_given_twice<T>(files: &[(String, T)]) -> Option<&str> {
     files.iter().map(|(p, _)| p.as_str()).find(|p| !seen.insert(*p))
 }
 
+/// A drop's files: its one JSON document (a report, a diff or a plan), if
+/// any, and the files to inspect.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DropSplit<T> {
+    /// The JSON document, opened before the files are scanned against it.
+    pub document: Option<(String, T)>,
+    /// The files to inspect, in the drop's order.
+    pub files: Vec<(String, T)>,
+}
+
+/// A drop holding more than one JSON document (their paths): the page opens
+/// one at a time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocumentsDropped(pub Vec<String>);
+
+impl core::fmt::Display for DocumentsDropped {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let names: Vec<String> = self.0.iter().map(|p| quote(p)).collect();
+        write!(f, "drop one report at a time, not {}", names.join(", "))
+    }
+}
+
+/// A drop's files split into its one JSON document (by the `.json` file
+/// name, in any case) and the files to inspect.
+///
+/// # Errors
+/// [`DocumentsDropped`] when it holds more than one document.
+pub fn document_first<T>(files: Vec<(String, T)>) -> Result<DropSplit<T>, DocumentsDropped> {
+    let (mut documents, files): (Vec<_>, Vec<_>) =
+        files.into_iter().partition(|(p, _)| file_name(p).to_ascii_lowercase().ends_with(".json"));
+    if documents.len() > 1 {
+        return Err(DocumentsDropped(documents.into_iter().map(|(p, _)| p).collect()));
+    }
+    Ok(DropSplit { document: documents.pop(), files })
+}
+
 /// Groups by parent directory; loose files each form a group of their own.
 /// Groups keep the order in which their first file was dropped.
 #[must_use]
@@ -101,6 +139,28 @@ mod tests {
         assert_eq!(path_given_twice(&files(&["s/0.log", "s/1.log", "s/0.log"])), Some("s/0.log"));
         assert_eq!(path_given_twice(&files(&["0.log", "0.log"])), Some("0.log"));
         assert_eq!(path_given_twice::<()>(&[]), None);
+    }
+
+    #[test]
+    fn one_json_document_comes_first_and_two_are_named() {
+        let files = |paths: &[&str]| paths.iter().map(|p| ((*p).to_string(), ())).collect::<Vec<_>>();
+        let paths = |v: Vec<(String, ())>| v.into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+        let split = document_first(files(&["s/0.log", "r/Report.JSON", "s/epochs"])).unwrap();
+        assert_eq!(
+            (split.document.map(|(p, _)| p), paths(split.files)),
+            (Some("r/Report.JSON".into()), vec!["s/0.log".to_string(), "s/epochs".into()])
+        );
+        let split = document_first(files(&["s/0.log", "json/0.index"])).unwrap();
+        assert_eq!(
+            (split.document, paths(split.files)),
+            (None, vec!["s/0.log".to_string(), "json/0.index".into()]),
+            "a folder's name is not the file's"
+        );
+        let two = document_first(files(&["a.json", "x.log", "b\u{202e}.json"])).unwrap_err();
+        assert_eq!(two, DocumentsDropped(vec!["a.json".to_string(), "b\u{202e}.json".into()]));
+        assert_eq!(two.to_string(), format!("drop one report at a time, not {}, {}", quote("a.json"), quote("b\u{202e}.json")));
+        assert!(!two.to_string().contains('\u{202e}'), "a hostile name is quoted, never raw");
+        assert_eq!(document_first::<()>(Vec::new()), Ok(DropSplit { document: None, files: Vec::new() }));
     }
 
     #[test]

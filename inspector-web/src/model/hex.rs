@@ -384,7 +384,8 @@ pub fn parse_jump(text: &str, records: &Rows, capped: bool, last_offset: Option<
     if let Some(o) = record {
         let offset: u64 = o.parse().map_err(|_| format!("{} is not a record offset", quote(o)))?;
         if let Some(r) = records.iter().find(|r| r.offset == offset) {
-            return Ok(Jump::Range(r.position, r.end().min(size.max(r.position + 1))));
+            let (start, end) = r.selection(size);
+            return Ok(Jump::Range(start, end));
         }
         return match last_offset {
             None => Err(format!("no such offset {offset}: the file holds no intact record")),

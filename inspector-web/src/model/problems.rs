@@ -46,6 +46,26 @@ pub struct Filter {
     pub kind: Option<String>,
 }
 
+impl Filter {
+    /// This filter with the severity select's value: `"warning"` (warnings
+    /// and errors), `"error"` (errors only), anything else all.
+    #[must_use]
+    pub fn with_severity(&self, value: &str) -> Self {
+        let min_severity = match value {
+            "warning" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            _ => None,
+        };
+        Self { min_severity, ..self.clone() }
+    }
+
+    /// This filter with the kind select's value (empty: every kind).
+    #[must_use]
+    pub fn with_kind(&self, value: &str) -> Self {
+        Self { kind: (!value.is_empty()).then(|| value.to_owned()), ..self.clone() }
+    }
+}
+
 /// A problem: file index and finding index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ProblemRef {
@@ -119,6 +139,18 @@ pub fn step<T: Copy + PartialEq>(list: &[T], current: Option<T>, forward: bool) 
 mod tests {
     use super::*;
     use crate::model::{sample, scan::scan_all};
+
+    #[test]
+    fn the_filter_selects_set_one_field_and_keep_the_other() {
+        let f = Filter { min_severity: None, kind: Some("Truncated".into()) };
+        assert_eq!(f.with_severity("warning"), Filter { min_severity: Some(Severity::Warning), kind: Some("Truncated".into()) });
+        assert_eq!(f.with_severity("error").min_severity, Some(Severity::Error));
+        assert_eq!(f.with_severity("error").with_severity("").min_severity, None, "all");
+        assert_eq!(f.with_severity("note").min_severity, None, "no such choice: all");
+        let e = Filter { min_severity: Some(Severity::Error), kind: None };
+        assert_eq!(e.with_kind("BadCrc"), Filter { min_severity: Some(Severity::Error), kind: Some("BadCrc".into()) });
+        assert_eq!(e.with_kind("BadCrc").with_kind(""), e, "empty: every kind");
+    }
 
     #[test]
     fn filters_and_wrapping_navigation() {

@@ -27,6 +27,14 @@ impl RecordRow {
     pub fn end(&self) -> u64 {
         self.position + RECORD_HEADER_LEN as u64 + u64::from(self.payload_len)
     }
+
+    /// The bytes selecting this record selects in a file of `size` bytes:
+    /// its own, cut at the file's end (a torn record's claimed length runs
+    /// past it), and never empty.
+    #[must_use]
+    pub fn selection(&self, size: u64) -> (u64, u64) {
+        (self.position, self.end().min(size.max(self.position + 1)))
+    }
 }
 
 /// Record rows kept packed, as the worker sends them: [`Rows::ROW_BYTES`]
@@ -196,4 +204,19 @@ fn status_of(b: u8) -> Option<RecordStatus> {
         3 => RecordStatus::Torn,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_selects_its_bytes_cut_at_the_file_end_and_never_none() {
+        let r = RecordRow { position: 32, offset: 0, payload_len: 10, timestamp_micros: 1, status: RecordStatus::Intact };
+        assert_eq!(r.end(), 70);
+        assert_eq!(r.selection(1000), (32, 70), "whole");
+        assert_eq!(r.selection(50), (32, 50), "a torn record: up to the file's end");
+        assert_eq!(r.selection(32), (32, 33), "past the end: one byte, never an empty range");
+        assert_eq!(r.selection(0), (32, 33));
+    }
 }

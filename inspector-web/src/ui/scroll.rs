@@ -32,7 +32,9 @@ impl Virtual {
         self.natural_px().min(MAX_SPACER_PX)
     }
 
-    fn max_first(self) -> u64 {
+    /// The last row that can be shown first (the last page's first row).
+    #[must_use]
+    pub fn max_first(self) -> u64 {
         self.rows.saturating_sub(self.visible)
     }
 
