@@ -27,7 +27,6 @@ use crate::state::{Action, FileId, RowId, State};
 use crate::ui::keys::{self, Shortcut};
 use crate::ui::message::quote;
 use crate::web;
-use crate::worker::protocol::ToPage;
 use crate::worker::runner::{self, Runner};
 
 /// Frames the detail views of a newly shown file mount in, one after the other
@@ -290,7 +289,7 @@ pub fn app() -> Html {
             runner.borrow_mut().next_load();
             runner.borrow_mut().stop();
             runner::spawn_worker(&runner, &dispatch);
-            dispatch.emit(Action::Scan(ToPage::Error { message: "scan cancelled".into() }));
+            dispatch.emit(Action::ScanCancelled);
         })
     };
     let on_key = {
