@@ -159,7 +159,15 @@ pub fn validate(d: &Diff) -> Result<(), Refusal> {
     if d.divergent_records > d.compared_records {
         return Err(Refusal::field("divergent_records", "exceeds compared_records"));
     }
-    // What the codec derives from the two sides, the claim must say too.
+    check_derived(d)?;
+    check_shards(d)?;
+    check_lost("lost_a", &d.lost_a, &d.a)?;
+    check_lost("lost_b", &d.lost_b, &d.b)?;
+    check_verdict(d)
+}
+
+/// What the codec derives from the two sides' offsets, the claim must say too.
+fn check_derived(d: &Diff) -> Result<(), Refusal> {
     let common = match (d.a.first_offset, d.b.first_offset) {
         (Some(fa), Some(fb)) => {
             let (from, to) = (fa.max(fb), d.a.next_offset.min(d.b.next_offset));
@@ -189,9 +197,11 @@ pub fn validate(d: &Diff) -> Result<(), Refusal> {
             return Err(Refusal::field(name, "is past that side's next_offset (a follower never truncates beyond its log)"));
         }
     }
-    check_shards(d)?;
-    check_lost("lost_a", &d.lost_a, &d.a)?;
-    check_lost("lost_b", &d.lost_b, &d.b)?;
+    Ok(())
+}
+
+/// `identical` and the divergence: what the rest of the diff says.
+fn check_verdict(d: &Diff) -> Result<(), Refusal> {
     let identical = d.divergence.is_none()
         && d.only_a.is_empty()
         && d.only_b.is_empty()

@@ -418,3 +418,33 @@ pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runn
         driver::run(files, &send, move || stopped.get(), started_ms, Task::ScanThenHash { sha256 }, (None, None)).await;
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::hash::hash_bytes;
+
+    /// Every message the page hears becomes the state's own action, or none;
+    /// a worker's words become a `ScanError` the banner shows as they were.
+    #[test]
+    fn each_worker_message_becomes_the_states_own_action() {
+        assert!(action(ToPage::Ready).is_none());
+        assert!(action(ToPage::Found { file: 1, total: 0, matches: Vec::new() }).is_none());
+        assert!(matches!(action(ToPage::Progress { file: 3, done: 9 }), Some(Action::Progress { file: FileId(3), done: 9 })));
+        assert!(matches!(
+            action(ToPage::Live { file: 4, findings: Vec::new(), ms: 2.0 }),
+            Some(Action::Met { file: FileId(4), ms, .. }) if ms == 2.0
+        ));
+        assert!(matches!(action(ToPage::Group { items: Vec::new(), ms: 1.0 }), Some(Action::GroupScanned { ms, .. }) if ms == 1.0));
+        assert!(matches!(action(ToPage::Done { ms: 5.0 }), Some(Action::ScanDone { ms }) if ms == 5.0));
+        let Some(Action::Hashed { items, ms }) = action(ToPage::Hashes { items: vec![(7, hash_bytes(b"x", false))], ms: 6.0 }) else {
+            panic!("hashes are not Hashed")
+        };
+        assert_eq!((items, ms), (vec![(FileId(7), hash_bytes(b"x", false))], 6.0));
+        let Some(Action::ScanFailed(e)) = action(ToPage::Error { message: "x.log: reading from byte 0: gone".into() }) else {
+            panic!("an error is not ScanFailed")
+        };
+        assert_eq!(e, ScanError::Worker("x.log: reading from byte 0: gone".into()));
+        assert_eq!(e.to_string(), "x.log: reading from byte 0: gone");
+    }
+}
