@@ -2,23 +2,135 @@
 //! a file, make a file from bytes, download text, read the URL fragment,
 //! and walk a dropped folder (the directory entry API).
 
+use std::fmt;
+
 use js_sys::{Array, ArrayBuffer, Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, BlobPropertyBag, File, HtmlAnchorElement, Url};
 
 use crate::model::window::{Checkpoints, Want, Window, WindowScan, WINDOW_READ_BYTES};
+use crate::ui::message::quote;
 
-/// The message of a browser error.
-pub fn js_err(e: &JsValue) -> String {
-    e.as_string().or_else(|| Reflect::get(e, &"message".into()).ok().and_then(|m| m.as_string())).unwrap_or_else(|| format!("{e:?}"))
+/// A browser call that failed: which one, and the browser's own words about
+/// it — text from outside (it may quote a file's name), so it is shown
+/// quoted (`ui::message::quote`), never raw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrowserError {
+    /// The call.
+    pub op: Op,
+    /// The browser's text, when it gave one.
+    pub js: Option<String>,
+}
+
+/// The browser calls that can fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `Blob.slice`.
+    Slice,
+    /// `arrayBuffer()` (reading a slice's bytes).
+    Read,
+    /// `new File`.
+    MakeFile,
+    /// `new Blob`.
+    MakeBlob,
+    /// `URL.createObjectURL` / `revokeObjectURL`.
+    ObjectUrl,
+    /// The page's document (a download's anchor lives in it).
+    Document,
+    /// `document.createElement("a")`.
+    Anchor,
+    /// A dropped item's entry (`webkitGetAsEntry`).
+    DropEntry,
+    /// A dropped folder's listing (`createReader`, `readEntries`).
+    ReadFolder,
+    /// A dropped file's `File` (`FileSystemFileEntry.file`).
+    EntryFile,
+    /// `postMessage` to another worker.
+    Post,
+}
+
+impl Op {
+    /// What failed, in words (shown when the browser gave no text).
+    fn words(self) -> &'static str {
+        match self {
+            Self::Slice => "could not slice the file",
+            Self::Read => "could not read the file's bytes",
+            Self::MakeFile => "could not make a file",
+            Self::MakeBlob => "could not make the download",
+            Self::ObjectUrl => "could not make the download's address",
+            Self::Document => "no document",
+            Self::Anchor => "not an anchor",
+            Self::DropEntry => "could not read a dropped item",
+            Self::ReadFolder => "readEntries gave no list",
+            Self::EntryFile => "not a file",
+            Self::Post => "could not hand bytes to the next worker",
+        }
+    }
+}
+
+impl BrowserError {
+    /// `op` failed without a word from the browser.
+    #[must_use]
+    pub fn of(op: Op) -> Self {
+        Self { op, js: None }
+    }
+
+    /// `op` failed with the browser's error `e` (its text, or its message).
+    #[must_use]
+    pub fn js(op: Op, e: &JsValue) -> Self {
+        let text = e
+            .as_string()
+            .or_else(|| Reflect::get(e, &"message".into()).ok().and_then(|m| m.as_string()))
+            .unwrap_or_else(|| format!("{e:?}"));
+        Self { op, js: Some(text) }
+    }
+}
+
+impl fmt::Display for BrowserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.js {
+            Some(text) => f.write_str(&quote(text)),
+            None => f.write_str(self.op.words()),
+        }
+    }
+}
+
+impl std::error::Error for BrowserError {}
+
+/// Why rows past the held ones could not be re-read ([`read_window`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WindowError {
+    /// The browser refused the read that began at byte `from`.
+    Read {
+        /// Where the read began.
+        from: u64,
+        /// The browser's error.
+        error: BrowserError,
+    },
+    /// The file ended at byte `end`, before its `size` (it changed since it was dropped).
+    Ended {
+        /// Where it ended.
+        end: u64,
+        /// Its size when dropped.
+        size: u64,
+    },
+}
+
+impl fmt::Display for WindowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Read { from, error } => write!(f, "reading from byte {from}: {error}"),
+            Self::Ended { end, size } => write!(f, "the file ended at byte {end} of {size} (it changed since it was dropped)"),
+        }
+    }
 }
 
 /// Bytes `start..end` of a blob (`Blob.slice`, then `arrayBuffer()`): never the whole file.
 ///
 /// # Errors
-/// The browser's message.
-pub async fn read_slice(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, String> {
+/// The browser's error.
+pub async fn read_slice(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, BrowserError> {
     let mut out = Vec::new();
     finish_read(start_read(blob, start, end)?, &mut out).await?;
     Ok(out)
@@ -29,8 +141,8 @@ pub async fn read_slice(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, St
 /// scanned in a task of its own. Holds one read and the rows kept.
 ///
 /// # Errors
-/// The browser's message, naming where the read began.
-pub async fn read_window(blob: &Blob, size: u64, checkpoints: &Checkpoints, want: Want) -> Result<Window, String> {
+/// The browser's error, naming where the read began, or the file ending early.
+pub async fn read_window(blob: &Blob, size: u64, checkpoints: &Checkpoints, want: Want) -> Result<Window, WindowError> {
     let mut scan = WindowScan::new(checkpoints, want);
     let mut bytes = Vec::new();
     loop {
@@ -39,9 +151,10 @@ pub async fn read_window(blob: &Blob, size: u64, checkpoints: &Checkpoints, want
             return Ok(scan.finish(from >= size));
         }
         let to = from.saturating_add(WINDOW_READ_BYTES).min(size);
-        finish_read(start_read(blob, from, to)?, &mut bytes).await.map_err(|e| format!("reading from byte {from}: {e}"))?;
+        let read = |error| WindowError::Read { from, error };
+        finish_read(start_read(blob, from, to).map_err(read)?, &mut bytes).await.map_err(read)?;
         if bytes.len() as u64 != to - from {
-            return Err(format!("the file ended at byte {} of {size} (it changed since it was dropped)", from + bytes.len() as u64));
+            return Err(WindowError::Ended { end: from + bytes.len() as u64, size });
         }
         scan.feed(&bytes);
     }
@@ -51,19 +164,19 @@ pub async fn read_window(blob: &Blob, size: u64, checkpoints: &Checkpoints, want
 /// caller works, and [`finish_read`] collects them.
 ///
 /// # Errors
-/// The browser's message.
-pub fn start_read(blob: &Blob, start: u64, end: u64) -> Result<JsFuture, String> {
+/// The browser's error.
+pub fn start_read(blob: &Blob, start: u64, end: u64) -> Result<JsFuture, BrowserError> {
     #[allow(clippy::cast_precision_loss)]
-    let part = blob.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| js_err(&e))?;
+    let part = blob.slice_with_f64_and_f64(start as f64, end as f64).map_err(|e| BrowserError::js(Op::Slice, &e))?;
     Ok(JsFuture::from(part.array_buffer()))
 }
 
 /// Waits for a read from [`start_read`] and copies its bytes into `out`.
 ///
 /// # Errors
-/// The browser's message.
-pub async fn finish_read(read: JsFuture, out: &mut Vec<u8>) -> Result<(), String> {
-    let buf = read.await.map_err(|e| js_err(&e))?;
+/// The browser's error.
+pub async fn finish_read(read: JsFuture, out: &mut Vec<u8>) -> Result<(), BrowserError> {
+    let buf = read.await.map_err(|e| BrowserError::js(Op::Read, &e))?;
     let view = Uint8Array::new(&buf);
     out.resize(view.length() as usize, 0);
     view.copy_to(out);
@@ -176,10 +289,11 @@ pub fn in_pieces(buf: &ArrayBuffer, piece: u64, out: &mut Vec<u8>, mut f: impl F
 /// A `File` holding `bytes` (the built-in sample goes through the same path as dropped files).
 ///
 /// # Errors
-/// The browser's message.
+/// The browser's error, in words (a `String` until `app.rs`, its one
+/// caller, takes the [`BrowserError`]).
 pub fn file_from_bytes(name: &str, bytes: &[u8]) -> Result<File, String> {
     let parts = Array::of1(&Uint8Array::from(bytes));
-    File::new_with_u8_array_sequence(&parts, name).map_err(|e| js_err(&e))
+    File::new_with_u8_array_sequence(&parts, name).map_err(|e| BrowserError::js(Op::MakeFile, &e).to_string())
 }
 
 /// The files a picker chose, with their relative paths, in the order drops
@@ -205,34 +319,38 @@ pub fn relative_path(file: &File) -> String {
 /// Offers `text` as a download named `name`.
 ///
 /// # Errors
-/// The browser's message.
-pub fn download(name: &str, mime: &str, text: &str) -> Result<(), String> {
+/// The browser's error.
+pub fn download(name: &str, mime: &str, text: &str) -> Result<(), BrowserError> {
     let options = BlobPropertyBag::new();
     options.set_type(mime);
-    let blob = Blob::new_with_str_sequence_and_options(&Array::of1(&JsValue::from_str(text)), &options).map_err(|e| js_err(&e))?;
+    let blob = Blob::new_with_str_sequence_and_options(&Array::of1(&JsValue::from_str(text)), &options)
+        .map_err(|e| BrowserError::js(Op::MakeBlob, &e))?;
     offer(name, &blob)
 }
 
 /// Offers `bytes` as a download named `name` (the sample's archive).
 ///
 /// # Errors
-/// The browser's message.
+/// The browser's error, in words (a `String` until `app.rs`, its one
+/// caller, takes the [`BrowserError`]).
 pub fn download_bytes(name: &str, mime: &str, bytes: &[u8]) -> Result<(), String> {
     let options = BlobPropertyBag::new();
     options.set_type(mime);
-    let blob = Blob::new_with_u8_array_sequence_and_options(&Array::of1(&Uint8Array::from(bytes)), &options).map_err(|e| js_err(&e))?;
-    offer(name, &blob)
+    let blob = Blob::new_with_u8_array_sequence_and_options(&Array::of1(&Uint8Array::from(bytes)), &options)
+        .map_err(|e| BrowserError::js(Op::MakeBlob, &e).to_string())?;
+    offer(name, &blob).map_err(|e| e.to_string())
 }
 
 /// Offers `blob` as a download named `name`, through an anchor never attached.
-fn offer(name: &str, blob: &Blob) -> Result<(), String> {
-    let url = Url::create_object_url_with_blob(blob).map_err(|e| js_err(&e))?;
-    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-    let a: HtmlAnchorElement = document.create_element("a").map_err(|e| js_err(&e))?.dyn_into().map_err(|_| "not an anchor")?;
+fn offer(name: &str, blob: &Blob) -> Result<(), BrowserError> {
+    let url = Url::create_object_url_with_blob(blob).map_err(|e| BrowserError::js(Op::ObjectUrl, &e))?;
+    let document = web_sys::window().and_then(|w| w.document()).ok_or_else(|| BrowserError::of(Op::Document))?;
+    let a: HtmlAnchorElement =
+        document.create_element("a").map_err(|e| BrowserError::js(Op::Anchor, &e))?.dyn_into().map_err(|_| BrowserError::of(Op::Anchor))?;
     a.set_href(&url);
     a.set_download(name);
     a.click();
-    Url::revoke_object_url(&url).map_err(|e| js_err(&e))
+    Url::revoke_object_url(&url).map_err(|e| BrowserError::js(Op::ObjectUrl, &e))
 }
 
 /// Scrolls the element with `id` into view, when there is one.
@@ -310,15 +428,15 @@ fn call_with_callback(target: &JsValue, method: &str) -> Promise {
 /// order the pickers give too ([`picked`]).
 ///
 /// # Errors
-/// The browser's message.
-pub async fn files_from_drop(items: &JsValue) -> Result<Vec<(String, File)>, String> {
+/// The browser's error, naming the call.
+pub async fn files_from_drop(items: &JsValue) -> Result<Vec<(String, File)>, BrowserError> {
     let mut stack: Vec<JsValue> = Vec::new();
     let len = Reflect::get(items, &"length".into()).ok().and_then(|l| l.as_f64()).unwrap_or(0.0) as u32;
     for i in 0..len {
-        let item = Reflect::get(items, &i.into()).map_err(|e| js_err(&e))?;
+        let item = Reflect::get(items, &i.into()).map_err(|e| BrowserError::js(Op::DropEntry, &e))?;
         let get = Reflect::get(&item, &"webkitGetAsEntry".into()).and_then(JsCast::dyn_into::<Function>);
         if let Ok(get) = get {
-            let entry = get.call0(&item).map_err(|e| js_err(&e))?;
+            let entry = get.call0(&item).map_err(|e| BrowserError::js(Op::DropEntry, &e))?;
             if !entry.is_null() {
                 stack.push(entry);
             }
@@ -332,21 +450,47 @@ pub async fn files_from_drop(items: &JsValue) -> Result<Vec<(String, File)>, Str
             let reader = Reflect::get(&entry, &"createReader".into())
                 .and_then(JsCast::dyn_into::<Function>)
                 .and_then(|f| f.call0(&entry))
-                .map_err(|e| js_err(&e))?;
+                .map_err(|e| BrowserError::js(Op::ReadFolder, &e))?;
             loop {
-                let batch = JsFuture::from(call_with_callback(&reader, "readEntries")).await.map_err(|e| js_err(&e))?;
-                let batch: Array = batch.dyn_into().map_err(|_| "readEntries gave no list")?;
+                let batch =
+                    JsFuture::from(call_with_callback(&reader, "readEntries")).await.map_err(|e| BrowserError::js(Op::ReadFolder, &e))?;
+                let batch: Array = batch.dyn_into().map_err(|_| BrowserError::of(Op::ReadFolder))?;
                 if batch.length() == 0 {
                     break;
                 }
                 stack.extend(batch.iter());
             }
         } else {
-            let file: File =
-                JsFuture::from(call_with_callback(&entry, "file")).await.map_err(|e| js_err(&e))?.dyn_into().map_err(|_| "not a file")?;
+            let file: File = JsFuture::from(call_with_callback(&entry, "file"))
+                .await
+                .map_err(|e| BrowserError::js(Op::EntryFile, &e))?
+                .dyn_into()
+                .map_err(|_| BrowserError::of(Op::EntryFile))?;
             out.push((full.trim_start_matches('/').to_string(), file));
         }
     }
     crate::model::group::sort_in_cli_order(&mut out);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A browser's text is a field of the message, quoted like a name; a call
+    /// that failed without a word says which call it was.
+    #[test]
+    fn a_browser_error_quotes_the_browser_and_names_the_call() {
+        let e = BrowserError { op: Op::Read, js: Some("NotReadableError: x\u{202e}.log".into()) };
+        assert_eq!(e.to_string(), "\u{2068}NotReadableError: x\\u{202e}.log\u{2069}");
+        assert_eq!(crate::ui::message::shown(&e.to_string()), "NotReadableError: x\\u{202e}.log");
+        assert_eq!(BrowserError::of(Op::Document).to_string(), "no document");
+        assert_eq!(BrowserError::of(Op::Post).to_string(), "could not hand bytes to the next worker");
+        let w = WindowError::Read { from: 4096, error: e };
+        assert_eq!(crate::ui::message::shown(&w.to_string()), "reading from byte 4096: NotReadableError: x\\u{202e}.log");
+        assert_eq!(
+            WindowError::Ended { end: 10, size: 20 }.to_string(),
+            "the file ended at byte 10 of 20 (it changed since it was dropped)"
+        );
+    }
 }

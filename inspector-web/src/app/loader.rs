@@ -19,7 +19,6 @@ use crate::share::shared::{self, SharedReport, Source};
 use crate::state::{Action, FileId};
 use crate::ui::message::quote;
 use crate::web;
-use crate::worker::protocol::ToPage;
 use crate::worker::runner::{self, Runner};
 
 /// Milliseconds of reading dropped files' sizes per task, at most (see `Loader::sized`).
@@ -172,7 +171,7 @@ impl Loader {
         self.runner.borrow_mut().next_load();
         self.runner.borrow_mut().stop();
         runner::spawn_worker(&self.runner, &self.dispatch);
-        self.dispatch.emit(Action::Scan(ToPage::Error { message: "scan cancelled".into() }));
+        self.dispatch.emit(Action::ScanCancelled);
     }
 
     /// Loads `files` into the state under fresh ids and starts their scan.

@@ -10,6 +10,7 @@
 use std::rc::Rc;
 
 use felix_inspector::worker::driver;
+use felix_inspector::worker::error::JobError;
 use felix_inspector::worker::protocol::{self, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
 use js_sys::{Array, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -26,11 +27,8 @@ fn post(scope: &DedicatedWorkerGlobalScope, msg: &ToPage) {
 fn find(scope: &DedicatedWorkerGlobalScope, bytes: &[u8], files: &Array) {
     let job = match protocol::decode_find_job(bytes) {
         Ok(job) if job.files.len() == files.length() as usize => job,
-        Ok(job) => {
-            let message = format!("the page sent {} files for a search of {}", files.length(), job.files.len());
-            return post(scope, &ToPage::Error { message });
-        }
-        Err(message) => return post(scope, &ToPage::Error { message }),
+        Ok(job) => return post(scope, &JobError::FileCount { sent: files.length(), listed: job.files.len(), search: true }.to_page()),
+        Err(e) => return post(scope, &JobError::Unreadable(e).to_page()),
     };
     let list: Vec<_> = job.files.into_iter().zip(files.iter().map(JsCast::unchecked_into::<Blob>)).collect();
     let scope = scope.clone();
@@ -52,14 +50,13 @@ fn main() {
         if let Some(bytes) = job.as_deref().filter(|b| protocol::is_find_job(b)) {
             return find(&reply, bytes, &files);
         }
-        let job = job.ok_or_else(|| "the page sent no job".to_string()).and_then(|b| protocol::decode_job(&b));
+        let job = job.ok_or(JobError::NoJob).and_then(|b| protocol::decode_job(&b).map_err(JobError::Unreadable));
         let job = match job {
             Ok(job) if job.files.len() == files.length() as usize => job,
             Ok(job) => {
-                let message = format!("the page sent {} files for a job of {}", files.length(), job.files.len());
-                return post(&reply, &ToPage::Error { message });
+                return post(&reply, &JobError::FileCount { sent: files.length(), listed: job.files.len(), search: false }.to_page())
             }
-            Err(message) => return post(&reply, &ToPage::Error { message }),
+            Err(e) => return post(&reply, &e.to_page()),
         };
         let list: Vec<_> = job.files.into_iter().zip(files.iter().map(JsCast::unchecked_into::<Blob>)).collect();
         let scope = reply.clone();
@@ -69,7 +66,7 @@ fn main() {
             }
             (Task::Read, _, Some(reader)) => wasm_bindgen_futures::spawn_local(driver::read(list, reader)),
             (task @ (Task::Hash { .. } | Task::Read), _, _) => {
-                post(&reply, &ToPage::Error { message: format!("the page sent no channel for {task:?}") });
+                post(&reply, &JobError::NoChannel(task).to_page());
             }
             (task, port, reader) => wasm_bindgen_futures::spawn_local(async move {
                 driver::run(list, &|m| post(&scope, &m), || false, job.started_ms, task, (reader, port)).await;

@@ -109,7 +109,7 @@ fn use_jump(props: &Props, size: u64) -> (Callback<KeyboardEvent>, UseStateHandl
                     }
                 });
             }
-            Err(msg) => error.set(msg),
+            Err(msg) => error.set(msg.to_string()),
         }
     });
     (on_jump, jump_error)

@@ -443,9 +443,9 @@ pub fn replica_diff(props: &Props) -> Html {
             let d = Rc::clone(d);
             let view = view.clone();
             Callback::from(move |_: MouseEvent| {
-                let result = diff_share::to_json(&d).and_then(|j| web::download("felix-diff.json", "application/json", &j));
+                let result = web::download("felix-diff.json", "application/json", &diff_share::to_json(&d));
                 if let Err(e) = result {
-                    view.set(View { error: Some(e), ..(*view).clone() });
+                    view.set(View { error: Some(e.to_string()), ..(*view).clone() });
                 }
             })
         };
@@ -463,7 +463,7 @@ pub fn replica_diff(props: &Props) -> Html {
                     web::copy_to_clipboard(&url);
                     view.set(View { link: Some(url), ..(*view).clone() });
                 }
-                Err(e) => view.set(View { error: Some(e), ..(*view).clone() }),
+                Err(e) => view.set(View { error: Some(e.to_string()), ..(*view).clone() }),
             })
         };
         html! {

@@ -73,7 +73,7 @@ pub fn share_bar(props: &Props) -> Html {
         let (rows, err) = (Rc::clone(&props.rows), props.on_error.clone());
         Callback::from(move |_: MouseEvent| {
             if let Err(e) = web::download("felix-report.json", "application/json", &shared::to_json(&report_of(&rows))) {
-                err.emit(e);
+                err.emit(e.to_string());
             }
         })
     };
@@ -82,7 +82,7 @@ pub fn share_bar(props: &Props) -> Html {
         Callback::from(move |_: MouseEvent| {
             let text = markdown::render(&report_of(&rows), &preface(claim.as_deref(), &rows));
             if let Err(e) = web::download("felix-report.md", "text/markdown", &text) {
-                err.emit(e);
+                err.emit(e.to_string());
             }
         })
     };
@@ -99,7 +99,7 @@ pub fn share_bar(props: &Props) -> Html {
                     web::copy_to_clipboard(&url);
                     made.emit(url);
                 }
-                Err(e) => err.emit(e),
+                Err(e) => err.emit(e.to_string()),
             }
         })
     };

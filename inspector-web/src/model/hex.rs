@@ -371,35 +371,81 @@ pub enum Jump {
     Offset(u64),
 }
 
+/// Why a jump box entry goes nowhere: what was not understood, or not found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JumpError {
+    /// `@…` followed by what is not a number (the text, as typed).
+    NotAnOffset(String),
+    /// A record offset in a file that holds no intact record.
+    NoRecords {
+        /// The offset asked for.
+        offset: u64,
+    },
+    /// A record offset past the file's last one.
+    PastLast {
+        /// The offset asked for.
+        offset: u64,
+        /// The file's last intact record's offset.
+        last: u64,
+    },
+    /// A record offset within the file's range that no record carries (lost to damage).
+    NotFound(u64),
+    /// `0x…` followed by what is not hex (the text, as typed).
+    NotHex(String),
+    /// Neither a number, `0x…` nor `@…` (the text, as typed).
+    NotAPosition(String),
+    /// A byte position past the file's end.
+    PastEnd {
+        /// The position asked for.
+        pos: u64,
+        /// The file's size.
+        size: u64,
+    },
+}
+
+impl std::fmt::Display for JumpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotAnOffset(t) => write!(f, "{} is not a record offset", quote(t)),
+            Self::NoRecords { offset } => write!(f, "no such offset {offset}: the file holds no intact record"),
+            Self::PastLast { offset, last } => write!(f, "no such offset {offset} (the last is {last})"),
+            Self::NotFound(offset) => write!(f, "no record with offset {offset} was found"),
+            Self::NotHex(t) => write!(f, "{} is not a hex byte position", quote(t)),
+            Self::NotAPosition(t) => write!(f, "{} is not a byte position (try 1234, 0x4d2 or @offset)", quote(t)),
+            Self::PastEnd { pos, size } => write!(f, "byte {pos} is past the end of the file ({size} bytes)"),
+        }
+    }
+}
+
 /// What a jump box entry means: `1234` or `0x4d2` is a byte position;
 /// `@42` (or `offset 42`) is the record with that offset, among the listed
 /// rows, or past them when the list was cut (`capped`). An offset past
 /// `last_offset` (the file's last intact record) names that last one.
 ///
 /// # Errors
-/// A message saying what was not understood or not found.
-pub fn parse_jump(text: &str, records: &Rows, capped: bool, last_offset: Option<u64>, size: u64) -> Result<Jump, String> {
+/// What was not understood or not found ([`JumpError`]).
+pub fn parse_jump(text: &str, records: &Rows, capped: bool, last_offset: Option<u64>, size: u64) -> Result<Jump, JumpError> {
     let t = text.trim();
     let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
     if let Some(o) = record {
-        let offset: u64 = o.parse().map_err(|_| format!("{} is not a record offset", quote(o)))?;
+        let offset: u64 = o.parse().map_err(|_| JumpError::NotAnOffset(o.to_string()))?;
         if let Some(r) = records.iter().find(|r| r.offset == offset) {
             let (start, end) = r.selection(size);
             return Ok(Jump::Range(start, end));
         }
         return match last_offset {
-            None => Err(format!("no such offset {offset}: the file holds no intact record")),
-            Some(last) if offset > last => Err(format!("no such offset {offset} (the last is {last})")),
+            None => Err(JumpError::NoRecords { offset }),
+            Some(last) if offset > last => Err(JumpError::PastLast { offset, last }),
             Some(_) if capped => Ok(Jump::Offset(offset)),
-            Some(_) => Err(not_found(offset)),
+            Some(_) => Err(JumpError::NotFound(offset)),
         };
     }
     let pos = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).map_err(|_| format!("{} is not a hex byte position", quote(t)))?,
-        None => t.parse().map_err(|_| format!("{} is not a byte position (try 1234, 0x4d2 or @offset)", quote(t)))?,
+        Some(hex) => u64::from_str_radix(hex, 16).map_err(|_| JumpError::NotHex(t.to_string()))?,
+        None => t.parse().map_err(|_| JumpError::NotAPosition(t.to_string()))?,
     };
     if pos >= size {
-        return Err(format!("byte {pos} is past the end of the file ({size} bytes)"));
+        return Err(JumpError::PastEnd { pos, size });
     }
     Ok(Jump::Range(pos, pos + 1))
 }
@@ -407,7 +453,7 @@ pub fn parse_jump(text: &str, records: &Rows, capped: bool, last_offset: Option<
 /// A record offset within the file's range that no record carries (offsets lost to damage).
 #[must_use]
 pub fn not_found(offset: u64) -> String {
-    format!("no record with offset {offset} was found")
+    JumpError::NotFound(offset).to_string()
 }
 
 /// What a click on byte `pos` selects: its record, its field, or the byte.
@@ -476,19 +522,28 @@ mod tests {
         assert_eq!(jump("@3", false), Ok(Jump::Range(r.position, r.end())));
         assert_eq!(jump("offset 3", true), Ok(Jump::Range(r.position, r.end())), "a listed record is found in the list");
         let last = last.unwrap();
-        assert_eq!(jump("@999", false), Err(format!("no such offset 999 (the last is {last})")));
-        assert_eq!(jump("@999", true), Err(format!("no such offset 999 (the last is {last})")), "whatever the list holds");
+        assert_eq!(jump("@999", false), Err(JumpError::PastLast { offset: 999, last }));
+        assert_eq!(
+            jump("@999", true).unwrap_err().to_string(),
+            format!("no such offset 999 (the last is {last})"),
+            "whatever the list holds"
+        );
         // Within the file's offsets but past a cut list: the page reads the file near it.
         let lost = (0..=last).find(|o| recs.iter().all(|r| r.offset != *o));
         if let Some(lost) = lost {
             assert_eq!(jump(&format!("@{lost}"), true), Ok(Jump::Offset(lost)));
-            assert_eq!(jump(&format!("@{lost}"), false), Err(not_found(lost)));
+            assert_eq!(jump(&format!("@{lost}"), false), Err(JumpError::NotFound(lost)));
+            assert_eq!(not_found(lost), format!("no record with offset {lost} was found"));
         }
         let cut = Rows::default();
         assert_eq!(parse_jump(&format!("@{last}"), &cut, true, Some(last), size), Ok(Jump::Offset(last)));
-        assert_eq!(parse_jump("@0", &cut, true, None, size), Err("no such offset 0: the file holds no intact record".into()));
-        assert!(jump("zz", false).unwrap_err().contains("not a byte position"));
-        assert!(jump("99999999", false).unwrap_err().contains("past the end"));
+        assert_eq!(parse_jump("@0", &cut, true, None, size).unwrap_err().to_string(), "no such offset 0: the file holds no intact record");
+        assert_eq!(jump("zz", false), Err(JumpError::NotAPosition("zz".into())));
+        assert_eq!(jump("zz", false).unwrap_err().to_string(), "\u{2068}zz\u{2069} is not a byte position (try 1234, 0x4d2 or @offset)");
+        assert_eq!(jump("0xzz", false), Err(JumpError::NotHex("0xzz".into())));
+        assert_eq!(jump("@x", false), Err(JumpError::NotAnOffset("x".into())));
+        assert_eq!(jump("99999999", false), Err(JumpError::PastEnd { pos: 99_999_999, size }));
+        assert!(jump("99999999", false).unwrap_err().to_string().contains("past the end"));
         assert_eq!(click_selection(FileKind::Segment, recs, size, r.position + 30), (r.position, r.end()));
         assert_eq!(click_selection(FileKind::Segment, recs, size, 9), (8, 16), "a header byte selects its field");
     }

@@ -16,9 +16,9 @@ use felix_codec::shard::diff::{
     blocks, different_shards, Diff, Lost, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS, MAX_LOST_RANGES,
 };
 
-use super::link::{self, Caps};
+use super::link::{self, Caps, LinkError};
 use super::markdown::{code, text};
-use super::open_error::{parse, Document, OpenError, Origin};
+use super::open_error::{parse, Document, OpenError, Origin, Refusal};
 use crate::ui::message::quote;
 
 /// The fragment prefix of a diff link.
@@ -42,22 +42,20 @@ pub fn is_link(fragment: &str) -> bool {
     fragment.starts_with(PREFIX)
 }
 
-/// The diff as the CLI prints it with `--json`.
-///
-/// # Errors
-/// Never in practice (the model always serialises).
-pub fn to_json(diff: &Diff) -> Result<String, String> {
-    let mut s = serde_json::to_string_pretty(diff).map_err(|e| e.to_string())?;
+/// The diff as the CLI prints it with `--json` (the model always serialises).
+#[must_use]
+pub fn to_json(diff: &Diff) -> String {
+    let mut s = serde_json::to_string_pretty(diff).unwrap_or_default();
     s.push('\n');
-    Ok(s)
+    s
 }
 
 /// The fragment carrying `diff`.
 ///
 /// # Errors
 /// When it would be longer than a link may be (share the JSON instead).
-pub fn encode(diff: &Diff) -> Result<String, String> {
-    let json = serde_json::to_vec(diff).map_err(|e| e.to_string())?;
+pub fn encode(diff: &Diff) -> Result<String, LinkError> {
+    let json = serde_json::to_vec(diff).map_err(|e| LinkError::Json(e.to_string()))?;
     link::pack(PREFIX, &json, CAPS, "this diff", "share the JSON instead")
 }
 
@@ -82,24 +80,27 @@ pub fn decode(fragment: &str) -> Result<Diff, OpenError> {
 /// Not JSON, a field by its path, or a field refused.
 pub fn from_json(json: &[u8], from: Origin) -> Result<Diff, OpenError> {
     let diff: Diff = parse(json, &from, Document::Diff)?;
-    validate(&diff).map_err(|e| OpenError::Refused { from, reason: format!("the diff is refused: {e}") })?;
+    validate(&diff).map_err(|why| OpenError::Refused { from, document: Document::Diff, why })?;
     Ok(diff)
 }
 
-fn check_text(field: &str, s: &str) -> Result<(), String> {
+fn check_text(field: &str, s: &str) -> Result<(), Refusal> {
     if s.chars().count() > MAX_TEXT_CHARS {
-        return Err(format!("{field} is longer than {MAX_TEXT_CHARS} characters"));
+        return Err(Refusal::field(field, format!("is longer than {MAX_TEXT_CHARS} characters")));
     }
     Ok(())
 }
 
-fn check_side(name: &str, s: &SideReport) -> Result<(), String> {
+fn check_side(name: &str, s: &SideReport) -> Result<(), Refusal> {
     check_text(&format!("{name}.path"), &s.path)?;
     if s.findings.len() > MAX_DIFF_FINDINGS {
-        return Err(format!("{name}.findings has {} entries; a diff names at most {MAX_DIFF_FINDINGS}", s.findings.len()));
+        return Err(Refusal::field(
+            format!("{name}.findings"),
+            format!("has {} entries; a diff names at most {MAX_DIFF_FINDINGS}", s.findings.len()),
+        ));
     }
     if s.epochs.len() > MAX_EPOCHS {
-        return Err(format!("{name}.epochs has {} entries; at most {MAX_EPOCHS}", s.epochs.len()));
+        return Err(Refusal::field(format!("{name}.epochs"), format!("has {} entries; at most {MAX_EPOCHS}", s.epochs.len())));
     }
     let bounded = match s.first_offset {
         // At least one record, and no more records than offsets in its range.
@@ -107,19 +108,19 @@ fn check_side(name: &str, s: &SideReport) -> Result<(), String> {
         None => s.records == 0,
     };
     if !bounded {
-        return Err(format!("{name}: first_offset and next_offset do not bound its {} records", s.records));
+        return Err(Refusal::within(name, format!("first_offset and next_offset do not bound its {} records", s.records)));
     }
     let damaged = s.unordered_records > 0 || s.findings.iter().any(blocks);
     // A blocking finding past the cap may explain `blocked` unseen; a named one must block.
     if (damaged && !s.blocked) || (s.blocked && !damaged && s.findings_omitted == 0) {
-        return Err(format!("{name}.blocked is {}, yet its findings say otherwise", s.blocked));
+        return Err(Refusal::field(format!("{name}.blocked"), format!("is {}, yet its findings say otherwise", s.blocked)));
     }
     for (i, f) in s.findings.iter().enumerate() {
         if !is_finding_kind(&f.finding.kind) {
-            return Err(format!("{name}.findings[{i}].kind {} is not a finding kind", quote(&f.finding.kind)));
+            return Err(Refusal::field(format!("{name}.findings[{i}].kind"), format!("{} is not a finding kind", quote(&f.finding.kind))));
         }
         if f.finding.end < f.finding.position {
-            return Err(format!("{name}.findings[{i}] ends before it starts"));
+            return Err(Refusal::field(format!("{name}.findings[{i}]"), "ends before it starts"));
         }
         check_text(&format!("{name}.findings[{i}].file"), &f.file)?;
         check_text(&format!("{name}.findings[{i}].message"), &f.finding.message)?;
@@ -135,30 +136,38 @@ fn is_checksum(s: &str) -> bool {
 ///
 /// # Errors
 /// The first field that is wrong, by name.
-pub fn validate(d: &Diff) -> Result<(), String> {
+pub fn validate(d: &Diff) -> Result<(), Refusal> {
     if d.diff_version != DIFF_VERSION {
-        return Err(format!("diff_version is {}, this page reads {DIFF_VERSION}", d.diff_version));
+        return Err(Refusal::field("diff_version", format!("is {}, this page reads {DIFF_VERSION}", d.diff_version)));
     }
     check_side("a", &d.a)?;
     check_side("b", &d.b)?;
     if d.notes.len() > MAX_NOTES {
-        return Err(format!("notes has {} entries; at most {MAX_NOTES}", d.notes.len()));
+        return Err(Refusal::field("notes", format!("has {} entries; at most {MAX_NOTES}", d.notes.len())));
     }
     for (i, n) in d.notes.iter().enumerate() {
         check_text(&format!("notes[{i}]"), n)?;
     }
     if d.only_a.len() > 2 || d.only_b.len() > 2 {
-        return Err("only_a and only_b hold at most two ranges each".into());
+        return Err(Refusal::Together("only_a and only_b hold at most two ranges each".into()));
     }
     for r in d.only_a.iter().chain(&d.only_b).chain(d.common_range.as_ref()) {
         if r.from >= r.to {
-            return Err(format!("the range {}..{} is empty or reversed", r.from, r.to));
+            return Err(Refusal::Together(format!("the range {}..{} is empty or reversed", r.from, r.to)));
         }
     }
     if d.divergent_records > d.compared_records {
-        return Err("divergent_records exceeds compared_records".into());
+        return Err(Refusal::field("divergent_records", "exceeds compared_records"));
     }
-    // What the codec derives from the two sides, the claim must say too.
+    check_derived(d)?;
+    check_shards(d)?;
+    check_lost("lost_a", &d.lost_a, &d.a)?;
+    check_lost("lost_b", &d.lost_b, &d.b)?;
+    check_verdict(d)
+}
+
+/// What the codec derives from the two sides' offsets, the claim must say too.
+fn check_derived(d: &Diff) -> Result<(), Refusal> {
     let common = match (d.a.first_offset, d.b.first_offset) {
         (Some(fa), Some(fb)) => {
             let (from, to) = (fa.max(fb), d.a.next_offset.min(d.b.next_offset));
@@ -167,30 +176,32 @@ pub fn validate(d: &Diff) -> Result<(), String> {
         _ => None,
     };
     if d.common_range != common {
-        return Err("common_range is not where the two sides' offsets overlap".into());
+        return Err(Refusal::field("common_range", "is not where the two sides' offsets overlap"));
     }
     if d.only_a != only(&d.a, common) || d.only_b != only(&d.b, common) {
-        return Err("only_a or only_b is not what one side holds outside the common range".into());
+        return Err(Refusal::Together("only_a or only_b is not what one side holds outside the common range".into()));
     }
     if d.compared_records > d.a.records.min(d.b.records) || common.map_or(d.compared_records > 0, |c| d.compared_records > c.to - c.from) {
-        return Err("compared_records exceeds the records both sides hold in common".into());
+        return Err(Refusal::field("compared_records", "exceeds the records both sides hold in common"));
     }
     if d.divergence.is_some() != (d.divergent_records > 0) {
-        return Err("divergent_records and divergence disagree".into());
+        return Err(Refusal::Together("divergent_records and divergence disagree".into()));
     }
     if let Some(o) = d.first_divergent_offset {
         if !common.is_some_and(|c| c.from <= o && o < c.to) {
-            return Err(format!("first_divergent_offset {o} is outside the common range"));
+            return Err(Refusal::field("first_divergent_offset", format!("{o} is outside the common range")));
         }
     }
     for (name, t, s) in [("truncate_a_to", d.truncate_a_to, &d.a), ("truncate_b_to", d.truncate_b_to, &d.b)] {
         if t.is_some_and(|t| t > s.next_offset) {
-            return Err(format!("{name} is past that side's next_offset (a follower never truncates beyond its log)"));
+            return Err(Refusal::field(name, "is past that side's next_offset (a follower never truncates beyond its log)"));
         }
     }
-    check_shards(d)?;
-    check_lost("lost_a", &d.lost_a, &d.a)?;
-    check_lost("lost_b", &d.lost_b, &d.b)?;
+    Ok(())
+}
+
+/// `identical` and the divergence: what the rest of the diff says.
+fn check_verdict(d: &Diff) -> Result<(), Refusal> {
     let identical = d.divergence.is_none()
         && d.only_a.is_empty()
         && d.only_b.is_empty()
@@ -200,52 +211,58 @@ pub fn validate(d: &Diff) -> Result<(), String> {
         && !d.b.blocked
         && d.different_shards.is_none();
     if d.identical != identical {
-        return Err(format!("identical is {}, yet the rest of the diff says {identical}", d.identical));
+        return Err(Refusal::field("identical", format!("is {}, yet the rest of the diff says {identical}", d.identical)));
     }
     match (&d.divergence, d.first_divergent_offset) {
         (None, None) => {}
         (Some(v), Some(o)) if v.offset == o => {
             for (side, r) in [("a", &v.a), ("b", &v.b)] {
                 if !is_checksum(&r.checksum) {
-                    return Err(format!("divergence.{side}.checksum {} is not 8 upper-case hex digits", quote(&r.checksum)));
+                    return Err(Refusal::field(
+                        format!("divergence.{side}.checksum"),
+                        format!("{} is not 8 upper-case hex digits", quote(&r.checksum)),
+                    ));
                 }
                 check_text(&format!("divergence.{side}.file"), &r.file)?;
             }
         }
-        _ => return Err("first_divergent_offset and divergence disagree".into()),
+        _ => return Err(Refusal::Together("first_divergent_offset and divergence disagree".into())),
     }
     Ok(())
 }
 
 /// A claim of two different shards must be the codec's judgement of the
 /// two names it gives, and then advise no truncation.
-fn check_shards(d: &Diff) -> Result<(), String> {
+fn check_shards(d: &Diff) -> Result<(), Refusal> {
     let Some(ds) = &d.different_shards else { return Ok(()) };
     check_text("different_shards.a_dir", &ds.a_dir)?;
     check_text("different_shards.b_dir", &ds.b_dir)?;
     if different_shards(&ds.a_dir, &ds.b_dir).as_ref() != Some(ds) {
-        return Err("different_shards is not what the two names it gives say".into());
+        return Err(Refusal::field("different_shards", "is not what the two names it gives say"));
     }
     if d.truncate_a_to.is_some() || d.truncate_b_to.is_some() {
-        return Err("different_shards is set, yet a truncation is given".into());
+        return Err(Refusal::field("different_shards", "is set, yet a truncation is given"));
     }
     Ok(())
 }
 
 /// Lost ranges: capped, in order, apart, inside the lacking side's own range.
-fn check_lost(name: &str, lost: &[Lost], side: &SideReport) -> Result<(), String> {
+fn check_lost(name: &str, lost: &[Lost], side: &SideReport) -> Result<(), Refusal> {
     if lost.len() > MAX_LOST_RANGES {
-        return Err(format!("{name} has {} entries; a diff names at most {MAX_LOST_RANGES}", lost.len()));
+        return Err(Refusal::field(name, format!("has {} entries; a diff names at most {MAX_LOST_RANGES}", lost.len())));
     }
     let mut after = side.first_offset;
     for (i, l) in lost.iter().enumerate() {
         let inside = after.is_some_and(|a| a < l.range.from) && l.range.from < l.range.to && l.range.to < side.next_offset;
         if !inside {
-            return Err(format!("{name}[{i}] is not a range inside that side's own offsets, after the one before"));
+            return Err(Refusal::field(format!("{name}[{i}]"), "is not a range inside that side's own offsets, after the one before"));
         }
         after = Some(l.range.to);
         if !is_checksum(&l.held_at.checksum) {
-            return Err(format!("{name}[{i}].held_at.checksum {} is not 8 upper-case hex digits", quote(&l.held_at.checksum)));
+            return Err(Refusal::field(
+                format!("{name}[{i}].held_at.checksum"),
+                format!("{} is not 8 upper-case hex digits", quote(&l.held_at.checksum)),
+            ));
         }
         check_text(&format!("{name}[{i}].held_at.file"), &l.held_at.file)?;
     }

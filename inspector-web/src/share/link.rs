@@ -10,7 +10,69 @@ use base64::Engine as _;
 
 use miniz_oxide::inflate::TINFLStatus;
 
+use std::fmt;
+
 use super::open_error::{OpenError, Origin};
+use super::shared::Refused;
+
+/// Why a link could not be made (the sender is told how to share instead).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkError {
+    /// The document's JSON is larger than a link carries.
+    TooLarge {
+        /// What is shared ("this report").
+        document: &'static str,
+        /// Its JSON, in bytes.
+        bytes: usize,
+        /// The cap.
+        max: usize,
+        /// How to share it instead.
+        instead: &'static str,
+    },
+    /// The link would be longer than a link may be.
+    TooLong {
+        /// Its length, in characters.
+        chars: usize,
+        /// The cap.
+        max: usize,
+        /// How to share it instead.
+        instead: &'static str,
+    },
+    /// A report with more files or findings than a link carries.
+    TooMany {
+        /// Its files.
+        files: usize,
+        /// Its findings.
+        findings: usize,
+        /// Most files a link carries.
+        max_files: usize,
+        /// Most findings a link carries.
+        max_findings: usize,
+    },
+    /// What the link would say of itself (the sender, the bytes pointed at) is refused.
+    CannotSay(Refused),
+    /// The document did not become JSON (serde's words).
+    Json(String),
+}
+
+impl fmt::Display for LinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooLarge { document, bytes, max, instead } => {
+                write!(f, "{document} is {bytes} bytes of JSON; a link carries at most {max} — {instead}")
+            }
+            Self::TooLong { chars, max, instead } => write!(f, "the link would be {chars} characters; a link is at most {max} — {instead}"),
+            Self::TooMany { files, findings, max_files, max_findings } => write!(
+                f,
+                "this report has {files} files and {findings} findings; a link carries at most {max_files} files and {max_findings} findings — share the JSON report instead"
+            ),
+            Self::CannotSay(r) => write!(f, "the link cannot say that: {} {}", r.field, r.problem),
+            Self::Json(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for LinkError {}
 
 /// What a kind of link may carry.
 #[derive(Clone, Copy, Debug)]
@@ -26,13 +88,13 @@ pub struct Caps {
 /// # Errors
 /// When `json` or the fragment is over `caps`; `document` names what is
 /// shared ("this report"), `instead` how to share it instead.
-pub fn pack(prefix: &str, json: &[u8], caps: Caps, document: &str, instead: &str) -> Result<String, String> {
+pub fn pack(prefix: &str, json: &[u8], caps: Caps, document: &'static str, instead: &'static str) -> Result<String, LinkError> {
     if json.len() > caps.inflated_bytes {
-        return Err(format!("{document} is {} bytes of JSON; a link carries at most {} — {instead}", json.len(), caps.inflated_bytes));
+        return Err(LinkError::TooLarge { document, bytes: json.len(), max: caps.inflated_bytes, instead });
     }
     let link = format!("{prefix}{}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(json, 9)));
     if link.len() > caps.fragment_chars {
-        return Err(format!("the link would be {} characters; a link is at most {} — {instead}", link.len(), caps.fragment_chars));
+        return Err(LinkError::TooLong { chars: link.len(), max: caps.fragment_chars, instead });
     }
     Ok(link)
 }
@@ -80,10 +142,16 @@ mod tests {
         assert_eq!(unpack(&link, 3, CAPS, &from).unwrap(), b"{\"a\":1}");
         assert_eq!(
             pack("#x=", &[b' '; 101], CAPS, "this thing", "share the file").unwrap_err(),
+            LinkError::TooLarge { document: "this thing", bytes: 101, max: 100, instead: "share the file" }
+        );
+        assert_eq!(
+            pack("#x=", &[b' '; 101], CAPS, "this thing", "share the file").unwrap_err().to_string(),
             "this thing is 101 bytes of JSON; a link carries at most 100 — share the file"
         );
         let incompressible: Vec<u8> = (0..100u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8).collect();
-        assert!(pack("#x=", &incompressible, CAPS, "this thing", "share the file").unwrap_err().starts_with("the link would be"));
+        let long = pack("#x=", &incompressible, CAPS, "this thing", "share the file").unwrap_err();
+        assert!(matches!(long, LinkError::TooLong { max: 64, .. }), "{long:?}");
+        assert!(long.to_string().starts_with("the link would be") && long.to_string().ends_with("; a link is at most 64 — share the file"));
         let bomb = format!("#x={}", URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(&[b' '; 101], 9)));
         assert_eq!(
             unpack(&bomb, 3, CAPS, &from).unwrap_err().to_string(),

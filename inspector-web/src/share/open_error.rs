@@ -59,6 +59,61 @@ impl Document {
             Self::Plan => "recovery plan",
         }
     }
+
+    /// Its name in a refusal ("the plan is refused").
+    fn short(self) -> &'static str {
+        match self {
+            Self::Report => "report",
+            Self::Diff => "diff",
+            Self::Plan => "plan",
+        }
+    }
+}
+
+/// Why a well-formed document's fields are refused: where (a field's path,
+/// or a part of the document) and what is wrong, in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// One field (`shards[0].actions[2].file`) and what is wrong with it ("is 5000 bytes long; …").
+    Field {
+        /// The field, as a JSON path.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// Fields of one part (a side `a`, an action `shards[0].actions[1]`) that do not hold together.
+    Within {
+        /// The part, as a JSON path.
+        at: String,
+        /// What is wrong with its fields.
+        problem: String,
+    },
+    /// Fields of the whole document that do not hold together, each named in the sentence.
+    Together(String),
+}
+
+impl Refusal {
+    /// `field` and what is wrong with it.
+    #[must_use]
+    pub fn field(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Field { field: field.into(), problem: problem.into() }
+    }
+
+    /// The fields under `at` and what is wrong with them.
+    #[must_use]
+    pub fn within(at: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Within { at: at.into(), problem: problem.into() }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Field { field, problem } => write!(f, "{field} {problem}"),
+            Self::Within { at, problem } => write!(f, "{at}: {problem}"),
+            Self::Together(sentence) => f.write_str(sentence),
+        }
+    }
 }
 
 /// What is wrong with one field of the JSON.
@@ -178,12 +233,14 @@ pub enum OpenError {
         /// What is wrong with it.
         problem: FieldProblem,
     },
-    /// The document is well formed but a field's value is refused (`shared::validate`, `diff_share::validate`).
+    /// The document is well formed but a field's value is refused (`shared::validate`, `diff_share::validate`, `plan_share::validate`).
     Refused {
         /// Where.
         from: Origin,
-        /// The sentence naming the field.
-        reason: String,
+        /// What it is.
+        document: Document,
+        /// The field, and what is wrong with it.
+        why: Refusal,
     },
 }
 
@@ -233,7 +290,7 @@ impl fmt::Display for OpenError {
                     (false, problem) => write!(f, "{} is not a {what}: field `{field}` {problem}", from.name()),
                 }
             }
-            Self::Refused { from, reason } => write!(f, "{}: {reason}", from.name()),
+            Self::Refused { from, document, why } => write!(f, "{}: the {} is refused: {why}", from.name(), document.short()),
         }
     }
 }

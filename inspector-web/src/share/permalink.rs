@@ -15,7 +15,7 @@
 use felix_codec::doc::report::Report;
 use serde::{Deserialize, Serialize};
 
-use super::link::{self, Caps};
+use super::link::{self, Caps, LinkError};
 use super::open_error::{parse, Document, OpenError, Origin};
 use super::shared::{self, Limits, Provenance, SharedReport, Source};
 
@@ -70,21 +70,17 @@ pub fn is_link(fragment: &str) -> bool {
 ///
 /// # Errors
 /// When the report is over a link's caps (then it is shared as a file).
-pub fn encode(report: &Report, provenance: &Provenance) -> Result<String, String> {
+pub fn encode(report: &Report, provenance: &Provenance) -> Result<String, LinkError> {
     let findings: usize = report.files.iter().map(|f| f.findings.len()).sum();
     if report.files.len() > MAX_LINK_FILES || findings > MAX_LINK_FINDINGS {
-        return Err(format!(
-            "this report has {} files and {findings} findings; a link carries at most {MAX_LINK_FILES} files and {MAX_LINK_FINDINGS} findings — share the JSON report instead",
-            report.files.len()
-        ));
+        return Err(LinkError::TooMany { files: report.files.len(), findings, max_files: MAX_LINK_FILES, max_findings: MAX_LINK_FINDINGS });
     }
-    let cannot = |e: shared::Refused| e.to_string().replace("the report is refused: ", "the link cannot say that: ");
-    shared::validate_provenance(provenance).map_err(cannot)?;
+    shared::validate_provenance(provenance).map_err(LinkError::CannotSay)?;
     if let Some(at) = &provenance.at {
-        shared::validate_at(report, at).map_err(cannot)?;
+        shared::validate_at(report, at).map_err(LinkError::CannotSay)?;
     }
     let envelope = Envelope::new(provenance.clone(), report.clone());
-    let json = serde_json::to_vec(&envelope).map_err(|e| e.to_string())?;
+    let json = serde_json::to_vec(&envelope).map_err(|e| LinkError::Json(e.to_string()))?;
     link::pack(PREFIX, &json, CAPS, "this report", "share the JSON report instead")
 }
 
@@ -108,7 +104,7 @@ pub fn decode(fragment: &str) -> Result<SharedReport, OpenError> {
     } else {
         parse::<Envelope>(&json, &from, Document::Report)?.split()
     };
-    let refused = |e: shared::Refused| OpenError::Refused { from: from.clone(), reason: e.to_string() };
+    let refused = |e: shared::Refused| OpenError::Refused { from: from.clone(), document: Document::Report, why: e.into() };
     shared::validate(&report, LINK_LIMITS).map_err(refused)?;
     shared::validate_provenance(&provenance).map_err(refused)?;
     if let Some(at) = &provenance.at {
@@ -182,7 +178,7 @@ mod tests {
             "this link's report is not a report: field `at.start` should be a whole number from 0 to 18446744073709551615, not the number -1"
         );
         // Nor is such a link made.
-        assert!(encode(&report, &at(&file, 0, size + 1)).unwrap_err().starts_with("the link cannot say that: at.end is"));
+        assert!(encode(&report, &at(&file, 0, size + 1)).unwrap_err().to_string().starts_with("the link cannot say that: at.end is"));
     }
 
     #[test]
@@ -259,8 +255,11 @@ mod tests {
         let mut report = sample_report();
         let f = report.files[2].findings[0].clone();
         report.files[2].findings = vec![f; MAX_LINK_FINDINGS + 1];
-        assert!(encode(&report, &Provenance::default()).unwrap_err().contains("share the JSON report instead"));
+        assert!(encode(&report, &Provenance::default()).unwrap_err().to_string().contains("share the JSON report instead"));
         let long = Provenance { shared_by: Some("x".repeat(201)), ..Provenance::default() };
-        assert!(encode(&sample_report(), &long).unwrap_err().starts_with("the link cannot say that: shared_by is 201 characters"));
+        assert!(encode(&sample_report(), &long)
+            .unwrap_err()
+            .to_string()
+            .starts_with("the link cannot say that: shared_by is 201 characters"));
     }
 }

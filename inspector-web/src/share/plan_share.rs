@@ -6,7 +6,7 @@
 use felix_codec::doc::report::is_finding_kind;
 use felix_codec::shard::recovery::{Action, Plan, ShardPlan, PLAN_VERSION};
 
-use super::open_error::{parse, Document, OpenError, Origin};
+use super::open_error::{parse, Document, OpenError, Origin, Refusal};
 use crate::ui::message::quote;
 
 /// Most shards a plan opened here may hold.
@@ -36,13 +36,13 @@ pub fn to_json(plan: &Plan) -> String {
 /// Not JSON, a field by its path, or a field refused.
 pub fn from_json(json: &[u8], from: Origin) -> Result<Plan, OpenError> {
     let plan: Plan = parse(json, &from, Document::Plan)?;
-    validate(&plan).map_err(|reason| OpenError::Refused { from, reason: format!("the plan is refused: {reason}") })?;
+    validate(&plan).map_err(|why| OpenError::Refused { from, document: Document::Plan, why })?;
     Ok(plan)
 }
 
-fn text(field: &str, s: &str) -> Result<(), String> {
+fn text(field: &str, s: &str) -> Result<(), Refusal> {
     if s.len() > MAX_TEXT_BYTES {
-        return Err(format!("{field} is {} bytes long; at most {MAX_TEXT_BYTES} are accepted", s.len()));
+        return Err(Refusal::field(field, format!("is {} bytes long; at most {MAX_TEXT_BYTES} are accepted", s.len())));
     }
     Ok(())
 }
@@ -51,20 +51,20 @@ fn text(field: &str, s: &str) -> Result<(), String> {
 ///
 /// # Errors
 /// The first field that is wrong, by its path, in words.
-pub fn validate(plan: &Plan) -> Result<(), String> {
+pub fn validate(plan: &Plan) -> Result<(), Refusal> {
     if plan.plan_version != PLAN_VERSION {
-        return Err(format!("plan_version is {}; this page reads version {PLAN_VERSION}", plan.plan_version));
+        return Err(Refusal::field("plan_version", format!("is {}; this page reads version {PLAN_VERSION}", plan.plan_version)));
     }
     if plan.shards.len() > MAX_SHARDS {
-        return Err(format!("shards lists {} shards; at most {MAX_SHARDS} are accepted", plan.shards.len()));
+        return Err(Refusal::field("shards", format!("lists {} shards; at most {MAX_SHARDS} are accepted", plan.shards.len())));
     }
     let done = plan.stopped.as_ref().map_or(0, |s| s.done.len());
     let actions = plan.shards.iter().map(|s| s.actions.len()).fold(done, usize::saturating_add);
     if actions > MAX_ACTIONS_IN_ALL {
-        return Err(format!("the plan lists {actions} actions in all; at most {MAX_ACTIONS_IN_ALL} are accepted"));
+        return Err(Refusal::Together(format!("the plan lists {actions} actions in all; at most {MAX_ACTIONS_IN_ALL} are accepted")));
     }
     if plan.skipped.len() > MAX_SHARDS {
-        return Err(format!("skipped lists {} paths; at most {MAX_SHARDS} are accepted", plan.skipped.len()));
+        return Err(Refusal::field("skipped", format!("lists {} paths; at most {MAX_SHARDS} are accepted", plan.skipped.len())));
     }
     for (i, s) in plan.shards.iter().enumerate() {
         check_shard(&format!("shards[{i}]"), s)?;
@@ -83,13 +83,19 @@ pub fn validate(plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
-fn check_shard(at: &str, s: &ShardPlan) -> Result<(), String> {
+fn check_shard(at: &str, s: &ShardPlan) -> Result<(), Refusal> {
     text(&format!("{at}.path"), &s.path)?;
     if s.actions.len() > MAX_ACTIONS {
-        return Err(format!("{at}.actions lists {} actions; at most {MAX_ACTIONS} are accepted", s.actions.len()));
+        return Err(Refusal::field(
+            format!("{at}.actions"),
+            format!("lists {} actions; at most {MAX_ACTIONS} are accepted", s.actions.len()),
+        ));
     }
     if s.remaining_findings.len() > MAX_REMAINING {
-        return Err(format!("{at}.remaining_findings lists {}; at most {MAX_REMAINING} are accepted", s.remaining_findings.len()));
+        return Err(Refusal::field(
+            format!("{at}.remaining_findings"),
+            format!("lists {}; at most {MAX_REMAINING} are accepted", s.remaining_findings.len()),
+        ));
     }
     for (i, a) in s.actions.iter().enumerate() {
         check_action(&format!("{at}.actions[{i}]"), a)?;
@@ -100,16 +106,16 @@ fn check_shard(at: &str, s: &ShardPlan) -> Result<(), String> {
         text(&format!("{at}.message"), &r.finding.message)?;
         if !is_finding_kind(&r.finding.kind) {
             let shown: String = r.finding.kind.chars().take(40).collect();
-            return Err(format!("{at}.kind {} is not a kind of damage this build knows", quote(&shown)));
+            return Err(Refusal::field(format!("{at}.kind"), format!("{} is not a kind of damage this build knows", quote(&shown))));
         }
         if r.finding.end < r.finding.position {
-            return Err(format!("{at}.end is {}, before its position {}", r.finding.end, r.finding.position));
+            return Err(Refusal::field(format!("{at}.end"), format!("is {}, before its position {}", r.finding.end, r.finding.position)));
         }
     }
     Ok(())
 }
 
-fn check_action(at: &str, a: &Action) -> Result<(), String> {
+fn check_action(at: &str, a: &Action) -> Result<(), Refusal> {
     let (file, reason, evidence, kind) = match a {
         Action::RemoveTemporary { file, reason } | Action::RebuildIndex { file, reason } => (file, reason, None, None),
         Action::RemoveUnfinished { file, reason, evidence, .. } | Action::RemoveOrphanIndex { file, reason, evidence, .. } => {
@@ -117,7 +123,7 @@ fn check_action(at: &str, a: &Action) -> Result<(), String> {
         }
         Action::Cut { file, reason, evidence, kind, position, bytes } => {
             if position.checked_add(*bytes).is_none() {
-                return Err(format!("{at}: position {position} and bytes {bytes} end past the largest file"));
+                return Err(Refusal::within(at, format!("position {position} and bytes {bytes} end past the largest file")));
             }
             (file, reason, Some(evidence), Some(kind))
         }
@@ -130,7 +136,7 @@ fn check_action(at: &str, a: &Action) -> Result<(), String> {
     }
     if let Some(kind) = kind.filter(|k| !is_finding_kind(k)) {
         let shown: String = kind.chars().take(40).collect();
-        return Err(format!("{at}.kind {} is not a kind of damage this build knows", quote(&shown)));
+        return Err(Refusal::field(format!("{at}.kind"), format!("{} is not a kind of damage this build knows", quote(&shown))));
     }
     Ok(())
 }
@@ -160,6 +166,10 @@ mod tests {
         let said = |v: serde_json::Value| from_json(v.to_string().as_bytes(), Origin::File("p.json".into())).unwrap_err().to_string();
         let mut v = serde_json::to_value(sample_plan()).unwrap();
         v["plan_version"] = 9.into();
+        assert_eq!(
+            validate(&serde_json::from_value(v.clone()).unwrap()),
+            Err(Refusal::field("plan_version", "is 9; this page reads version 1"))
+        );
         assert_eq!(said(v), "\u{2068}p.json\u{2069}: the plan is refused: plan_version is 9; this page reads version 1");
         let mut v = serde_json::to_value(sample_plan()).unwrap();
         v["shards"][0]["actions"][0]["file"] = "x".repeat(5000).into();

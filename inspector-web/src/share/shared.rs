@@ -15,7 +15,7 @@ use felix_codec::doc::report::{is_finding_kind, is_hex_digest, status_of, FileRe
 use felix_codec::read::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
 
-use super::open_error::{parse, Document, OpenError, Origin};
+use super::open_error::{parse, Document, OpenError, Origin, Refusal};
 use crate::ui::message::quote;
 
 /// Largest JSON report the page opens from a file or a paste: 64 MiB.
@@ -141,6 +141,12 @@ pub struct Refused {
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "the report is refused: {} {}", self.field, self.problem)
+    }
+}
+
+impl From<Refused> for Refusal {
+    fn from(r: Refused) -> Self {
+        Self::Field { field: r.field, problem: r.problem }
     }
 }
 
@@ -338,7 +344,7 @@ pub fn from_json(bytes: &[u8], source: Source) -> Result<SharedReport, OpenError
         return Err(OpenError::TooLarge { from, document: Document::Report, bytes: bytes.len() as u64, max: MAX_JSON_BYTES });
     }
     let report: Report = parse(bytes, &from, Document::Report)?;
-    validate(&report, FILE_LIMITS).map_err(|e| OpenError::Refused { from, reason: e.to_string() })?;
+    validate(&report, FILE_LIMITS).map_err(|e| OpenError::Refused { from, document: Document::Report, why: e.into() })?;
     Ok(SharedReport { report, source, provenance: Provenance::default() })
 }
 

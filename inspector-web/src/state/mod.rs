@@ -20,7 +20,7 @@ use crate::model::problems::{self, Filter, Severity};
 use crate::model::scan::Scanned;
 use crate::model::verify::{self, Check, Named};
 use crate::share::shared::{At, Provenance, SharedReport, Source};
-use crate::worker::protocol::ToPage;
+use crate::worker::error::ScanError;
 
 /// A dropped file, for as long as it is loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -173,8 +173,45 @@ pub struct State {
 pub enum Action {
     /// New files (ids chosen by the shell): replaces the files loaded.
     Load(Vec<Dropped>),
-    /// A message from the scan.
-    Scan(ToPage),
+    /// `done` bytes of a file read.
+    Progress {
+        /// The file.
+        file: FileId,
+        /// Bytes read.
+        done: u64,
+    },
+    /// Findings met while reading a file (provisional verdicts).
+    Met {
+        /// The file.
+        file: FileId,
+        /// The findings.
+        findings: Vec<FindingReport>,
+        /// Milliseconds since the drop.
+        ms: f64,
+    },
+    /// Files scanned (a group's, or several small groups'): each one's final results.
+    GroupScanned {
+        /// Each file's results (its id inside).
+        items: Vec<Scanned>,
+        /// Milliseconds since the drop.
+        ms: f64,
+    },
+    /// Every file is scanned.
+    ScanDone {
+        /// Milliseconds since the drop.
+        ms: f64,
+    },
+    /// Files hashed.
+    Hashed {
+        /// Each file and its hashes.
+        items: Vec<(FileId, Hashed)>,
+        /// Milliseconds since the drop.
+        ms: f64,
+    },
+    /// The scan stopped on an error (shown in the banner).
+    ScanFailed(ScanError),
+    /// The person cancelled the scan.
+    ScanCancelled,
     /// Select a row and optionally a byte range.
     Select(RowId, Option<(u64, u64)>),
     /// Select a problem (its row and bytes).
@@ -355,73 +392,67 @@ impl State {
         self.derive();
     }
 
-    fn scan(&mut self, msg: ToPage) {
-        match msg {
-            ToPage::Ready => {}
-            ToPage::Progress { file, done } => {
-                if let Some(f) = self.files.iter_mut().find(|f| f.id == FileId(file)) {
-                    f.done = done.min(f.size);
-                }
-            }
-            ToPage::Live { file, findings, ms } => {
-                if self.file(FileId(file)).is_none() {
-                    return;
-                }
-                if self.timings.0.is_none() && !findings.is_empty() {
-                    self.timings.0 = Some(ms);
-                }
-                let room = MAX_LIVE.saturating_sub(self.live.len());
-                if room > 0 {
-                    let mut live = (*self.live).clone();
-                    live.extend(findings.into_iter().take(room).map(|f| (FileId(file), f)));
-                    self.live = Rc::new(live);
-                }
-            }
-            ToPage::Group { items, ms } => {
-                let mut any = false;
-                let at: HashMap<FileId, usize> = self.files.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
-                for s in items {
-                    let Some(f) = at.get(&FileId(s.file)).and_then(|i| self.files.get_mut(*i)) else { continue };
-                    if self.timings.0.is_none() && !s.report.findings.is_empty() {
-                        self.timings.0 = Some(ms);
-                    }
-                    f.done = f.size;
-                    f.scanned = Some(Rc::new(s));
-                    f.make_report();
-                    any = true;
-                }
-                if any {
-                    self.derive();
-                    self.select_first();
-                }
-            }
-            ToPage::Done { ms } => {
-                self.scanning = false;
-                self.timings.1 = Some(ms);
-            }
-            ToPage::Error { message } => {
-                self.error = Some(message);
-                self.scanning = false;
-            }
-            ToPage::Hashes { items, ms } => {
-                let at: HashMap<FileId, usize> = self.files.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
-                let mut any = false;
-                for (file, h) in items {
-                    let Some(f) = at.get(&FileId(file)).and_then(|i| self.files.get_mut(*i)) else { continue };
-                    f.hashed = Some(h);
-                    f.make_report();
-                    any = true;
-                }
-                if any {
-                    if self.all_hashed() {
-                        self.hashed_ms = Some(ms);
-                    }
-                    self.derive();
-                }
-            }
-            // A find job's answer goes to the find panel, never to the scan's state.
-            ToPage::Found { .. } => {}
+    fn progress(&mut self, file: FileId, done: u64) {
+        if let Some(f) = self.files.iter_mut().find(|f| f.id == file) {
+            f.done = done.min(f.size);
         }
+    }
+
+    fn met(&mut self, file: FileId, findings: Vec<FindingReport>, ms: f64) {
+        if self.file(file).is_none() {
+            return;
+        }
+        if self.timings.0.is_none() && !findings.is_empty() {
+            self.timings.0 = Some(ms);
+        }
+        let room = MAX_LIVE.saturating_sub(self.live.len());
+        if room > 0 {
+            let mut live = (*self.live).clone();
+            live.extend(findings.into_iter().take(room).map(|f| (file, f)));
+            self.live = Rc::new(live);
+        }
+    }
+
+    fn scanned(&mut self, items: Vec<Scanned>, ms: f64) {
+        let mut any = false;
+        let at: HashMap<FileId, usize> = self.files.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
+        for s in items {
+            let Some(f) = at.get(&FileId(s.file)).and_then(|i| self.files.get_mut(*i)) else { continue };
+            if self.timings.0.is_none() && !s.report.findings.is_empty() {
+                self.timings.0 = Some(ms);
+            }
+            f.done = f.size;
+            f.scanned = Some(Rc::new(s));
+            f.make_report();
+            any = true;
+        }
+        if any {
+            self.derive();
+            self.select_first();
+        }
+    }
+
+    fn hashed(&mut self, items: Vec<(FileId, Hashed)>, ms: f64) {
+        let at: HashMap<FileId, usize> = self.files.iter().enumerate().map(|(i, f)| (f.id, i)).collect();
+        let mut any = false;
+        for (file, h) in items {
+            let Some(f) = at.get(&file).and_then(|i| self.files.get_mut(*i)) else { continue };
+            f.hashed = Some(h);
+            f.make_report();
+            any = true;
+        }
+        if any {
+            if self.all_hashed() {
+                self.hashed_ms = Some(ms);
+            }
+            self.derive();
+        }
+    }
+
+    /// The scan stopped: `why`, in the banner.
+    fn stopped(&mut self, why: String) {
+        self.error = Some(why);
+        self.scanning = false;
     }
 
     /// Whether every dropped file's report is final: scanned and hashed (what
@@ -436,7 +467,16 @@ impl State {
     pub fn apply(mut self, action: Action) -> Self {
         match action {
             Action::Load(files) => self.load(files),
-            Action::Scan(msg) => self.scan(msg),
+            Action::Progress { file, done } => self.progress(file, done),
+            Action::Met { file, findings, ms } => self.met(file, findings, ms),
+            Action::GroupScanned { items, ms } => self.scanned(items, ms),
+            Action::ScanDone { ms } => {
+                self.scanning = false;
+                self.timings.1 = Some(ms);
+            }
+            Action::Hashed { items, ms } => self.hashed(items, ms),
+            Action::ScanFailed(e) => self.stopped(e.to_string()),
+            Action::ScanCancelled => self.stopped("scan cancelled".into()),
             Action::Select(row, range) => {
                 if self.row(row).is_some() {
                     self.selected = Some(row);
@@ -484,7 +524,7 @@ impl State {
                 self.select_first();
             }
             // An error of the page's own (a link too large to make, a report refused)
-            // does not stop a scan; the scan's own errors come as `Scan(ToPage::Error)`.
+            // does not stop a scan; the scan's own errors come as `ScanFailed`.
             Action::Error(e) => self.error = Some(e),
             Action::Permalink(p) => self.permalink = Some(p),
         }
@@ -526,14 +566,15 @@ mod tests {
             x.report.hash = None;
         }
         for x in scanned.into_iter().rev() {
-            s = s.apply(Action::Scan(ToPage::Group { items: vec![x], ms: 1.0 }));
+            s = s.apply(Action::GroupScanned { items: vec![x], ms: 1.0 });
         }
-        s.apply(Action::Scan(ToPage::Done { ms: 2.0 }))
+        s.apply(Action::ScanDone { ms: 2.0 })
     }
 
     fn hash_all(s: State, files: &[(String, Vec<u8>)]) -> State {
-        let items = files.iter().enumerate().map(|(i, (_, b))| (i as u32 + 100, crate::model::hash::hash_bytes(b, false))).collect();
-        s.apply(Action::Scan(ToPage::Hashes { items, ms: 3.0 }))
+        let items =
+            files.iter().enumerate().map(|(i, (_, b))| (FileId(i as u32 + 100), crate::model::hash::hash_bytes(b, false))).collect();
+        s.apply(Action::Hashed { items, ms: 3.0 })
     }
 
     #[test]
@@ -573,7 +614,7 @@ mod tests {
         // Only the last file has finished: its row is the only one, and selecting it shows it.
         let mut last = scan_all(&files).pop().unwrap();
         last.file += 100;
-        s = s.apply(Action::Scan(ToPage::Group { items: vec![last], ms: 1.0 }));
+        s = s.apply(Action::GroupScanned { items: vec![last], ms: 1.0 });
         assert_eq!(s.rows.len(), 1);
         let id = RowId::File(FileId(106));
         s = s.apply(Action::Select(id, None));
@@ -621,11 +662,12 @@ mod tests {
         let mut stale = scan_all(&files[..1]).pop().unwrap();
         stale.file = 5; // an id from an earlier drop
         let s = s
-            .apply(Action::Scan(ToPage::Group { items: vec![stale], ms: 1.0 }))
-            .apply(Action::Scan(ToPage::Progress { file: 5, done: 9 }))
-            .apply(Action::Scan(ToPage::Live { file: 5, findings: vec![], ms: 1.0 }));
-        assert!(s.rows.is_empty() && s.live.is_empty());
-        assert_eq!(s.files[0].done, 0);
+            .apply(Action::GroupScanned { items: vec![stale], ms: 1.0 })
+            .apply(Action::Progress { file: FileId(5), done: 9 })
+            .apply(Action::Met { file: FileId(5), findings: vec![], ms: 1.0 })
+            .apply(Action::Hashed { items: vec![(FileId(5), crate::model::hash::hash_bytes(b"", false))], ms: 1.0 });
+        assert!(s.rows.is_empty() && s.live.is_empty() && s.hashed_ms.is_none());
+        assert_eq!((s.files[0].done, s.files[0].hashed.is_none()), (0, true));
     }
 
     fn shared_from(files: &[(String, Vec<u8>)]) -> SharedReport {
@@ -733,9 +775,33 @@ mod tests {
         assert_eq!(s.rows.len(), 1);
         let s = s.apply(Action::Load(dropped(&files))).apply(Action::Error("this report has 2 files and 10001 findings".into()));
         assert!(s.scanning, "a page error does not stop the scan");
-        let s = s.apply(Action::Scan(ToPage::Error { message: "x.log: reading bytes 0..4: gone".into() }));
+        let s = s.apply(Action::ScanFailed(ScanError::Worker("x.log: reading bytes 0..4: gone".into())));
         assert!(!s.scanning);
         assert_eq!(s.error.as_deref(), Some("x.log: reading bytes 0..4: gone"));
         assert_eq!(s.unpaired().len(), 6);
+    }
+
+    /// The state's own actions: progress and findings as met, a cancel, a
+    /// worker's trouble in the page's words — none of them the wire's.
+    #[test]
+    fn progress_findings_and_a_cancel_are_the_states_own_actions() {
+        let files = sample::files();
+        let s = State::default().apply(Action::Load(dropped(&files)));
+        let finding = scan_all(&files).into_iter().flat_map(|x| x.report.findings).next().unwrap();
+        let s = s.apply(Action::Progress { file: FileId(101), done: u64::MAX }).apply(Action::Met {
+            file: FileId(101),
+            findings: vec![finding.clone()],
+            ms: 4.5,
+        });
+        assert_eq!(s.files[1].done, s.files[1].size, "never past the file's size");
+        assert_eq!(*s.live, vec![(FileId(101), finding)]);
+        assert_eq!(s.timings.0, Some(4.5));
+        let s = s.apply(Action::ScanCancelled);
+        assert!(!s.scanning);
+        assert_eq!(s.error.as_deref(), Some("scan cancelled"));
+        let s = State::default()
+            .apply(Action::Load(dropped(&files)))
+            .apply(Action::ScanFailed(ScanError::Crashed { role: crate::worker::error::Role::Hash, why: None }));
+        assert_eq!((s.scanning, s.error.as_deref()), (false, Some("the hash worker failed to run")));
     }
 }

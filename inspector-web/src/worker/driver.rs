@@ -37,7 +37,8 @@ use web_sys::{Blob, MessageEvent, MessagePort};
 use crate::model::group::{group, Dropped};
 use crate::model::hash::{FileHasher, Hashed};
 use crate::model::scan::{read_order, Budget, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
-use crate::ui::message::quote;
+use crate::web::{BrowserError, Op};
+use crate::worker::error::{FeedError, JobError, ReadError};
 use crate::worker::protocol::{self, Feed, Task, ToPage, CHUNK_KEY, FEED_KEY};
 
 /// The largest read (`Blob.slice().arrayBuffer()`): the page's benchmark
@@ -64,7 +65,7 @@ pub fn wall_ms() -> f64 {
 ///
 /// # Errors
 /// When the browser refuses the message.
-pub fn post_feed(port: &MessagePort, feed: &Feed, chunk: Option<&ArrayBuffer>) -> Result<(), String> {
+pub fn post_feed(port: &MessagePort, feed: &Feed, chunk: Option<&ArrayBuffer>) -> Result<(), BrowserError> {
     let msg = Object::new();
     let _ = Reflect::set(&msg, &FEED_KEY.into(), &Uint8Array::from(protocol::encode_feed(feed).as_slice()));
     let transfer = Array::new();
@@ -72,17 +73,17 @@ pub fn post_feed(port: &MessagePort, feed: &Feed, chunk: Option<&ArrayBuffer>) -
         let _ = Reflect::set(&msg, &CHUNK_KEY.into(), c);
         transfer.push(c);
     }
-    port.post_message_with_transferable(&msg, &transfer).map_err(|_| "could not hand bytes to the next worker".to_string())
+    port.post_message_with_transferable(&msg, &transfer).map_err(|e| BrowserError::js(Op::Post, &e))
 }
 
-fn feed_of(data: &JsValue) -> Result<(Feed, Option<ArrayBuffer>), String> {
+fn feed_of(data: &JsValue) -> Result<(Feed, Option<ArrayBuffer>), FeedError> {
     let bytes = Reflect::get(data, &FEED_KEY.into())
         .ok()
         .filter(|v| v.is_instance_of::<Uint8Array>())
         .map(|v| Uint8Array::new(&v).to_vec())
-        .ok_or("a feed message without its bytes")?;
+        .ok_or(FeedError::NoBytes)?;
     let chunk = Reflect::get(data, &CHUNK_KEY.into()).ok().and_then(|v| v.dyn_into::<ArrayBuffer>().ok());
-    Ok((protocol::decode_feed(&bytes)?, chunk))
+    Ok((protocol::decode_feed(&bytes).map_err(FeedError::Wire)?, chunk))
 }
 
 /// A promise to wait on until [`Wake::wake`] is called.
@@ -151,7 +152,7 @@ impl Inbox {
         let (queue, arrived) = (Rc::new(RefCell::new(VecDeque::new())), Rc::new(Wake::default()));
         let (q, wake) = (Rc::clone(&queue), Rc::clone(&arrived));
         let on_feed = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-            let item = feed_of(&e.data()).unwrap_or_else(|m| (Feed::Failed { file: u32::MAX, message: m }, None));
+            let item = feed_of(&e.data()).unwrap_or_else(|e| (Feed::Failed { file: u32::MAX, message: e.to_string() }, None));
             q.borrow_mut().push_back(item);
             wake.wake();
         });
@@ -183,7 +184,7 @@ struct Reads {
     /// The largest read.
     max: u64,
     /// Reads asked for: where each starts, how long, and the browser's answer to come.
-    pending: VecDeque<(u64, u64, Result<JsFuture, String>)>,
+    pending: VecDeque<(u64, u64, Result<JsFuture, BrowserError>)>,
 }
 
 impl Reads {
@@ -205,20 +206,19 @@ impl Reads {
     }
 
     /// The next chunk: where it starts, and its bytes in a buffer of their own.
-    async fn next(&mut self) -> Option<(u64, Result<ArrayBuffer, String>)> {
+    async fn next(&mut self) -> Option<(u64, Result<ArrayBuffer, ReadError>)> {
         self.ask();
         let (start, len, read) = self.pending.pop_front()?;
         let got = match read {
-            Ok(read) => read.await.map_err(|e| web::js_err(&e)).and_then(|b| b.dyn_into::<ArrayBuffer>().map_err(|_| "not bytes".into())),
-            Err(e) => Err(e),
+            Ok(read) => read
+                .await
+                .map_err(|e| ReadError::Browser(BrowserError::js(Op::Read, &e)))
+                .and_then(|b| b.dyn_into::<ArrayBuffer>().map_err(|_| ReadError::NotBytes)),
+            Err(e) => Err(ReadError::Browser(e)),
         };
         let got = match got {
             Ok(buf) if u64::from(buf.byte_length()) == len => Ok(buf),
-            Ok(buf) => Err(format!(
-                "the file ended after {} of its {} bytes (it changed since it was dropped)",
-                start + u64::from(buf.byte_length()),
-                self.size
-            )),
+            Ok(buf) => Err(ReadError::Ended { end: start + u64::from(buf.byte_length()), size: self.size }),
             Err(e) => Err(e),
         };
         if got.is_err() {
@@ -239,7 +239,7 @@ enum Source<'a> {
 
 impl Source<'_> {
     /// The next chunk of the file, or `None` at its end.
-    async fn next(&mut self) -> Option<(u64, Result<ArrayBuffer, String>)> {
+    async fn next(&mut self) -> Option<(u64, Result<ArrayBuffer, ReadError>)> {
         match self {
             Self::Own(reads) => reads.next().await,
             Self::Reader { inbox, file, path, pending_ack } => {
@@ -252,8 +252,8 @@ impl Source<'_> {
                         Some((at, Ok(buf)))
                     }
                     (Feed::Rest { file: f, .. }, _) if f == *file => None,
-                    (Feed::Failed { message, .. }, _) => Some((0, Err(message))),
-                    (other, _) => Some((0, Err(format!("{}: the reader sent {other:?} out of turn", quote(path))))),
+                    (Feed::Failed { message, .. }, _) => Some((0, Err(ReadError::Reader(message)))),
+                    (other, _) => Some((0, Err(ReadError::OutOfTurn { path: (*path).to_string(), sent: format!("{other:?}") }))),
                 }
             }
         }
@@ -299,11 +299,11 @@ pub async fn run(
             };
             while let Some((start, got)) = source.next().await {
                 if cancelled() {
-                    return send(ToPage::Error { message: "scan cancelled".into() });
+                    return send(JobError::Cancelled.to_page());
                 }
                 let buf = match got {
                     Ok(buf) => buf,
-                    Err(e) => return send(ToPage::Error { message: format!("{}: reading from byte {start}: {e}", quote(path)) }),
+                    Err(error) => return send(JobError::Read { path: path.clone(), at: start, error, hashing: false }.to_page()),
                 };
                 let end = start + u64::from(buf.byte_length());
                 // Scanned before it is handed on: handing it on transfers (detaches) it.
@@ -349,7 +349,7 @@ pub async fn run(
                 Ok(h) => out.push(d.id, h, send),
                 // Cancelled between two reads: quietly, as between two files.
                 Err(_) if cancelled() => return,
-                Err(message) => return send(ToPage::Error { message }),
+                Err(e) => return send(e.to_page()),
             }
         }
         out.flush(send);
@@ -367,8 +367,8 @@ pub async fn read(files: Vec<(Dropped, Blob)>, port: MessagePort) {
         while let Some((at, got)) = reads.next().await {
             let buf = match got {
                 Ok(buf) => buf,
-                Err(message) => {
-                    let _ = post_feed(&to_scan.port, &Feed::Failed { file: d.id, message }, None);
+                Err(e) => {
+                    let _ = post_feed(&to_scan.port, &Feed::Failed { file: d.id, message: e.to_string() }, None);
                     return;
                 }
             };
@@ -389,13 +389,13 @@ async fn read_and_hash(
     mut hasher: FileHasher,
     bytes: &mut Vec<u8>,
     cancelled: &dyn Fn() -> bool,
-) -> Result<Hashed, String> {
+) -> Result<Hashed, JobError> {
     let mut reads = Reads::new(blob, d.size, hasher.bytes_done());
     while let Some((start, got)) = reads.next().await {
         if cancelled() {
-            return Err("hashing cancelled".into());
+            return Err(JobError::Cancelled);
         }
-        let buf = got.map_err(|e| format!("{}: reading from byte {start} to hash it: {e}", d.path))?;
+        let buf = got.map_err(|error| JobError::Read { path: d.path.clone(), at: start, error, hashing: true })?;
         web::in_pieces(&buf, CHUNK_BYTES, bytes, |piece| hasher.update(piece));
     }
     Ok(hasher.finish())
@@ -475,9 +475,7 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
                 let s = &mut *s;
                 let h = s.open.entry(file).or_insert_with(|| FileHasher::new(s.sha256));
                 if h.bytes_done() != at {
-                    return send(ToPage::Error {
-                        message: format!("the hash worker was handed bytes from {at}, expecting {}", h.bytes_done()),
-                    });
+                    return send(JobError::HashOutOfStep { at, expected: h.bytes_done() }.to_page());
                 }
                 web::in_pieces(&chunk, CHUNK_BYTES, &mut s.bytes, |piece| h.update(piece));
                 let _ = post_feed(&reply, &Feed::Ack { bytes: u64::from(chunk.byte_length()) }, None);
@@ -487,9 +485,7 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
                 let hasher = s.open.remove(&file).unwrap_or_else(|| FileHasher::new(s.sha256));
                 let Some((d, blob)) = s.files.remove(&file) else { return };
                 if hasher.bytes_done() != at {
-                    return send(ToPage::Error {
-                        message: format!("{}: the hash stopped at byte {}, not {at}", quote(&d.path), hasher.bytes_done()),
-                    });
+                    return send(JobError::HashStopped { path: d.path.clone(), done: hasher.bytes_done(), at }.to_page());
                 }
                 if at >= d.size {
                     return s.finished(file, hasher.finish(), &*send);
@@ -508,15 +504,15 @@ pub fn hash(files: Vec<(Dropped, Blob)>, port: &MessagePort, sha256: bool, start
                         let Some((file, hasher, d, blob)) = next else { break };
                         match read_and_hash(&blob, &d, hasher, &mut bytes, &|| false).await {
                             Ok(h) => state.borrow_mut().finished(file, h, &*send),
-                            Err(message) => return send(ToPage::Error { message }),
+                            Err(e) => return send(e.to_page()),
                         }
                     }
                     state.borrow_mut().reading = false;
                 });
             }
-            Ok((Feed::Chunk { .. }, None)) => send(ToPage::Error { message: "the hash worker was handed a chunk without bytes".into() }),
+            Ok((Feed::Chunk { .. }, None)) => send(JobError::ChunkWithoutBytes.to_page()),
             Ok((Feed::Ack { .. } | Feed::Failed { .. }, _)) => {}
-            Err(e) => send(ToPage::Error { message: format!("the hash worker got an unreadable message: {e}") }),
+            Err(e) => send(JobError::UnreadableFeed(e).to_page()),
         }
     });
     port.set_onmessage(Some(on_feed.as_ref().unchecked_ref()));
@@ -542,7 +538,7 @@ pub async fn find(files: Vec<(Dropped, Blob)>, needle: Vec<u8>, started_ms: f64,
             }
             let buf = match got {
                 Ok(buf) => buf,
-                Err(e) => return send(ToPage::Error { message: format!("{}: reading from byte {start}: {e}", quote(&d.path)) }),
+                Err(error) => return send(JobError::Read { path: d.path.clone(), at: start, error, hashing: false }.to_page()),
             };
             web::in_pieces(&buf, CHUNK_BYTES, &mut bytes, |piece| search.feed(piece));
             if wall_ms() - painted > 100.0 {

@@ -33,7 +33,7 @@
 use bytes::Bytes;
 use felix_codec::doc::report::{FileHash, FindingReport, HashAlgorithm};
 
-use super::wire::{self, Reader, Writer};
+use super::wire::{self, Json, Reader, WireError, WireErrorKind, Writer};
 use crate::model::find::Found;
 use crate::model::group::Dropped;
 use crate::model::hash::Hashed;
@@ -264,33 +264,61 @@ fn write_files(w: &mut Writer, files: &[Dropped]) {
 
 /// A job's files, as [`write_files`] wrote them (the count checked against
 /// the bytes left: at least 16 a file).
-fn read_files(r: &mut Reader<'_>) -> Result<Vec<Dropped>, String> {
+fn read_files(r: &mut Reader<'_>) -> Result<Vec<Dropped>, WireError> {
     let n = r.count(16)?;
     (0..n).map(|_| Ok(Dropped { id: r.u32()?, path: r.str()?, size: r.u64()? })).collect()
 }
 
-fn expect_end(r: &Reader<'_>) -> Result<(), String> {
+fn expect_end(r: &Reader<'_>) -> Result<(), WireError> {
     if r.is_done() {
         Ok(())
     } else {
-        Err(format!("unexpected bytes after the message, from byte {}", r.at()))
+        Err(r.error(WireErrorKind::Trailing))
     }
+}
+
+/// The message's tag, which must be `want` (`what` names it).
+fn expect_tag(r: &mut Reader<'_>, want: u8, what: &'static str) -> Result<(), WireError> {
+    let tag = r.u8()?;
+    if tag == want {
+        Ok(())
+    } else {
+        Err(WireError::new(0, WireErrorKind::NotA { tag, want, what }))
+    }
+}
+
+/// A byte that names nothing of `what`, at `at`.
+fn names_no(at: usize, byte: u8, what: &'static str) -> WireError {
+    WireError::new(at, WireErrorKind::Names { byte, what })
+}
+
+/// An optional field: a flag byte (0 or 1), then the value when 1.
+fn optional<'a, T>(r: &mut Reader<'a>, value: impl FnOnce(&mut Reader<'a>) -> Result<T, WireError>) -> Result<Option<T>, WireError> {
+    let at = r.at();
+    match r.u8()? {
+        0 => Ok(None),
+        1 => value(r).map(Some),
+        b => Err(WireError::new(at, WireErrorKind::NotAFlag(b))),
+    }
+}
+
+/// A JSON field holding `what`.
+fn json<T: serde::de::DeserializeOwned>(r: &mut Reader<'_>, what: Json) -> Result<T, WireError> {
+    let at = r.at();
+    serde_json::from_str(&r.str()?).map_err(|e| WireError::new(at, WireErrorKind::Json { what, why: e.to_string() }))
 }
 
 /// Reads a job.
 ///
 /// # Errors
-/// A message naming the byte where the bytes are not a job.
-pub fn decode_job(bytes: &[u8]) -> Result<Job, String> {
+/// The byte where the bytes are not a job, and why ([`WireError`]).
+pub fn decode_job(bytes: &[u8]) -> Result<Job, WireError> {
     let mut r = Reader::new(bytes);
-    let tag = r.u8()?;
-    if tag != JOB {
-        return Err(format!("byte 0 is {tag:#04x}, not a job ({JOB:#04x})"));
-    }
+    expect_tag(&mut r, JOB, "job")?;
     let started_ms = r.f64()?;
     let at = r.at();
     let task = r.u8()?;
-    let task = task_of(task).ok_or_else(|| format!("byte {at} is {task:#04x}, which names no task"))?;
+    let task = task_of(task).ok_or_else(|| names_no(at, task, "task"))?;
     let files = read_files(&mut r)?;
     expect_end(&r)?;
     Ok(Job { files, started_ms, task })
@@ -316,22 +344,15 @@ pub fn encode_find_job(job: &FindJob) -> Vec<u8> {
 /// Reads a find job.
 ///
 /// # Errors
-/// A message naming the byte where the bytes are not one, or a needle too long.
-pub fn decode_find_job(bytes: &[u8]) -> Result<FindJob, String> {
+/// The byte where the bytes are not one, or a needle too long ([`WireError`]).
+pub fn decode_find_job(bytes: &[u8]) -> Result<FindJob, WireError> {
     let mut r = Reader::new(bytes);
-    let tag = r.u8()?;
-    if tag != FIND_JOB {
-        return Err(format!("byte 0 is {tag:#04x}, not a find job ({FIND_JOB:#04x})"));
-    }
+    expect_tag(&mut r, FIND_JOB, "find job")?;
     let started_ms = r.f64()?;
     let at = r.at();
     let needle = r.bytes()?.to_vec();
     if needle.is_empty() || needle.len() > crate::model::find::MAX_NEEDLE_BYTES {
-        return Err(format!(
-            "the needle at byte {at} is {} bytes; 1 to {} are searched",
-            needle.len(),
-            crate::model::find::MAX_NEEDLE_BYTES
-        ));
+        return Err(WireError::new(at, WireErrorKind::Needle { len: needle.len() }));
     }
     let files = read_files(&mut r)?;
     expect_end(&r)?;
@@ -364,15 +385,15 @@ pub fn encode_feed(feed: &Feed) -> Vec<u8> {
 /// Reads a [`Feed`] message.
 ///
 /// # Errors
-/// A message naming the byte where the bytes are not one.
-pub fn decode_feed(bytes: &[u8]) -> Result<Feed, String> {
+/// The byte where the bytes are not one, and why ([`WireError`]).
+pub fn decode_feed(bytes: &[u8]) -> Result<Feed, WireError> {
     let mut r = Reader::new(bytes);
     let feed = match r.u8()? {
         CHUNK => Feed::Chunk { file: r.u32()?, at: r.u64()? },
         REST => Feed::Rest { file: r.u32()?, at: r.u64()? },
         ACK => Feed::Ack { bytes: r.u64()? },
         FAILED => Feed::Failed { file: r.u32()?, message: r.str()? },
-        tag => return Err(format!("byte 0 is {tag:#04x}, which names no feed message")),
+        tag => return Err(names_no(0, tag, "feed message")),
     };
     expect_end(&r)?;
     Ok(feed)
@@ -447,8 +468,8 @@ pub fn encode(msg: &ToPage) -> Vec<u8> {
 /// Reads a worker message.
 ///
 /// # Errors
-/// A message naming the byte (or the JSON line and column) that is wrong.
-pub fn decode(bytes: &[u8]) -> Result<ToPage, String> {
+/// The byte that is wrong, and why ([`WireError`]; a JSON field's error names its line and column).
+pub fn decode(bytes: &[u8]) -> Result<ToPage, WireError> {
     decode_from(Reader::new(bytes))
 }
 
@@ -457,80 +478,70 @@ pub fn decode(bytes: &[u8]) -> Result<ToPage, String> {
 ///
 /// # Errors
 /// As [`decode`].
-pub fn decode_shared(bytes: &Bytes) -> Result<ToPage, String> {
+pub fn decode_shared(bytes: &Bytes) -> Result<ToPage, WireError> {
     decode_from(Reader::over(bytes))
 }
 
-fn decode_from(mut r: Reader<'_>) -> Result<ToPage, String> {
+fn decode_from(mut r: Reader<'_>) -> Result<ToPage, WireError> {
     let msg = match r.u8()? {
         READY => ToPage::Ready,
         PROGRESS => ToPage::Progress { file: r.u32()?, done: r.u64()? },
         LIVE => {
             let (file, ms) = (r.u32()?, r.f64()?);
-            let at = r.at();
-            let findings = serde_json::from_str(&r.str()?).map_err(|e| format!("the findings at byte {at} are not JSON findings: {e}"))?;
-            ToPage::Live { file, findings, ms }
+            ToPage::Live { file, findings: json(&mut r, Json::Findings)?, ms }
         }
-        GROUP => {
-            let ms = r.f64()?;
-            let n = r.count(12)?;
-            let mut items = Vec::with_capacity(n);
-            for _ in 0..n {
-                let file = r.u32()?;
-                let at = r.at();
-                let report =
-                    serde_json::from_str(&r.str()?).map_err(|e| format!("the report at byte {at} is not a JSON file report: {e}"))?;
-                let at = r.at();
-                let detail = wire::unpack_from(&mut r.nested()?).map_err(|e| format!("the records at byte {at}: {e}"))?;
-                items.push(Scanned { file, report, detail });
-            }
-            ToPage::Group { items, ms }
-        }
+        GROUP => decode_group(&mut r)?,
         DONE => ToPage::Done { ms: r.f64()? },
         ERROR => ToPage::Error { message: r.str()? },
-        HASHES => {
-            let ms = r.f64()?;
-            let n = r.count(11)?;
-            let mut items = Vec::with_capacity(n);
-            for _ in 0..n {
-                let file = r.u32()?;
-                let at = r.at();
-                let algorithm = match r.u8()? {
-                    1 => HashAlgorithm::Blake3,
-                    2 => HashAlgorithm::Sha256,
-                    b => return Err(format!("byte {at} is {b:#04x}, which names no hash algorithm")),
-                };
-                let hash = FileHash { algorithm, value: r.str()? };
-                let at = r.at();
-                let sha256 = match r.u8()? {
-                    0 => None,
-                    1 => Some(r.str()?),
-                    b => return Err(format!("byte {at} is {b:#04x}, neither 0 nor 1")),
-                };
-                items.push((file, Hashed { hash, sha256 }));
-            }
-            ToPage::Hashes { items, ms }
-        }
+        HASHES => decode_hashes(&mut r)?,
         FOUND => {
             let (file, total) = (r.u32()?, r.u64()?);
             let n = r.count(9)?;
             let mut matches = Vec::with_capacity(n);
             for _ in 0..n {
                 let position = r.u64()?;
-                let at = r.at();
-                let record = match r.u8()? {
-                    0 => None,
-                    1 => Some(r.u64()?),
-                    b => return Err(format!("byte {at} is {b:#04x}, neither 0 nor 1")),
-                };
+                let record = optional(&mut r, Reader::u64)?;
                 matches.push(Found { position, record });
             }
             ToPage::Found { file, total, matches }
         }
-        tag => return Err(format!("byte 0 is {tag:#04x}, which names no worker message")),
+        tag => return Err(names_no(0, tag, "worker message")),
     };
     expect_end(&r)?;
     Ok(msg)
+}
+
+fn decode_group(r: &mut Reader<'_>) -> Result<ToPage, WireError> {
+    let ms = r.f64()?;
+    let n = r.count(12)?;
+    let mut items = Vec::with_capacity(n);
+    for _ in 0..n {
+        let file = r.u32()?;
+        let report = json(r, Json::Report)?;
+        let at = r.at();
+        let detail = wire::unpack_from(&mut r.nested()?).map_err(|e| WireError::new(at, WireErrorKind::Detail(Box::new(e))))?;
+        items.push(Scanned { file, report, detail });
+    }
+    Ok(ToPage::Group { items, ms })
+}
+
+fn decode_hashes(r: &mut Reader<'_>) -> Result<ToPage, WireError> {
+    let ms = r.f64()?;
+    let n = r.count(11)?;
+    let mut items = Vec::with_capacity(n);
+    for _ in 0..n {
+        let file = r.u32()?;
+        let at = r.at();
+        let algorithm = match r.u8()? {
+            1 => HashAlgorithm::Blake3,
+            2 => HashAlgorithm::Sha256,
+            b => return Err(names_no(at, b, "hash algorithm")),
+        };
+        let hash = FileHash { algorithm, value: r.str()? };
+        let sha256 = optional(r, Reader::str)?;
+        items.push((file, Hashed { hash, sha256 }));
+    }
+    Ok(ToPage::Hashes { items, ms })
 }
 
 #[cfg(test)]
@@ -596,7 +607,7 @@ mod tests {
                 assert!(decode_feed(&bytes[..n]).is_err(), "{feed:?} cut to {n} bytes");
             }
         }
-        assert_eq!(decode_feed(&[0x30]).unwrap_err(), "byte 0 is 0x30, which names no feed message");
+        assert_eq!(decode_feed(&[0x30]).unwrap_err().to_string(), "byte 0 is 0x30, which names no feed message");
         let find =
             FindJob { files: vec![Dropped { id: 4, path: "shard/0.log".into(), size: 10 }], needle: b"\xde\xad".to_vec(), started_ms: 5.5 };
         let bytes = encode_find_job(&find);
@@ -606,10 +617,12 @@ mod tests {
             assert!(decode_find_job(&bytes[..n]).is_err(), "cut to {n} bytes");
         }
         let empty = encode_find_job(&FindJob { needle: Vec::new(), ..find });
-        assert_eq!(decode_find_job(&empty).unwrap_err(), "the needle at byte 9 is 0 bytes; 1 to 256 are searched");
+        assert_eq!(decode_find_job(&empty).unwrap_err(), WireError::new(9, WireErrorKind::Needle { len: 0 }));
+        assert_eq!(decode_find_job(&empty).unwrap_err().to_string(), "the needle at byte 9 is 0 bytes; 1 to 256 are searched");
         let mut job = encode_job(&Job { files: Vec::new(), started_ms: 0.0, task: Task::Scan });
         job[9] = 7; // "read" with SHA-256: no such task
-        assert_eq!(decode_job(&job).unwrap_err(), "byte 9 is 0x07, which names no task");
+        assert_eq!(decode_job(&job).unwrap_err(), WireError::new(9, WireErrorKind::Names { byte: 7, what: "task" }));
+        assert_eq!(decode_job(&job).unwrap_err().to_string(), "byte 9 is 0x07, which names no task");
     }
 
     /// The page's way in: every message reads the same as from a copy; a
@@ -664,9 +677,26 @@ mod tests {
             }
             let mut longer = bytes.clone();
             longer.push(0);
-            assert_eq!(decode(&longer).unwrap_err(), format!("unexpected bytes after the message, from byte {}", bytes.len()));
+            assert_eq!(decode(&longer).unwrap_err(), WireError::new(bytes.len(), WireErrorKind::Trailing));
+            assert_eq!(decode(&longer).unwrap_err().to_string(), format!("unexpected bytes after the message, from byte {}", bytes.len()));
         }
-        assert_eq!(decode(&[0x7F]).unwrap_err(), "byte 0 is 0x7f, which names no worker message");
-        assert_eq!(decode_job(&encode(&ToPage::Ready)).unwrap_err(), "byte 0 is 0x01, not a job (0x10)");
+        assert_eq!(decode(&[0x7F]).unwrap_err().to_string(), "byte 0 is 0x7f, which names no worker message");
+        assert_eq!(
+            decode_job(&encode(&ToPage::Ready)).unwrap_err(),
+            WireError::new(0, WireErrorKind::NotA { tag: 1, want: 0x10, what: "job" })
+        );
+        assert_eq!(decode_job(&encode(&ToPage::Ready)).unwrap_err().to_string(), "byte 0 is 0x01, not a job (0x10)");
+        // A flag that is neither 0 nor 1, and a file's detail that is wrong inside a group, each named by its byte.
+        let mut found = encode(&ToPage::Found { file: 1, total: 1, matches: vec![Found { position: 0, record: None }] });
+        let flag = found.len() - 1;
+        found[flag] = 2;
+        assert_eq!(decode(&found).unwrap_err().to_string(), format!("byte {flag} is 0x02, neither 0 nor 1"));
+        let items = scan_all(&sample::files())[..1].to_vec();
+        assert!(items[0].detail.checkpoints.list().is_empty());
+        let mut group = encode(&ToPage::Group { items, ms: 1.0 });
+        let len = group.len();
+        group[len - 1] = 0xFF; // the checkpoint count, the detail's last field: 255 of 24 bytes each
+        assert!(matches!(decode(&group).unwrap_err().kind, WireErrorKind::Detail(_)), "{}", decode(&group).unwrap_err());
+        assert!(decode(&group).unwrap_err().to_string().starts_with("the records at byte "));
     }
 }

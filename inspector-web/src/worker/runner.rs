@@ -4,7 +4,8 @@
 //! the scan hands them on to, joined by `MessageChannel`s (`driver`) — or,
 //! when no worker can start, the scan and then the hashes on the page in
 //! awaited chunks. Messages go every way through
-//! `worker::protocol`, and arrive in the reducer as [`Action::Scan`].
+//! `worker::protocol`; each one the page hears becomes the state's own
+//! action ([`action`]), so the reducer never reads the wire.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -17,8 +18,9 @@ use web_sys::{Blob, MessageChannel, MessageEvent, MessagePort, Worker};
 use yew::Callback;
 
 use crate::model::group::Dropped;
-use crate::state::Action;
+use crate::state::{Action, FileId};
 use crate::worker::driver;
+use crate::worker::error::{Role, ScanError};
 use crate::worker::protocol::{self, Feed, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
 
 /// Cores from which the reader gets a worker of its own. Measured on 2 cores
@@ -49,30 +51,29 @@ const HASH_AFTER_MAX_WAIT_MS: f64 = 2000.0;
 /// The workers' script (trunk's loader shim; `filehash` is off so the name is stable).
 pub const WORKER_SCRIPT: &str = "./felix-scan-worker_loader.js";
 
-/// Which worker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    Read,
-    Scan,
-    Hash,
+/// A worker's place in [`Runner::failed`].
+fn index(role: Role) -> usize {
+    match role {
+        Role::Read => 0,
+        Role::Scan => 1,
+        Role::Hash => 2,
+    }
 }
 
-impl Role {
-    fn index(self) -> usize {
-        match self {
-            Self::Read => 0,
-            Self::Scan => 1,
-            Self::Hash => 2,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Read => "reader",
-            Self::Scan => "scan",
-            Self::Hash => "hash",
-        }
-    }
+/// What a worker's message means to the page's state: the one translation
+/// from the wire to the state's own actions (`None`: nothing for the state —
+/// a worker ready, a find's answer).
+#[must_use]
+pub fn action(msg: ToPage) -> Option<Action> {
+    Some(match msg {
+        ToPage::Ready | ToPage::Found { .. } => return None,
+        ToPage::Progress { file, done } => Action::Progress { file: FileId(file), done },
+        ToPage::Live { file, findings, ms } => Action::Met { file: FileId(file), findings, ms },
+        ToPage::Group { items, ms } => Action::GroupScanned { items, ms },
+        ToPage::Done { ms } => Action::ScanDone { ms },
+        ToPage::Error { message } => Action::ScanFailed(ScanError::Worker(message)),
+        ToPage::Hashes { items, ms } => Action::Hashed { items: items.into_iter().map(|(f, h)| (FileId(f), h)).collect(), ms },
+    })
 }
 
 /// One worker: warm, or running a job (a job sent before it is ready waits).
@@ -117,7 +118,7 @@ pub struct Runner {
     deferred_hash: Option<(MessagePort, Vec<u32>)>,
     cancel: Option<Rc<Cell<bool>>>,
     /// Messages decoded but not yet given to the reducer, in arrival order.
-    queue: VecDeque<ToPage>,
+    queue: VecDeque<Action>,
     /// Counts drops and cancels: a job started a task after its drop starts
     /// only if nothing came in between.
     loads: u64,
@@ -179,74 +180,77 @@ fn on_worker_message(runner: &Rc<RefCell<Runner>>, role: Role, data: &JsValue, d
     // Copied into wasm memory once; the record rows it carries stay in this buffer.
     let bytes = bytes::Bytes::from(if data.is_instance_of::<Uint8Array>() { Uint8Array::new(data).to_vec() } else { Vec::new() });
     let msg = match protocol::decode_shared(&bytes) {
+        Ok(ToPage::Ready) => return on_ready(runner, role, dispatch),
         Ok(msg) => msg,
-        Err(e) => ToPage::Error { message: format!("the {} worker sent an unreadable message: {e}", role.name()) },
-    };
-    match msg {
-        ToPage::Ready => {
-            let mut r = runner.borrow_mut();
-            let slot = r.slot(role);
-            slot.ready = true;
-            if let (Some((job, transfer)), Some(w)) = (slot.pending.take(), slot.worker.as_ref()) {
-                if w.post_message_with_transfer(&job, &transfer).is_err() {
-                    drop(r);
-                    let message = format!("could not hand the files to the {} worker", role.name());
-                    dispatch.emit(Action::Scan(ToPage::Error { message }));
-                }
-            }
+        Err(error) => {
+            runner.borrow_mut().slot(role).busy = false;
+            return deliver(runner, Action::ScanFailed(ScanError::Unreadable { role, error }), dispatch);
         }
-        msg => {
-            {
-                let mut r = runner.borrow_mut();
-                match &msg {
-                    ToPage::Done { .. } if role == Role::Scan => {
-                        r.scan.busy = false;
-                        r.read.busy = false;
-                        if let Some((port, files)) = r.deferred_hash.take() {
-                            wasm_bindgen_futures::spawn_local(async move {
-                                crate::web::quiet(HASH_AFTER_QUIET_MS, HASH_AFTER_MAX_WAIT_MS).await;
-                                for file in files {
-                                    let _ = driver::post_feed(&port, &Feed::Rest { file, at: 0 }, None);
-                                }
-                            });
+    };
+    {
+        let mut r = runner.borrow_mut();
+        match &msg {
+            ToPage::Done { .. } if role == Role::Scan => {
+                r.scan.busy = false;
+                r.read.busy = false;
+                if let Some((port, files)) = r.deferred_hash.take() {
+                    wasm_bindgen_futures::spawn_local(async move {
+                        crate::web::quiet(HASH_AFTER_QUIET_MS, HASH_AFTER_MAX_WAIT_MS).await;
+                        for file in files {
+                            let _ = driver::post_feed(&port, &Feed::Rest { file, at: 0 }, None);
                         }
-                    }
-                    ToPage::Hashes { items, .. } => {
-                        r.hashes_left = r.hashes_left.saturating_sub(items.len());
-                        r.hash.busy = r.hashes_left > 0;
-                    }
-                    ToPage::Error { .. } => r.slot(role).busy = false,
-                    _ => {}
+                    });
                 }
             }
-            deliver(runner, msg, dispatch);
+            ToPage::Hashes { items, .. } => {
+                r.hashes_left = r.hashes_left.saturating_sub(items.len());
+                r.hash.busy = r.hashes_left > 0;
+            }
+            ToPage::Error { .. } => r.slot(role).busy = false,
+            _ => {}
+        }
+    }
+    if let Some(action) = action(msg) {
+        deliver(runner, action, dispatch);
+    }
+}
+
+/// A worker says it runs: the job waiting for it, if any, is handed over.
+fn on_ready(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) {
+    let mut r = runner.borrow_mut();
+    let slot = r.slot(role);
+    slot.ready = true;
+    if let (Some((job, transfer)), Some(w)) = (slot.pending.take(), slot.worker.as_ref()) {
+        if w.post_message_with_transfer(&job, &transfer).is_err() {
+            drop(r);
+            dispatch.emit(Action::ScanFailed(ScanError::NotHanded(role)));
         }
     }
 }
 
-/// Gives `msg` to the reducer. A group's results (a file's record rows
+/// Gives `action` to the reducer. A group's results (a file's record rows
 /// decoded: tens of milliseconds for a large file) go in a later task than
 /// the one that decoded them, and every message after one waiting goes after
 /// it, in order — so the decoding and the page's update are two tasks, not one.
-fn deliver(runner: &Rc<RefCell<Runner>>, msg: ToPage, dispatch: &Callback<Action>) {
+fn deliver(runner: &Rc<RefCell<Runner>>, action: Action, dispatch: &Callback<Action>) {
     let first = {
         let mut r = runner.borrow_mut();
-        if r.queue.is_empty() && !matches!(msg, ToPage::Group { .. }) {
-            Err(msg)
+        if r.queue.is_empty() && !matches!(action, Action::GroupScanned { .. }) {
+            Err(action)
         } else {
-            r.queue.push_back(msg);
+            r.queue.push_back(action);
             Ok(r.queue.len() == 1)
         }
     };
     match first {
-        Err(msg) => dispatch.emit(Action::Scan(msg)),
+        Err(action) => dispatch.emit(action),
         Ok(true) => {
             let (runner, dispatch) = (Rc::clone(runner), dispatch.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 loop {
                     crate::web::next_task().await;
-                    let Some(msg) = runner.borrow_mut().queue.pop_front() else { return };
-                    dispatch.emit(Action::Scan(msg));
+                    let Some(action) = runner.borrow_mut().queue.pop_front() else { return };
+                    dispatch.emit(action);
                     if runner.borrow().queue.is_empty() {
                         return;
                     }
@@ -258,7 +262,7 @@ fn deliver(runner: &Rc<RefCell<Runner>>, msg: ToPage, dispatch: &Callback<Action
 }
 
 fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) {
-    if runner.borrow().failed[role.index()] {
+    if runner.borrow().failed[index(role)] {
         return;
     }
     let Ok(worker) = Worker::new(WORKER_SCRIPT) else { return };
@@ -277,17 +281,13 @@ fn spawn(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback<Action>) 
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         e.prevent_default();
         let why = Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).filter(|m| !m.is_empty());
-        let message = match why {
-            Some(why) => format!("the {} worker failed to run: {why}", role.name()),
-            None => format!("the {} worker failed to run", role.name()),
-        };
         let Some(runner) = weak.upgrade() else { return };
         // An error queued by a worker already replaced says nothing of the one now in its place.
         if !runner.borrow_mut().is_current(role, e.target()) {
             return;
         }
         on_worker_error(&runner, role, &d);
-        d.emit(Action::Scan(ToPage::Error { message }));
+        d.emit(Action::ScanFailed(ScanError::Crashed { role, why }));
     });
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
@@ -306,7 +306,7 @@ fn on_worker_error(runner: &Rc<RefCell<Runner>>, role: Role, dispatch: &Callback
         let mut r = runner.borrow_mut();
         let ready = r.slot(role).ready;
         if !ready {
-            r.failed[role.index()] = true;
+            r.failed[index(role)] = true;
         }
         (ready, r.busy())
     };
@@ -407,7 +407,44 @@ pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runn
     runner.borrow_mut().cancel = Some(Rc::clone(&cancel));
     let dispatch = dispatch.clone();
     wasm_bindgen_futures::spawn_local(async move {
-        let send = |m| dispatch.emit(Action::Scan(m));
-        driver::run(files, &send, move || cancel.get(), started_ms, Task::ScanThenHash { sha256 }, (None, None)).await;
+        // Once cancelled (a new drop, or the person's cancel, which the page
+        // reports itself), the loop's last words are for no one.
+        let send = |m| {
+            if let Some(action) = action(m).filter(|_| !cancel.get()) {
+                dispatch.emit(action);
+            }
+        };
+        let stopped = Rc::clone(&cancel);
+        driver::run(files, &send, move || stopped.get(), started_ms, Task::ScanThenHash { sha256 }, (None, None)).await;
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::hash::hash_bytes;
+
+    /// Every message the page hears becomes the state's own action, or none;
+    /// a worker's words become a `ScanError` the banner shows as they were.
+    #[test]
+    fn each_worker_message_becomes_the_states_own_action() {
+        assert!(action(ToPage::Ready).is_none());
+        assert!(action(ToPage::Found { file: 1, total: 0, matches: Vec::new() }).is_none());
+        assert!(matches!(action(ToPage::Progress { file: 3, done: 9 }), Some(Action::Progress { file: FileId(3), done: 9 })));
+        assert!(matches!(
+            action(ToPage::Live { file: 4, findings: Vec::new(), ms: 2.0 }),
+            Some(Action::Met { file: FileId(4), ms, .. }) if ms == 2.0
+        ));
+        assert!(matches!(action(ToPage::Group { items: Vec::new(), ms: 1.0 }), Some(Action::GroupScanned { ms, .. }) if ms == 1.0));
+        assert!(matches!(action(ToPage::Done { ms: 5.0 }), Some(Action::ScanDone { ms }) if ms == 5.0));
+        let Some(Action::Hashed { items, ms }) = action(ToPage::Hashes { items: vec![(7, hash_bytes(b"x", false))], ms: 6.0 }) else {
+            panic!("hashes are not Hashed")
+        };
+        assert_eq!((items, ms), (vec![(FileId(7), hash_bytes(b"x", false))], 6.0));
+        let Some(Action::ScanFailed(e)) = action(ToPage::Error { message: "x.log: reading from byte 0: gone".into() }) else {
+            panic!("an error is not ScanFailed")
+        };
+        assert_eq!(e, ScanError::Worker("x.log: reading from byte 0: gone".into()));
+        assert_eq!(e.to_string(), "x.log: reading from byte 0: gone");
+    }
 }

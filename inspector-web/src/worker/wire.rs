@@ -12,15 +12,143 @@
 //! checkpoint = row u64, position u64, previous offset u64
 //! ```
 
+use std::fmt;
+use std::str::Utf8Error;
+
 use bytes::Bytes;
 use felix_codec::format::epochs::Epoch;
 use felix_codec::format::index::{IndexEntry, INDEX_ENTRY_LEN};
 
 use crate::model::filemap::{cell_count, MapCounts};
 use crate::model::scan::{Detail, Rows};
-use crate::model::window::{Checkpoint, Checkpoints, MAX_CHECKPOINTS};
+use crate::model::window::{Checkpoint, Checkpoints, CheckpointsError, MAX_CHECKPOINTS};
 
 const RECORD_BYTES: usize = Rows::ROW_BYTES;
+
+/// Bytes between the workers that are not what the protocol says: where
+/// (the byte, counted from the start of the message — or of the nested
+/// field it is in, see [`WireErrorKind::Detail`]) and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireError {
+    /// The byte where the field at fault starts.
+    pub at: usize,
+    /// What is wrong there.
+    pub kind: WireErrorKind,
+}
+
+/// What is wrong with the bytes at [`WireError::at`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WireErrorKind {
+    /// The bytes end (at `end`) where `wanted` more were expected.
+    Ended {
+        /// Where the bytes end.
+        end: usize,
+        /// Bytes the field needs.
+        wanted: usize,
+    },
+    /// A count of items that cannot fit in the bytes left.
+    CountPastEnd {
+        /// The count read.
+        count: usize,
+    },
+    /// Text that is not UTF-8.
+    NotUtf8(Utf8Error),
+    /// A record row's status byte names no status.
+    RecordStatus(u8),
+    /// The file map has another number of cells than its file's size makes.
+    MapCells {
+        /// Cells sent.
+        cells: usize,
+        /// The file's size.
+        size: u64,
+    },
+    /// More checkpoints than a file keeps.
+    TooManyCheckpoints(usize),
+    /// Checkpoints refused by `Checkpoints::from_parts`.
+    Checkpoints(CheckpointsError),
+    /// The tag is not the message expected (`byte 0 is 0x01, not a job (0x10)`).
+    NotA {
+        /// The byte found.
+        tag: u8,
+        /// The byte expected.
+        want: u8,
+        /// What that byte starts ("job").
+        what: &'static str,
+    },
+    /// A byte that names nothing of what it should name (`what`: "task", "worker message").
+    Names {
+        /// The byte found.
+        byte: u8,
+        /// What it should name.
+        what: &'static str,
+    },
+    /// A flag that is neither 0 nor 1.
+    NotAFlag(u8),
+    /// Bytes after the end of the message.
+    Trailing,
+    /// A find job's needle of a length never searched.
+    Needle {
+        /// Its length, in bytes.
+        len: usize,
+    },
+    /// JSON that does not read as `what` (serde's words, for a worker's bug: the worker wrote it).
+    Json {
+        /// What it should be: "findings", "report".
+        what: Json,
+        /// serde's message.
+        why: String,
+    },
+    /// A file's packed detail (`unpack`), at its own position.
+    Detail(Box<WireError>),
+}
+
+/// What a JSON field of a message holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Json {
+    /// A file's live findings.
+    Findings,
+    /// A file's report.
+    Report,
+}
+
+impl WireError {
+    /// `kind` at byte `at`.
+    #[must_use]
+    pub fn new(at: usize, kind: WireErrorKind) -> Self {
+        Self { at, kind }
+    }
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = self.at;
+        match &self.kind {
+            WireErrorKind::Ended { end, wanted } => write!(f, "the bytes end at byte {end} where {wanted} more were expected"),
+            WireErrorKind::CountPastEnd { count } => write!(f, "the count at byte {at} claims {count} items past the end of the bytes"),
+            WireErrorKind::NotUtf8(e) => write!(f, "the text at byte {at} is not UTF-8 ({e})"),
+            WireErrorKind::RecordStatus(b) => write!(f, "unknown record status {b} at byte {at}"),
+            WireErrorKind::MapCells { cells, size } => {
+                write!(f, "the map at byte {at} has {cells} cells where a {size}-byte file has {}", cell_count(*size))
+            }
+            WireErrorKind::TooManyCheckpoints(n) => {
+                write!(f, "the checkpoints at byte {at} number {n}, more than the {MAX_CHECKPOINTS} a file keeps")
+            }
+            WireErrorKind::Checkpoints(e) => write!(f, "the checkpoints at byte {at}: {e}"),
+            WireErrorKind::NotA { tag, want, what } => write!(f, "byte {at} is {tag:#04x}, not a {what} ({want:#04x})"),
+            WireErrorKind::Names { byte, what } => write!(f, "byte {at} is {byte:#04x}, which names no {what}"),
+            WireErrorKind::NotAFlag(b) => write!(f, "byte {at} is {b:#04x}, neither 0 nor 1"),
+            WireErrorKind::Trailing => write!(f, "unexpected bytes after the message, from byte {at}"),
+            WireErrorKind::Needle { len } => {
+                write!(f, "the needle at byte {at} is {len} bytes; 1 to {} are searched", crate::model::find::MAX_NEEDLE_BYTES)
+            }
+            WireErrorKind::Json { what: Json::Findings, why } => write!(f, "the findings at byte {at} are not JSON findings: {why}"),
+            WireErrorKind::Json { what: Json::Report, why } => write!(f, "the report at byte {at} is not a JSON file report: {why}"),
+            WireErrorKind::Detail(e) => write!(f, "the records at byte {at}: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
 
 /// Appends big-endian fields to a buffer.
 #[derive(Debug, Default)]
@@ -86,7 +214,7 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// When the bytes end.
-    pub fn bulk(&mut self, n: usize) -> Result<Bytes, String> {
+    pub fn bulk(&mut self, n: usize) -> Result<Bytes, WireError> {
         let start = self.at;
         let s = self.take(n)?;
         Ok(match self.owner {
@@ -101,7 +229,7 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// When the length claims more than the bytes hold.
-    pub fn nested(&mut self) -> Result<Reader<'a>, String> {
+    pub fn nested(&mut self) -> Result<Reader<'a>, WireError> {
         let n = self.count(1)?;
         let start = self.at;
         let bytes = self.take(n)?;
@@ -117,56 +245,62 @@ impl<'a> Reader<'a> {
     pub fn is_done(&self) -> bool {
         self.at == self.bytes.len()
     }
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         let s = self
             .at
             .checked_add(n)
             .and_then(|end| self.bytes.get(self.at..end))
-            .ok_or_else(|| format!("the bytes end at byte {} where {n} more were expected", self.bytes.len()))?;
+            .ok_or_else(|| self.error(WireErrorKind::Ended { end: self.bytes.len(), wanted: n }))?;
         self.at += n;
         Ok(s)
     }
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+    /// `kind` at the position of the next read.
+    #[must_use]
+    pub fn error(&self, kind: WireErrorKind) -> WireError {
+        WireError::new(self.at, kind)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], WireError> {
         let at = self.at;
-        self.take(N)?.try_into().map_err(|_| format!("short field at byte {at}"))
+        let end = self.bytes.len();
+        self.take(N)?.try_into().map_err(|_| WireError::new(at, WireErrorKind::Ended { end, wanted: N }))
     }
     /// One byte.
     ///
     /// # Errors
     /// When the bytes end.
-    pub fn u8(&mut self) -> Result<u8, String> {
+    pub fn u8(&mut self) -> Result<u8, WireError> {
         Ok(self.array::<1>()?[0])
     }
     /// A `u32`.
     ///
     /// # Errors
     /// When the bytes end.
-    pub fn u32(&mut self) -> Result<u32, String> {
+    pub fn u32(&mut self) -> Result<u32, WireError> {
         Ok(u32::from_be_bytes(self.array()?))
     }
     /// A `u64`.
     ///
     /// # Errors
     /// When the bytes end.
-    pub fn u64(&mut self) -> Result<u64, String> {
+    pub fn u64(&mut self) -> Result<u64, WireError> {
         Ok(u64::from_be_bytes(self.array()?))
     }
     /// An `f64`.
     ///
     /// # Errors
     /// When the bytes end.
-    pub fn f64(&mut self) -> Result<f64, String> {
+    pub fn f64(&mut self) -> Result<f64, WireError> {
         Ok(f64::from_bits(self.u64()?))
     }
     /// A count of items `width` bytes each, checked against the bytes left.
     ///
     /// # Errors
     /// When the count claims more than the bytes hold.
-    pub fn count(&mut self, width: usize) -> Result<usize, String> {
+    pub fn count(&mut self, width: usize) -> Result<usize, WireError> {
         let at = self.at;
         let n = self.u32()? as usize;
         if n.saturating_mul(width) > self.bytes.len() - self.at {
-            return Err(format!("the count at byte {at} claims {n} items past the end of the bytes"));
+            return Err(WireError::new(at, WireErrorKind::CountPastEnd { count: n }));
         }
         Ok(n)
     }
@@ -174,7 +308,7 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// When the length claims more than the bytes hold.
-    pub fn bytes(&mut self) -> Result<&'a [u8], String> {
+    pub fn bytes(&mut self) -> Result<&'a [u8], WireError> {
         let n = self.count(1)?;
         self.take(n)
     }
@@ -182,10 +316,10 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// When the bytes end or are not UTF-8.
-    pub fn str(&mut self) -> Result<String, String> {
+    pub fn str(&mut self) -> Result<String, WireError> {
         let at = self.at;
         let b = self.bytes()?;
-        String::from_utf8(b.to_vec()).map_err(|e| format!("the text at byte {at} is not UTF-8 ({e})"))
+        String::from_utf8(b.to_vec()).map_err(|e| WireError::new(at, WireErrorKind::NotUtf8(e.utf8_error())))
     }
 }
 
@@ -226,8 +360,8 @@ pub fn pack(d: &Detail) -> Vec<u8> {
 /// Unpacks what [`pack`] wrote.
 ///
 /// # Errors
-/// A message naming where the bytes are short or wrong.
-pub fn unpack(bytes: &[u8]) -> Result<Detail, String> {
+/// Where the bytes are short or wrong, and how ([`WireError`]).
+pub fn unpack(bytes: &[u8]) -> Result<Detail, WireError> {
     let mut r = Reader::new(bytes);
     unpack_from(&mut r)
 }
@@ -235,8 +369,8 @@ pub fn unpack(bytes: &[u8]) -> Result<Detail, String> {
 /// Unpacks a detail at the reader's position.
 ///
 /// # Errors
-/// A message naming where the bytes are short or wrong.
-pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
+/// Where the bytes are short or wrong, and how ([`WireError`]).
+pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, WireError> {
     let n = r.count(RECORD_BYTES)?;
     let capped = r.u8()? == 1;
     let records_seen = r.u64()?;
@@ -245,33 +379,34 @@ pub fn unpack_from(r: &mut Reader<'_>) -> Result<Detail, String> {
     // Kept packed, where they arrived: only each status is checked here (the
     // page reads rows one at a time).
     let records = Rows::from_shared(rows)
-        .map_err(|(i, b)| format!("unknown record status {b} at byte {}", base + i * RECORD_BYTES + RECORD_BYTES - 1))?;
+        .map_err(|(i, b)| WireError::new(base + i * RECORD_BYTES + RECORD_BYTES - 1, WireErrorKind::RecordStatus(b)))?;
     let n = r.count(INDEX_ENTRY_LEN)?;
-    let index_entries = (0..n).map(|_| Ok(IndexEntry { offset: r.u64()?, position: r.u64()? })).collect::<Result<_, String>>()?;
+    let index_entries = (0..n).map(|_| Ok(IndexEntry { offset: r.u64()?, position: r.u64()? })).collect::<Result<_, WireError>>()?;
     let n = r.count(16)?;
-    let epochs = (0..n).map(|_| Ok(Epoch { generation: r.u64()?, start_offset: r.u64()? })).collect::<Result<_, String>>()?;
+    let epochs = (0..n).map(|_| Ok(Epoch { generation: r.u64()?, start_offset: r.u64()? })).collect::<Result<_, WireError>>()?;
     let size = r.u64()?;
     let at = r.at();
     let n = r.count(32)?;
     if n != cell_count(size) {
-        return Err(format!("the map at byte {at} has {n} cells where a {size}-byte file has {}", cell_count(size)));
+        return Err(WireError::new(at, WireErrorKind::MapCells { cells: n, size }));
     }
-    let cells = (0..n).map(|_| Ok([r.u64()?, r.u64()?, r.u64()?, r.u64()?])).collect::<Result<_, String>>()?;
+    let cells = (0..n).map(|_| Ok([r.u64()?, r.u64()?, r.u64()?, r.u64()?])).collect::<Result<_, WireError>>()?;
     let checkpoints = unpack_checkpoints(r)?;
     let map = MapCounts { size, cells };
     Ok(Detail { records, records_capped: capped, records_seen, index_entries, epochs, live: Vec::new(), map, checkpoints })
 }
 
-fn unpack_checkpoints(r: &mut Reader<'_>) -> Result<Checkpoints, String> {
+fn unpack_checkpoints(r: &mut Reader<'_>) -> Result<Checkpoints, WireError> {
     let spacing = r.u64()?;
     let at = r.at();
     let n = r.count(24)?;
     if n > MAX_CHECKPOINTS {
-        return Err(format!("the checkpoints at byte {at} number {n}, more than the {MAX_CHECKPOINTS} a file keeps"));
+        return Err(WireError::new(at, WireErrorKind::TooManyCheckpoints(n)));
     }
-    let list =
-        (0..n).map(|_| Ok(Checkpoint { row: r.u64()?, position: r.u64()?, previous_offset: r.u64()? })).collect::<Result<_, String>>()?;
-    Checkpoints::from_parts(spacing, list).map_err(|e| format!("the checkpoints at byte {at}: {e}"))
+    let list = (0..n)
+        .map(|_| Ok(Checkpoint { row: r.u64()?, position: r.u64()?, previous_offset: r.u64()? }))
+        .collect::<Result<_, WireError>>()?;
+    Checkpoints::from_parts(spacing, list).map_err(|e| WireError::new(at, WireErrorKind::Checkpoints(e)))
 }
 
 #[cfg(test)]
@@ -299,11 +434,19 @@ mod tests {
         let at = packed.len() - 5 * 24 - 4;
         let mut lying = packed.clone();
         lying[at + 4 + 24..at + 4 + 32].copy_from_slice(&0u64.to_be_bytes()); // the second checkpoint's row
-        assert_eq!(unpack(&lying).unwrap_err(), format!("the checkpoints at byte {at}: checkpoint 1 is not after the one before it"));
+        assert_eq!(unpack(&lying).unwrap_err(), WireError::new(at, WireErrorKind::Checkpoints(CheckpointsError::NotAscending(1))));
+        assert_eq!(
+            unpack(&lying).unwrap_err().to_string(),
+            format!("the checkpoints at byte {at}: checkpoint 1 is not after the one before it")
+        );
         let mut many = packed[..at].to_vec();
         many.extend_from_slice(&1025u32.to_be_bytes());
         many.extend((1..=1025u64).flat_map(|i| [i, i * 64, i].into_iter().flat_map(u64::to_be_bytes)));
-        assert_eq!(unpack(&many).unwrap_err(), format!("the checkpoints at byte {at} number 1025, more than the 1024 a file keeps"));
+        assert_eq!(unpack(&many).unwrap_err(), WireError::new(at, WireErrorKind::TooManyCheckpoints(1025)));
+        assert_eq!(
+            unpack(&many).unwrap_err().to_string(),
+            format!("the checkpoints at byte {at} number 1025, more than the 1024 a file keeps")
+        );
     }
 
     #[test]
@@ -312,7 +455,8 @@ mod tests {
         let mut packed = pack(&s.detail);
         let at = 13 + 2 * RECORD_BYTES + RECORD_BYTES - 1; // the third record's status (after count, capped, seen)
         packed[at] = 9;
-        assert_eq!(unpack(&packed).unwrap_err(), format!("unknown record status 9 at byte {at}"));
+        assert_eq!(unpack(&packed).unwrap_err(), WireError::new(at, WireErrorKind::RecordStatus(9)));
+        assert_eq!(unpack(&packed).unwrap_err().to_string(), format!("unknown record status 9 at byte {at}"));
     }
 
     #[test]
@@ -324,7 +468,13 @@ mod tests {
         }
         assert_eq!(
             unpack(&[0xFF, 0xFF, 0xFF, 0xFF, 0]).unwrap_err(),
+            WireError::new(0, WireErrorKind::CountPastEnd { count: 4_294_967_295 })
+        );
+        assert_eq!(
+            unpack(&[0xFF, 0xFF, 0xFF, 0xFF, 0]).unwrap_err().to_string(),
             "the count at byte 0 claims 4294967295 items past the end of the bytes"
         );
+        assert_eq!(unpack(&[0, 0]).unwrap_err().to_string(), "the bytes end at byte 2 where 4 more were expected");
+        assert_eq!(unpack(&[0, 0]).unwrap_err(), WireError::new(0, WireErrorKind::Ended { end: 2, wanted: 4 }));
     }
 }
