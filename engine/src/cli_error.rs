@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use felix_engine::inspect::InspectError;
+use felix_engine::tools::ToolError;
 use felix_engine::EngineError;
 
 /// See the module doc.
@@ -13,8 +13,8 @@ use felix_engine::EngineError;
 pub(crate) enum CliError {
     /// The engine refused or failed; its kind decides the exit code.
     Engine(EngineError),
-    /// A file an inspection had to read could not be read.
-    Inspect(InspectError),
+    /// A tool could not run: a file it had to read could not be read, a path it was given is not what it needs.
+    Tool(ToolError),
     /// The arguments ask for something that cannot be done as given.
     Usage(String),
     /// An input the command reads — `<stdin>`, a plan file, a folder it was
@@ -37,7 +37,7 @@ impl CliError {
         match self {
             Self::Engine(e) => engine_exit_code(e),
             Self::Refused(_) => 1,
-            Self::Inspect(_) | Self::Usage(_) | Self::Input { .. } | Self::Output { .. } | Self::Stopped(_) | Self::Internal { .. } => 2,
+            Self::Tool(_) | Self::Usage(_) | Self::Input { .. } | Self::Output { .. } | Self::Stopped(_) | Self::Internal { .. } => 2,
         }
     }
 
@@ -80,7 +80,7 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Engine(e) => write!(f, "{e}"),
-            Self::Inspect(e) => write!(f, "{e}"),
+            Self::Tool(e) => write!(f, "{e}"),
             Self::Usage(what) | Self::Stopped(what) | Self::Refused(what) => f.write_str(what),
             Self::Input { source, what } => write!(f, "{source}: {what}"),
             Self::Output { target, what } => write!(f, "{target}: {what}"),
@@ -95,9 +95,9 @@ impl From<EngineError> for CliError {
     }
 }
 
-impl From<InspectError> for CliError {
-    fn from(e: InspectError) -> Self {
-        Self::Inspect(e)
+impl From<ToolError> for CliError {
+    fn from(e: ToolError) -> Self {
+        Self::Tool(e)
     }
 }
 

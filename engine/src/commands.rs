@@ -328,20 +328,20 @@ fn write_text_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std:
 
 /// The shard directories under `root`, found the way `inspect` finds them.
 pub fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let resolution = felix_engine::inspect::resolve(&[root.to_path_buf()])?;
+    let resolution = felix_engine::tools::inspect::resolve(&[root.to_path_buf()])?;
     let mut dirs = Vec::new();
     for t in resolution.targets {
         match t {
-            felix_engine::inspect::Target::Shard(dir, _) => dirs.push(dir),
-            felix_engine::inspect::Target::File(p) if p == root => {
+            felix_engine::tools::inspect::Target::Shard(dir, _) => dirs.push(dir),
+            felix_engine::tools::inspect::Target::File(p) if p == root => {
                 return Err(CliError::input(p.display(), "a file, not a shard directory"))
             }
             // A Felix file loose in a folder of folders: inspect judges it; recover
             // changes nothing there (the resolution's note says so).
-            felix_engine::inspect::Target::File(_) => {}
+            felix_engine::tools::inspect::Target::File(_) => {}
             // recover refuses the shard when it lists it (the same message as every opener).
-            felix_engine::inspect::Target::Refused(..) => {}
-            felix_engine::inspect::Target::Stray(p) => {
+            felix_engine::tools::inspect::Target::Refused(..) => {}
+            felix_engine::tools::inspect::Target::Stray(p) => {
                 eprintln!("felix-storage: note: {}: not part of any shard directory; left alone", one_line(&p.display().to_string()));
             }
         }
@@ -501,10 +501,17 @@ pub fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
     let mut account = Plan::new(Vec::new());
     for dir in dirs {
         let ran = if o.dry_run {
-            felix_engine::recover::plan(Arc::new(OsIo::new()), dir, options)
+            felix_engine::tools::recover::plan(Arc::new(OsIo::new()), dir, options)
         } else {
             let spacing = felix_codec::format::index::DEFAULT_INDEX_SPACING_BYTES;
-            felix_engine::recover::recover(Arc::new(OsIo::new()), dir, options, o.wait, spacing, reviewed_for(o, dir).flatten().as_ref())
+            felix_engine::tools::recover::recover(
+                Arc::new(OsIo::new()),
+                dir,
+                options,
+                o.wait,
+                spacing,
+                reviewed_for(o, dir).flatten().as_ref(),
+            )
         };
         let outcome = match ran {
             Ok(outcome) => outcome,
@@ -673,7 +680,7 @@ pub fn demo(dir: &Path) -> Outcome {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(CliError::input(dir.display(), e)),
     }
-    let shards = felix_engine::demo::write_demo(dir).map_err(|e| fail(&e))?;
+    let shards = felix_engine::tools::demo::write_demo(dir).map_err(|e| fail(&e))?;
     say!("wrote a sample root at {}:", dir.display());
     for s in shards {
         say!("  {}", s.display());
@@ -684,16 +691,16 @@ pub fn demo(dir: &Path) -> Outcome {
 
 pub fn diff(a: &Path, b: &Path, json: bool) -> Outcome {
     use std::io::IsTerminal;
-    let files_a = felix_engine::diff::replica_files(a)?;
-    let files_b = felix_engine::diff::replica_files(b)?;
-    let total = felix_engine::diff::total_bytes(&[&files_a, &files_b]);
+    let files_a = felix_engine::tools::diff::replica_files(a)?;
+    let files_b = felix_engine::tools::diff::replica_files(b)?;
+    let total = felix_engine::tools::diff::total_bytes(&[&files_a, &files_b]);
     let bar = (!json && std::io::stderr().is_terminal() && total >= crate::progress::MIN_BYTES).then(|| crate::progress::bar(total));
     let on_bytes = |n: u64| {
         if let Some(bar) = &bar {
             bar.inc(n);
         }
     };
-    let diff = felix_engine::diff::diff((a, &files_a), (b, &files_b), &on_bytes)?;
+    let diff = felix_engine::tools::diff::diff((a, &files_a), (b, &files_b), &on_bytes)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -748,7 +755,7 @@ pub fn man(command: clap::Command, page: Option<&str>) -> Outcome {
     Ok(false)
 }
 
-pub fn schema(document: felix_engine::schema::Document) -> Outcome {
+pub fn schema(document: felix_engine::tools::schema::Document) -> Outcome {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(document.schema_text().as_bytes()).and_then(|()| stdout.flush()).map_err(|e| out_err(&e))?;
     Ok(false)

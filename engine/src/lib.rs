@@ -3,7 +3,7 @@
 //! The native side of Felix storage: [`shard::Shard`], the durable writer and
 //! reader a broker embeds (recovery, rollover, indexes, retention, epochs,
 //! divergence truncation), all IO behind [`io::Io`] and through one fail-stop
-//! latch ([`io::checked::CheckedIo`]); and [`inspect`], which walks files and
+//! latch ([`io::checked::CheckedIo`]); and the [`tools`]: [`tools::inspect`], which walks files and
 //! shard directories and streams them through the codec's scanners in
 //! bounded memory.
 //!
@@ -13,16 +13,11 @@
 
 #[cfg(feature = "async")]
 pub mod broker;
-pub mod demo;
-pub mod diff;
 pub mod error;
-pub mod inspect;
 pub mod io;
 pub mod metrics_names;
-pub mod recover;
-#[cfg(feature = "cli")]
-pub mod schema;
 pub mod shard;
+pub mod tools;
 
 pub use error::EngineError;
 pub use io::{Io, OsIo};

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use felix_codec::format::shard_name::ShardKey;
-use felix_engine::inspect::{self, NoProgress, Progress};
+use felix_engine::tools::inspect::{self, NoProgress, Progress};
 use felix_engine::EngineError;
 
 use crate::cli_error::CliError;
@@ -170,7 +170,7 @@ enum Command {
     Schema {
         /// `report` (inspect --json), `diff` (diff --json) or `plan` (recover --json).
         #[arg(value_enum)]
-        document: felix_engine::schema::Document,
+        document: felix_engine::tools::schema::Document,
     },
 }
 

@@ -24,7 +24,6 @@
 //! read. Reads create and change nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -40,6 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::io::{Io, OsIo};
 use crate::shard::walk::ReadBuf;
+use crate::tools::{io_error, name_of, ToolError};
 
 mod subtree;
 
@@ -47,27 +47,6 @@ mod subtree;
 pub const CHUNK_BYTES: usize = 1 << 20;
 /// How deep below a root to look for shard directories.
 pub const MAX_ROOT_DEPTH: usize = 4;
-
-/// Why an inspection could not run (as opposed to damage it found).
-#[derive(Debug)]
-pub struct InspectError {
-    /// The path involved.
-    pub path: PathBuf,
-    /// What went wrong.
-    pub what: String,
-}
-
-impl fmt::Display for InspectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.what)
-    }
-}
-
-impl std::error::Error for InspectError {}
-
-fn io_error(path: &Path, e: &io::Error) -> InspectError {
-    InspectError { path: path.to_path_buf(), what: e.to_string() }
-}
 
 /// One unit of inspection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +81,7 @@ impl Resolution {
     }
 }
 
-fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, InspectError> {
+fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, ToolError> {
     let mut entries = fs::read_dir(dir).map_err(|e| io_error(dir, &e))?.collect::<Result<Vec<_>, _>>().map_err(|e| io_error(dir, &e))?;
     entries.sort_by_key(fs::DirEntry::file_name);
     Ok(entries)
@@ -112,10 +91,6 @@ fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, InspectError> {
 /// folder it stands for).
 pub(crate) fn shard_name(dir: &Path) -> String {
     dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir))
-}
-
-fn name_of(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// Whether the directory `dir`, holding the regular files `names` (and
@@ -139,7 +114,7 @@ fn has_segment(names: &[String]) -> bool {
 /// # Errors
 /// A path that cannot be read, one that is neither a file nor a directory (a
 /// FIFO, a socket, a device), or a directory with no shard and no file below it.
-pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
+pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, ToolError> {
     let mut out = Resolution::default();
     for path in paths {
         let meta = fs::metadata(path).map_err(|e| io_error(path, &e))?;
@@ -148,7 +123,7 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
             continue;
         }
         if !meta.is_dir() {
-            return Err(InspectError {
+            return Err(ToolError {
                 path: path.clone(),
                 what: "not a regular file or a directory (a FIFO, a socket or a device): nothing here to inspect; \
                        give segment, index or epochs files, shard directories or roots of them"
@@ -161,7 +136,7 @@ pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
         let before = shards(&out);
         collect_dir(path, 0, &mut out)?;
         if shards(&out) == before {
-            return Err(InspectError {
+            return Err(ToolError {
                 path: path.clone(),
                 what: "no shard directory (no segment, index, epochs or other Felix file) found here".into(),
             });
@@ -237,7 +212,7 @@ fn add_loose(files: Vec<PathBuf>, out: &mut Resolution) {
     }
 }
 
-fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), InspectError> {
+fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), ToolError> {
     let entries = sorted_entries(dir)?;
     // Regular files and links (a link is shown, and read through, never followed by the engine).
     let files: Vec<PathBuf> = entries
@@ -422,7 +397,7 @@ fn stream_file(
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
     limit: u64,
-) -> Result<u64, InspectError> {
+) -> Result<u64, ToolError> {
     let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
     if !is_expected(&file, expect) {
         return Ok(0);
@@ -468,7 +443,7 @@ fn hash_file(
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
     limit: u64,
-) -> Result<Option<FileHash>, InspectError> {
+) -> Result<Option<FileHash>, ToolError> {
     let mut hasher = Hasher::new(algorithm);
     let read = stream_file(path, expect, None, Some(&mut hasher), buf, on_bytes, limit)?;
     Ok((read == limit).then(|| hasher.finish()))
@@ -500,7 +475,7 @@ struct Stamp {
 
 impl Stamp {
     /// The file at `path` now (links followed, as every read follows them).
-    fn of(path: &Path) -> Result<Self, InspectError> {
+    fn of(path: &Path) -> Result<Self, ToolError> {
         use std::os::unix::fs::MetadataExt;
         let m = fs::metadata(path).map_err(|e| io_error(path, &e))?;
         Ok(Self { size: m.len(), dev: m.dev(), ino: m.ino(), mtime: (m.mtime(), m.mtime_nsec()), ctime: (m.ctime(), m.ctime_nsec()) })
@@ -531,7 +506,7 @@ impl Stamp {
     }
 }
 
-fn size_of(path: &Path) -> Result<u64, InspectError> {
+fn size_of(path: &Path) -> Result<u64, ToolError> {
     fs::metadata(path).map(|m| m.len()).map_err(|e| io_error(path, &e))
 }
 
@@ -547,7 +522,7 @@ pub fn writer_of(dir: &Path) -> Option<Option<u32>> {
 ///
 /// # Errors
 /// A file that cannot be opened or read.
-pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<Report, InspectError> {
+pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<Report, ToolError> {
     inspect_with(resolution, &Options::default(), progress)
 }
 
@@ -578,7 +553,7 @@ enum Output {
 /// From a worker to the thread that owns progress and results.
 enum Msg {
     Bytes(PathBuf, u64),
-    Done(usize, Result<Output, (usize, InspectError)>),
+    Done(usize, Result<Output, (usize, ToolError)>),
 }
 
 impl Job {
@@ -600,7 +575,7 @@ impl Job {
 ///
 /// # Errors
 /// A file that cannot be opened or read.
-pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut dyn Progress) -> Result<Report, InspectError> {
+pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut dyn Progress) -> Result<Report, ToolError> {
     let targets = &resolution.targets;
     let stamps = take_stamps(targets)?;
     let sizes: Vec<Vec<u64>> = stamps.iter().map(|t| t.iter().map(|s| s.size).collect()).collect();
@@ -612,7 +587,7 @@ pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut d
 
 /// Each target's files' sizes and identities, first and in order: a
 /// missing file fails here as it always did.
-fn take_stamps(targets: &[Target]) -> Result<Vec<Vec<Stamp>>, InspectError> {
+fn take_stamps(targets: &[Target]) -> Result<Vec<Vec<Stamp>>, ToolError> {
     let mut stamps: Vec<Vec<Stamp>> = Vec::with_capacity(targets.len());
     for t in targets {
         stamps.push(match t {
@@ -666,9 +641,9 @@ fn run_jobs(
     workers: usize,
     total: u64,
     progress: &mut dyn Progress,
-) -> Result<Vec<Option<Output>>, InspectError> {
+) -> Result<Vec<Option<Output>>, ToolError> {
     let mut outputs: Vec<Option<Output>> = (0..jobs.len()).map(|_| None).collect();
-    let mut failure: Option<((usize, usize), InspectError)> = None;
+    let mut failure: Option<((usize, usize), ToolError)> = None;
     let next = AtomicUsize::new(0);
     // The lowest target known to have failed: later targets' jobs are skipped
     // (an earlier target's error is what a run in order would report).
@@ -737,7 +712,7 @@ fn run_job(
     job: Job,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
-) -> Result<Output, (usize, InspectError)> {
+) -> Result<Output, (usize, ToolError)> {
     let target_stamps = stamps.get(job.target()).map_or(&[][..], Vec::as_slice);
     let size = |file: usize| target_stamps.get(file).map_or(0, |s| s.size);
     let expect = |file: usize| target_stamps.get(file).map(Stamp::identity);
@@ -795,7 +770,7 @@ fn assemble(
     jobs: &[(u64, Job)],
     outputs: Vec<Option<Output>>,
     stamps: &[Vec<Stamp>],
-) -> Result<Report, InspectError> {
+) -> Result<Report, ToolError> {
     let (scans, mut hashes) = sort_outputs(resolution.targets.len(), jobs, outputs, stamps);
     let mut files = Vec::new();
     let mut notes = resolution.notes.clone();
@@ -829,7 +804,7 @@ fn assemble(
                 files.push(r);
             }
             (Target::File(path) | Target::Shard(path, _), _) => {
-                return Err(InspectError { path: path.clone(), what: "the inspection of this target did not finish".into() });
+                return Err(ToolError { path: path.clone(), what: "the inspection of this target did not finish".into() });
             }
         }
         if let (Some(paths), Some(stamps)) = (target_paths(target), stamps.get(i)) {
@@ -963,7 +938,7 @@ pub fn inspect_shard(
     progress: &mut dyn Progress,
     done: &mut u64,
     total: u64,
-) -> Result<(Vec<FileReport>, ShardFacts), InspectError> {
+) -> Result<(Vec<FileReport>, ShardFacts), ToolError> {
     let mut shas = hash.then(|| vec![None; paths.len()]);
     let mut buf = ReadBuf::new();
     let mut on_bytes = |path: &Path, n: u64| {
@@ -989,7 +964,7 @@ fn scan_shard(
     mut shas: Option<&mut [Option<FileHash>]>,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
-) -> Result<(Vec<FileReport>, ShardFacts), (usize, InspectError)> {
+) -> Result<(Vec<FileReport>, ShardFacts), (usize, ToolError)> {
     let mut inputs = Vec::with_capacity(paths.len());
     for (i, p) in paths.iter().enumerate() {
         let size = match stamps.and_then(|s| s.get(i)) {
@@ -1056,7 +1031,7 @@ pub(crate) fn drive_shard<S: felix_codec::read::scan::Sink, E>(
 ///
 /// # Errors
 /// The directory cannot be read.
-pub fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
+pub fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, ToolError> {
     let entries = sorted_entries(dir)?;
     Ok(entries
         .iter()

@@ -20,8 +20,9 @@ use felix_codec::read::scan::{Item, RecordStatus};
 use felix_codec::shard::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts, MAX_NOTES};
 use felix_codec::shard::inspect::InputFile;
 
-use crate::inspect::{is_shard_dir, shard_files, writer_of, InspectError};
 use crate::shard::walk::ReadBuf;
+use crate::tools::inspect::{is_shard_dir, shard_files, writer_of};
+use crate::tools::{io_error, name_of, ToolError};
 
 /// Record summaries per batch sent from a side's reader to the diff.
 pub const BATCH_RECORDS: usize = 4096;
@@ -32,20 +33,12 @@ const CHUNK_BYTES: usize = 1 << 20;
 
 enum Msg {
     Records(Vec<RecordSummary>),
-    Done(Result<SideEnd, InspectError>),
+    Done(Result<SideEnd, ToolError>),
 }
 
 /// What a side's reader ends with: its facts, and the writer it saw holding
 /// the shard (`Some(None)`: held, pid unknown), if any.
 type SideEnd = (SideFacts, Option<Option<u32>>);
-
-fn io_error(path: &Path, e: &std::io::Error) -> InspectError {
-    InspectError { path: path.to_path_buf(), what: e.to_string() }
-}
-
-fn name_of(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
 
 /// Checks that `dir` can be one side of a diff: a shard directory, or an
 /// empty one (a replica that holds nothing yet). Returns its files.
@@ -53,10 +46,10 @@ fn name_of(path: &Path) -> String {
 /// # Errors
 /// Not a directory, a root of shards (`--shard` picks one), or a directory
 /// holding no segment, index or epochs file.
-pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
+pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, ToolError> {
     let meta = fs::metadata(dir).map_err(|e| io_error(dir, &e))?;
     if !meta.is_dir() {
-        return Err(InspectError {
+        return Err(ToolError {
             path: dir.to_path_buf(),
             what: "not a directory: give two shard directories (or two roots and --shard)".into(),
         });
@@ -69,7 +62,7 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
         return Ok(files);
     }
     if has_subdirs {
-        return Err(InspectError {
+        return Err(ToolError {
             path: dir.to_path_buf(),
             what: "holds directories, not segment files: a root of shards? give --shard TENANT/NAMESPACE/STREAM/N".into(),
         });
@@ -77,7 +70,7 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
     if names.is_empty() {
         return Ok(files); // an empty replica
     }
-    Err(InspectError {
+    Err(ToolError {
         path: dir.to_path_buf(),
         what: "no segment (NNNNNNNNNNNNNNNNNNNN.log), index or epochs file here: not a shard directory".into(),
     })
@@ -88,7 +81,7 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
 /// those — is not read by `inspect` (which names it) and makes the engine
 /// refuse the shard. Skipping it would compare a log the engine cannot open
 /// (and could call it identical), so the diff refuses, naming it.
-fn refuse_unreadable_names(dir: &Path) -> Result<(), InspectError> {
+fn refuse_unreadable_names(dir: &Path) -> Result<(), ToolError> {
     for e in fs::read_dir(dir).map_err(|e| io_error(dir, &e))? {
         let e = e.map_err(|e| io_error(dir, &e))?;
         let name = e.file_name();
@@ -109,7 +102,7 @@ fn refuse_unreadable_names(dir: &Path) -> Result<(), InspectError> {
         } else {
             "not a regular file (a FIFO, socket or device)"
         };
-        return Err(InspectError {
+        return Err(ToolError {
             path: e.path(),
             what: format!(
                 "{what} where a Felix file belongs: not read, and the engine refuses to open this shard until it is moved away; \
@@ -132,7 +125,7 @@ pub fn total_bytes(files: &[&[PathBuf]]) -> u64 {
 ///
 /// # Errors
 /// A file that cannot be read (naming it).
-pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u64) + Sync)) -> Result<Diff, InspectError> {
+pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u64) + Sync)) -> Result<Diff, ToolError> {
     std::thread::scope(|scope| {
         let (tx_a, rx_a) = sync_channel(BATCHES_IN_FLIGHT);
         let (tx_b, rx_b) = sync_channel(BATCHES_IN_FLIGHT);
@@ -196,7 +189,7 @@ impl Feed {
         Self { rx, batch: Vec::new().into_iter(), done: None }
     }
 
-    fn next(&mut self) -> Result<Option<RecordSummary>, InspectError> {
+    fn next(&mut self) -> Result<Option<RecordSummary>, ToolError> {
         loop {
             if let Some(r) = self.batch.next() {
                 return Ok(Some(r));
@@ -207,12 +200,12 @@ impl Feed {
             match self.rx.recv() {
                 Ok(Msg::Records(batch)) => self.batch = batch.into_iter(),
                 Ok(Msg::Done(facts)) => self.done = Some(facts?),
-                Err(_) => return Err(InspectError { path: PathBuf::new(), what: "a replica's reader stopped".into() }),
+                Err(_) => return Err(ToolError { path: PathBuf::new(), what: "a replica's reader stopped".into() }),
             }
         }
     }
 
-    fn facts(mut self) -> Result<SideEnd, InspectError> {
+    fn facts(mut self) -> Result<SideEnd, ToolError> {
         while self.next()?.is_some() {}
         Ok(self.done.unwrap_or_default())
     }
@@ -225,13 +218,13 @@ fn read_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dy
     let _ = tx.send(Msg::Done(result));
 }
 
-fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) -> Result<SideEnd, InspectError> {
+fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) -> Result<SideEnd, ToolError> {
     let mut inputs = Vec::with_capacity(paths.len());
     for p in paths {
         let size = fs::metadata(p).map_err(|e| io_error(p, &e))?.len();
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
-    let shard_name = crate::inspect::shard_name(dir);
+    let shard_name = crate::tools::inspect::shard_name(dir);
     let mut writer = None;
     let mut buf = ReadBuf::new();
     buf.set_len(CHUNK_BYTES);
@@ -254,7 +247,7 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
         writer = writer_of(dir);
         writer.is_some()
     };
-    let shard = crate::inspect::drive_shard(shard_name.clone(), inputs, Some(&mut probe), &mut sink, |i, scan, sink| {
+    let shard = crate::tools::inspect::drive_shard(shard_name.clone(), inputs, Some(&mut probe), &mut sink, |i, scan, sink| {
         let Some(path) = paths.get(i) else { return Ok(()) };
         segment_id.set(match parse_file_name(&name_of(path)) {
             Some((id, FileKind::Segment)) => Some(id),
@@ -271,13 +264,13 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
             scan.feed(buf.bytes().get(..n).unwrap_or(&[]), sink);
             on_bytes(n as u64);
             if gone.get() {
-                return Err(InspectError { path: path.clone(), what: "the diff stopped".into() });
+                return Err(ToolError { path: path.clone(), what: "the diff stopped".into() });
             }
         }
     })
     .map_err(|(_, e)| e)?;
     if !batch.is_empty() && tx.send(Msg::Records(batch)).is_err() {
-        return Err(InspectError { path: dir.to_path_buf(), what: "the diff stopped".into() });
+        return Err(ToolError { path: dir.to_path_buf(), what: "the diff stopped".into() });
     }
     let reports = shard.finish();
     // Whether the two sides are one shard is judged by the directory's own

@@ -14,8 +14,9 @@ use std::path::Path;
 
 use blake3::hazmat::{left_subtree_len, merge_subtrees_non_root, merge_subtrees_root, ChainingValue, HasherExt, Mode};
 
-use super::{io_error, InspectError, CHUNK_BYTES};
+use super::CHUNK_BYTES;
 use crate::shard::walk::ReadBuf;
+use crate::tools::{io_error, ToolError};
 
 /// Files larger than this are hashed in subtrees of at most this many bytes.
 pub(super) const PIECE_BYTES: u64 = 16 << 20;
@@ -51,7 +52,7 @@ pub(super) fn hash_piece(
     len: u64,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
-) -> Result<Option<ChainingValue>, InspectError> {
+) -> Result<Option<ChainingValue>, ToolError> {
     let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
     if !super::is_expected(&file, expect) {
         return Ok(None);

@@ -20,11 +20,11 @@ use felix_codec::shard::recovery::{plan_shard, Action, ShardFacts, ShardPlan};
 use felix_codec::verdict::repair::RepairOptions;
 
 use crate::error::EngineError;
-use crate::inspect::{self, Writer};
 use crate::io::{EntryType, Io};
 use crate::shard::dir::ShardDir;
 use crate::shard::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
 use crate::shard::{recovery, MemIndex, Segment};
+use crate::tools::inspect::{self, Writer};
 
 /// What a recovery run planned and did.
 #[derive(Debug, Clone, PartialEq, Eq)]
