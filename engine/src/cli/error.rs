@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use std::path::Path;
+
 use felix_engine::tools::ToolError;
 use felix_engine::EngineError;
 
@@ -98,6 +100,39 @@ impl From<EngineError> for CliError {
 impl From<ToolError> for CliError {
     fn from(e: ToolError) -> Self {
         Self::Tool(e)
+    }
+}
+
+/// An engine error as the CLI's (its exit code: 1 for damage or refusal, 2
+/// for IO and usage).
+pub(crate) fn fail(e: &EngineError) -> CliError {
+    CliError::Engine(e.clone())
+}
+
+/// An engine error that stopped work on the shard in `dir`, in words an
+/// operator acts on: for an IO failure, what failed (the file, the call) and
+/// what to run once it is dealt with (`--repair-checksum-tail` kept when
+/// this run had it); any other error as [`fail`] says it.
+pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool) -> CliError {
+    let cause = match e {
+        EngineError::FailStopped { cause } => cause.clone(),
+        EngineError::Io { .. } => e.to_string(),
+        _ => return fail(e),
+    };
+    let full_disk = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    let first = if cause.contains(&full_disk) { "free space on its disk" } else { "deal with the cause" };
+    CliError::Stopped(format!("{cause}; the shard stopped there: {first}, then {}", next_recover(dir, repair_checksum_tail)))
+}
+
+/// The `recover` an operator runs next on `dir`: a command to paste when
+/// the path is one safe shell word (`report::shell_word`, the page's rule
+/// too), else words pointing at the directory the message names (escaped) —
+/// an escaped path pasted into a shell names another path.
+fn next_recover(dir: &Path, repair_checksum_tail: bool) -> String {
+    let flag = if repair_checksum_tail { " --repair-checksum-tail" } else { "" };
+    match dir.to_str().and_then(felix_codec::doc::report::shell_word) {
+        Some(word) => format!("run `felix-storage recover {word}{flag}`"),
+        None => format!("run `felix-storage recover{flag}` on the shard directory named above"),
     }
 }
 
