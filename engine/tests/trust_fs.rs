@@ -177,14 +177,15 @@ impl felix_engine::tools::inspect::Progress for WriterStarts {
 fn a_writer_that_starts_while_inspect_reads_makes_the_torn_tail_a_record_in_flight() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = torn_shard(tmp.path());
-    let paths = felix_engine::tools::inspect::shard_files(&dir).unwrap();
+    let os = OsIo::new();
+    let paths = felix_engine::tools::inspect::shard_files(&os, &dir).unwrap();
     let flagged = |reports: &[felix_codec::doc::report::FileReport]| -> Vec<String> {
         reports.iter().flat_map(|r| r.findings.iter().map(|f| f.kind.clone())).collect()
     };
     // No writer: the torn tail is damage.
     let (reports, _) = felix_engine::tools::inspect::inspect_shard(
-        &dir,
-        &paths,
+        &os,
+        (&dir, &paths),
         felix_engine::tools::inspect::Writer::Probe,
         false,
         &mut felix_engine::tools::inspect::NoProgress,
@@ -196,8 +197,8 @@ fn a_writer_that_starts_while_inspect_reads_makes_the_torn_tail_a_record_in_flig
     // A writer starts during the scan: the probe after reading sees it.
     let mut progress = WriterStarts { lock: dir.clone(), held: None };
     let (reports, facts) = felix_engine::tools::inspect::inspect_shard(
-        &dir,
-        &paths,
+        &os,
+        (&dir, &paths),
         felix_engine::tools::inspect::Writer::Probe,
         false,
         &mut progress,
@@ -223,6 +224,15 @@ struct LockOnRead {
 }
 
 impl Io for LockOnRead {
+    fn stat(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<felix_engine::io::Stat> {
+        self.inner.stat(path, links)
+    }
+    fn canonical(&self, path: &Path) -> std::io::Result<std::path::PathBuf> {
+        self.inner.canonical(path)
+    }
+    fn open_read(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<Box<dyn felix_engine::io::ReadHandle + '_>> {
+        self.inner.open_read(path, links)
+    }
     fn list(&self, dir: &Path) -> std::io::Result<Vec<felix_engine::io::DirEntry>> {
         self.inner.list(dir)
     }

@@ -2,6 +2,7 @@
 //! directory.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use felix_engine::OsIo;
 
@@ -22,7 +23,7 @@ pub(crate) fn demo(dir: &Path) -> Outcome {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(CliError::input(dir.display(), e)),
     }
-    let shards = felix_engine::tools::demo::write_demo(dir).map_err(|e| fail(&e))?;
+    let shards = felix_engine::tools::demo::write_demo(&(Arc::new(OsIo::new()) as Arc<dyn felix_engine::Io>), dir).map_err(|e| fail(&e))?;
     say!("wrote a sample root at {}:", dir.display());
     for s in shards {
         say!("  {}", s.display());

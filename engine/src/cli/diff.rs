@@ -4,22 +4,25 @@
 use std::io::Write;
 use std::path::Path;
 
+use felix_engine::OsIo;
+
 use crate::cli::error::CliError;
 use crate::cli::output::{lines_shown, out_err};
 use crate::cli::{progress, Outcome};
 
 pub(crate) fn diff(a: &Path, b: &Path, json: bool) -> Outcome {
     use std::io::IsTerminal;
-    let files_a = felix_engine::tools::diff::replica_files(a)?;
-    let files_b = felix_engine::tools::diff::replica_files(b)?;
-    let total = felix_engine::tools::diff::total_bytes(&[&files_a, &files_b]);
+    let io = OsIo::new();
+    let files_a = felix_engine::tools::diff::replica_files(&io, a)?;
+    let files_b = felix_engine::tools::diff::replica_files(&io, b)?;
+    let total = felix_engine::tools::diff::total_bytes(&io, &[&files_a, &files_b]);
     let bar = (!json && std::io::stderr().is_terminal() && total >= progress::MIN_BYTES).then(|| progress::bar(total));
     let on_bytes = |n: u64| {
         if let Some(bar) = &bar {
             bar.inc(n);
         }
     };
-    let diff = felix_engine::tools::diff::diff((a, &files_a), (b, &files_b), &on_bytes)?;
+    let diff = felix_engine::tools::diff::diff(&io, (a, &files_a), (b, &files_b), &on_bytes)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

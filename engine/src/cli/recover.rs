@@ -18,7 +18,7 @@ use crate::cli::Outcome;
 
 /// The shard directories under `root`, found the way `inspect` finds them.
 pub(crate) fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let resolution = felix_engine::tools::inspect::resolve(&[root.to_path_buf()])?;
+    let resolution = felix_engine::tools::inspect::resolve(&OsIo::new(), &[root.to_path_buf()])?;
     let mut dirs = Vec::new();
     for t in resolution.targets {
         match t {
@@ -58,24 +58,23 @@ const MAX_PLAN_FILE_BYTES: u64 = 64 << 20;
 /// A plan file as `recover --dry-run --json` printed it, read in bounded
 /// memory and checked (version 1, one entry per shard path).
 pub(crate) fn read_plan(path: &Path) -> Result<(PathBuf, Plan), CliError> {
-    use std::io::Read;
+    use felix_engine::tools::read::{read_whole, Whole};
     // Raw: the message is escaped once, where it is printed.
     let path_text = path.display().to_string();
     // Opened without blocking (a FIFO would wait for a writer forever), then
     // refused unless it is a regular file.
-    let file = {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
-    }
-    .map_err(|e| CliError::input(&path_text, e))?;
-    if !file.metadata().map_err(|e| CliError::input(&path_text, e))?.is_file() {
-        return Err(CliError::input(&path_text, "not a regular file; give the file recover --dry-run --json printed to"));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_PLAN_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| CliError::input(&path_text, e))?;
-    if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
-        return Err(CliError::input(&path_text, format!("over {MAX_PLAN_FILE_BYTES} bytes; not a plan recover --dry-run --json printed")));
-    }
+    let bytes = match read_whole(&OsIo::new(), path, MAX_PLAN_FILE_BYTES).map_err(|e| CliError::input(&path_text, e.what))? {
+        Whole::Bytes(bytes) => bytes,
+        Whole::NotRegular(_) => {
+            return Err(CliError::input(&path_text, "not a regular file; give the file recover --dry-run --json printed to"))
+        }
+        Whole::TooLarge => {
+            return Err(CliError::input(
+                &path_text,
+                format!("over {MAX_PLAN_FILE_BYTES} bytes; not a plan recover --dry-run --json printed"),
+            ))
+        }
+    };
     let plan: Plan = serde_json::from_slice(&bytes)
         .map_err(|e| CliError::input(&path_text, format!("not a plan (line {}, column {}): {e}", e.line(), e.column())))?;
     if plan.plan_version != felix_codec::shard::recovery::PLAN_VERSION {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 pub mod demo;
 pub mod diff;
 pub mod inspect;
+pub mod read;
 pub mod recover;
 #[cfg(feature = "cli")]
 pub mod schema;

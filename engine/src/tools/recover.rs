@@ -114,7 +114,7 @@ fn inspect_for_plan(dir: &ShardDir, writer: Writer) -> Result<ShardFacts, Engine
         files.iter().map(|(path, name, size)| InputFile { path: path.display().to_string(), name: name.clone(), size: *size }).collect();
     let mut probe = || dir.writer_live();
     let probe: Option<&mut dyn FnMut() -> bool> = (writer == Writer::Probe).then_some(&mut probe);
-    let shard = inspect::drive_shard(inspect::shard_name(&dir.path), inputs, probe, &mut (), |i, scan, _| {
+    let shard = inspect::drive_shard(inspect::shard_name(&**dir.io.inner(), &dir.path), inputs, probe, &mut (), |i, scan, _| {
         let Some((path, _, size)) = files.get(i) else { return Ok(()) };
         if scan.needs_bytes() {
             recovery::feed_file(dir, path, *size, |chunk| scan.feed(chunk, &mut ()))?;
