@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::args::{clap_error_shown, Cli};
+use crate::cli::output::tell;
 
 mod cli;
 
@@ -28,7 +29,7 @@ fn main() -> ExitCode {
         Ok(false) => ExitCode::SUCCESS,
         Ok(true) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("felix-storage: {}", felix_codec::doc::report::one_line(&e.to_string()));
+            tell!("{e}");
             ExitCode::from(e.exit_code())
         }
     }

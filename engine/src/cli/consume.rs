@@ -6,13 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use clap::ValueEnum;
-use felix_codec::doc::report::{escapes, one_line};
+use felix_codec::doc::report::escapes;
 use felix_codec::format::time::format_micros;
 use felix_engine::shard::{Config, Shard};
 use felix_engine::{EngineError, OsIo};
 
 use crate::cli::error::{fail, CliError};
-use crate::cli::output::out_err;
+use crate::cli::output::{out_err, tell};
 use crate::cli::Outcome;
 
 /// Output format of `consume`.
@@ -27,7 +27,7 @@ pub(crate) enum Format {
 pub(crate) fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Outcome {
     let (shard, recovery) = Shard::open_read_only(Arc::new(OsIo::new()), dir, Config::default()).map_err(|e| fail(&e))?;
     for w in &recovery.warnings {
-        eprintln!("felix-storage: note: {}: {}", one_line(&dir.display().to_string()), one_line(w));
+        tell!("note: {}: {w}", dir.display());
     }
     // Each line is written as it is formed (escaped, or base64-encoded, in
     // pieces): memory is the record read and a 64 KiB buffer, never a copy
@@ -81,7 +81,7 @@ fn write_json_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std:
 }
 
 /// `offset<TAB>time<TAB>payload`: the payload as UTF-8 (invalid bytes as
-/// U+FFFD), every character [`one_line`] escapes escaped the same way (it is
+/// U+FFFD), every character [`felix_codec::doc::report::one_line`] escapes escaped the same way (it is
 /// written in pieces), so one record is one line and nothing is reordered.
 fn write_text_line(out: &mut impl Write, r: &felix_engine::StoredRecord) -> std::io::Result<()> {
     write!(out, "{}\t{}\t", r.offset, format_micros(r.timestamp_micros))?;

@@ -74,6 +74,19 @@ macro_rules! say {
 }
 pub(crate) use say;
 
+/// Prints one line to stderr, `felix-storage: ` and the line through
+/// [`one_line`] (escaping is character by character, so a line escaped
+/// whole reads as its parts escaped one by one).
+pub(crate) fn tell_line(line: std::fmt::Arguments<'_>) {
+    eprintln!("felix-storage: {}", one_line(&line.to_string()));
+}
+
+/// Prints one line to stderr through [`tell_line`], formatted as `format!` does.
+macro_rules! tell {
+    ($($t:tt)*) => { $crate::cli::output::tell_line(format_args!($($t)*)) };
+}
+pub(crate) use tell;
+
 /// A stdout write failure: a reader that went away ends the program quietly.
 pub(crate) fn out_err(e: &std::io::Error) -> CliError {
     if e.kind() == std::io::ErrorKind::BrokenPipe {

@@ -7,13 +7,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use felix_codec::doc::report::one_line;
 use felix_codec::shard::recovery::{Action, Plan, ShardPlan, Skipped};
 use felix_codec::verdict::repair::RepairOptions;
 use felix_engine::{EngineError, OsIo};
 
 use crate::cli::error::{fail, stopped_by, CliError};
-use crate::cli::output::{earned, out_err, say};
+use crate::cli::output::{earned, out_err, say, tell};
 use crate::cli::Outcome;
 
 /// The shard directories under `root`, found the way `inspect` finds them.
@@ -32,12 +31,12 @@ pub(crate) fn shard_dirs(root: &Path) -> Result<Vec<PathBuf>, CliError> {
             // recover refuses the shard when it lists it (the same message as every opener).
             felix_engine::tools::inspect::Target::Refused(..) => {}
             felix_engine::tools::inspect::Target::Stray(p) => {
-                eprintln!("felix-storage: note: {}: not part of any shard directory; left alone", one_line(&p.display().to_string()));
+                tell!("note: {}: not part of any shard directory; left alone", p.display());
             }
         }
     }
     for note in resolution.notes {
-        eprintln!("felix-storage: note: {}", one_line(&note));
+        tell!("note: {note}");
     }
     Ok(dirs)
 }
@@ -209,7 +208,7 @@ pub(crate) fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             // does not stop the others: said, in the JSON's `skipped` too, and exit 1.
             Err(e) if dirs.len() > 1 && fail(&e).exit_code() == 1 => {
                 let reason = e.to_string();
-                eprintln!("felix-storage: {}", one_line(&reason));
+                tell!("{reason}");
                 account.skipped.push(Skipped { path: dir.display().to_string(), reason });
                 damage = true;
                 earned(1);
@@ -229,10 +228,7 @@ pub(crate) fn recover(dirs: &[PathBuf], o: &RecoverOptions) -> Outcome {
             continue;
         }
         if outcome.writer_live {
-            eprintln!(
-                "felix-storage: note: {}: shard is open for writing; the tail may be in flight",
-                one_line(&dir.display().to_string())
-            );
+            tell!("note: {}: shard is open for writing; the tail may be in flight", dir.display());
         }
         if let Some(e) = &outcome.failure {
             return stop_recover(account, dir, Some(&outcome.plan), outcome.actions_done, e, o);
