@@ -13,14 +13,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use felix_codec::format::file_name::{classify, parse_file_name, EntryName, FileKind};
+use felix_codec::format::file_name::{parse_file_name, FileKind};
 use felix_codec::read::scan::{Item, RecordStatus};
 use felix_codec::shard::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts, MAX_NOTES};
 use felix_codec::shard::inspect::InputFile;
 
 use crate::io::{EntryType, Io, Links};
 use crate::shard::walk::ReadBuf;
-use crate::tools::inspect::{is_shard_dir, shard_files, writer_of};
+use crate::tools::inspect::{first_refused, is_shard_dir, shard_files, writer_of};
 use crate::tools::read::Opened;
 use crate::tools::{io_error, name_of, ToolError};
 
@@ -80,34 +80,16 @@ pub fn replica_files(io: &dyn Io, dir: &Path) -> Result<Vec<PathBuf>, ToolError>
 /// refuse the shard. Skipping it would compare a log the engine cannot open
 /// (and could call it identical), so the diff refuses, naming it.
 fn refuse_unreadable_names(io: &dyn Io, dir: &Path) -> Result<(), ToolError> {
-    for e in io.list(dir).map_err(|e| io_error(dir, &e))? {
-        let ours = e.name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
-        if !ours {
-            continue;
-        }
-        let path = dir.join(&e.name);
-        let target = match e.kind {
-            EntryType::Symlink => io.stat(&path, Links::Follow).ok().map(|s| s.kind),
-            kind => Some(kind),
-        };
-        if target == Some(EntryType::File) {
-            continue;
-        }
-        let what = match (e.kind, target) {
-            (EntryType::Dir, _) => "a directory",
-            (EntryType::Symlink, Some(_)) => "a symbolic link to something other than a regular file",
-            (EntryType::Symlink, None) => "a symbolic link to nothing (dangling)",
-            _ => "not a regular file (a FIFO, socket or device)",
-        };
-        return Err(ToolError {
+    match first_refused(io, dir)? {
+        None => Ok(()),
+        Some((path, what)) => Err(ToolError {
             path,
             what: format!(
                 "{what} where a Felix file belongs: not read, and the engine refuses to open this shard until it is moved away; \
                  nothing to compare (inspect names it)"
             ),
-        });
+        }),
     }
-    Ok(())
 }
 
 /// Total bytes a diff of `a` and `b` reads (for a progress bar).

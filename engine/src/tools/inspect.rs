@@ -29,7 +29,7 @@ use crate::tools::{io_error, name_of, ToolError};
 mod resolve;
 mod subtree;
 
-pub(crate) use resolve::shard_name;
+pub(crate) use resolve::{first_refused, shard_name};
 pub use resolve::{is_shard_dir, resolve, shard_files, Resolution, Target, MAX_ROOT_DEPTH};
 
 /// Reports progress through a long scan.

@@ -286,27 +286,36 @@ fn collect_dir(io: &dyn Io, dir: &Path, depth: usize, out: &mut Resolution) -> R
     Ok(())
 }
 
-/// A target refusing each entry of `entries` with a Felix name that is not a
-/// regular file (nor a link to one): in a shard directory (`in_shard`) a
-/// directory too — the engine refuses the shard holding it; elsewhere a
-/// FIFO, socket, device or dangling link (directories are searched there).
-/// Never read.
-fn refuse_irregular(entries: &[Entry], in_shard: bool, out: &mut Resolution) {
-    for e in entries {
-        if !e.is_felix() || e.is_file() {
-            continue;
-        }
-        if !in_shard && (e.is_dir() || e.is_link_to_dir()) {
-            continue;
-        }
+/// Each entry of `entries` with a Felix name that is not a regular file
+/// (nor a link to one), and what it is instead, in the words every refusal
+/// uses: in a shard directory (`in_shard`) a directory too — the engine
+/// refuses the shard holding it; elsewhere a FIFO, socket, device or
+/// dangling link (directories are searched there). Never read.
+fn irregular(entries: &[Entry], in_shard: bool) -> impl Iterator<Item = (&Path, &'static str)> {
+    entries.iter().filter(move |e| e.is_felix() && !e.is_file() && (in_shard || !(e.is_dir() || e.is_link_to_dir()))).map(|e| {
         let what = match (e.kind, e.target) {
             (EntryType::Dir, _) => "a directory",
             (EntryType::Symlink, Some(_)) => "a symbolic link to something other than a regular file",
             (EntryType::Symlink, None) => "a symbolic link to nothing (dangling)",
             _ => "not a regular file (a FIFO, socket or device)",
         };
-        out.targets.push(Target::Refused(e.path.clone(), what));
-    }
+        (e.path.as_path(), what)
+    })
+}
+
+/// A target refusing each of [`irregular`]'s entries.
+fn refuse_irregular(entries: &[Entry], in_shard: bool, out: &mut Resolution) {
+    out.targets.extend(irregular(entries, in_shard).map(|(path, what)| Target::Refused(path.to_path_buf(), what)));
+}
+
+/// The first entry of the shard directory `dir` with a Felix name on what
+/// is not a regular file (see [`irregular`]): what makes the engine refuse
+/// the shard, `diff` refuse to compare it, and `inspect` name it.
+///
+/// # Errors
+/// The directory cannot be listed.
+pub(crate) fn first_refused(io: &dyn Io, dir: &Path) -> Result<Option<(PathBuf, &'static str)>, ToolError> {
+    Ok(irregular(&sorted_entries(io, dir)?, true).next().map(|(path, what)| (path.to_path_buf(), what)))
 }
 
 /// The files of a shard directory as `inspect` sees them (see [`resolve`]).
