@@ -349,7 +349,9 @@ fn normalized(path: &Path) -> PathBuf {
 }
 
 impl State {
-    /// What is at `path` (a planted link points nowhere: followed, it is `NotFound`).
+    /// What is at `path` (a planted link points nowhere: followed, it is
+    /// `NotFound`). A file's inode is its id; times are not simulated (zero),
+    /// so a change is seen by its size and identity only.
     fn stat(&self, path: &Path, links: Links) -> io::Result<Stat> {
         let at = |kind, len, ino| Stat { kind, len, dev: 0, ino, mtime: (0, 0), ctime: (0, 0) };
         if let Some(id) = self.live_names.get(path) {
