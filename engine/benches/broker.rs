@@ -33,6 +33,15 @@ struct Counting {
 }
 
 impl Io for Counting {
+    fn stat(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<felix_engine::io::Stat> {
+        self.os.stat(path, links)
+    }
+    fn canonical(&self, path: &Path) -> std::io::Result<std::path::PathBuf> {
+        self.os.canonical(path)
+    }
+    fn open_read(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<Box<dyn felix_engine::io::ReadHandle + '_>> {
+        self.os.open_read(path, links)
+    }
     fn list(&self, d: &Path) -> std::io::Result<Vec<DirEntry>> {
         self.os.list(d)
     }

@@ -419,7 +419,7 @@ inspect of one {mib} MiB segment of 4 KiB records vs a bare read()+crc32fast pas
         };
         let t = rounds(n, &mut [&mut seq, &mut all, &mut one_job]);
         println!("
-inspect {label} of a root of 4 shards of {shard_mib} MiB vs the 4 shards one after another (ratio = sequential / root; {n} rounds, {} cores)", felix_engine::inspect::default_jobs());
+inspect {label} of a root of 4 shards of {shard_mib} MiB vs the 4 shards one after another (ratio = sequential / root; {n} rounds, {} cores)", felix_engine::tools::inspect::default_jobs());
         println!("  4 x inspect SHARD, in turn          {}", ms(&t[0]));
         println!("  inspect ROOT                        {}  ratio {}", ms(&t[1]), spread(&per_round(&t[0], &t[1])));
         println!("  inspect --jobs 1 ROOT               {}  ratio {}", ms(&t[2]), spread(&per_round(&t[0], &t[2])));

@@ -3,9 +3,11 @@
 //! The native side of Felix storage: [`shard::Shard`], the durable writer and
 //! reader a broker embeds (recovery, rollover, indexes, retention, epochs,
 //! divergence truncation), all IO behind [`io::Io`] and through one fail-stop
-//! latch ([`io::checked::CheckedIo`]); and [`inspect`], which walks files and
-//! shard directories and streams them through the codec's scanners in
-//! bounded memory.
+//! latch ([`io::checked::CheckedIo`]); and the [`tools`] over it
+//! ([`tools::inspect`], [`tools::diff`], [`tools::recover`], …), which read
+//! files and shard directories through the same [`io::Io`] and stream them
+//! through the codec's scanners in bounded memory. The `felix-storage`
+//! binary's own modules (`src/cli/`) are the command line over the tools.
 //!
 //! **Architecture invariant:** every on-disk byte is interpreted by
 //! `felix-codec`, and every verdict (damage, repair, index trust, recovery
@@ -13,16 +15,11 @@
 
 #[cfg(feature = "async")]
 pub mod broker;
-pub mod demo;
-pub mod diff;
 pub mod error;
-pub mod inspect;
 pub mod io;
 pub mod metrics_names;
-pub mod recover;
-#[cfg(feature = "cli")]
-pub mod schema;
 pub mod shard;
+pub mod tools;
 
 pub use error::EngineError;
 pub use io::{Io, OsIo};

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use felix_engine::schema::Document;
+use felix_engine::tools::schema::Document;
 use serde_json::Value;
 
 fn bin() -> &'static str {

@@ -369,9 +369,9 @@ fn a_writer_that_starts_while_diff_reads_makes_the_torn_tail_a_record_in_flight(
     let mut bytes = std::fs::read(&log).unwrap();
     bytes.extend_from_slice(&[0, 0, 0, 5, 0, 0, 0, 0, 0, 0]);
     std::fs::write(&log, bytes).unwrap();
-    let files = |d: &Path| felix_engine::diff::replica_files(d).unwrap();
+    let files = |d: &Path| felix_engine::tools::diff::replica_files(&OsIo::new(), d).unwrap();
     let (fa, fb) = (files(&a), files(&b));
-    let d = felix_engine::diff::diff((&a, &fa), (&b, &fb), &|_| {}).unwrap();
+    let d = felix_engine::tools::diff::diff(&OsIo::new(), (&a, &fa), (&b, &fb), &|_| {}).unwrap();
     assert_eq!(d.b.findings.iter().map(|f| f.finding.kind.as_str()).collect::<Vec<_>>(), ["Truncated"], "no writer: damage");
     // A writer takes B's lock while the diff reads (at the first bytes either side read).
     let held = std::sync::Mutex::new(None);
@@ -381,7 +381,7 @@ fn a_writer_that_starts_while_diff_reads_makes_the_torn_tail_a_record_in_flight(
             *held = Some(OsIo::new().lock(&b, false).unwrap());
         }
     };
-    let d = felix_engine::diff::diff((&a, &fa), (&b, &fb), &on_bytes).unwrap();
+    let d = felix_engine::tools::diff::diff(&OsIo::new(), (&a, &fa), (&b, &fb), &on_bytes).unwrap();
     assert!(held.lock().unwrap().is_some());
     assert!(d.b.findings.is_empty() && !d.b.blocked, "{:?}", d.b.findings);
     assert!(d.identical, "{}", d.to_text());

@@ -442,7 +442,7 @@ fn a_large_newest_segment_is_recovered_through_the_read_ahead_path() {
 #[test]
 fn a_read_error_in_recover_s_plan_fails_the_run_and_changes_nothing() {
     use felix_codec::verdict::repair::RepairOptions;
-    use felix_engine::recover;
+    use felix_engine::tools::recover;
     let io = Arc::new(SimIo::new());
     let config = Config { segment_size_bytes: 1 << 20, ..small() };
     let shard = open(&io, config.clone()).unwrap();

@@ -67,6 +67,15 @@ impl ParkAfterSync {
 }
 
 impl Io for ParkAfterSync {
+    fn stat(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<felix_engine::io::Stat> {
+        self.sim.stat(path, links)
+    }
+    fn canonical(&self, path: &Path) -> std::io::Result<std::path::PathBuf> {
+        self.sim.canonical(path)
+    }
+    fn open_read(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<Box<dyn felix_engine::io::ReadHandle + '_>> {
+        self.sim.open_read(path, links)
+    }
     fn list(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
         self.sim.list(dir)
     }

@@ -958,13 +958,13 @@ impl World {
         }
         let options = RepairOptions { repair_checksum_tail: self.config.repair_checksum_tail };
         self.stats.ops += 1;
-        let dry = felix_engine::recover::plan(self.dyn_io(), &dir, options);
+        let dry = felix_engine::tools::recover::plan(self.dyn_io(), &dir, options);
         if self.io.files_in(&dir) != before {
             violation("reads-create-nothing", "a dry-run recover changed the files");
         }
         let real = dry.as_ref().ok().map(|d| {
             self.stats.ops += 1;
-            felix_engine::recover::recover(self.dyn_io(), &dir, options, false, self.config.index_spacing_bytes, Some(&d.plan))
+            felix_engine::tools::recover::recover(self.dyn_io(), &dir, options, false, self.config.index_spacing_bytes, Some(&d.plan))
         });
         self.io.clear_faults();
         let faulted = read_fault.is_some();

@@ -165,7 +165,7 @@ struct WriterStarts {
     held: Option<felix_engine::io::LockGuard>,
 }
 
-impl felix_engine::inspect::Progress for WriterStarts {
+impl felix_engine::tools::inspect::Progress for WriterStarts {
     fn update(&mut self, _path: &Path, _done: u64, _total: u64) {
         if self.held.is_none() {
             self.held = Some(OsIo::new().lock(&self.lock, false).unwrap());
@@ -177,17 +177,18 @@ impl felix_engine::inspect::Progress for WriterStarts {
 fn a_writer_that_starts_while_inspect_reads_makes_the_torn_tail_a_record_in_flight() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = torn_shard(tmp.path());
-    let paths = felix_engine::inspect::shard_files(&dir).unwrap();
+    let os = OsIo::new();
+    let paths = felix_engine::tools::inspect::shard_files(&os, &dir).unwrap();
     let flagged = |reports: &[felix_codec::doc::report::FileReport]| -> Vec<String> {
         reports.iter().flat_map(|r| r.findings.iter().map(|f| f.kind.clone())).collect()
     };
     // No writer: the torn tail is damage.
-    let (reports, _) = felix_engine::inspect::inspect_shard(
-        &dir,
-        &paths,
-        felix_engine::inspect::Writer::Probe,
+    let (reports, _) = felix_engine::tools::inspect::inspect_shard(
+        &os,
+        (&dir, &paths),
+        felix_engine::tools::inspect::Writer::Probe,
         false,
-        &mut felix_engine::inspect::NoProgress,
+        &mut felix_engine::tools::inspect::NoProgress,
         &mut 0,
         0,
     )
@@ -195,8 +196,16 @@ fn a_writer_that_starts_while_inspect_reads_makes_the_torn_tail_a_record_in_flig
     assert_eq!(flagged(&reports), ["Truncated"]);
     // A writer starts during the scan: the probe after reading sees it.
     let mut progress = WriterStarts { lock: dir.clone(), held: None };
-    let (reports, facts) =
-        felix_engine::inspect::inspect_shard(&dir, &paths, felix_engine::inspect::Writer::Probe, false, &mut progress, &mut 0, 0).unwrap();
+    let (reports, facts) = felix_engine::tools::inspect::inspect_shard(
+        &os,
+        (&dir, &paths),
+        felix_engine::tools::inspect::Writer::Probe,
+        false,
+        &mut progress,
+        &mut 0,
+        0,
+    )
+    .unwrap();
     assert!(progress.held.is_some(), "the scan reported progress");
     assert!(flagged(&reports).is_empty(), "{:?}", flagged(&reports));
     let notes: Vec<&String> = reports.iter().flat_map(|r| &r.notes).collect();
@@ -215,6 +224,15 @@ struct LockOnRead {
 }
 
 impl Io for LockOnRead {
+    fn stat(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<felix_engine::io::Stat> {
+        self.inner.stat(path, links)
+    }
+    fn canonical(&self, path: &Path) -> std::io::Result<std::path::PathBuf> {
+        self.inner.canonical(path)
+    }
+    fn open_read(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<Box<dyn felix_engine::io::ReadHandle + '_>> {
+        self.inner.open_read(path, links)
+    }
     fn list(&self, dir: &Path) -> std::io::Result<Vec<felix_engine::io::DirEntry>> {
         self.inner.list(dir)
     }

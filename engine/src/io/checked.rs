@@ -13,7 +13,7 @@ use std::io;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use super::{read_exact_at, DirEntry, EntryType, Io, LockGuard, LockHolder};
+use super::{read_exact_at, DirEntry, EntryType, Io, Links, LockGuard, LockHolder, ReadHandle, Stat};
 use crate::error::EngineError;
 
 /// See the module doc.
@@ -115,6 +115,33 @@ impl CheckedIo {
     /// `FailStopped`, or the IO error.
     pub fn kind(&self, path: &Path) -> Result<Option<EntryType>, EngineError> {
         self.read(path, "stat", |io| io.kind(path))
+    }
+
+    /// What `path` is, how large and which file (not latching: a read).
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error.
+    pub fn stat(&self, path: &Path, links: Links) -> Result<Stat, EngineError> {
+        self.read(path, "stat", |io| io.stat(path, links))
+    }
+
+    /// `path` with every link and `.`/`..` resolved (not latching: a read).
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error.
+    pub fn canonical(&self, path: &Path) -> Result<std::path::PathBuf, EngineError> {
+        self.read(path, "resolve", |io| io.canonical(path))
+    }
+
+    /// Opens a file for reading once (not latching: a read). The handle's
+    /// own reads are the underlying `Io`'s: a shard's reads go through
+    /// [`CheckedIo::read_exact_at`], this is for a tool's.
+    ///
+    /// # Errors
+    /// `FailStopped`, or the IO error.
+    pub fn open_read(&self, path: &Path, links: Links) -> Result<Box<dyn ReadHandle + '_>, EngineError> {
+        self.check()?;
+        self.io.open_read(path, links).map_err(|e| EngineError::io(path, "open", &e))
     }
 
     /// A file's length.
@@ -298,5 +325,25 @@ mod tests {
             let Err(EngineError::FailStopped { cause }) = later else { panic!("{later:?}") };
             assert_eq!(cause, first.to_string(), "every later call names the first failure");
         }
+    }
+
+    /// `stat`, `canonical` and `open_read` go through the latch like every
+    /// read: answered while the shard runs, `Closed` once it is closed.
+    #[test]
+    fn stat_canonical_and_open_read_answer_until_the_shard_is_closed() {
+        let sim = Arc::new(SimIo::new());
+        sim.put(Path::new("/d/f"), b"bytes");
+        let io = CheckedIo::new(Arc::clone(&sim) as Arc<dyn Io>);
+        let f = Path::new("/d/f");
+        assert_eq!(io.stat(f, Links::Follow).unwrap().len, 5);
+        assert_eq!(io.canonical(Path::new("/d/../d/f")).unwrap(), f);
+        let mut buf = [0u8; 5];
+        assert_eq!(io.open_read(f, Links::Follow).unwrap().read_at(0, &mut buf).unwrap(), 5);
+        let e = io.stat(Path::new("/d/none"), Links::Follow).unwrap_err();
+        assert!(matches!(e, EngineError::Io { op: "stat", .. }), "{e}");
+        io.close(Path::new("/d"));
+        assert!(matches!(io.stat(f, Links::Follow), Err(EngineError::Closed { .. })));
+        assert!(matches!(io.canonical(f), Err(EngineError::Closed { .. })));
+        assert!(matches!(io.open_read(f, Links::Follow), Err(EngineError::Closed { .. })));
     }
 }

@@ -21,7 +21,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::{DirEntry, EntryType, Io, LockGuard, LockHolder};
+use super::{DirEntry, EntryType, Io, Links, LockGuard, LockHolder, ReadHandle, Stat};
 
 #[derive(Debug, Clone, Default)]
 struct FileData {
@@ -314,6 +314,77 @@ impl SimIo {
         }
         Ok(s)
     }
+
+    /// Bytes at `pos` of the file `which` finds (by name, or by the id a
+    /// handle holds) into `buf`, counted as a read (so
+    /// [`SimIo::fail_read_at`] reaches it); `path` names it in an error.
+    fn read_file(&self, path: &Path, which: impl FnOnce(&State) -> Option<u64>, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut s = self.read_state()?;
+        s.reads += 1;
+        if s.fail_read == Some(s.reads) {
+            s.fail_read = None;
+            return Err(io::Error::other(format!("simulated read error (EIO) in {}", path.display())));
+        }
+        let data = &which(&s).and_then(|id| s.files.get(&id)).ok_or_else(|| not_found(path))?.live;
+        let start = usize::try_from(pos).unwrap_or(usize::MAX).min(data.len());
+        let n = buf.len().min(data.len() - start);
+        buf[..n].copy_from_slice(&data[start..start + n]);
+        Ok(n)
+    }
+}
+
+/// `path` without `.` and with each `..` taking the component before it.
+fn normalized(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(name) => out.push(name),
+            std::path::Component::RootDir | std::path::Component::CurDir | std::path::Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+impl State {
+    /// What is at `path` (a planted link points nowhere: followed, it is
+    /// `NotFound`). A file's inode is its id; times are not simulated (zero),
+    /// so a change is seen by its size and identity only.
+    fn stat(&self, path: &Path, links: Links) -> io::Result<Stat> {
+        let at = |kind, len, ino| Stat { kind, len, dev: 0, ino, mtime: (0, 0), ctime: (0, 0) };
+        if let Some(id) = self.live_names.get(path) {
+            let len = self.files.get(id).map_or(0, |f| f.live.len() as u64);
+            return Ok(at(EntryType::File, len, *id));
+        }
+        if self.live_dirs.contains(path) {
+            return Ok(at(EntryType::Dir, 0, 0));
+        }
+        match (self.symlinks.contains(path), links) {
+            (true, Links::NoFollow) => Ok(at(EntryType::Symlink, 0, 0)),
+            _ => Err(not_found(path)),
+        }
+    }
+}
+
+/// A file [`SimIo::open_read`] opened: its id, read whatever its names become.
+#[derive(Debug)]
+struct SimReadHandle<'a> {
+    io: &'a SimIo,
+    path: PathBuf,
+    id: u64,
+}
+
+impl ReadHandle for SimReadHandle<'_> {
+    fn read_at(&self, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.read_file(&self.path, |_| Some(self.id), pos, buf)
+    }
+    fn stat(&self) -> io::Result<Stat> {
+        let s = self.io.read_state()?;
+        let len = s.files.get(&self.id).map_or(0, |f| f.live.len() as u64);
+        Ok(Stat { kind: EntryType::File, len, dev: 0, ino: self.id, mtime: (0, 0), ctime: (0, 0) })
+    }
 }
 
 fn file<'a>(s: &'a mut State, path: &Path) -> io::Result<&'a mut FileData> {
@@ -353,6 +424,20 @@ impl Io for SimIo {
             None
         })
     }
+    fn stat(&self, path: &Path, links: Links) -> io::Result<Stat> {
+        self.read_state()?.stat(path, links)
+    }
+    fn canonical(&self, path: &Path) -> io::Result<PathBuf> {
+        let path = normalized(path);
+        self.read_state()?.stat(&path, Links::Follow).map(|_| path)
+    }
+    fn open_read(&self, path: &Path, links: Links) -> io::Result<Box<dyn ReadHandle + '_>> {
+        let stat = self.read_state()?.stat(path, links)?;
+        if stat.kind != EntryType::File {
+            return Err(io::Error::other(format!("{}: {}: not opened for reading", path.display(), stat.kind.describe())));
+        }
+        Ok(Box::new(SimReadHandle { io: self, path: path.to_path_buf(), id: stat.ino }))
+    }
     fn create_dir(&self, dir: &Path) -> io::Result<()> {
         self.mutate(|s| {
             if s.exists(dir) {
@@ -368,17 +453,7 @@ impl Io for SimIo {
         Ok(file(&mut s, path)?.live.len() as u64)
     }
     fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let mut s = self.read_state()?;
-        s.reads += 1;
-        if s.fail_read == Some(s.reads) {
-            s.fail_read = None;
-            return Err(io::Error::other(format!("simulated read error (EIO) in {}", path.display())));
-        }
-        let data = &file(&mut s, path)?.live;
-        let start = usize::try_from(pos).unwrap_or(usize::MAX).min(data.len());
-        let n = buf.len().min(data.len() - start);
-        buf[..n].copy_from_slice(&data[start..start + n]);
-        Ok(n)
+        self.read_file(path, |s| s.live_names.get(path).copied(), pos, buf)
     }
     fn create(&self, path: &Path) -> io::Result<()> {
         self.mutate(|s| {
@@ -557,6 +632,35 @@ mod tests {
         assert_eq!(io.crash().contents(Path::new("/root/shard/f")), None, "the root itself is not durable in /");
         io.sync_dir(Path::new("/")).unwrap();
         assert_eq!(io.crash().contents(Path::new("/root/shard/f")).unwrap(), b"acked");
+    }
+
+    /// `stat`, `canonical` and `open_read` over the images: a handle reads
+    /// the file it opened after its name moved, and its reads are reads
+    /// (`fail_read_at` reaches them); a planted link points nowhere.
+    #[test]
+    fn stat_canonical_and_open_read_answer_from_the_live_image() {
+        let io = SimIo::new();
+        io.put(Path::new("/d/a"), b"hello");
+        io.put_symlink(Path::new("/d/l"));
+        let a = io.stat(Path::new("/d/a"), Links::Follow).unwrap();
+        assert_eq!((a.kind, a.len), (EntryType::File, 5));
+        assert_eq!(io.stat(Path::new("/d"), Links::Follow).unwrap().kind, EntryType::Dir);
+        assert_eq!(io.stat(Path::new("/d/l"), Links::NoFollow).unwrap().kind, EntryType::Symlink);
+        assert_eq!(io.stat(Path::new("/d/l"), Links::Follow).unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert_eq!(io.canonical(Path::new("/d/./x/../a")).unwrap(), Path::new("/d/a"));
+        assert_eq!(io.canonical(Path::new("/d/b")).unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert!(io.open_read(Path::new("/d"), Links::Follow).is_err(), "a directory is not read");
+        let handle = io.open_read(Path::new("/d/a"), Links::Follow).unwrap();
+        io.rename(Path::new("/d/a"), Path::new("/d/b")).unwrap();
+        io.put(Path::new("/d/a"), b"another");
+        let mut buf = [0u8; 8];
+        assert_eq!(handle.read_at(1, &mut buf).unwrap(), 4);
+        assert_eq!(&buf[..4], b"ello");
+        assert_eq!(handle.stat().unwrap().identity(), a.identity());
+        assert_ne!(io.stat(Path::new("/d/a"), Links::Follow).unwrap().identity(), a.identity());
+        io.fail_read_at(1);
+        assert!(handle.read_at(0, &mut buf).is_err(), "the handle's read is the one that fails");
+        assert_eq!(handle.read_at(0, &mut buf).unwrap(), 5, "once");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The JSON Schemas of the documents `felix-storage` prints, generated from
 //! the codec's types (`schemars`) and checked in under `docs/schema/`
-//! (`engine/tests/schema.rs` keeps the files equal to what the types
+//! (`engine/tests/cli_ecosystem.rs` keeps the files equal to what the types
 //! generate and validates real outputs against them).
 
 use felix_codec::doc::report::Report;

@@ -20,11 +20,11 @@ use felix_codec::shard::recovery::{plan_shard, Action, ShardFacts, ShardPlan};
 use felix_codec::verdict::repair::RepairOptions;
 
 use crate::error::EngineError;
-use crate::inspect::{self, Writer};
 use crate::io::{EntryType, Io};
 use crate::shard::dir::ShardDir;
 use crate::shard::walk::{walk, Flow, Seen, HEADER_CHUNK_BYTES};
 use crate::shard::{recovery, MemIndex, Segment};
+use crate::tools::inspect::{self, Writer};
 
 /// What a recovery run planned and did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +114,7 @@ fn inspect_for_plan(dir: &ShardDir, writer: Writer) -> Result<ShardFacts, Engine
         files.iter().map(|(path, name, size)| InputFile { path: path.display().to_string(), name: name.clone(), size: *size }).collect();
     let mut probe = || dir.writer_live();
     let probe: Option<&mut dyn FnMut() -> bool> = (writer == Writer::Probe).then_some(&mut probe);
-    let shard = inspect::drive_shard(inspect::shard_name(&dir.path), inputs, probe, &mut (), |i, scan, _| {
+    let shard = inspect::drive_shard(inspect::shard_name(&**dir.io.inner(), &dir.path), inputs, probe, &mut (), |i, scan, _| {
         let Some((path, _, size)) = files.get(i) else { return Ok(()) };
         if scan.needs_bytes() {
             recovery::feed_file(dir, path, *size, |chunk| scan.feed(chunk, &mut ()))?;

@@ -5,7 +5,9 @@
 
 use std::fmt;
 
-use felix_engine::inspect::InspectError;
+use std::path::Path;
+
+use felix_engine::tools::ToolError;
 use felix_engine::EngineError;
 
 /// See the module doc.
@@ -13,8 +15,8 @@ use felix_engine::EngineError;
 pub(crate) enum CliError {
     /// The engine refused or failed; its kind decides the exit code.
     Engine(EngineError),
-    /// A file an inspection had to read could not be read.
-    Inspect(InspectError),
+    /// A tool could not run: a file it had to read could not be read, a path it was given is not what it needs.
+    Tool(ToolError),
     /// The arguments ask for something that cannot be done as given.
     Usage(String),
     /// An input the command reads — `<stdin>`, a plan file, a folder it was
@@ -37,7 +39,7 @@ impl CliError {
         match self {
             Self::Engine(e) => engine_exit_code(e),
             Self::Refused(_) => 1,
-            Self::Inspect(_) | Self::Usage(_) | Self::Input { .. } | Self::Output { .. } | Self::Stopped(_) | Self::Internal { .. } => 2,
+            Self::Tool(_) | Self::Usage(_) | Self::Input { .. } | Self::Output { .. } | Self::Stopped(_) | Self::Internal { .. } => 2,
         }
     }
 
@@ -80,7 +82,7 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Engine(e) => write!(f, "{e}"),
-            Self::Inspect(e) => write!(f, "{e}"),
+            Self::Tool(e) => write!(f, "{e}"),
             Self::Usage(what) | Self::Stopped(what) | Self::Refused(what) => f.write_str(what),
             Self::Input { source, what } => write!(f, "{source}: {what}"),
             Self::Output { target, what } => write!(f, "{target}: {what}"),
@@ -95,9 +97,42 @@ impl From<EngineError> for CliError {
     }
 }
 
-impl From<InspectError> for CliError {
-    fn from(e: InspectError) -> Self {
-        Self::Inspect(e)
+impl From<ToolError> for CliError {
+    fn from(e: ToolError) -> Self {
+        Self::Tool(e)
+    }
+}
+
+/// An engine error as the CLI's (its exit code: 1 for damage or refusal, 2
+/// for IO and usage).
+pub(crate) fn fail(e: &EngineError) -> CliError {
+    CliError::Engine(e.clone())
+}
+
+/// An engine error that stopped work on the shard in `dir`, in words an
+/// operator acts on: for an IO failure, what failed (the file, the call) and
+/// what to run once it is dealt with (`--repair-checksum-tail` kept when
+/// this run had it); any other error as [`fail`] says it.
+pub(crate) fn stopped_by(dir: &Path, e: &EngineError, repair_checksum_tail: bool) -> CliError {
+    let cause = match e {
+        EngineError::FailStopped { cause } => cause.clone(),
+        EngineError::Io { .. } => e.to_string(),
+        _ => return fail(e),
+    };
+    let full_disk = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    let first = if cause.contains(&full_disk) { "free space on its disk" } else { "deal with the cause" };
+    CliError::Stopped(format!("{cause}; the shard stopped there: {first}, then {}", next_recover(dir, repair_checksum_tail)))
+}
+
+/// The `recover` an operator runs next on `dir`: a command to paste when
+/// the path is one safe shell word (`report::shell_word`, the page's rule
+/// too), else words pointing at the directory the message names (escaped) —
+/// an escaped path pasted into a shell names another path.
+fn next_recover(dir: &Path, repair_checksum_tail: bool) -> String {
+    let flag = if repair_checksum_tail { " --repair-checksum-tail" } else { "" };
+    match dir.to_str().and_then(felix_codec::doc::report::shell_word) {
+        Some(word) => format!("run `felix-storage recover {word}{flag}`"),
+        None => format!("run `felix-storage recover{flag}` on the shard directory named above"),
     }
 }
 

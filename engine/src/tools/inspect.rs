@@ -2,334 +2,35 @@
 //! chunks, and collect one [`Report`]. `felix-storage recover` uses the same
 //! walk and the same scans, so the two can never disagree.
 //!
-//! Memory stays bounded whatever the file size: each file is read in
-//! [`CHUNK_BYTES`] pieces and the codec's scanners keep only a partial
-//! structure between pieces.
+//! Memory stays bounded whatever the file size: each file is read through
+//! the tools' one read loop ([`crate::tools::read`]) in
+//! [`CHUNK_BYTES`](crate::tools::read::CHUNK_BYTES) pieces and the codec's scanners keep only a partial
+//! structure between pieces. Which paths are shards is `resolve`'s
+//! question (`inspect/resolve.rs`); every file is read through the [`Io`]
+//! the caller gives (`OsIo` for the command line).
 //!
-//! Which directories are shards: one holding a file with the format's own
-//! segment or index name (`NNNNNNNNNNNNNNNNNNNN.log` / `.index`, 20 digits);
-//! or one holding any other Felix name (`epochs`, the engine's lock,
-//! temporaries, evidence) that is named as a shard directory
-//! (`…-0123456789abcdef`) or holds no directory — so a folder holding only
-//! an `epochs` file is judged as a shard, with a note that no segment names
-//! it. A Felix name on a FIFO or a dangling link counts as a Felix file here
-//! too. Any other directory is searched (to [`MAX_ROOT_DEPTH`] levels); a
-//! Felix file found loose in it (a root's `epochs`) is judged on its own,
-//! as when it is given alone, with a note; its other files are reported as
-//! not part of any shard and never read. Every Felix name wherever found is
-//! judged or refused, never shown clean unread. The directories inside a
-//! shard directory are searched too (shards below it are not hidden by it);
-//! links to directories are named in a note, never followed. A Felix name
-//! on something that is not a regular file is reported as refused, never
-//! read. Reads create and change nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::fs;
-use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use felix_codec::doc::report::{FileChange, FileHash, FileReport, HashAlgorithm, Report};
-use felix_codec::format::file_name::{classify, EntryName, FileKind};
-use felix_codec::format::shard_name::parse_dir_name;
+use felix_codec::format::file_name::FileKind;
 use felix_codec::shard::inspect::{FileScan, InputFile, ShardInspection};
 use felix_codec::shard::recovery::ShardFacts;
 use sha2::{Digest, Sha256};
 
-use crate::io::{Io, OsIo};
+use crate::io::{EntryType, Io, Links, Stat};
 use crate::shard::walk::ReadBuf;
+use crate::tools::read::{End, Identity, Opened};
+use crate::tools::{io_error, name_of, ToolError};
 
+mod resolve;
 mod subtree;
 
-/// Bytes read from disk per chunk.
-pub const CHUNK_BYTES: usize = 1 << 20;
-/// How deep below a root to look for shard directories.
-pub const MAX_ROOT_DEPTH: usize = 4;
-
-/// Why an inspection could not run (as opposed to damage it found).
-#[derive(Debug)]
-pub struct InspectError {
-    /// The path involved.
-    pub path: PathBuf,
-    /// What went wrong.
-    pub what: String,
-}
-
-impl fmt::Display for InspectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.what)
-    }
-}
-
-impl std::error::Error for InspectError {}
-
-fn io_error(path: &Path, e: &io::Error) -> InspectError {
-    InspectError { path: path.to_path_buf(), what: e.to_string() }
-}
-
-/// One unit of inspection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A file given on its own.
-    File(PathBuf),
-    /// A shard directory and its entries (regular files and links to them), sorted by name.
-    Shard(PathBuf, Vec<PathBuf>),
-    /// A file found loose in a directory that is not a shard: reported, never read.
-    Stray(PathBuf),
-    /// An entry of a shard directory with one of the format's names that is
-    /// not a regular file (a directory, a FIFO, a link to anything but a
-    /// regular file, a dangling link): the engine refuses to open the shard
-    /// holding it. Reported (inspect exits 1), never read.
-    Refused(PathBuf, &'static str),
-}
-
-/// The targets a user's paths resolve to, and what a person should know about the search.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Resolution {
-    /// What to inspect, in order.
-    pub targets: Vec<Target>,
-    /// Directories not searched, and the like.
-    pub notes: Vec<String>,
-}
-
-impl Resolution {
-    /// Whether a shard holds an entry that makes the engine refuse it.
-    #[must_use]
-    pub fn refuses_a_shard(&self) -> bool {
-        self.targets.iter().any(|t| matches!(t, Target::Refused(..)))
-    }
-}
-
-fn sorted_entries(dir: &Path) -> Result<Vec<fs::DirEntry>, InspectError> {
-    let mut entries = fs::read_dir(dir).map_err(|e| io_error(dir, &e))?.collect::<Result<Vec<_>, _>>().map_err(|e| io_error(dir, &e))?;
-    entries.sort_by_key(fs::DirEntry::file_name);
-    Ok(entries)
-}
-
-/// The name a shard's findings carry: its folder's real name (`.` is the
-/// folder it stands for).
-pub(crate) fn shard_name(dir: &Path) -> String {
-    dir.canonicalize().ok().as_deref().map(name_of).unwrap_or_else(|| name_of(dir))
-}
-
-fn name_of(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
-/// Whether the directory `dir`, holding the regular files `names` (and
-/// directories too when `has_subdirs`), is a shard directory (see the module doc).
-#[must_use]
-pub fn is_shard_dir(dir: &Path, names: &[String], has_subdirs: bool) -> bool {
-    let segment_files = names.iter().any(|n| matches!(classify(n), EntryName::Segment(_) | EntryName::Index(_)));
-    let felix_files = names.iter().any(|n| classify(n) != EntryName::Foreign);
-    segment_files || (felix_files && (!has_subdirs || parse_dir_name(&name_of(dir)).is_some()))
-}
-
-/// Whether any of `names` is a segment file's: without one, no segment
-/// names the shard (its other Felix files are judged all the same).
-fn has_segment(names: &[String]) -> bool {
-    names.iter().any(|n| matches!(classify(n), EntryName::Segment(_)))
-}
-
-/// Resolves the paths a user gave: files stay files; shard directories are
-/// shards; any other directory is searched.
-///
-/// # Errors
-/// A path that cannot be read, one that is neither a file nor a directory (a
-/// FIFO, a socket, a device), or a directory with no shard and no file below it.
-pub fn resolve(paths: &[PathBuf]) -> Result<Resolution, InspectError> {
-    let mut out = Resolution::default();
-    for path in paths {
-        let meta = fs::metadata(path).map_err(|e| io_error(path, &e))?;
-        if meta.is_file() {
-            out.targets.push(Target::File(path.clone()));
-            continue;
-        }
-        if !meta.is_dir() {
-            return Err(InspectError {
-                path: path.clone(),
-                what: "not a regular file or a directory (a FIFO, a socket or a device): nothing here to inspect; \
-                       give segment, index or epochs files, shard directories or roots of them"
-                    .into(),
-            });
-        }
-        let shards = |out: &Resolution| {
-            out.targets.iter().filter(|t| matches!(t, Target::File(_) | Target::Shard(..) | Target::Refused(..))).count()
-        };
-        let before = shards(&out);
-        collect_dir(path, 0, &mut out)?;
-        if shards(&out) == before {
-            return Err(InspectError {
-                path: path.clone(),
-                what: "no shard directory (no segment, index, epochs or other Felix file) found here".into(),
-            });
-        }
-    }
-    inspect_once(&mut out);
-    Ok(out)
-}
-
-/// Each file and shard is inspected once, however many times and however
-/// it was named (`d d`, `d ./d`, a link and its target, a root and a shard
-/// inside it, a shard and one of its files): the first naming is kept — a
-/// shard before a file it holds, which it judges in context — and a note
-/// says what was given again. A report never lists one file twice.
-fn inspect_once(out: &mut Resolution) {
-    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let mut in_shards: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
-    for t in &out.targets {
-        if let Target::Shard(dir, files) = t {
-            for f in files {
-                in_shards.entry(real(f)).or_insert_with(|| dir.clone());
-            }
-        }
-    }
-    let mut seen: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
-    let mut kept = Vec::with_capacity(out.targets.len());
-    for t in std::mem::take(&mut out.targets) {
-        let (shown, key) = match &t {
-            Target::Shard(dir, _) => (dir.clone(), real(dir)),
-            Target::File(p) | Target::Stray(p) | Target::Refused(p, _) => (p.clone(), real(p)),
-        };
-        // Every shard's first naming is kept, so a file one holds is inspected there.
-        if let Some(dir) = in_shards.get(&key).filter(|_| !matches!(t, Target::Shard(..))) {
-            out.notes.push(format!("{}: also in the shard {}, and inspected there, once", shown.display(), dir.display()));
-            continue;
-        }
-        if let Some(first) = seen.get(&key) {
-            out.notes.push(format!("{}: given more than once (first as {}); inspected once", shown.display(), first.display()));
-            continue;
-        }
-        seen.insert(key, shown);
-        kept.push(t);
-    }
-    out.targets = kept;
-}
-
-/// A shard directory's files as one target (with a note when no segment
-/// names it a shard).
-fn add_shard(dir: &Path, files: Vec<PathBuf>, names: &[String], out: &mut Resolution) {
-    if !has_segment(names) {
-        out.notes.push(format!(
-            "{}: no segment (NNNNNNNNNNNNNNNNNNNN.log) names this shard: the Felix files it holds are judged as a shard's all the same",
-            dir.display()
-        ));
-    }
-    out.targets.push(Target::Shard(dir.to_path_buf(), files));
-}
-
-/// The files of a folder that is not a shard: a Felix file loose in a
-/// folder of folders (a root of shards) is judged on its own, as when it is
-/// given alone; other files are strays.
-fn add_loose(files: Vec<PathBuf>, out: &mut Resolution) {
-    for file in files {
-        if classify(&name_of(&file)) == EntryName::Foreign {
-            out.targets.push(Target::Stray(file));
-        } else {
-            out.notes.push(format!(
-                "{}: a Felix file loose in a folder that holds folders and is not named as a shard directory: inspect judges it on its own; recover leaves it alone",
-                file.display()
-            ));
-            out.targets.push(Target::File(file));
-        }
-    }
-}
-
-fn collect_dir(dir: &Path, depth: usize, out: &mut Resolution) -> Result<(), InspectError> {
-    let entries = sorted_entries(dir)?;
-    // Regular files and links (a link is shown, and read through, never followed by the engine).
-    let files: Vec<PathBuf> = entries
-        .iter()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file())))
-        .map(fs::DirEntry::path)
-        .collect();
-    let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
-    let has_subdirs = entries.iter().any(|e| e.file_type().is_ok_and(|t| t.is_dir()));
-    // A Felix name on what is not a regular file or a directory (a FIFO, a
-    // dangling link) counts as a Felix file too: refused below, never hidden.
-    let mut felix_names = names.clone();
-    felix_names.extend(
-        entries
-            .iter()
-            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir() && !t.is_file()) && !files.contains(&e.path()))
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .filter(|n| classify(n) != EntryName::Foreign),
-    );
-    let shard = is_shard_dir(dir, &felix_names, has_subdirs);
-    if shard {
-        add_shard(dir, files, &names, out);
-    } else {
-        add_loose(files, out);
-    }
-    refuse_irregular(&entries, shard, out);
-    let is_dir = |e: &&fs::DirEntry| e.file_type().is_ok_and(|t| t.is_dir());
-    // Directories (a shard directory may hold shards below it too; hiding them
-    // would hide data), never one a Felix name claims (refused above).
-    let subdirs: Vec<PathBuf> = entries
-        .iter()
-        .filter(is_dir)
-        .filter(|e| !shard || e.file_name().to_str().is_none_or(|n| matches!(classify(n), EntryName::Foreign)))
-        .map(fs::DirEntry::path)
-        .collect();
-    // Links to directories are not followed (a loop, or a shard counted twice): say so.
-    for e in &entries {
-        if e.file_type().is_ok_and(|t| t.is_symlink())
-            && e.path().is_dir()
-            && !out.targets.iter().any(|t| matches!(t, Target::Refused(p, _) if *p == e.path()))
-        {
-            out.notes.push(format!(
-                "{}: a symbolic link to a directory, not followed; give its target to inspect what it holds",
-                e.path().display()
-            ));
-        }
-    }
-    if depth >= MAX_ROOT_DEPTH {
-        if !subdirs.is_empty() {
-            out.notes.push(format!(
-                "{}: not searched deeper than {MAX_ROOT_DEPTH} levels; give a directory below it to inspect what it holds",
-                dir.display()
-            ));
-        }
-        return Ok(());
-    }
-    for sub in subdirs {
-        collect_dir(&sub, depth + 1, out)?;
-    }
-    Ok(())
-}
-
-/// A target refusing each entry of `entries` with a Felix name that is not a
-/// regular file (nor a link to one): in a shard directory (`in_shard`) a
-/// directory too — the engine refuses the shard holding it; elsewhere a
-/// FIFO, socket, device or dangling link (directories are searched there).
-/// Never read.
-fn refuse_irregular(entries: &[fs::DirEntry], in_shard: bool, out: &mut Resolution) {
-    for e in entries {
-        let name = e.file_name();
-        let ours = name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
-        let Ok(t) = e.file_type() else { continue };
-        if !ours || t.is_file() || (t.is_symlink() && e.path().is_file()) {
-            continue;
-        }
-        if !in_shard && (t.is_dir() || (t.is_symlink() && e.path().is_dir())) {
-            continue;
-        }
-        let what = if t.is_dir() {
-            "a directory"
-        } else if t.is_symlink() {
-            if e.path().exists() {
-                "a symbolic link to something other than a regular file"
-            } else {
-                "a symbolic link to nothing (dangling)"
-            }
-        } else {
-            "not a regular file (a FIFO, socket or device)"
-        };
-        out.targets.push(Target::Refused(e.path(), what));
-    }
-}
+pub(crate) use resolve::{first_refused, shard_name};
+pub use resolve::{is_shard_dir, resolve, shard_files, Resolution, Target, MAX_ROOT_DEPTH};
 
 /// Reports progress through a long scan.
 pub trait Progress {
@@ -408,81 +109,62 @@ impl Hasher {
 /// Streams one file's first `limit` bytes (its size when the inspection
 /// began: a file growing meanwhile is described as it was then, by its scan
 /// and its hashes alike) through `scan` (when given) and `hasher` (when
-/// given) in [`CHUNK_BYTES`] reads into `buf`; without a hasher, stops
-/// reading once the verdict needs no more bytes. `on_bytes` hears of every
-/// read. Returns how many bytes it read or skipped: fewer than `limit` when
-/// the file shrank meanwhile — or none at all when the file it opened is not
-/// `expect` (another file put at its path since its stamp was taken: its
-/// bytes are never judged or hashed as this file's).
+/// given), through the tools' read loop; without a hasher, stops reading
+/// once the verdict needs no more bytes. `on_bytes` hears of every read.
+/// Returns how many bytes it read or skipped: fewer than `limit` when the
+/// file shrank meanwhile — or none at all when `file` is `None` (the file
+/// opened is not the one stamped: another put at its path since its stamp
+/// was taken, whose bytes are never judged or hashed as this file's).
 fn stream_file(
-    path: &Path,
-    expect: Option<Identity>,
+    file: Option<Opened<'_>>,
     mut scan: Option<&mut FileScan>,
     mut hasher: Option<&mut Hasher>,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
     limit: u64,
-) -> Result<u64, InspectError> {
-    let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
-    if !is_expected(&file, expect) {
-        return Ok(0);
-    }
-    let mut read = 0u64;
-    loop {
-        if let (None, Some(scan)) = (&hasher, &mut scan) {
-            if !scan.needs_bytes() {
-                let size = file.metadata().map_err(|e| io_error(path, &e))?.len();
-                let skipped = size.min(limit).saturating_sub(read);
-                scan.skip(skipped);
-                return Ok(read + skipped);
+) -> Result<u64, ToolError> {
+    let Some(file) = file else { return Ok(0) };
+    let path = file.path();
+    let hashing = hasher.is_some();
+    let wants = |scan: &Option<&mut FileScan>| hashing || scan.as_ref().is_none_or(|s| s.needs_bytes());
+    let (read, end) = if wants(&scan) {
+        file.read_chunks(0, limit, buf, |chunk| {
+            if let Some(h) = &mut hasher {
+                h.update(chunk);
             }
+            if let Some(scan) = &mut scan {
+                scan.feed(chunk, &mut ());
+            }
+            on_bytes(path, chunk.len() as u64);
+            Ok(wants(&scan))
+        })?
+    } else {
+        (0, End::Done)
+    };
+    match (end, scan) {
+        // The verdict needs no more bytes: the rest (to the size taken first) is skipped.
+        (End::Done, Some(scan)) if read < limit => {
+            let skipped = file.stat()?.len.min(limit).saturating_sub(read);
+            scan.skip(skipped);
+            Ok(read + skipped)
         }
-        if read >= limit {
-            return Ok(read);
-        }
-        buf.set_len(usize::try_from(limit - read).unwrap_or(CHUNK_BYTES).min(CHUNK_BYTES));
-        let n = match file.read(buf.bytes_mut()) {
-            Ok(0) => return Ok(read),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(path, &e)),
-        };
-        let chunk = buf.bytes().get(..n).unwrap_or(&[]);
-        if let Some(h) = &mut hasher {
-            h.update(chunk);
-        }
-        if let Some(scan) = &mut scan {
-            scan.feed(chunk, &mut ());
-        }
-        read += n as u64;
-        on_bytes(path, n as u64);
+        _ => Ok(read),
     }
 }
 
 /// The hash of a file's first `limit` bytes (see [`stream_file`]); `None`
-/// when it holds fewer (it shrank since its size was taken).
+/// when it holds fewer (it shrank since its size was taken) or is not the
+/// file stamped.
 fn hash_file(
-    path: &Path,
-    expect: Option<Identity>,
+    file: Option<Opened<'_>>,
     algorithm: HashAlgorithm,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
     limit: u64,
-) -> Result<Option<FileHash>, InspectError> {
+) -> Result<Option<FileHash>, ToolError> {
     let mut hasher = Hasher::new(algorithm);
-    let read = stream_file(path, expect, None, Some(&mut hasher), buf, on_bytes, limit)?;
+    let read = stream_file(file, None, Some(&mut hasher), buf, on_bytes, limit)?;
     Ok((read == limit).then(|| hasher.finish()))
-}
-
-/// Which file a path named when its stamp was taken: device and inode.
-pub(crate) type Identity = (u64, u64);
-
-/// Whether the open `file` is `expect` (no expectation: any file is).
-/// Every read's own handle is checked, so a file swapped out and back
-/// during the run is never read as the one stamped.
-pub(crate) fn is_expected(file: &fs::File, expect: Option<Identity>) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    expect.is_none_or(|id| file.metadata().is_ok_and(|m| (m.dev(), m.ino()) == id))
 }
 
 /// What is known of a file when the inspection begins and again when it
@@ -500,10 +182,9 @@ struct Stamp {
 
 impl Stamp {
     /// The file at `path` now (links followed, as every read follows them).
-    fn of(path: &Path) -> Result<Self, InspectError> {
-        use std::os::unix::fs::MetadataExt;
-        let m = fs::metadata(path).map_err(|e| io_error(path, &e))?;
-        Ok(Self { size: m.len(), dev: m.dev(), ino: m.ino(), mtime: (m.mtime(), m.mtime_nsec()), ctime: (m.ctime(), m.ctime_nsec()) })
+    fn of(io: &dyn Io, path: &Path) -> Result<Self, ToolError> {
+        let s: Stat = io.stat(path, Links::Follow).map_err(|e| io_error(path, &e))?;
+        Ok(Self { size: s.len, dev: s.dev, ino: s.ino, mtime: s.mtime, ctime: s.ctime })
     }
 
     fn identity(&self) -> Identity {
@@ -531,15 +212,15 @@ impl Stamp {
     }
 }
 
-fn size_of(path: &Path) -> Result<u64, InspectError> {
-    fs::metadata(path).map(|m| m.len()).map_err(|e| io_error(path, &e))
+fn size_of(io: &dyn Io, path: &Path) -> Result<u64, ToolError> {
+    io.stat(path, Links::Follow).map(|s| s.len).map_err(|e| io_error(path, &e))
 }
 
 /// The pid of the writer holding the shard in `dir`, when one does
 /// (`Some(None)`: held, pid unknown).
 #[must_use]
-pub fn writer_of(dir: &Path) -> Option<Option<u32>> {
-    OsIo::new().lock_holder(dir).ok().flatten().map(|h| h.pid)
+pub fn writer_of(io: &dyn Io, dir: &Path) -> Option<Option<u32>> {
+    io.lock_holder(dir).ok().flatten().map(|h| h.pid)
 }
 
 /// Inspects every target, with each file's SHA-256, on every core, and
@@ -547,8 +228,16 @@ pub fn writer_of(dir: &Path) -> Option<Option<u32>> {
 ///
 /// # Errors
 /// A file that cannot be opened or read.
-pub fn inspect(resolution: &Resolution, progress: &mut dyn Progress) -> Result<Report, InspectError> {
-    inspect_with(resolution, &Options::default(), progress)
+pub fn inspect(io: &dyn Io, resolution: &Resolution, progress: &mut dyn Progress) -> Result<Report, ToolError> {
+    inspect_with(io, resolution, &Options::default(), progress)
+}
+
+/// What every job reads from: the `Io`, the targets and their stamps.
+#[derive(Clone, Copy)]
+struct Work<'a> {
+    io: &'a dyn Io,
+    targets: &'a [Target],
+    stamps: &'a [Vec<Stamp>],
 }
 
 /// One piece of work for a worker: the scan of a target (a lone file, or a
@@ -578,7 +267,7 @@ enum Output {
 /// From a worker to the thread that owns progress and results.
 enum Msg {
     Bytes(PathBuf, u64),
-    Done(usize, Result<Output, (usize, InspectError)>),
+    Done(usize, Result<Output, (usize, ToolError)>),
 }
 
 impl Job {
@@ -593,31 +282,31 @@ impl Job {
 ///
 /// Work is split into jobs — the scan of each target, and the hash of each
 /// file — run by `options.jobs` workers, longest first. Each worker holds
-/// one [`CHUNK_BYTES`] buffer and one partial structure, so memory does not
+/// one [`CHUNK_BYTES`](crate::tools::read::CHUNK_BYTES) buffer and one partial structure, so memory does not
 /// depend on file sizes or counts. Results are put back in target order, so
 /// the report is byte-identical to a run with one worker; when reads fail,
 /// the error is the one a run in order would have met first.
 ///
 /// # Errors
 /// A file that cannot be opened or read.
-pub fn inspect_with(resolution: &Resolution, options: &Options, progress: &mut dyn Progress) -> Result<Report, InspectError> {
+pub fn inspect_with(io: &dyn Io, resolution: &Resolution, options: &Options, progress: &mut dyn Progress) -> Result<Report, ToolError> {
     let targets = &resolution.targets;
-    let stamps = take_stamps(targets)?;
+    let stamps = take_stamps(io, targets)?;
     let sizes: Vec<Vec<u64>> = stamps.iter().map(|t| t.iter().map(|s| s.size).collect()).collect();
     let jobs = plan_jobs(targets, &sizes, options);
     let total: u64 = sizes.iter().flatten().sum::<u64>() * (1 + u64::from(options.hash) + u64::from(options.sha256));
-    let outputs = run_jobs(targets, &stamps, &jobs, options.jobs, total, progress)?;
-    assemble(resolution, &jobs, outputs, &stamps)
+    let outputs = run_jobs(Work { io, targets, stamps: &stamps }, &jobs, options.jobs, total, progress)?;
+    assemble(io, resolution, &jobs, outputs, &stamps)
 }
 
 /// Each target's files' sizes and identities, first and in order: a
 /// missing file fails here as it always did.
-fn take_stamps(targets: &[Target]) -> Result<Vec<Vec<Stamp>>, InspectError> {
+fn take_stamps(io: &dyn Io, targets: &[Target]) -> Result<Vec<Vec<Stamp>>, ToolError> {
     let mut stamps: Vec<Vec<Stamp>> = Vec::with_capacity(targets.len());
     for t in targets {
         stamps.push(match t {
-            Target::File(p) => vec![Stamp::of(p)?],
-            Target::Shard(_, files) => files.iter().map(|p| Stamp::of(p)).collect::<Result<_, _>>()?,
+            Target::File(p) => vec![Stamp::of(io, p)?],
+            Target::Shard(_, files) => files.iter().map(|p| Stamp::of(io, p)).collect::<Result<_, _>>()?,
             Target::Stray(_) | Target::Refused(..) => Vec::new(),
         });
     }
@@ -660,15 +349,14 @@ fn plan_jobs(targets: &[Target], sizes: &[Vec<u64>], options: &Options) -> Vec<(
 /// `progress` of every byte; each job's output in its slot, or the error a
 /// run in target order would have met first.
 fn run_jobs(
-    targets: &[Target],
-    stamps: &[Vec<Stamp>],
+    work: Work<'_>,
     jobs: &[(u64, Job)],
     workers: usize,
     total: u64,
     progress: &mut dyn Progress,
-) -> Result<Vec<Option<Output>>, InspectError> {
+) -> Result<Vec<Option<Output>>, ToolError> {
     let mut outputs: Vec<Option<Output>> = (0..jobs.len()).map(|_| None).collect();
-    let mut failure: Option<((usize, usize), InspectError)> = None;
+    let mut failure: Option<((usize, usize), ToolError)> = None;
     let next = AtomicUsize::new(0);
     // The lowest target known to have failed: later targets' jobs are skipped
     // (an earlier target's error is what a run in order would report).
@@ -689,7 +377,7 @@ fn run_jobs(
                     let mut on_bytes = |path: &Path, n: u64| {
                         let _ = tx.send(Msg::Bytes(path.to_path_buf(), n));
                     };
-                    let out = run_job(targets, stamps, job, &mut buf, &mut on_bytes);
+                    let out = run_job(work, job, &mut buf, &mut on_bytes);
                     if let Err((_, _)) = &out {
                         failed_target.fetch_min(job.target(), Ordering::Relaxed);
                     }
@@ -731,34 +419,31 @@ fn run_jobs(
 /// Every file is read up to its size in `stamps` (taken once, when the
 /// inspection began), so a growing file's scan and hashes describe the same
 /// bytes, and only if the file each read opens is the one stamped.
-fn run_job(
-    targets: &[Target],
-    stamps: &[Vec<Stamp>],
-    job: Job,
-    buf: &mut ReadBuf,
-    on_bytes: &mut dyn FnMut(&Path, u64),
-) -> Result<Output, (usize, InspectError)> {
+fn run_job<'a>(work: Work<'a>, job: Job, buf: &mut ReadBuf, on_bytes: &mut dyn FnMut(&Path, u64)) -> Result<Output, (usize, ToolError)> {
+    let Work { io, targets, stamps } = work;
     let target_stamps = stamps.get(job.target()).map_or(&[][..], Vec::as_slice);
     let size = |file: usize| target_stamps.get(file).map_or(0, |s| s.size);
-    let expect = |file: usize| target_stamps.get(file).map(Stamp::identity);
+    let open = |path: &'a PathBuf, file: usize| Opened::open(io, path, target_stamps.get(file).map(Stamp::identity));
     match (job, targets.get(job.target())) {
         (Job::Scan { .. }, Some(Target::File(path))) => {
             let mut scan = FileScan::standalone(&name_of(path));
-            let _ = stream_file(path, expect(0), Some(&mut scan), None, buf, on_bytes, size(0)).map_err(|e| (0, e))?;
+            let _ = open(path, 0).and_then(|f| stream_file(f, Some(&mut scan), None, buf, on_bytes, size(0))).map_err(|e| (0, e))?;
             Ok(Output::File(Box::new(scan.into_report(path.display().to_string(), &mut ()))))
         }
         (Job::Scan { .. }, Some(Target::Shard(dir, paths))) => {
-            let writer = writer_of(dir);
-            let (reports, _) = scan_shard(dir, paths, Some(target_stamps), Writer::Probe, None, buf, on_bytes)?;
+            let writer = writer_of(io, dir);
+            let (reports, _) = scan_shard(io, (dir, paths), Some(target_stamps), Writer::Probe, None, buf, on_bytes)?;
             Ok(Output::Shard { reports, writer })
         }
         (Job::Hash { file, algorithm, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
             let Some(path) = file_path(target, file) else { return Ok(Output::Hash(None)) };
-            hash_file(path, expect(file), algorithm, buf, on_bytes, size(file)).map(Output::Hash).map_err(|e| (rank_of(target, file), e))
+            let hashed = open(path, file).and_then(|f| hash_file(f, algorithm, buf, on_bytes, size(file)));
+            hashed.map(Output::Hash).map_err(|e| (rank_of(target, file), e))
         }
         (Job::HashPart { file, offset, len, .. }, Some(target @ (Target::File(_) | Target::Shard(..)))) => {
             let Some(path) = file_path(target, file) else { return Ok(Output::Part(None)) };
-            subtree::hash_piece(path, expect(file), offset, len, buf, on_bytes).map(Output::Part).map_err(|e| (rank_of(target, file), e))
+            let hashed = open(path, file).and_then(|f| subtree::hash_piece(f, offset, len, buf, on_bytes));
+            hashed.map(Output::Part).map_err(|e| (rank_of(target, file), e))
         }
         (_, Some(Target::Stray(_) | Target::Refused(..)) | None) => Ok(Output::Hash(None)),
     }
@@ -791,11 +476,12 @@ fn read_rank(paths: &[PathBuf], i: usize) -> usize {
 /// The report, in target order, from the jobs' outputs; each file looked
 /// at again, and a change since `stamps` were taken said in its report.
 fn assemble(
+    io: &dyn Io,
     resolution: &Resolution,
     jobs: &[(u64, Job)],
     outputs: Vec<Option<Output>>,
     stamps: &[Vec<Stamp>],
-) -> Result<Report, InspectError> {
+) -> Result<Report, ToolError> {
     let (scans, mut hashes) = sort_outputs(resolution.targets.len(), jobs, outputs, stamps);
     let mut files = Vec::new();
     let mut notes = resolution.notes.clone();
@@ -817,7 +503,7 @@ fn assemble(
                 files.extend(reports);
             }
             (Target::Stray(path), _) => {
-                let mut r = FileReport::new(path.display().to_string(), FileKind::Unknown, size_of(path)?);
+                let mut r = FileReport::new(path.display().to_string(), FileKind::Unknown, size_of(io, path)?);
                 r.notes.push("not part of any shard directory: not inspected, and never read or changed by the engine".into());
                 files.push(r);
             }
@@ -829,11 +515,11 @@ fn assemble(
                 files.push(r);
             }
             (Target::File(path) | Target::Shard(path, _), _) => {
-                return Err(InspectError { path: path.clone(), what: "the inspection of this target did not finish".into() });
+                return Err(ToolError { path: path.clone(), what: "the inspection of this target did not finish".into() });
             }
         }
         if let (Some(paths), Some(stamps)) = (target_paths(target), stamps.get(i)) {
-            say_changes(files.get_mut(first..).unwrap_or_default(), paths, stamps, &short);
+            say_changes(io, files.get_mut(first..).unwrap_or_default(), paths, stamps, &short);
         }
     }
     let mut report = Report::new(files);
@@ -899,10 +585,10 @@ fn target_paths(target: &Target) -> Option<&[PathBuf]> {
 /// identity changed since `stamps` were taken, or that a read found shorter
 /// than its size then (its scan saw fewer bytes; `short`: a hash found fewer),
 /// is said to have changed while it was read ([`FileReport::set_changed`]).
-fn say_changes(reports: &mut [FileReport], paths: &[PathBuf], stamps: &[Stamp], short: &[bool]) {
+fn say_changes(io: &dyn Io, reports: &mut [FileReport], paths: &[PathBuf], stamps: &[Stamp], short: &[bool]) {
     for (i, ((r, path), stamp)) in reports.iter_mut().zip(paths).zip(stamps).enumerate() {
         let short = r.size < stamp.size || short.get(i).copied().unwrap_or(false);
-        let now = Stamp::of(path).ok();
+        let now = Stamp::of(io, path).ok();
         if let Some(change) = stamp.change(now.as_ref(), short) {
             r.set_changed(change);
         }
@@ -956,21 +642,22 @@ pub enum Writer {
 /// # Errors
 /// A file that cannot be opened or read.
 pub fn inspect_shard(
-    dir: &Path,
-    paths: &[PathBuf],
+    io: &dyn Io,
+    (dir, paths): (&Path, &[PathBuf]),
     writer: Writer,
     hash: bool,
     progress: &mut dyn Progress,
     done: &mut u64,
     total: u64,
-) -> Result<(Vec<FileReport>, ShardFacts), InspectError> {
+) -> Result<(Vec<FileReport>, ShardFacts), ToolError> {
     let mut shas = hash.then(|| vec![None; paths.len()]);
     let mut buf = ReadBuf::new();
     let mut on_bytes = |path: &Path, n: u64| {
         *done += n;
         progress.update(path, *done, total);
     };
-    let (mut reports, facts) = scan_shard(dir, paths, None, writer, shas.as_deref_mut(), &mut buf, &mut on_bytes).map_err(|(_, e)| e)?;
+    let (mut reports, facts) =
+        scan_shard(io, (dir, paths), None, writer, shas.as_deref_mut(), &mut buf, &mut on_bytes).map_err(|(_, e)| e)?;
     if let Some(shas) = shas {
         for (r, h) in reports.iter_mut().zip(shas) {
             r.hash = h;
@@ -982,32 +669,32 @@ pub fn inspect_shard(
 /// Scans a shard's files in their read order (hashing each into `shas` when
 /// given, with the identity hash). An error comes with the failing file's rank in that order.
 fn scan_shard(
-    dir: &Path,
-    paths: &[PathBuf],
+    io: &dyn Io,
+    (dir, paths): (&Path, &[PathBuf]),
     stamps: Option<&[Stamp]>,
     writer: Writer,
     mut shas: Option<&mut [Option<FileHash>]>,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
-) -> Result<(Vec<FileReport>, ShardFacts), (usize, InspectError)> {
+) -> Result<(Vec<FileReport>, ShardFacts), (usize, ToolError)> {
     let mut inputs = Vec::with_capacity(paths.len());
     for (i, p) in paths.iter().enumerate() {
         let size = match stamps.and_then(|s| s.get(i)) {
             Some(stamp) => stamp.size,
-            None => size_of(p).map_err(|e| (0, e))?,
+            None => size_of(io, p).map_err(|e| (0, e))?,
         };
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
     let limits: Vec<u64> = inputs.iter().map(|f| f.size).collect();
-    let shard_name = shard_name(dir);
-    let mut probe = || writer_of(dir).is_some();
+    let shard_name = shard_name(io, dir);
+    let mut probe = || writer_of(io, dir).is_some();
     let probe: Option<&mut dyn FnMut() -> bool> = (writer == Writer::Probe).then_some(&mut probe);
     let shard = drive_shard(shard_name, inputs, probe, &mut (), |i, scan, _| {
         let Some(path) = paths.get(i) else { return Ok(()) };
         let mut hasher = shas.is_some().then(|| Hasher::new(HashAlgorithm::Blake3));
         let limit = limits.get(i).copied().unwrap_or(0);
         let expect = stamps.and_then(|s| s.get(i)).map(Stamp::identity);
-        stream_file(path, expect, Some(scan), hasher.as_mut(), buf, on_bytes, limit)?;
+        stream_file(Opened::open(io, path, expect)?, Some(scan), hasher.as_mut(), buf, on_bytes, limit)?;
         if let (Some(h), Some(slot)) = (hasher, shas.as_deref_mut().and_then(|s| s.get_mut(i))) {
             *slot = Some(h.finish());
         }
@@ -1015,7 +702,7 @@ fn scan_shard(
     })?;
     let (mut reports, facts) = shard.finish_with_facts(dir.display().to_string());
     for (r, path) in reports.iter_mut().zip(paths) {
-        if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        if io.stat(path, Links::NoFollow).is_ok_and(|s| s.kind == EntryType::Symlink) {
             r.notes.push(
                 "a symbolic link: read through here, but the engine refuses to open a shard holding one (it neither follows nor replaces links)"
                     .into(),
@@ -1052,19 +739,6 @@ pub(crate) fn drive_shard<S: felix_codec::read::scan::Sink, E>(
     Ok(shard)
 }
 
-/// The files of a shard directory as `inspect` sees them (see [`resolve`]).
-///
-/// # Errors
-/// The directory cannot be read.
-pub fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
-    let entries = sorted_entries(dir)?;
-    Ok(entries
-        .iter()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file())))
-        .map(fs::DirEntry::path)
-        .collect())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -1080,21 +754,27 @@ mod tests {
         let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
         let mut buf = ReadBuf::new();
+        let io = crate::io::OsIo::new();
+        let open = || Opened::open(&io, &path, None).unwrap();
         for limit in [0u64, 1, 1_048_576, 1_048_577, 2_500_000] {
             let mut seen = 0u64;
-            let h = hash_file(&path, None, HashAlgorithm::Blake3, &mut buf, &mut |_, n| seen += n, limit).unwrap().unwrap();
+            let h = hash_file(open(), HashAlgorithm::Blake3, &mut buf, &mut |_, n| seen += n, limit).unwrap().unwrap();
             let want = blake3::hash(&bytes[..usize::try_from(limit).unwrap()]);
             assert_eq!(h, FileHash::new(HashAlgorithm::Blake3, want.as_bytes()), "limit {limit}");
             assert_eq!(seen, limit);
             let mut scan = FileScan::standalone(&name_of(&path));
-            stream_file(&path, None, Some(&mut scan), None, &mut buf, &mut |_, _| {}, limit).unwrap();
+            stream_file(open(), Some(&mut scan), None, &mut buf, &mut |_, _| {}, limit).unwrap();
             assert_eq!(scan.into_report(String::new(), &mut ()).size, limit, "limit {limit}");
         }
         // A file shorter than the size taken (it shrank): no hash, and the
         // scan says how many bytes it saw.
-        assert_eq!(hash_file(&path, None, HashAlgorithm::Blake3, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), None);
+        assert_eq!(hash_file(open(), HashAlgorithm::Blake3, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), None);
         let mut scan = FileScan::standalone(&name_of(&path));
-        assert_eq!(stream_file(&path, None, Some(&mut scan), None, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), 3_000_000);
+        assert_eq!(stream_file(open(), Some(&mut scan), None, &mut buf, &mut |_, _| {}, 5_000_000).unwrap(), 3_000_000);
+        // Another file than the one stamped: nothing read, no hash.
+        let mut scan = FileScan::standalone(&name_of(&path));
+        assert_eq!(stream_file(None, Some(&mut scan), None, &mut buf, &mut |_, _| {}, 5).unwrap(), 0);
+        assert_eq!(hash_file(None, HashAlgorithm::Blake3, &mut buf, &mut |_, _| {}, 5).unwrap(), None);
     }
 
     /// A change between the stamps taken at the start and at the end of an

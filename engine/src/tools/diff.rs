@@ -10,42 +10,33 @@
 //! inspection's bounded state. Both sides are read at once, so on two cores
 //! the time is about one `inspect` of the larger side.
 
-use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use felix_codec::format::file_name::{classify, parse_file_name, EntryName, FileKind};
+use felix_codec::format::file_name::{parse_file_name, FileKind};
 use felix_codec::read::scan::{Item, RecordStatus};
 use felix_codec::shard::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts, MAX_NOTES};
 use felix_codec::shard::inspect::InputFile;
 
-use crate::inspect::{is_shard_dir, shard_files, writer_of, InspectError};
+use crate::io::{EntryType, Io, Links};
 use crate::shard::walk::ReadBuf;
+use crate::tools::inspect::{first_refused, is_shard_dir, shard_files, writer_of};
+use crate::tools::read::Opened;
+use crate::tools::{io_error, name_of, ToolError};
 
 /// Record summaries per batch sent from a side's reader to the diff.
 pub const BATCH_RECORDS: usize = 4096;
 /// Batches a side's reader may have sent ahead of the diff.
 pub const BATCHES_IN_FLIGHT: usize = 4;
-/// Bytes per read.
-const CHUNK_BYTES: usize = 1 << 20;
 
 enum Msg {
     Records(Vec<RecordSummary>),
-    Done(Result<SideEnd, InspectError>),
+    Done(Result<SideEnd, ToolError>),
 }
 
 /// What a side's reader ends with: its facts, and the writer it saw holding
 /// the shard (`Some(None)`: held, pid unknown), if any.
 type SideEnd = (SideFacts, Option<Option<u32>>);
-
-fn io_error(path: &Path, e: &std::io::Error) -> InspectError {
-    InspectError { path: path.to_path_buf(), what: e.to_string() }
-}
-
-fn name_of(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
 
 /// Checks that `dir` can be one side of a diff: a shard directory, or an
 /// empty one (a replica that holds nothing yet). Returns its files.
@@ -53,23 +44,23 @@ fn name_of(path: &Path) -> String {
 /// # Errors
 /// Not a directory, a root of shards (`--shard` picks one), or a directory
 /// holding no segment, index or epochs file.
-pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
-    let meta = fs::metadata(dir).map_err(|e| io_error(dir, &e))?;
-    if !meta.is_dir() {
-        return Err(InspectError {
+pub fn replica_files(io: &dyn Io, dir: &Path) -> Result<Vec<PathBuf>, ToolError> {
+    let kind = io.stat(dir, Links::Follow).map_err(|e| io_error(dir, &e))?.kind;
+    if kind != EntryType::Dir {
+        return Err(ToolError {
             path: dir.to_path_buf(),
             what: "not a directory: give two shard directories (or two roots and --shard)".into(),
         });
     }
-    refuse_unreadable_names(dir)?;
-    let files = shard_files(dir)?;
+    refuse_unreadable_names(io, dir)?;
+    let files = shard_files(io, dir)?;
     let names: Vec<String> = files.iter().map(|p| name_of(p)).collect();
-    let has_subdirs = fs::read_dir(dir).map_err(|e| io_error(dir, &e))?.any(|e| e.is_ok_and(|e| e.file_type().is_ok_and(|t| t.is_dir())));
+    let has_subdirs = io.list(dir).map_err(|e| io_error(dir, &e))?.iter().any(|e| e.kind == EntryType::Dir);
     if is_shard_dir(dir, &names, has_subdirs) {
         return Ok(files);
     }
     if has_subdirs {
-        return Err(InspectError {
+        return Err(ToolError {
             path: dir.to_path_buf(),
             what: "holds directories, not segment files: a root of shards? give --shard TENANT/NAMESPACE/STREAM/N".into(),
         });
@@ -77,7 +68,7 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
     if names.is_empty() {
         return Ok(files); // an empty replica
     }
-    Err(InspectError {
+    Err(ToolError {
         path: dir.to_path_buf(),
         what: "no segment (NNNNNNNNNNNNNNNNNNNN.log), index or epochs file here: not a shard directory".into(),
     })
@@ -88,42 +79,23 @@ pub fn replica_files(dir: &Path) -> Result<Vec<PathBuf>, InspectError> {
 /// those — is not read by `inspect` (which names it) and makes the engine
 /// refuse the shard. Skipping it would compare a log the engine cannot open
 /// (and could call it identical), so the diff refuses, naming it.
-fn refuse_unreadable_names(dir: &Path) -> Result<(), InspectError> {
-    for e in fs::read_dir(dir).map_err(|e| io_error(dir, &e))? {
-        let e = e.map_err(|e| io_error(dir, &e))?;
-        let name = e.file_name();
-        let ours = name.to_str().is_some_and(|n| !matches!(classify(n), EntryName::Foreign));
-        if !ours {
-            continue;
-        }
-        let t = e.file_type().map_err(|err| io_error(&e.path(), &err))?;
-        if t.is_file() || (t.is_symlink() && e.path().is_file()) {
-            continue;
-        }
-        let what = if t.is_dir() {
-            "a directory"
-        } else if t.is_symlink() && e.path().exists() {
-            "a symbolic link to something other than a regular file"
-        } else if t.is_symlink() {
-            "a symbolic link to nothing (dangling)"
-        } else {
-            "not a regular file (a FIFO, socket or device)"
-        };
-        return Err(InspectError {
-            path: e.path(),
+fn refuse_unreadable_names(io: &dyn Io, dir: &Path) -> Result<(), ToolError> {
+    match first_refused(io, dir)? {
+        None => Ok(()),
+        Some((path, what)) => Err(ToolError {
+            path,
             what: format!(
                 "{what} where a Felix file belongs: not read, and the engine refuses to open this shard until it is moved away; \
                  nothing to compare (inspect names it)"
             ),
-        });
+        }),
     }
-    Ok(())
 }
 
 /// Total bytes a diff of `a` and `b` reads (for a progress bar).
 #[must_use]
-pub fn total_bytes(files: &[&[PathBuf]]) -> u64 {
-    files.iter().flat_map(|f| f.iter()).filter_map(|p| fs::metadata(p).ok()).map(|m| m.len()).sum()
+pub fn total_bytes(io: &dyn Io, files: &[&[PathBuf]]) -> u64 {
+    files.iter().flat_map(|f| f.iter()).filter_map(|p| io.stat(p, Links::Follow).ok()).map(|s| s.len).sum()
 }
 
 /// Diffs the replicas in `a` and `b` (shard directories, with their files
@@ -132,12 +104,12 @@ pub fn total_bytes(files: &[&[PathBuf]]) -> u64 {
 ///
 /// # Errors
 /// A file that cannot be read (naming it).
-pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u64) + Sync)) -> Result<Diff, InspectError> {
+pub fn diff(io: &dyn Io, a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u64) + Sync)) -> Result<Diff, ToolError> {
     std::thread::scope(|scope| {
         let (tx_a, rx_a) = sync_channel(BATCHES_IN_FLIGHT);
         let (tx_b, rx_b) = sync_channel(BATCHES_IN_FLIGHT);
-        scope.spawn(move || read_side(a.0, a.1, &tx_a, on_bytes));
-        scope.spawn(move || read_side(b.0, b.1, &tx_b, on_bytes));
+        scope.spawn(move || read_side(io, a, &tx_a, on_bytes));
+        scope.spawn(move || read_side(io, b, &tx_b, on_bytes));
         let mut sides = [Feed::new(rx_a), Feed::new(rx_b)];
         let mut machine = DiffMachine::new();
         while let Need::Record(side) = machine.need() {
@@ -153,15 +125,15 @@ pub fn diff(a: (&Path, &[PathBuf]), b: (&Path, &[PathBuf]), on_bytes: &(dyn Fn(u
         let (facts_b, writer_b) = fb.facts()?;
         let mut diff = machine.finish(facts_a, facts_b);
         name_writers(&mut diff, [("A", a.0, writer_a), ("B", b.0, writer_b)]);
-        name_same_dir(&mut diff, a.0, b.0);
+        name_same_dir(io, &mut diff, a.0, b.0);
         Ok(diff)
     })
 }
 
 /// Says so when A and B are one directory (given twice, or by two paths):
 /// a replica compared with itself is always identical, which proves nothing.
-fn name_same_dir(diff: &mut Diff, a: &Path, b: &Path) {
-    if a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(a, b)| a == b) {
+fn name_same_dir(io: &dyn Io, diff: &mut Diff, a: &Path, b: &Path) {
+    if io.canonical(a).ok().zip(io.canonical(b).ok()).is_some_and(|(a, b)| a == b) {
         diff.notes.truncate(MAX_NOTES.saturating_sub(1));
         diff.notes.insert(
             0,
@@ -196,7 +168,7 @@ impl Feed {
         Self { rx, batch: Vec::new().into_iter(), done: None }
     }
 
-    fn next(&mut self) -> Result<Option<RecordSummary>, InspectError> {
+    fn next(&mut self) -> Result<Option<RecordSummary>, ToolError> {
         loop {
             if let Some(r) = self.batch.next() {
                 return Ok(Some(r));
@@ -207,12 +179,12 @@ impl Feed {
             match self.rx.recv() {
                 Ok(Msg::Records(batch)) => self.batch = batch.into_iter(),
                 Ok(Msg::Done(facts)) => self.done = Some(facts?),
-                Err(_) => return Err(InspectError { path: PathBuf::new(), what: "a replica's reader stopped".into() }),
+                Err(_) => return Err(ToolError { path: PathBuf::new(), what: "a replica's reader stopped".into() }),
             }
         }
     }
 
-    fn facts(mut self) -> Result<SideEnd, InspectError> {
+    fn facts(mut self) -> Result<SideEnd, ToolError> {
         while self.next()?.is_some() {}
         Ok(self.done.unwrap_or_default())
     }
@@ -220,21 +192,25 @@ impl Feed {
 
 /// Inspects one replica, sending its intact records in batches and then
 /// its facts. Stops early (quietly) when the diff went away.
-fn read_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) {
-    let result = inspect_side(dir, paths, tx, on_bytes);
+fn read_side(io: &dyn Io, side: (&Path, &[PathBuf]), tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) {
+    let result = inspect_side(io, side, tx, on_bytes);
     let _ = tx.send(Msg::Done(result));
 }
 
-fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &(dyn Fn(u64) + Sync)) -> Result<SideEnd, InspectError> {
+fn inspect_side(
+    io: &dyn Io,
+    (dir, paths): (&Path, &[PathBuf]),
+    tx: &SyncSender<Msg>,
+    on_bytes: &(dyn Fn(u64) + Sync),
+) -> Result<SideEnd, ToolError> {
     let mut inputs = Vec::with_capacity(paths.len());
     for p in paths {
-        let size = fs::metadata(p).map_err(|e| io_error(p, &e))?.len();
+        let size = io.stat(p, Links::Follow).map_err(|e| io_error(p, &e))?.len;
         inputs.push(InputFile { path: p.display().to_string(), name: name_of(p), size });
     }
-    let shard_name = crate::inspect::shard_name(dir);
+    let shard_name = crate::tools::inspect::shard_name(io, dir);
     let mut writer = None;
     let mut buf = ReadBuf::new();
-    buf.set_len(CHUNK_BYTES);
     let mut batch: Vec<RecordSummary> = Vec::with_capacity(BATCH_RECORDS);
     let gone = std::cell::Cell::new(false);
     let segment_id = std::cell::Cell::new(None);
@@ -251,33 +227,30 @@ fn inspect_side(dir: &Path, paths: &[PathBuf], tx: &SyncSender<Msg>, on_bytes: &
     };
     // The writer's pid is kept for the diff's note (inspect only asks whether one lives).
     let mut probe = || {
-        writer = writer_of(dir);
+        writer = writer_of(io, dir);
         writer.is_some()
     };
-    let shard = crate::inspect::drive_shard(shard_name.clone(), inputs, Some(&mut probe), &mut sink, |i, scan, sink| {
+    let shard = crate::tools::inspect::drive_shard(shard_name.clone(), inputs, Some(&mut probe), &mut sink, |i, scan, sink| {
         let Some(path) = paths.get(i) else { return Ok(()) };
         segment_id.set(match parse_file_name(&name_of(path)) {
             Some((id, FileKind::Segment)) => Some(id),
             _ => None,
         });
-        let mut file = fs::File::open(path).map_err(|e| io_error(path, &e))?;
-        loop {
-            let n = match file.read(buf.bytes_mut()) {
-                Ok(0) => return Ok(()),
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io_error(path, &e)),
-            };
-            scan.feed(buf.bytes().get(..n).unwrap_or(&[]), sink);
-            on_bytes(n as u64);
+        let Some(file) = Opened::open(io, path, None)? else { return Ok(()) };
+        // To the file's end, whatever its size was when listed.
+        file.read_chunks(0, u64::MAX, &mut buf, |chunk| {
+            scan.feed(chunk, sink);
+            on_bytes(chunk.len() as u64);
             if gone.get() {
-                return Err(InspectError { path: path.clone(), what: "the diff stopped".into() });
+                return Err(ToolError { path: path.clone(), what: "the diff stopped".into() });
             }
-        }
+            Ok(true)
+        })?;
+        Ok(())
     })
     .map_err(|(_, e)| e)?;
     if !batch.is_empty() && tx.send(Msg::Records(batch)).is_err() {
-        return Err(InspectError { path: dir.to_path_buf(), what: "the diff stopped".into() });
+        return Err(ToolError { path: dir.to_path_buf(), what: "the diff stopped".into() });
     }
     let reports = shard.finish();
     // Whether the two sides are one shard is judged by the directory's own

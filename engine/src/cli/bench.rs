@@ -12,8 +12,97 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use felix_engine::broker::{now_micros, AppendOnlyLog, AppendRecord, DiskLog, FsyncMode, LogConfig};
 
-use crate::cli_error::CliError;
-use crate::fail;
+use crate::cli::error::{fail, CliError};
+use crate::cli::produce::MAX_BATCH;
+
+/// The most payload bytes `bench`'s publishers may hold at once.
+const MAX_BENCH_IN_FLIGHT_BYTES: u64 = 1 << 30;
+
+/// `bench`'s flags: upstream's `felix-log-tool bench` flags, with its defaults.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BenchFlags {
+    /// The log directory to append to.
+    #[arg(long)]
+    dir: PathBuf,
+    /// Records to measure.
+    #[arg(long, default_value_t = 20_000)]
+    records: u64,
+    /// Payload size in bytes.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(..=i64::from(felix_codec::MAX_PAYLOAD_BYTES)))]
+    payload_bytes: u32,
+    /// Records per append.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=MAX_BATCH as i64))]
+    batch: u32,
+    /// Concurrent publishers.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    concurrency: u32,
+    /// Records appended (by one publisher) before measuring.
+    #[arg(long, default_value_t = 2_000)]
+    warmup_records: u64,
+    /// A name for this run in the JSON line.
+    #[arg(long, default_value = "run")]
+    label: String,
+    /// When an append is acknowledged: on_commit, periodic or none.
+    #[arg(long, default_value = "on_commit", value_parser = ["on_commit", "periodic", "none"])]
+    fsync: String,
+    /// The flush interval of --fsync periodic, in milliseconds.
+    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..))]
+    fsync_interval_ms: u64,
+    /// Roll to a new segment past this many bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    segment_bytes: u64,
+    /// An index entry per this many bytes.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..))]
+    index_spacing_bytes: u64,
+    /// Do not reserve each segment's blocks when it is created.
+    #[arg(long)]
+    no_preallocate: bool,
+    /// Upstream's background-rollover threshold (accepted; we roll inline).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(1..=100))]
+    rollover_threshold_percent: u8,
+    /// Upstream's overshoot bound (accepted; our segments never overshoot).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u8).range(1..))]
+    max_overshoot_percent: u8,
+}
+
+impl BenchFlags {
+    pub(crate) fn into_args(self) -> Result<BenchArgs, CliError> {
+        use felix_engine::broker::{FsyncMode, LogConfig};
+        let fsync_mode = match self.fsync.as_str() {
+            "none" => FsyncMode::None,
+            "periodic" => FsyncMode::Periodic { interval: std::time::Duration::from_millis(self.fsync_interval_ms) },
+            _ => FsyncMode::OnCommit,
+        };
+        let config = LogConfig {
+            segment_size_bytes: self.segment_bytes,
+            index_spacing_bytes: self.index_spacing_bytes,
+            fsync_mode,
+            preallocate_segments: !self.no_preallocate,
+            rollover_threshold_percent: self.rollover_threshold_percent,
+            max_overshoot_percent: self.max_overshoot_percent,
+            ..LogConfig::default()
+        };
+        config.validate().map_err(|e| fail(&e))?;
+        // Every publisher builds its batch before appending it: refuse a load
+        // that cannot be held in memory instead of aborting mid-run.
+        let in_flight = u64::from(self.payload_bytes).max(1) * u64::from(self.batch) * u64::from(self.concurrency);
+        if in_flight > MAX_BENCH_IN_FLIGHT_BYTES {
+            return Err(CliError::Usage(format!(
+                "--payload-bytes × --batch × --concurrency is {in_flight} bytes in flight; at most {MAX_BENCH_IN_FLIGHT_BYTES} (1 GiB)"
+            )));
+        }
+        Ok(BenchArgs {
+            dir: self.dir,
+            config,
+            records: self.records,
+            payload_bytes: self.payload_bytes as usize,
+            batch: self.batch as usize,
+            concurrency: self.concurrency as usize,
+            warmup_records: self.warmup_records,
+            label: self.label,
+        })
+    }
+}
 
 /// One bench run: upstream's `BenchArgs`.
 #[derive(Debug, Clone)]

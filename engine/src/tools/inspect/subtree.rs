@@ -9,13 +9,13 @@
 //! report stays byte-identical for any number of workers.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use blake3::hazmat::{left_subtree_len, merge_subtrees_non_root, merge_subtrees_root, ChainingValue, HasherExt, Mode};
 
-use super::{io_error, InspectError, CHUNK_BYTES};
 use crate::shard::walk::ReadBuf;
+use crate::tools::read::{End, Opened};
+use crate::tools::ToolError;
 
 /// Files larger than this are hashed in subtrees of at most this many bytes.
 pub(super) const PIECE_BYTES: u64 = 16 << 20;
@@ -40,38 +40,26 @@ pub(super) fn pieces(size: u64, piece: u64) -> Vec<(u64, u64)> {
     out
 }
 
-/// The chaining value of bytes `offset..offset + len` of `path` (one of
-/// [`pieces`]), read in [`CHUNK_BYTES`] pieces into `buf`; `None` when the
-/// file ends before (it shrank since its size was taken) or the file opened
-/// is not `expect` (another file put at its path).
+/// The chaining value of bytes `offset..offset + len` of `file` (one of
+/// [`pieces`]), read through the tools' read loop into `buf`; `None` when
+/// the file ends before (it shrank since its size was taken) or `file` is
+/// `None` (the file opened is not the one stamped: another put at its path).
 pub(super) fn hash_piece(
-    path: &Path,
-    expect: Option<super::Identity>,
+    file: Option<Opened<'_>>,
     offset: u64,
     len: u64,
     buf: &mut ReadBuf,
     on_bytes: &mut dyn FnMut(&Path, u64),
-) -> Result<Option<ChainingValue>, InspectError> {
-    let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
-    if !super::is_expected(&file, expect) {
-        return Ok(None);
-    }
+) -> Result<Option<ChainingValue>, ToolError> {
+    let Some(file) = file else { return Ok(None) };
     let mut hasher = blake3::Hasher::new();
     hasher.set_input_offset(offset);
-    let mut at = 0u64;
-    while at < len {
-        buf.set_len(usize::try_from(len - at).unwrap_or(CHUNK_BYTES).min(CHUNK_BYTES));
-        let n = match file.read_at(buf.bytes_mut(), offset + at) {
-            Ok(0) => return Ok(None),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(path, &e)),
-        };
-        hasher.update(buf.bytes().get(..n).unwrap_or(&[]));
-        at += n as u64;
-        on_bytes(path, n as u64);
-    }
-    Ok(Some(hasher.finalize_non_root()))
+    let (_, end) = file.read_chunks(offset, len, buf, |chunk| {
+        hasher.update(chunk);
+        on_bytes(file.path(), chunk.len() as u64);
+        Ok(true)
+    })?;
+    Ok((end == End::Range).then(|| hasher.finalize_non_root()))
 }
 
 /// The root hash of a file of `size` bytes from the chaining values of its
@@ -115,10 +103,11 @@ mod tests {
                 assert_eq!(parts.iter().map(|p| p.1).sum::<u64>(), size);
                 assert!(parts.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0), "contiguous, left to right");
                 let mut cvs = BTreeMap::new();
-                let (mut buf, mut seen) = (ReadBuf::new(), 0u64);
+                let (mut buf, mut seen, io) = (ReadBuf::new(), 0u64, crate::io::OsIo::new());
                 for &(offset, len) in &parts {
                     assert!(len <= piece && len > 0);
-                    let cv = hash_piece(&path, None, offset, len, &mut buf, &mut |_, n| seen += n).unwrap().unwrap();
+                    let cv =
+                        hash_piece(Opened::open(&io, &path, None).unwrap(), offset, len, &mut buf, &mut |_, n| seen += n).unwrap().unwrap();
                     cvs.insert(offset, cv);
                 }
                 assert_eq!(seen, size);
@@ -146,10 +135,13 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("00000000000000000000.log");
         std::fs::write(&path, vec![7u8; 4096]).unwrap();
-        let mut buf = ReadBuf::new();
-        assert!(hash_piece(&path, None, 2048, 2048, &mut buf, &mut |_, _| {}).unwrap().is_some());
-        assert_eq!(hash_piece(&path, None, 4096, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
+        let (mut buf, io) = (ReadBuf::new(), crate::io::OsIo::new());
+        let open = || Opened::open(&io, &path, None).unwrap();
+        assert!(hash_piece(open(), 2048, 2048, &mut buf, &mut |_, _| {}).unwrap().is_some());
+        assert_eq!(hash_piece(open(), 4096, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
         // Ends inside the piece.
-        assert_eq!(hash_piece(&path, None, 3072, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
+        assert_eq!(hash_piece(open(), 3072, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
+        // Another file than the one stamped.
+        assert_eq!(hash_piece(None, 0, 2048, &mut buf, &mut |_, _| {}).unwrap(), None);
     }
 }
