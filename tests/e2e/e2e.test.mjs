@@ -812,6 +812,49 @@ test('the recovery preview of the dropped demo shards is the CLI\'s plan', async
   assert.deepEqual(await axeViolations(p), [], 'the recovery previews are accessible');
 });
 
+test('issue 19: the replica compare and the recovery preview read their folders in a worker of their own, not on the page; with no worker, on the page, in the same words', async () => {
+  const [a, b] = await replicas();
+  const root = join(sample, 'root');
+  const shards = (await readdir(root)).sort();
+  const files = (await Promise.all(shards.map((s) => folder(join(root, s))))).flat();
+  // Every Blob.slice on the page itself (a worker has globals of its own): how many, and of how many files.
+  const watch = () => {
+    const seen = new WeakSet();
+    window.__slices = { calls: 0, files: 0 };
+    const slice = Blob.prototype.slice;
+    Blob.prototype.slice = function (...args) {
+      window.__slices.calls++;
+      if (!seen.has(this)) { seen.add(this); window.__slices.files++; }
+      return slice.apply(this, args);
+    };
+  };
+  const shown = [];
+  for (const workers of [true, false]) {
+    const p = await page();
+    await p.addInitScript(watch);
+    if (!workers) await p.addInitScript(() => { delete window.Worker; });
+    await p.goto(base);
+    await dropOn(p, '#replica-a', await folder(a));
+    await dropOn(p, '#replica-b', await folder(b));
+    await p.locator('#first-divergent').waitFor({ timeout: 15000 });
+    await p.locator('#side-by-side').waitFor({ timeout: 15000 });
+    const compared = await p.evaluate(() => ({ ...window.__slices }));
+    if (workers) assert.deepEqual(compared, { calls: 0, files: 0 }, 'the page read no byte of either replica');
+    else assert.ok(compared.calls > 0, 'with no worker the page reads both replicas itself');
+    const diff = await p.locator('#replica-diff').innerHTML();
+    await drop(p, files);
+    for (const s of shards) await p.locator(`section.recovery[data-shard="${s}"]`).waitFor({ state: 'attached', timeout: 20000 });
+    const previewed = await p.evaluate(() => ({ ...window.__slices }));
+    // On the page: at most the file the views show (the hex view reads its rows); never every file of every shard.
+    if (workers) assert.ok(previewed.files <= 1, `the page read ${previewed.files} of the ${files.length} files`);
+    else assert.ok(previewed.files >= files.length, `with no worker the page reads every file: ${previewed.files}`);
+    if (!workers) assert.equal(p.workers.length, 0, 'no worker ran');
+    shown.push([diff, await p.locator('#recovery-preview').innerHTML()]);
+  }
+  assert.equal(shown[0][0], shown[1][0], 'the same compare with and without a worker');
+  assert.equal(shown[0][1], shown[1][1], 'the same previews with and without a worker');
+});
+
 // Issue 18, "What it shows wrong": items 1-5, each through the path a user takes.
 
 // Every file of the demo root, as a drop of the root folder delivers it (`root/shard/file`).

@@ -5,7 +5,9 @@
 //! thread ([`driver::read`], [`driver::run`] or [`driver::hash`]), and posts
 //! each [`ToPage`] message back as one byte buffer (transferred, not copied).
 //! A find job (`protocol::FindJob`, sent to a worker of its own) runs
-//! [`driver::find`] instead.
+//! [`driver::find`] instead; a folder job (`protocol::FolderJob`: the
+//! recovery preview's plans, the replica compare) runs [`driver::folders`]
+//! and answers `protocol::Answer`s.
 
 use std::rc::Rc;
 
@@ -37,6 +39,28 @@ fn find(scope: &DedicatedWorkerGlobalScope, bytes: &[u8], files: &Array) {
     });
 }
 
+/// A folder job (`protocol::FolderJob`): read and answered here, off the page.
+fn folders(scope: &DedicatedWorkerGlobalScope, bytes: &[u8], files: &Array) {
+    let answer = |scope: &DedicatedWorkerGlobalScope, a: &protocol::Answer| {
+        let bytes = Uint8Array::from(protocol::encode_answer(a).as_slice());
+        let _ = scope.post_message_with_transfer(&bytes, &Array::of1(&bytes.buffer()));
+    };
+    let job = match protocol::decode_folder_job(bytes) {
+        Ok(job) => job,
+        Err(e) => return answer(scope, &protocol::Answer::Failed(e.to_string())),
+    };
+    let named: usize = job.folders().iter().map(|f| f.files.len()).sum();
+    if named != files.length() as usize {
+        let message = format!("the page sent {} files for folders of {named}", files.length());
+        return answer(scope, &protocol::Answer::Failed(message));
+    }
+    let blobs: Vec<Blob> = files.iter().map(JsCast::unchecked_into::<Blob>).collect();
+    let scope = scope.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        driver::folders(job, blobs, &|a| answer(&scope, &a), &|| false).await;
+    });
+}
+
 fn main() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let reply = scope.clone();
@@ -49,6 +73,9 @@ fn main() {
         let reader: Option<MessagePort> = Reflect::get(&data, &READER_KEY.into()).ok().and_then(|v| v.dyn_into().ok());
         if let Some(bytes) = job.as_deref().filter(|b| protocol::is_find_job(b)) {
             return find(&reply, bytes, &files);
+        }
+        if let Some(bytes) = job.as_deref().filter(|b| protocol::is_folder_job(b)) {
+            return folders(&reply, bytes, &files);
         }
         let job = job.ok_or(JobError::NoJob).and_then(|b| protocol::decode_job(&b).map_err(JobError::Unreadable));
         let job = match job {

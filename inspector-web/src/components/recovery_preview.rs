@@ -3,8 +3,10 @@
 //! the same inspection, `model::replica::plan`), with each cut's bytes (what
 //! would move to evidence) and a jump to them in the hex view, each index
 //! rebuild, each refusal with its reason and the flag that would allow it,
-//! and the command to run on the broker.
+//! and the command to run on the broker. The folders are read and planned
+//! off the page, in a worker of their own (`protocol::FolderJob::Plan`).
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use felix_codec::shard::recovery::{Action, ShardPlan};
@@ -15,13 +17,12 @@ use super::message::Message;
 use super::text_field::{shown, TextField};
 
 use crate::model::group::file_name;
-use crate::model::replica::{plan, plans, recover_command, recover_flag, ReplicaScan};
+use crate::model::replica::{plans, recover_command, recover_flag, Planned, ReadFailure, SHOWN_CUT_BYTES};
 use crate::share::plan_share;
-use crate::ui::message::quote;
+use crate::ui::hooks::use_errand;
 use crate::web;
-
-/// Bytes of a cut shown in the preview (the hex view shows them all).
-const SHOWN_CUT_BYTES: u64 = 64;
+use crate::worker::protocol::{Answer, Folder, FolderJob};
+use crate::worker::runner::Errand;
 
 /// A shard folder on the page: its name and its files' bytes.
 #[derive(Clone, Debug)]
@@ -56,34 +57,6 @@ pub struct Props {
     pub shards: Rc<Shards>,
     /// Shows `(path, byte range)` in the hex view.
     pub on_show: Callback<(String, (u64, u64))>,
-}
-
-/// A planned shard and the first bytes of each cut.
-#[derive(Clone, Debug, PartialEq)]
-struct Planned {
-    plan: ShardPlan,
-    cut_bytes: Vec<(String, Vec<u8>)>,
-}
-
-async fn plan_of(shard: &ShardFolder) -> Result<Planned, String> {
-    let listed: Vec<(String, u64)> = shard.files.iter().map(|(p, size, _)| (p.clone(), *size)).collect();
-    let mut scan = ReplicaScan::new(&shard.name, &listed);
-    while let Some(read) = scan.next_read() {
-        let (path, _, blob) = shard.files.get(read.file).ok_or("a file went missing")?;
-        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{}: {e}", quote(path)))?;
-        scan.feed(&bytes);
-    }
-    let plan = plan(scan);
-    let mut cut_bytes = Vec::new();
-    for a in &plan.actions {
-        if let Action::Cut { file, position, bytes, .. } = a {
-            if let Some((_, _, blob)) = shard.files.iter().find(|(p, _, _)| file_name(p) == file) {
-                let shown = web::read_slice(blob, *position, position + (*bytes).min(SHOWN_CUT_BYTES)).await.unwrap_or_default();
-                cut_bytes.push((file.clone(), shown));
-            }
-        }
-    }
-    Ok(Planned { plan, cut_bytes })
 }
 
 fn hex_line(bytes: &[u8]) -> String {
@@ -216,28 +189,57 @@ pub fn plan_section(
     }
 }
 
+/// Each shard's plan, or why its bytes could not be read, by shard name.
+type Previews = Vec<(String, Result<Planned, ReadFailure>)>;
+
+/// Plans `shards` in a worker (or on the page when none starts); `planned`
+/// gets every shard's answer at once, in order, when the last arrives.
+fn start_plans(shards: &Shards, planned: &UseStateHandle<Previews>, errand: &RefCell<Errand>) {
+    let folders: Vec<Folder> = shards
+        .shards
+        .iter()
+        .map(|s| Folder { name: s.name.clone(), files: s.files.iter().map(|(p, size, _)| (p.clone(), *size)).collect() })
+        .collect();
+    let blobs = shards.shards.iter().flat_map(|s| s.files.iter().map(|(_, _, b)| b.clone())).collect();
+    let names: Vec<String> = folders.iter().map(|f| f.name.clone()).collect();
+    let got: RefCell<Vec<Option<Result<Planned, ReadFailure>>>> = RefCell::new(names.iter().map(|_| None).collect());
+    let planned = planned.clone();
+    let on = Callback::from(move |answer: Answer| match answer {
+        Answer::Planned { shard, plan } => {
+            if let Some(slot) = got.borrow_mut().get_mut(shard as usize) {
+                *slot = Some(plan.map(|p| *p));
+            }
+        }
+        Answer::Done { .. } | Answer::Failed(_) => {
+            let failed = match answer {
+                Answer::Failed(message) => Some(ReadFailure::Worker(message)),
+                _ => None,
+            };
+            let got = std::mem::take(&mut *got.borrow_mut());
+            let out = names.iter().zip(got).filter_map(|(name, p)| Some((name.clone(), p.or_else(|| failed.clone().map(Err))?)));
+            planned.set(out.collect());
+        }
+        Answer::Ready | Answer::Diffed(_) => {}
+    });
+    errand.borrow_mut().start(FolderJob::Plan { shards: folders }, blobs, &on);
+}
+
 /// One preview per shard.
 #[function_component(RecoveryPreview)]
 pub fn recovery_preview(props: &Props) -> Html {
-    let planned = use_state(Vec::<(String, Result<Planned, String>)>::new);
+    let planned = use_state(Previews::new);
+    let errand = use_errand();
     {
         let planned = planned.clone();
         use_effect_with(Rc::clone(&props.shards), move |shards| {
-            let shards = Rc::clone(shards);
-            wasm_bindgen_futures::spawn_local(async move {
-                let mut out = Vec::new();
-                for s in &shards.shards {
-                    out.push((s.name.clone(), plan_of(s).await));
-                }
-                planned.set(out);
-            });
+            start_plans(shards, &planned, &errand);
             || ()
         });
     }
     let items = props.shards.shards.iter().filter_map(|shard| {
         let (_, result) = planned.iter().find(|(n, _)| *n == shard.name)?;
         Some(match result {
-            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error"><Message text={e.clone()} /></p></section> },
+            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error"><Message text={e.to_string()} /></p></section> },
             Ok(p) => plan_section(&shard.name, &p.plan, &shard.files, &p.cut_bytes, Some(&props.on_show)),
         })
     });

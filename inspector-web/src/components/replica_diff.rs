@@ -1,12 +1,13 @@
 //! "Compare two replicas": two drop targets (replica A, replica B), the diff
-//! the codec computes from both folders read in step (`model::replica`), and
+//! the codec computes from both folders read in step (`model::replica`, in a
+//! worker of its own: `protocol::FolderJob::Diff`), and
 //! its views — both offset ranges side by side, the first divergent offset
 //! with both records' headers and bytes (payload masked unless unmasked
 //! here), the epochs timelines on one axis, each side's truncation — and
 //! sharing (JSON, Markdown, permalink; never payload bytes). A diff opened
 //! from a paste or a JSON file (`Props::opened`) shows as a link's does, a claim.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use felix_codec::shard::diff::{Diff, RecordRef, Side, SideReport};
@@ -16,12 +17,13 @@ use yew::prelude::*;
 use super::message::Message;
 use super::text_field::{shown, TextField};
 
-use crate::model::group::file_name;
-use crate::model::replica::{replica_files, DiffRun, ReplicaScan};
+use crate::model::replica::{replica_files, Compared, ReplicaError, Sides};
 use crate::model::side_by_side::{self, FirstDivergence, Pair};
 use crate::share::diff_share;
-use crate::ui::message::quote;
+use crate::ui::hooks::{on_dropped, on_picked, use_errand, use_folder_picker};
 use crate::web;
+use crate::worker::protocol::{self, Answer, FolderJob};
+use crate::worker::runner::Errand;
 
 /// Both sides' bytes at the first divergence, as read.
 #[derive(Clone, PartialEq)]
@@ -29,6 +31,15 @@ struct Shown {
     at: FirstDivergence,
     a: Vec<u8>,
     b: Vec<u8>,
+}
+
+impl Shown {
+    /// What a compare's answer shows: its bytes at the diff's first divergence.
+    fn of(compared: Compared) -> (Diff, Option<Self>) {
+        let at = side_by_side::first_divergence(&compared.diff);
+        let shown = at.zip(compared.bytes).map(|(at, (a, b))| Self { at, a, b });
+        (compared.diff, shown)
+    }
 }
 
 /// One dropped replica folder.
@@ -41,7 +52,7 @@ struct Folder {
 impl Folder {
     /// The replica in a dropped folder (`model::replica::replica_files`
     /// picks its files, or says why it is not one); `None` when nothing was dropped.
-    fn from(files: Vec<(String, File)>) -> Option<Result<Self, String>> {
+    fn from(files: Vec<(String, File)>) -> Option<Result<Self, ReplicaError>> {
         let first = files.first()?;
         let name = first.0.split_once('/').map_or("(files)", |(dir, _)| dir).to_owned();
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -55,13 +66,11 @@ impl Folder {
         Some(Ok(Self { name, files }))
     }
 
-    fn listed(&self) -> Vec<(String, u64)> {
+    /// The folder as a job names it: its name and its files' paths and sizes.
+    fn job(&self) -> protocol::Folder {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        self.files.iter().map(|(p, b)| (p.clone(), b.size() as u64)).collect()
-    }
-
-    fn blob(&self, name: &str) -> Option<&Blob> {
-        self.files.iter().find(|(p, _)| file_name(p) == name).map(|(_, b)| b)
+        let files = self.files.iter().map(|(p, b)| (p.clone(), b.size() as u64)).collect();
+        protocol::Folder { name: self.name.clone(), files }
     }
 }
 
@@ -79,32 +88,75 @@ struct View {
     link: Option<String>,
 }
 
-async fn run_diff(a: Folder, b: Folder) -> Result<(Diff, Option<Shown>), String> {
-    let mut run = DiffRun::new(ReplicaScan::new(&a.name, &a.listed()), ReplicaScan::new(&b.name, &b.listed()));
-    while let Some((side, read)) = run.next_read() {
-        let folder = if side == Side::A { &a } else { &b };
-        let (path, blob) = folder.files.get(read.file).ok_or("a file went missing")?;
-        let bytes = web::read_slice(blob, read.start, read.end).await.map_err(|e| format!("{}: {e}", quote(path)))?;
-        run.feed(side, &bytes);
+/// What the section keeps between renders: the folders dropped, which run is
+/// the latest, whether the view came from a link, and the compare's worker.
+#[derive(Default)]
+struct Runs {
+    folders: RefCell<Sides<Folder>>,
+    /// Each drop (or opened link) starts anew; a slower earlier diff must not overwrite it.
+    generation: Cell<u64>,
+    /// What the view shows came from a link (a diff or its error): another link replaces it.
+    from_link: Cell<bool>,
+    errand: Rc<RefCell<Errand>>,
+}
+
+impl Runs {
+    /// A new run: the last one's answer, if any is still to come, is not wanted.
+    fn next(&self) -> u64 {
+        self.errand.borrow_mut().stop();
+        let mine = self.generation.get().wrapping_add(1);
+        self.generation.set(mine);
+        mine
     }
-    let diff = run.finish();
-    let shown = match side_by_side::first_divergence(&diff) {
-        Some(at) => {
-            // Bounded reads: each span is at most side_by_side::SHOWN_BYTES.
-            let mut read = Vec::with_capacity(2);
-            for (folder, span) in [(&a, &at.a), (&b, &at.b)] {
-                read.push(match folder.blob(&span.file) {
-                    Some(blob) => web::read_slice(blob, span.start, span.end).await.unwrap_or_default(),
-                    None => Vec::new(),
-                });
-            }
-            let b_bytes = read.pop().unwrap_or_default();
-            let a_bytes = read.pop().unwrap_or_default();
-            Some(Shown { at, a: a_bytes, b: b_bytes })
+}
+
+/// Compares `a` with `b` off the page; the answer shows unless a newer run started.
+fn start_diff((a, b): (Folder, Folder), names: (Option<String>, Option<String>), view: &UseStateHandle<View>, runs: &Rc<Runs>) {
+    let mine = runs.next();
+    let job = FolderJob::Diff { a: a.job(), b: b.job() };
+    let blobs = a.files.iter().chain(&b.files).map(|(_, blob)| blob.clone()).collect();
+    let (view, latest) = (view.clone(), Rc::clone(runs));
+    let on = Callback::from(move |answer: Answer| {
+        if latest.generation.get() != mine {
+            return; // another drop started a newer diff
         }
-        None => None,
-    };
-    Ok((diff, shown))
+        let names = names.clone();
+        match answer {
+            Answer::Diffed(Ok(compared)) => {
+                let (diff, bytes) = Shown::of(*compared);
+                view.set(View { names, diff: Some(Rc::new(diff)), bytes: bytes.map(Rc::new), ..View::default() });
+            }
+            Answer::Diffed(Err(e)) => view.set(View { names, error: Some(e.to_string()), ..View::default() }),
+            Answer::Failed(e) => view.set(View { names, error: Some(e), ..View::default() }),
+            Answer::Ready | Answer::Planned { .. } | Answer::Done { .. } => {}
+        }
+    });
+    runs.errand.borrow_mut().start(job, blobs, &on);
+}
+
+/// A drop on one side: that side's folder is replaced (or emptied, with
+/// the reason, when it is no replica); with both there, the compare runs.
+fn on_side(side: Side, view: &UseStateHandle<View>, runs: &Rc<Runs>) -> Callback<Vec<(String, File)>> {
+    let (view, runs) = (view.clone(), Rc::clone(runs));
+    Callback::from(move |files: Vec<(String, File)>| {
+        let Some(folder) = Folder::from(files) else { return };
+        let mut names = view.names.clone();
+        let name = folder.as_ref().ok().map(|f| f.name.clone());
+        match side {
+            Side::A => names.0 = name,
+            Side::B => names.1 = name,
+        }
+        runs.folders.borrow_mut().set(side, folder.as_ref().ok().cloned());
+        if let Err(e) = folder {
+            // Not a replica: this side is empty again, and no diff runs.
+            runs.next();
+            return view.set(View { names, error: Some(e.to_string()), ..View::default() });
+        }
+        let both = runs.folders.borrow().both();
+        let Some(both) = both else { return view.set(View { names, ..View::default() }) };
+        view.set(View { names: names.clone(), running: true, ..View::default() });
+        start_diff(both, names, &view, &runs);
+    })
 }
 
 #[derive(Properties, PartialEq)]
@@ -118,40 +170,8 @@ struct PickProps {
 #[function_component(Pick)]
 fn pick(props: &PickProps) -> Html {
     let id = format!("replica-{}", props.side.to_ascii_lowercase());
-    let input = use_node_ref();
-    {
-        let input = input.clone();
-        use_effect_with((), move |()| {
-            if let Some(el) = input.cast::<web_sys::Element>() {
-                let _ = el.set_attribute("webkitdirectory", "");
-            }
-            || ()
-        });
-    }
-    let on_change = {
-        let cb = props.on_files.clone();
-        Callback::from(move |e: Event| {
-            let el: HtmlInputElement = e.target_unchecked_into();
-            cb.emit(web::picked(el.files()));
-            el.set_value("");
-        })
-    };
-    let on_drop = {
-        let cb = props.on_files.clone();
-        Callback::from(move |e: DragEvent| {
-            e.prevent_default();
-            let Some(dt) = e.data_transfer() else { return };
-            let items: wasm_bindgen::JsValue = dt.items().into();
-            let fallback = web::picked(dt.files());
-            let cb = cb.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                match web::files_from_drop(&items).await {
-                    Ok(files) if !files.is_empty() => cb.emit(files),
-                    _ => cb.emit(fallback),
-                }
-            });
-        })
-    };
+    let input = use_folder_picker();
+    let (on_change, on_drop) = (on_picked(&props.on_files), on_dropped(&props.on_files, || ()));
     let label = format!("replica {}", props.side);
     html! {
         <div id={id.clone()} class="dropzone replica" role="region" aria-label={format!("drop {label}'s shard folder here")}
@@ -327,110 +347,95 @@ pub struct Props {
     pub opened: Option<(u32, Rc<Diff>)>,
 }
 
+/// A diff link in the page's address (`#d=`) shows as a claim, now and on
+/// each change of the address; another link (a report's) takes it away.
+#[hook]
+fn use_diff_link(view: &UseStateHandle<View>, runs: &Rc<Runs>) {
+    let (view, runs) = (view.clone(), Rc::clone(runs));
+    use_effect_with((), move |()| {
+        let open = move || {
+            let hash = web::hash();
+            if diff_share::is_link(&hash) {
+                runs.next();
+                runs.from_link.set(true);
+                match diff_share::decode(&hash) {
+                    Ok(d) => view.set(View { diff: Some(Rc::new(d)), shared: true, ..View::default() }),
+                    Err(e) => view.set(View { error: Some(e.to_string()), ..View::default() }),
+                }
+            } else if runs.from_link.replace(false) {
+                // Another link (a report's) replaced the diff link: its diff or error goes with it.
+                runs.next();
+                view.set(View::default());
+            }
+        };
+        open();
+        web::on_hash_change(open);
+        || ()
+    });
+}
+
+/// A diff opened from a paste or a JSON file: shown as a claim, like a link's.
+#[hook]
+fn use_opened_diff(opened: Option<(u32, Rc<Diff>)>, view: &UseStateHandle<View>, runs: &Rc<Runs>) {
+    let (view, runs) = (view.clone(), Rc::clone(runs));
+    use_effect_with(opened, move |opened| {
+        if let Some((_, d)) = opened {
+            runs.next();
+            runs.from_link.set(false);
+            view.set(View { diff: Some(Rc::clone(d)), shared: true, ..View::default() });
+            web::scroll_into_view("replica-diff");
+        }
+        || ()
+    });
+}
+
+/// The diff's exports: JSON, Markdown, and a permalink (copied, and shown).
+fn share_buttons(d: &Rc<Diff>, view: &UseStateHandle<View>) -> Html {
+    let json = {
+        let (d, view) = (Rc::clone(d), view.clone());
+        Callback::from(move |_: MouseEvent| {
+            let result = web::download("felix-diff.json", "application/json", &diff_share::to_json(&d));
+            if let Err(e) = result {
+                view.set(View { error: Some(e.to_string()), ..(*view).clone() });
+            }
+        })
+    };
+    let md = {
+        let d = Rc::clone(d);
+        Callback::from(move |_: MouseEvent| {
+            let _ = web::download("felix-diff.md", "text/markdown", &diff_share::markdown(&d));
+        })
+    };
+    let link = {
+        let (d, view) = (Rc::clone(d), view.clone());
+        Callback::from(move |_: MouseEvent| match diff_share::encode(&d) {
+            Ok(fragment) => {
+                let url = web::url_with_fragment(&fragment);
+                web::copy_to_clipboard(&url);
+                view.set(View { link: Some(url), ..(*view).clone() });
+            }
+            Err(e) => view.set(View { error: Some(e.to_string()), ..(*view).clone() }),
+        })
+    };
+    html! {
+        <div class="share">
+            <button id="diff-json" onclick={json}>{ "Download the diff (JSON)" }</button>
+            <button id="diff-md" onclick={md}>{ "Download Markdown" }</button>
+            <button id="diff-link" onclick={link}>{ "Copy a permalink" }</button>
+            if let Some(url) = &view.link { <input id="diff-permalink" readonly=true value={url.clone()} aria-label="the diff's permalink" /> }
+        </div>
+    }
+}
+
 /// The "compare two replicas" section.
 #[function_component(ReplicaDiff)]
 pub fn replica_diff(props: &Props) -> Html {
     let view = use_state(View::default);
     let unmask = use_state(|| false);
-    let folders: Rc<RefCell<(Option<Folder>, Option<Folder>)>> = (*use_memo((), |()| Rc::new(RefCell::new((None, None))))).clone();
-    // Each drop (or opened link) starts anew; a slower earlier diff must not overwrite it.
-    let generation: Rc<std::cell::Cell<u64>> = (*use_memo((), |()| Rc::new(std::cell::Cell::new(0)))).clone();
-    // What the view shows came from a link (a diff or its error): another link replaces it.
-    let from_link: Rc<std::cell::Cell<bool>> = (*use_memo((), |()| Rc::new(std::cell::Cell::new(false)))).clone();
-    {
-        let (view, generation, from_link) = (view.clone(), Rc::clone(&generation), Rc::clone(&from_link));
-        use_effect_with((), move |()| {
-            let open = move || {
-                let hash = web::hash();
-                if diff_share::is_link(&hash) {
-                    generation.set(generation.get().wrapping_add(1));
-                    from_link.set(true);
-                    match diff_share::decode(&hash) {
-                        Ok(d) => view.set(View { diff: Some(Rc::new(d)), shared: true, ..View::default() }),
-                        Err(e) => view.set(View { error: Some(e.to_string()), ..View::default() }),
-                    }
-                } else if from_link.replace(false) {
-                    // Another link (a report's) replaced the diff link: its diff or error goes with it.
-                    generation.set(generation.get().wrapping_add(1));
-                    view.set(View::default());
-                }
-            };
-            open();
-            web::on_hash_change(open);
-            || ()
-        });
-    }
-    {
-        // A diff opened from a paste or a JSON file: shown as a claim, like a link's.
-        let (view, generation, from_link) = (view.clone(), Rc::clone(&generation), Rc::clone(&from_link));
-        use_effect_with(props.opened.clone(), move |opened| {
-            if let Some((_, d)) = opened {
-                generation.set(generation.get().wrapping_add(1));
-                from_link.set(false);
-                view.set(View { diff: Some(Rc::clone(d)), shared: true, ..View::default() });
-                web::scroll_into_view("replica-diff");
-            }
-            || ()
-        });
-    }
-    let on_side = |side: Side| {
-        let (view, folders, generation) = (view.clone(), Rc::clone(&folders), Rc::clone(&generation));
-        Callback::from(move |files: Vec<(String, File)>| {
-            let mut names = view.names.clone();
-            let folder = match Folder::from(files) {
-                None => return,
-                Some(Ok(folder)) => folder,
-                Some(Err(e)) => {
-                    // Not a replica: this side is empty again, and no diff runs.
-                    match side {
-                        Side::A => names.0 = None,
-                        Side::B => names.1 = None,
-                    }
-                    let mut f = folders.borrow_mut();
-                    match side {
-                        Side::A => f.0 = None,
-                        Side::B => f.1 = None,
-                    }
-                    generation.set(generation.get().wrapping_add(1));
-                    view.set(View { names, error: Some(e), ..View::default() });
-                    return;
-                }
-            };
-            {
-                let mut f = folders.borrow_mut();
-                match side {
-                    Side::A => {
-                        names.0 = Some(folder.name.clone());
-                        f.0 = Some(folder);
-                    }
-                    Side::B => {
-                        names.1 = Some(folder.name.clone());
-                        f.1 = Some(folder);
-                    }
-                }
-            }
-            let both = { folders.borrow().clone() };
-            let (Some(a), Some(b)) = both else {
-                view.set(View { names, ..View::default() });
-                return;
-            };
-            view.set(View { names: names.clone(), running: true, ..View::default() });
-            let view = view.clone();
-            let mine = generation.get().wrapping_add(1);
-            generation.set(mine);
-            let generation = Rc::clone(&generation);
-            wasm_bindgen_futures::spawn_local(async move {
-                let result = run_diff(a, b).await;
-                if generation.get() != mine {
-                    return; // another drop started a newer diff
-                }
-                match result {
-                    Ok((diff, bytes)) => view.set(View { names, diff: Some(Rc::new(diff)), bytes: bytes.map(Rc::new), ..View::default() }),
-                    Err(e) => view.set(View { names, error: Some(e), ..View::default() }),
-                }
-            });
-        })
-    };
+    let errand = use_errand();
+    let runs = (*use_memo((), |()| Rc::new(Runs { errand, ..Runs::default() }))).clone();
+    use_diff_link(&view, &runs);
+    use_opened_diff(props.opened.clone(), &view, &runs);
     let on_unmask = {
         let unmask = unmask.clone();
         Callback::from(move |e: Event| {
@@ -438,57 +443,20 @@ pub fn replica_diff(props: &Props) -> Html {
             unmask.set(el.checked());
         })
     };
-    let share = view.diff.as_ref().map(|d| {
-        let json = {
-            let d = Rc::clone(d);
-            let view = view.clone();
-            Callback::from(move |_: MouseEvent| {
-                let result = web::download("felix-diff.json", "application/json", &diff_share::to_json(&d));
-                if let Err(e) = result {
-                    view.set(View { error: Some(e.to_string()), ..(*view).clone() });
-                }
-            })
-        };
-        let md = {
-            let d = Rc::clone(d);
-            Callback::from(move |_: MouseEvent| {
-                let _ = web::download("felix-diff.md", "text/markdown", &diff_share::markdown(&d));
-            })
-        };
-        let link = {
-            let (d, view) = (Rc::clone(d), view.clone());
-            Callback::from(move |_: MouseEvent| match diff_share::encode(&d) {
-                Ok(fragment) => {
-                    let url = web::url_with_fragment(&fragment);
-                    web::copy_to_clipboard(&url);
-                    view.set(View { link: Some(url), ..(*view).clone() });
-                }
-                Err(e) => view.set(View { error: Some(e.to_string()), ..(*view).clone() }),
-            })
-        };
-        html! {
-            <div class="share">
-                <button id="diff-json" onclick={json}>{ "Download the diff (JSON)" }</button>
-                <button id="diff-md" onclick={md}>{ "Download Markdown" }</button>
-                <button id="diff-link" onclick={link}>{ "Copy a permalink" }</button>
-                if let Some(url) = &view.link { <input id="diff-permalink" readonly=true value={url.clone()} aria-label="the diff's permalink" /> }
-            </div>
-        }
-    });
     html! {
         <section class="replica-diff" id="replica-diff" aria-labelledby="replica-diff-title">
             <h2 id="replica-diff-title">{ "Compare two replicas" }</h2>
             <p class="lede">{ "Drop the same shard's folder from two brokers: where do they diverge, and where would each truncate as the other's follower? Records are compared by their verified checksums; nothing is uploaded." }</p>
             <div class="picks">
-                <Pick side='A' name={view.names.0.clone()} on_files={on_side(Side::A)} />
-                <Pick side='B' name={view.names.1.clone()} on_files={on_side(Side::B)} />
+                <Pick side='A' name={view.names.0.clone()} on_files={on_side(Side::A, &view, &runs)} />
+                <Pick side='B' name={view.names.1.clone()} on_files={on_side(Side::B, &view, &runs)} />
             </div>
             if view.running { <p id="diff-running" role="status">{ "reading both replicas…" }</p> }
             if let Some(e) = &view.error { <div class="banner error" id="diff-error" role="alert"><Message text={e.clone()} /></div> }
             if view.shared { <div class="banner claim" id="diff-claim">{ "A shared diff: a claim, not checked against files. Drop both folders to compute it here." }</div> }
             if let Some(d) = &view.diff {
                 { render_diff(d, view.bytes.as_deref(), *unmask && !view.shared, on_unmask) }
-                { share.unwrap_or_default() }
+                { share_buttons(d, &view) }
             }
         </section>
     }

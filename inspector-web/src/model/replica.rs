@@ -1,6 +1,7 @@
 //! A shard folder read as a replica: the codec's inspection of its files in
-//! their read order, chunk by chunk as the page reads them, keeping only the
-//! intact records not yet consumed. On top of it, the two answers the CLI
+//! their read order, chunk by chunk as the page reads them, through the
+//! page's one shard driver (`model::scan::ShardDrive`, as the scan reads a
+//! shard), keeping only the intact records not yet consumed. On top of it, the two answers the CLI
 //! gives from the same bytes through the same codec functions:
 //! [`DiffRun`] (`felix-storage diff`: both replicas read in step, as the
 //! codec's `DiffMachine` asks, so memory holds one chunk's records a side)
@@ -11,129 +12,159 @@
 //! file's `Blob` and feeds them back.
 
 use std::collections::VecDeque;
+use std::fmt;
 
 use felix_codec::doc::report::{shell_word, FileReport};
 use felix_codec::format::file_name::{parse_file_name, FileKind};
 use felix_codec::read::scan::{Item, RecordStatus};
 use felix_codec::shard::diff::{Diff, DiffMachine, Need, RecordSummary, Side, SideFacts};
-use felix_codec::shard::inspect::{FileScan, InputFile, ShardInspection};
 use felix_codec::shard::recovery::{plan_shard, Action, Plan, ShardFacts, ShardPlan};
 use felix_codec::verdict::repair::RepairOptions;
 
 use super::group::file_name;
+pub use super::scan::Read;
+use super::scan::{inputs, Keep, ShardDrive};
 use crate::ui::message::quote;
 
 /// Bytes per read.
 pub const CHUNK_BYTES: u64 = 1 << 20;
 
-/// Bytes `start..end` of file `file` (an index into the replica's files).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Read {
-    /// Which file.
-    pub file: usize,
-    /// First byte.
-    pub start: u64,
-    /// Exclusive end.
-    pub end: u64,
+/// What a replica keeps of its items: the intact records read and not yet
+/// taken, each named by its segment (a file that is no segment gives none).
+#[derive(Debug)]
+pub struct Intact {
+    segment_ids: Vec<Option<u64>>,
+    queue: VecDeque<RecordSummary>,
 }
 
-/// One replica (a shard folder) being read.
+impl Keep for Intact {
+    fn item(&mut self, file: usize, item: &Item<'_>) {
+        if let (Item::Record(r), Some(Some(id))) = (item, self.segment_ids.get(file)) {
+            if r.status == RecordStatus::Intact {
+                self.queue.push_back(RecordSummary::of(*id, r));
+            }
+        }
+    }
+}
+
+/// One replica (a shard folder) being read: the shard's scan
+/// ([`ShardDrive`], as the page's scan reads a shard), keeping its intact records.
 #[derive(Debug)]
 pub struct ReplicaScan {
     path: String,
-    inspection: ShardInspection,
-    sizes: Vec<u64>,
-    order: Vec<usize>,
-    next: usize,
-    current: Option<(usize, FileScan, u64)>,
-    queue: VecDeque<RecordSummary>,
+    drive: ShardDrive<Intact>,
 }
 
 impl ReplicaScan {
     /// A replica whose folder is shown as `path`, holding `files` (`(path, size)`).
     #[must_use]
     pub fn new(path: &str, files: &[(String, u64)]) -> Self {
-        let inputs: Vec<InputFile> =
-            files.iter().map(|(p, size)| InputFile { path: p.clone(), name: file_name(p).into(), size: *size }).collect();
-        let shard = file_name(path.trim_end_matches('/')).to_owned();
-        let inspection = ShardInspection::new(Some(shard), inputs);
-        let order = inspection.order();
-        Self {
-            path: path.into(),
-            inspection,
-            sizes: files.iter().map(|(_, s)| *s).collect(),
-            order,
-            next: 0,
-            current: None,
-            queue: VecDeque::new(),
-        }
+        let segment_ids = files
+            .iter()
+            .map(|(p, _)| match parse_file_name(file_name(p)) {
+                Some((id, FileKind::Segment)) => Some(id),
+                _ => None,
+            })
+            .collect();
+        let shard = file_name(path.trim_end_matches('/'));
+        let keep = Intact { segment_ids, queue: VecDeque::new() };
+        Self { path: path.into(), drive: ShardDrive::new(shard, inputs(files), CHUNK_BYTES, keep) }
     }
 
     /// The next bytes to read, or `None` once every file was read.
     pub fn next_read(&mut self) -> Option<Read> {
-        loop {
-            if let Some((i, _, read)) = &self.current {
-                let size = self.sizes.get(*i).copied().unwrap_or(0);
-                if *read < size {
-                    return Some(Read { file: *i, start: *read, end: size.min(read.saturating_add(CHUNK_BYTES)) });
-                }
-                self.end_current();
-                continue;
-            }
-            let &i = self.order.get(self.next)?;
-            self.next += 1;
-            let scan = self.inspection.begin(i);
-            self.current = Some((i, scan, 0));
-        }
-    }
-
-    fn segment_id(&self, i: usize) -> Option<u64> {
-        let name = self.inspection.files().get(i).map_or("", |f| f.name.as_str());
-        match parse_file_name(name) {
-            Some((id, FileKind::Segment)) => Some(id),
-            _ => None,
-        }
-    }
-
-    fn end_current(&mut self) {
-        let Some((i, scan, _)) = self.current.take() else { return };
-        let id = self.segment_id(i);
-        let queue = &mut self.queue;
-        self.inspection.end(i, scan, &mut |item: Item<'_>| take(queue, id, &item));
+        self.drive.next_read()
     }
 
     /// Feeds the bytes of the last [`Read`]. Fewer bytes than asked (the
     /// file shrank while read) end the file there.
     pub fn feed(&mut self, bytes: &[u8]) {
-        let Some((i, _, _)) = &self.current else { return };
-        let (i, size) = (*i, self.sizes.get(*i).copied().unwrap_or(0));
-        let id = self.segment_id(i);
-        let Some((_, scan, read)) = &mut self.current else { return };
-        let queue = &mut self.queue;
-        scan.feed(bytes, &mut |item: Item<'_>| take(queue, id, &item));
-        let wanted = size.min(read.saturating_add(CHUNK_BYTES)) - *read;
-        *read = if (bytes.len() as u64) < wanted { size } else { read.saturating_add(bytes.len() as u64) };
+        self.drive.feed(bytes);
     }
 
     /// The next intact record read and not yet taken.
     pub fn pop(&mut self) -> Option<RecordSummary> {
-        self.queue.pop_front()
+        self.drive.keep_mut().queue.pop_front()
     }
 
     /// The inspection's reports and recovery facts (call once [`ReplicaScan::next_read`] said `None`).
     #[must_use]
-    pub fn finish(mut self) -> (Vec<FileReport>, ShardFacts) {
-        self.end_current();
-        self.inspection.finish_with_facts(self.path)
+    pub fn finish(self) -> (Vec<FileReport>, ShardFacts) {
+        let (_, reports, facts) = self.drive.finish(self.path);
+        (reports, facts)
+    }
+
+    fn held(&self) -> usize {
+        self.drive.keep().queue.len()
     }
 }
 
-fn take(queue: &mut VecDeque<RecordSummary>, segment_id: Option<u64>, item: &Item<'_>) {
-    if let (Item::Record(r), Some(id)) = (item, segment_id) {
-        if r.status == RecordStatus::Intact {
-            queue.push_back(RecordSummary::of(id, r));
+/// Why a replica's bytes could not be read (the recovery preview shows it
+/// in the shard's place; the compare, in its banner).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadFailure {
+    /// A file the scan asked for was not handed over with the folder.
+    Missing,
+    /// The browser could not read file `path`.
+    Read {
+        /// The file, as dropped.
+        path: String,
+        /// The browser's words.
+        message: String,
+    },
+    /// The worker reading the folders could not take the job (its words).
+    Worker(String),
+}
+
+impl fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Missing => f.write_str("a file went missing"),
+            Self::Read { path, message } => write!(f, "{}: {message}", quote(path)),
+            Self::Worker(message) => f.write_str(message),
         }
     }
+}
+
+impl std::error::Error for ReadFailure {}
+
+/// Bytes of a cut the recovery preview shows (the hex view shows them all).
+pub const SHOWN_CUT_BYTES: u64 = 64;
+
+/// A shard's recovery preview: its plan, and the first bytes of each cut
+/// (at most [`SHOWN_CUT_BYTES`], by file name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned {
+    /// The codec's plan.
+    pub plan: ShardPlan,
+    /// Each cut's file and its first bytes.
+    pub cut_bytes: Vec<(String, Vec<u8>)>,
+}
+
+/// A compare's answer: the diff, and both sides' bytes at its first
+/// divergence (`model::side_by_side`), when it has one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compared {
+    /// The codec's diff.
+    pub diff: Diff,
+    /// Replica A's and replica B's bytes at the first divergence.
+    pub bytes: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// The bytes to show of each cut in `plan`: `(file name, index into
+/// `files` (`(path, size)`), start, end)`, at most [`SHOWN_CUT_BYTES`] each.
+#[must_use]
+pub fn cut_reads(plan: &ShardPlan, files: &[(String, u64)]) -> Vec<(String, usize, u64, u64)> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Cut { file, position, bytes, .. } => {
+                let i = files.iter().position(|(p, _)| file_name(p) == file)?;
+                Some((file.clone(), i, *position, position.saturating_add((*bytes).min(SHOWN_CUT_BYTES))))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The recovery plan of a fully read replica: what `felix-storage recover
@@ -176,17 +207,54 @@ pub fn plans(shards: Vec<ShardPlan>) -> Plan {
     Plan::new(shards)
 }
 
+/// Why dropped files are not one replica (what `felix-storage diff` refuses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplicaError {
+    /// Files from two folders dropped as one replica.
+    MoreThanOneFolder,
+    /// A folder `path` where a Felix file belongs: the engine refuses the shard.
+    FolderWhereAFileBelongs {
+        /// The folder, as dropped.
+        path: String,
+    },
+    /// A root of shards (folders, no Felix file of its own) dropped as one replica.
+    RootOfShards {
+        /// The folder, as dropped.
+        folder: String,
+    },
+}
+
+impl fmt::Display for ReplicaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MoreThanOneFolder => f.write_str("files from more than one folder: drop one shard folder as each replica"),
+            Self::FolderWhereAFileBelongs { path } => write!(
+                f,
+                "{}: a folder where a Felix file belongs: the engine refuses this shard until it is moved away; nothing to compare",
+                quote(path)
+            ),
+            Self::RootOfShards { folder } => write!(
+                f,
+                "{}: holds folders, not segment files: a root of shards? drop one shard folder (the CLI's diff takes --shard)",
+                quote(folder)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReplicaError {}
+
 /// Which of a dropped folder's files (`(path, size)`, paths relative to what
 /// was dropped) form one replica, as `felix-storage diff` reads a shard
-/// directory: the files directly in it. Refuses, in a sentence, what the CLI
-/// refuses: a root of shards (folders, no segment file of its own), a
-/// folder where a Felix file belongs (the engine refuses such a shard), and
-/// two folders dropped as one replica. Files in other folders below it are
-/// left out, as the CLI leaves them.
+/// directory: the files directly in it. Refuses what the CLI refuses
+/// ([`ReplicaError`]): a root of shards (folders, no segment file of its
+/// own), a folder where a Felix file belongs (the engine refuses such a
+/// shard), and two folders dropped as one replica. Files in other folders
+/// below it are left out, as the CLI leaves them.
 ///
 /// # Errors
-/// The sentence.
-pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
+/// Why the files are not one replica.
+pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, ReplicaError> {
     use felix_codec::format::file_name::{classify, EntryName};
     let mut top = Vec::new();
     let mut folder: Option<&str> = None;
@@ -194,17 +262,14 @@ pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
     for (i, (path, _)) in files.iter().enumerate() {
         let (dir, rest) = path.split_once('/').unwrap_or(("", path));
         if folder.is_some_and(|f| f != dir) {
-            return Err("files from more than one folder: drop one shard folder as each replica".into());
+            return Err(ReplicaError::MoreThanOneFolder);
         }
         folder = Some(dir);
         match rest.split_once('/') {
             None => top.push(i),
             Some((sub, _)) => {
                 if classify(sub) != EntryName::Foreign {
-                    return Err(format!(
-                        "{}: a folder where a Felix file belongs: the engine refuses this shard until it is moved away; nothing to compare",
-                        quote(&format!("{dir}/{sub}"))
-                    ));
+                    return Err(ReplicaError::FolderWhereAFileBelongs { path: format!("{dir}/{sub}") });
                 }
                 nested_dirs = true;
             }
@@ -212,12 +277,41 @@ pub fn replica_files(files: &[(String, u64)]) -> Result<Vec<usize>, String> {
     }
     let felix = |i: &usize| files.get(*i).is_some_and(|(p, _)| classify(file_name(p)) != EntryName::Foreign);
     if nested_dirs && !top.iter().any(felix) {
-        return Err(format!(
-            "{}: holds folders, not segment files: a root of shards? drop one shard folder (the CLI's diff takes --shard)",
-            quote(folder.unwrap_or_default())
-        ));
+        return Err(ReplicaError::RootOfShards { folder: folder.unwrap_or_default().to_owned() });
     }
     Ok(top)
+}
+
+/// The two replicas dropped so far: each drop replaces its side, and one
+/// that is no replica empties it; the compare runs once both are there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sides<T> {
+    /// Replica A.
+    pub a: Option<T>,
+    /// Replica B.
+    pub b: Option<T>,
+}
+
+impl<T> Default for Sides<T> {
+    fn default() -> Self {
+        Self { a: None, b: None }
+    }
+}
+
+impl<T: Clone> Sides<T> {
+    /// Side `side` is now `value`.
+    pub fn set(&mut self, side: Side, value: Option<T>) {
+        match side {
+            Side::A => self.a = value,
+            Side::B => self.b = value,
+        }
+    }
+
+    /// Both replicas, once both were dropped.
+    #[must_use]
+    pub fn both(&self) -> Option<(T, T)> {
+        Some((self.a.clone()?, self.b.clone()?))
+    }
 }
 
 /// Two replicas diffed as they are read.
@@ -266,7 +360,7 @@ impl DiffRun {
     /// Records read and not yet compared, on both sides (bounded by a chunk's records each).
     #[must_use]
     pub fn held(&self) -> usize {
-        self.a.queue.len() + self.b.queue.len()
+        self.a.held() + self.b.held()
     }
 
     /// The diff, once [`DiffRun::next_read`] said `None`.
@@ -415,12 +509,62 @@ mod tests {
         assert_eq!(replica_files(&listed(&["00000000000000000000.log"])), Ok(vec![0]), "loose files");
         // A root of two shards: the CLI asks for --shard; merged, their records would interleave.
         let root = replica_files(&listed(&["root/s-1/00000000000000000000.log", "root/s-2/00000000000000000000.log"]));
-        assert!(root.unwrap_err().contains("root of shards"));
+        assert!(root.unwrap_err().to_string().contains("root of shards"));
         let claimed = replica_files(&listed(&[shard, "x/00000000000000000099.log/00000000000000000060.log"]));
-        assert!(claimed.unwrap_err().contains("00000000000000000099.log"));
-        assert!(replica_files(&listed(&[shard, "y/00000000000000000000.log"])).unwrap_err().contains("more than one folder"));
+        assert_eq!(claimed, Err(ReplicaError::FolderWhereAFileBelongs { path: "x/00000000000000000099.log".into() }));
+        assert!(claimed.unwrap_err().to_string().contains("00000000000000000099.log"));
+        let two = replica_files(&listed(&[shard, "y/00000000000000000000.log"]));
+        assert_eq!(two, Err(ReplicaError::MoreThanOneFolder));
+        assert!(two.unwrap_err().to_string().contains("more than one folder"));
         // A foreign folder inside a shard is left out, as the CLI leaves it.
         assert_eq!(replica_files(&listed(&[shard, "x/backup/00000000000000000000.log"])), Ok(vec![0]));
+    }
+
+    /// One driver: a replica read for the compare or the preview is judged
+    /// exactly as the page's scan judges the same folder dropped.
+    #[test]
+    fn a_replicas_reports_are_the_group_scans() {
+        let files = sample::files();
+        let shards: std::collections::BTreeSet<&str> = files.iter().filter_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d)).collect();
+        assert!(!shards.is_empty());
+        for dir in shards {
+            let mine: Vec<(String, Vec<u8>)> = files.iter().filter(|(p, _)| p.starts_with(&format!("{dir}/"))).cloned().collect();
+            let listed: Vec<(String, u64)> = mine.iter().map(|(p, b)| (p.clone(), b.len() as u64)).collect();
+            let mut scan = ReplicaScan::new(dir, &listed);
+            let mut intact = 0;
+            while let Some(read) = scan.next_read() {
+                scan.feed(&mine[read.file].1[read.start as usize..read.end as usize]);
+                while scan.pop().is_some() {
+                    intact += 1;
+                }
+            }
+            let (reports, _) = scan.finish();
+            let mut scanned = crate::model::scan::scan_all(&mine);
+            for s in &mut scanned {
+                s.report.hash = None;
+            }
+            let group: Vec<FileReport> = scanned.into_iter().map(|s| s.report).collect();
+            assert_eq!(reports, group, "{dir}");
+            let records: u64 = reports.iter().filter(|r| r.kind == FileKind::Segment).map(|r| r.records).sum();
+            assert_eq!(intact, records, "{dir}: every intact record queued once");
+        }
+    }
+
+    #[test]
+    fn each_drop_replaces_its_side_and_the_compare_waits_for_both() {
+        let mut sides = Sides::default();
+        assert_eq!(sides.both(), None);
+        sides.set(Side::B, Some("b1"));
+        assert_eq!(sides.both(), None, "B alone");
+        sides.set(Side::A, Some("a1"));
+        assert_eq!(sides.both(), Some(("a1", "b1")));
+        sides.set(Side::A, Some("a2"));
+        assert_eq!(sides.both(), Some(("a2", "b1")), "a new A replaces the old");
+        sides.set(Side::B, None);
+        assert_eq!((sides.both(), sides.a), (None, Some("a2")), "a drop that is no replica empties its side only");
+        assert_eq!(ReadFailure::Missing.to_string(), "a file went missing");
+        let read = ReadFailure::Read { path: "a/\u{202e}x.log".into(), message: "NotReadableError".into() };
+        assert_eq!(read.to_string(), format!("{}: NotReadableError", quote("a/\u{202e}x.log")));
     }
 
     #[test]

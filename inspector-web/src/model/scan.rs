@@ -3,6 +3,11 @@
 //! hashes come separately, from `model::hash`, so the verdict never waits
 //! for them), record rows for the table and the hex labels, index entries
 //! and epochs. The page feeds it `Blob.slice` chunks; tests feed it slices.
+//!
+//! A shard is read through [`ShardDrive`], the page's one driver of the
+//! codec's shard scan (`felix_codec::shard::scan::ShardScan`): the group
+//! scan here and the replica compare and recovery preview
+//! (`model::replica`) keep different things of the same items.
 
 use felix_codec::doc::report::{FileReport, FindingReport};
 use felix_codec::format::epochs::{Epoch, EPOCH_ENTRY_LEN};
@@ -11,6 +16,9 @@ use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
 use felix_codec::read::scan::epochs::entry_position;
 use felix_codec::read::scan::{Item, RecordStatus};
 use felix_codec::shard::inspect::{FileScan, InputFile, ShardInspection};
+use felix_codec::shard::recovery::ShardFacts;
+pub use felix_codec::shard::scan::Read;
+use felix_codec::shard::scan::ShardScan;
 
 use super::filemap::{MapCounts, Part};
 use super::group::{file_name, Dropped, Group};
@@ -28,6 +36,10 @@ pub const MAX_LIVE_FINDINGS: usize = 100;
 pub const CHUNK_BYTES: u64 = 4 << 20;
 /// The first read of a file (reads double from here up to [`CHUNK_BYTES`]).
 pub const FIRST_CHUNK_BYTES: u64 = 64 << 10;
+/// The reads a shard's scan asks for while the page's reads pace it: every
+/// read the page makes (64 KiB doubling, cut into [`CHUNK_BYTES`] pieces) is
+/// a multiple of it but a file's last, so the scan's reads tile the page's.
+pub const TILE_BYTES: u64 = FIRST_CHUNK_BYTES;
 
 /// Rows the page may still keep, across every file of one drop: the record
 /// list and the index entries are held for the views, so a drop of many
@@ -121,21 +133,197 @@ impl Detail {
     }
 }
 
+/// What a shard's scan keeps of each file's items: the views' [`Detail`]
+/// (a group's scan), or a replica's intact records (`model::replica`).
+pub trait Keep {
+    /// An item of file `file` (an index into the shard's files).
+    fn item(&mut self, file: usize, item: &Item<'_>);
+}
+
+/// The page's one driver of a shard's inspection: the codec's [`ShardScan`]
+/// (which bytes of which file it needs next, fed as they come, a short read
+/// ending its file), each item handed to `K` with the file it belongs to.
+/// The group scan (the views) and the replica compare and recovery preview
+/// (`model::replica`) both read a shard through it.
+///
+/// Items go to the file of the last read asked for: a file's last items (its
+/// end comes with the next [`ShardDrive::next_read`]) go to it. An empty file
+/// is begun and ended inside that same call, so its end — findings only, no
+/// bytes were read — goes to the file before it (a group scan drops them
+/// with that file's live findings; its report lists them).
+#[derive(Debug)]
+pub struct ShardDrive<K> {
+    scan: ShardScan,
+    keep: K,
+    /// The file of the last read asked for.
+    current: Option<usize>,
+}
+
+impl<K: Keep> ShardDrive<K> {
+    /// Scans `files` as the shard named `shard`, at most `chunk_bytes` a read.
+    #[must_use]
+    pub fn new(shard: &str, files: Vec<InputFile>, chunk_bytes: u64, keep: K) -> Self {
+        let inspection = ShardInspection::new(Some(shard.to_owned()), files);
+        Self { scan: ShardScan::new(inspection, chunk_bytes), keep, current: None }
+    }
+
+    /// The order the shard's checks read its files in (indexes into them).
+    #[must_use]
+    pub fn order(&self) -> Vec<usize> {
+        self.scan.inspection().order()
+    }
+
+    /// What is kept.
+    #[must_use]
+    pub fn keep(&self) -> &K {
+        &self.keep
+    }
+
+    /// What is kept, to take from it.
+    pub fn keep_mut(&mut self) -> &mut K {
+        &mut self.keep
+    }
+
+    /// The next bytes to read (the codec's [`ShardScan::next_read`]), or
+    /// `None` once every file was read.
+    pub fn next_read(&mut self) -> Option<Read> {
+        let (keep, current) = (&mut self.keep, self.current);
+        let read = self.scan.next_read(&mut |item: Item<'_>| to(keep, current, &item));
+        self.current = read.map(|r| r.file);
+        read
+    }
+
+    /// Feeds the bytes of the last [`Read`]; fewer than asked end the file there.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        let (keep, current) = (&mut self.keep, self.current);
+        self.scan.feed(bytes, &mut |item: Item<'_>| to(keep, current, &item));
+    }
+
+    /// Ends the scan (files never read end unread) and hands back what was
+    /// kept, the reports in the shard's file order (cross-file checks
+    /// applied) and the facts recovery plans from (`path`: the folder as shown).
+    #[must_use]
+    pub fn finish(self, path: String) -> (K, Vec<FileReport>, ShardFacts) {
+        let Self { scan, mut keep, current } = self;
+        let inspection = scan.finish(&mut |item: Item<'_>| to(&mut keep, current, &item));
+        let (reports, facts) = inspection.finish_with_facts(path);
+        (keep, reports, facts)
+    }
+}
+
+fn to(keep: &mut impl Keep, current: Option<usize>, item: &Item<'_>) {
+    if let Some(file) = current {
+        keep.item(file, item);
+    }
+}
+
+/// The file a group's scan has open: its [`Detail`] and the rows it may keep.
+#[derive(Debug)]
+struct Open {
+    file: usize,
+    detail: Detail,
+    limit: Budget,
+}
+
+impl Open {
+    /// No file open: nothing is kept.
+    fn none() -> Self {
+        Self { file: usize::MAX, detail: Detail::default(), limit: Budget { records: 0, entries: 0 } }
+    }
+}
+
+impl Keep for Open {
+    fn item(&mut self, file: usize, item: &Item<'_>) {
+        if file == self.file {
+            self.detail.take(item, self.limit);
+        }
+    }
+}
+
+/// A shard's scan while the page's reads pace it: the reads the scan asks
+/// for are [`TILE_BYTES`] long, and the page's chunks are cut into them (a
+/// chunk's end that is not a whole read waits in `carry` for the next chunk:
+/// never in practice, as every read the page makes is a multiple of
+/// [`TILE_BYTES`] but a file's last).
+#[derive(Debug)]
+struct Paced {
+    drive: ShardDrive<Open>,
+    /// The read the scan asked for and not yet fed.
+    pending: Option<Read>,
+    carry: Vec<u8>,
+}
+
+impl Paced {
+    /// Feeds `bytes`, the next of file `file`.
+    fn feed(&mut self, file: usize, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.pending.is_none() {
+                self.pending = self.drive.next_read();
+            }
+            // Bytes past the file's size (or of a file already ended) are not the shard's.
+            let Some(read) = self.pending.filter(|r| r.file == file) else { return };
+            let want = usize::try_from(read.end - read.start).unwrap_or(usize::MAX);
+            if self.carry.is_empty() && bytes.len() >= want {
+                let (now, rest) = bytes.split_at(want);
+                self.drive.feed(now);
+                bytes = rest;
+            } else {
+                let (now, rest) = bytes.split_at((want - self.carry.len()).min(bytes.len()));
+                self.carry.extend_from_slice(now);
+                bytes = rest;
+                if self.carry.len() < want {
+                    return;
+                }
+                self.drive.feed(&self.carry);
+                self.carry.clear();
+            }
+            self.pending = None;
+        }
+    }
+
+    /// Ends file `file`: bytes it still wanted end it where they stopped.
+    fn end(&mut self, file: usize) {
+        if self.pending.is_some_and(|r| r.file == file) {
+            self.drive.feed(&self.carry);
+            self.carry.clear();
+            self.pending = None;
+        }
+        if self.pending.is_none() {
+            // Ends the file (its last items go to its detail) and asks for the next one's bytes.
+            self.pending = self.drive.next_read();
+        }
+    }
+}
+
 /// One file being scanned.
 #[derive(Debug)]
 pub struct FileJob {
-    scan: FileScan,
-    detail: Detail,
+    scan: JobScan,
     done: u64,
-    /// The rows this file may keep (what the drop's [`Budget`] had left).
-    limit: Budget,
+}
+
+#[derive(Debug)]
+enum JobScan {
+    /// A loose file, on its own.
+    Loose(Box<(FileScan, Open)>),
+    /// A shard's file: the shard's scan travels with the job while it is open.
+    Shard(Box<Paced>),
 }
 
 impl FileJob {
     /// Feeds the next chunk.
     pub fn feed(&mut self, chunk: &[u8]) {
-        let (detail, limit) = (&mut self.detail, self.limit);
-        self.scan.feed(chunk, &mut |item: Item<'_>| detail.take(&item, limit));
+        match &mut self.scan {
+            JobScan::Loose(loose) => {
+                let (scan, open) = &mut **loose;
+                let file = open.file;
+                scan.feed(chunk, &mut |item: Item<'_>| open.item(file, &item));
+            }
+            JobScan::Shard(paced) => {
+                let file = paced.drive.keep().file;
+                paced.feed(file, chunk);
+            }
+        }
         self.done += chunk.len() as u64;
     }
 
@@ -149,14 +337,20 @@ impl FileJob {
     /// (the final ones come with the report), so the page can show damage
     /// while the rest of a large file is still being read.
     pub fn take_live(&mut self) -> Vec<FindingReport> {
-        std::mem::take(&mut self.detail.live)
+        let open = match &mut self.scan {
+            JobScan::Loose(loose) => &mut loose.1,
+            JobScan::Shard(paced) => paced.drive.keep_mut(),
+        };
+        std::mem::take(&mut open.detail.live)
     }
 }
 
-/// The scan of one group: a shard, or one loose file.
+/// The scan of one group: a shard, or loose files each on its own.
 #[derive(Debug)]
 pub struct GroupScan {
-    inspection: Option<ShardInspection>,
+    /// The shard's scan (`None` for loose files, or while a [`FileJob`] holds it).
+    shard: Option<Box<Paced>>,
+    order: Vec<usize>,
     paths: Vec<String>,
     sizes: Vec<u64>,
     ids: Vec<u32>,
@@ -174,49 +368,65 @@ pub struct Scanned {
     pub detail: Detail,
 }
 
+/// Each file as the shard's inspection takes it.
+#[must_use]
+pub fn inputs(files: &[(String, u64)]) -> Vec<InputFile> {
+    files.iter().map(|(p, size)| InputFile { path: p.clone(), name: file_name(p).into(), size: *size }).collect()
+}
+
 impl GroupScan {
     /// Prepares the scan of `group` of `dropped`.
     #[must_use]
     pub fn new(group: &Group, dropped: &[Dropped]) -> Self {
         let files: Vec<&Dropped> = group.files.iter().filter_map(|i| dropped.get(*i)).collect();
-        let paths = files.iter().map(|f| f.path.clone()).collect();
-        let inspection = group.shard.as_ref().map(|shard| {
-            let inputs = files.iter().map(|f| InputFile { path: f.path.clone(), name: file_name(&f.path).into(), size: f.size }).collect();
-            ShardInspection::new(Some(shard.clone()), inputs)
+        let listed: Vec<(String, u64)> = files.iter().map(|f| (f.path.clone(), f.size)).collect();
+        let shard = group.shard.as_ref().map(|shard| {
+            let mut drive = ShardDrive::new(shard, inputs(&listed), TILE_BYTES, Open::none());
+            // Files before the first with bytes begin and end here: nothing of them is kept.
+            let pending = drive.next_read();
+            Box::new(Paced { drive, pending, carry: Vec::new() })
         });
-        let (sizes, ids) = (files.iter().map(|f| f.size).collect(), files.iter().map(|f| f.id).collect());
-        Self { inspection, results: files.iter().map(|_| None).collect(), paths, sizes, ids }
+        let order = shard.as_ref().map_or_else(|| (0..files.len()).collect(), |s| s.drive.order());
+        let (paths, sizes) = listed.into_iter().unzip();
+        Self { shard, order, paths, sizes, ids: files.iter().map(|f| f.id).collect(), results: files.iter().map(|_| None).collect() }
     }
 
     /// The order to scan the group's files in (indexes within the group).
     #[must_use]
     pub fn order(&self) -> Vec<usize> {
-        match &self.inspection {
-            Some(s) => s.order(),
-            None => (0..self.paths.len()).collect(),
-        }
+        self.order.clone()
     }
 
     /// Starts file `i` of the group, which may keep what `budget` has left.
+    /// A shard's files are begun in [`GroupScan::order`], each ended before the next.
     #[must_use]
     pub fn begin(&mut self, i: usize, budget: &Budget) -> FileJob {
-        let scan = match &mut self.inspection {
-            Some(s) => s.begin(i),
-            None => FileScan::standalone(file_name(self.paths.get(i).map_or("", String::as_str))),
+        let open = Open { file: i, detail: Detail::new(self.sizes.get(i).copied().unwrap_or(0)), limit: *budget };
+        let scan = match self.shard.take() {
+            Some(mut paced) => {
+                *paced.drive.keep_mut() = open;
+                JobScan::Shard(paced)
+            }
+            None => JobScan::Loose(Box::new((FileScan::standalone(file_name(self.paths.get(i).map_or("", String::as_str))), open))),
         };
-        FileJob { scan, detail: Detail::new(self.sizes.get(i).copied().unwrap_or(0)), done: 0, limit: *budget }
+        FileJob { scan, done: 0 }
     }
 
     /// Ends file `i`; what it kept is taken from `budget`.
     pub fn end(&mut self, i: usize, job: FileJob, budget: &mut Budget) {
-        let FileJob { scan, mut detail, limit, .. } = job;
-        let mut sink = |item: Item<'_>| detail.take(&item, limit);
-        let report = match &mut self.inspection {
-            Some(s) => {
-                s.end(i, scan, &mut sink);
-                None
+        let (report, mut detail) = match job.scan {
+            JobScan::Loose(loose) => {
+                let (scan, mut open) = *loose;
+                let path = self.paths.get(i).cloned().unwrap_or_default();
+                let report = scan.into_report(path, &mut |item: Item<'_>| open.item(i, &item));
+                (Some(report), open.detail)
             }
-            None => Some(scan.into_report(self.paths.get(i).cloned().unwrap_or_default(), &mut sink)),
+            JobScan::Shard(mut paced) => {
+                paced.end(i);
+                let open = std::mem::replace(paced.drive.keep_mut(), Open::none());
+                self.shard = Some(paced);
+                (None, open.detail)
+            }
         };
         // Live findings were for the page while scanning; the report is final.
         detail.live.clear();
@@ -231,7 +441,7 @@ impl GroupScan {
     /// (without their hashes: those come from `model::hash`).
     #[must_use]
     pub fn finish(self) -> Vec<Scanned> {
-        let shard_reports = self.inspection.map(ShardInspection::finish);
+        let shard_reports = self.shard.map(|paced| paced.drive.finish(String::new()).1);
         let mut out = Vec::new();
         for (i, result) in self.results.into_iter().enumerate() {
             let Some((report, detail)) = result else { continue };
@@ -417,6 +627,65 @@ mod tests {
             assert_eq!(s.detail.index_entries, full.detail.index_entries.get(..s.detail.index_entries.len()).unwrap());
             assert_eq!(s.report.records, full.report.records);
             assert_eq!(s.report.findings, full.report.findings);
+        }
+    }
+
+    /// The page's chunks pace the shard's scan (cut into its reads, a
+    /// chunk's end that is not a whole read carried to the next): any chunk
+    /// sizes give the same reports and detail.
+    #[test]
+    fn any_chunking_of_the_pages_reads_gives_the_same_scan() {
+        let files = sample::files();
+        let dropped: Vec<Dropped> =
+            files.iter().enumerate().map(|(i, (p, b))| Dropped { id: i as u32, path: p.clone(), size: b.len() as u64 }).collect();
+        let mut whole = scan_all(&files);
+        for s in &mut whole {
+            s.report.hash = None;
+        }
+        for chunk in [1, 7, 1000, 65_535, 65_537, 1 << 22] {
+            let mut out = Vec::new();
+            let mut budget = Budget::default();
+            for g in crate::model::group::group(&dropped) {
+                let mut scan = GroupScan::new(&g, &dropped);
+                for i in scan.order() {
+                    let mut job = scan.begin(i, &budget);
+                    for piece in files[g.files[i]].1.chunks(chunk) {
+                        job.feed(piece);
+                    }
+                    assert_eq!(job.bytes_done(), files[g.files[i]].1.len() as u64);
+                    scan.end(i, job, &mut budget);
+                }
+                out.extend(scan.finish());
+            }
+            out.sort_by_key(|s| s.file);
+            assert_eq!(out, whole, "chunks of {chunk}");
+        }
+    }
+
+    /// A file that ended early (it shrank after it was dropped) ends where
+    /// its bytes stopped, and the shard's next file is still read whole.
+    #[test]
+    fn a_shard_file_fed_short_ends_where_its_bytes_stop() {
+        let files = sample::files();
+        let dir = files.iter().find_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d.to_owned())).unwrap();
+        let mine: Vec<(String, Vec<u8>)> = files.iter().filter(|(p, _)| p.starts_with(&format!("{dir}/"))).cloned().collect();
+        let dropped: Vec<Dropped> =
+            mine.iter().enumerate().map(|(i, (p, b))| Dropped { id: i as u32, path: p.clone(), size: b.len() as u64 }).collect();
+        let g = Group { shard: Some(dir.clone()), files: (0..mine.len()).collect() };
+        let mut scan = GroupScan::new(&g, &dropped);
+        let order = scan.order();
+        let mut budget = Budget::default();
+        for (n, &i) in order.iter().enumerate() {
+            let mut job = scan.begin(i, &budget);
+            let bytes = &mine[i].1;
+            job.feed(if n == 0 { &bytes[..bytes.len() / 2] } else { bytes });
+            scan.end(i, job, &mut budget);
+        }
+        let out = scan.finish();
+        let first = out.iter().find(|s| s.file as usize == order[0]).unwrap();
+        assert_eq!(first.report.size, mine[order[0]].1.len() as u64 / 2);
+        for s in out.iter().filter(|s| s.file as usize != order[0]) {
+            assert_eq!(s.report.size, mine[s.file as usize].1.len() as u64, "{}", s.report.path);
         }
     }
 

@@ -2,11 +2,15 @@
 //! layer over the pure logic beside it: the virtual list's scroll state over
 //! [`super::scroll::Virtual`], and the file pickers' and drop targets' handlers.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use web_sys::{Element, File, HtmlInputElement};
 use yew::prelude::*;
 
 use super::scroll::Virtual;
 use crate::web;
+use crate::worker::runner::Errand;
 
 /// A virtual list's scroll: the first row drawn, the scroll box, and the
 /// box's scroll handler (the one place a scroll position becomes a row).
@@ -127,4 +131,15 @@ pub fn use_folder_picker() -> NodeRef {
         });
     }
     input
+}
+/// The component's folder job runner: one job at a time, stopped when the
+/// component goes.
+#[hook]
+pub fn use_errand() -> Rc<RefCell<Errand>> {
+    let errand = use_memo((), |()| RefCell::new(Errand::default()));
+    {
+        let errand = Rc::clone(&errand);
+        use_effect_with((), move |()| move || errand.borrow_mut().stop());
+    }
+    errand
 }

@@ -34,12 +34,17 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, MessageEvent, MessagePort};
 
-use crate::model::group::{group, Dropped};
+use crate::model::group::{file_name, group, Dropped};
 use crate::model::hash::{FileHasher, Hashed};
-use crate::model::scan::{read_order, Budget, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
+use crate::model::replica::{self, Compared, DiffRun, Planned, ReadFailure, ReplicaScan};
+use crate::model::scan::{read_order, Budget, FileJob, GroupScan, CHUNK_BYTES, FIRST_CHUNK_BYTES};
+use crate::model::side_by_side;
+use crate::ui::message::quote;
 use crate::web::{BrowserError, Op};
 use crate::worker::error::{FeedError, JobError, ReadError};
-use crate::worker::protocol::{self, Feed, Task, ToPage, CHUNK_KEY, FEED_KEY};
+use crate::worker::protocol::{self, Answer, Feed, Folder, FolderJob, Task, ToPage, CHUNK_KEY, FEED_KEY};
+use felix_codec::shard::diff::Side;
+use felix_codec::shard::scan::Read;
 
 /// The largest read (`Blob.slice().arrayBuffer()`): the page's benchmark
 /// finds the browser reads a file faster in fewer, larger reads.
@@ -260,6 +265,67 @@ impl Source<'_> {
     }
 }
 
+/// Where a scan's chunks come from and go: the reader's channel (or the
+/// scan's own reads), and the hash worker's channel when it runs beside the scan.
+struct Ways<'a> {
+    inbox: Option<&'a Inbox>,
+    feeder: Option<&'a Sender>,
+    started_ms: f64,
+}
+
+/// How one file's scan stopped early.
+enum Stopped {
+    Cancelled,
+    Failed(String),
+}
+
+/// Scans one file of a group: its chunks, from `ways`, fed to `job`;
+/// progress and live findings sent as they come.
+async fn scan_file(
+    (d, blob): (&Dropped, &Blob),
+    job: &mut FileJob,
+    ways: &Ways<'_>,
+    bytes: &mut Vec<u8>,
+    send: &impl Fn(ToPage),
+    cancelled: &impl Fn() -> bool,
+) -> Result<(), Stopped> {
+    let (id, size) = (d.id, d.size);
+    let mut painted = wall_ms();
+    let mut feeding = ways.feeder;
+    let mut source = match ways.inbox {
+        Some(inbox) => Source::Reader { inbox, file: id, path: &d.path, pending_ack: 0 },
+        None => Source::Own(Reads::new(blob, size, 0)),
+    };
+    while let Some((start, got)) = source.next().await {
+        if cancelled() {
+            return Err(Stopped::Cancelled);
+        }
+        let buf = got.map_err(|e| Stopped::Failed(format!("{}: reading from byte {start}: {e}", quote(&d.path))))?;
+        let end = start + u64::from(buf.byte_length());
+        // Scanned before it is handed on: handing it on transfers (detaches) it.
+        web::in_pieces(&buf, CHUNK_BYTES, bytes, |piece| job.feed(piece));
+        if let Some(f) = feeding {
+            if !f.offer(&Feed::Chunk { file: id, at: start }, &buf, MAX_FEED_BYTES) {
+                // The hash worker is behind: it reads the rest itself.
+                let _ = post_feed(&f.port, &Feed::Rest { file: id, at: start }, None);
+                feeding = None;
+            }
+        }
+        let findings = job.take_live();
+        if !findings.is_empty() {
+            send(ToPage::Live { file: id, findings, ms: wall_ms() - ways.started_ms });
+        }
+        if wall_ms() - painted > 100.0 || end == size {
+            painted = wall_ms();
+            send(ToPage::Progress { file: id, done: end });
+        }
+    }
+    if let Some(f) = feeding {
+        let _ = post_feed(&f.port, &Feed::Rest { file: id, at: size }, None);
+    }
+    Ok(())
+}
+
 /// Scans `files` (each with its bytes) group by group, sending every message to `send`.
 ///
 /// The chunks come from the reader on `reader` when given, else from the
@@ -277,8 +343,8 @@ pub async fn run(
     ports: (Option<MessagePort>, Option<MessagePort>),
 ) {
     let (reader, hasher) = ports;
-    let inbox = reader.map(Inbox::new);
-    let feeder = hasher.filter(|_| task == Task::Scan).map(Sender::new);
+    let (inbox, feeder) = (reader.map(Inbox::new), hasher.filter(|_| task == Task::Scan).map(Sender::new));
+    let ways = Ways { inbox: inbox.as_ref(), feeder: feeder.as_ref(), started_ms };
     let dropped: Vec<Dropped> = files.iter().map(|(d, _)| d.clone()).collect();
     let (mut batch, mut batched_at) = (Vec::new(), wall_ms());
     let mut bytes = Vec::new();
@@ -287,47 +353,13 @@ pub async fn run(
     for g in group(&dropped) {
         let mut scans = GroupScan::new(&g, &dropped);
         for i in scans.order() {
-            let Some(&d) = g.files.get(i) else { continue };
-            let Some((Dropped { id, path, size }, blob)) = files.get(d) else { continue };
-            let (id, size) = (*id, *size);
+            let Some((d, blob)) = g.files.get(i).and_then(|&d| files.get(d)) else { continue };
             let mut job = scans.begin(i, &budget);
-            let mut painted = wall_ms();
-            let mut feeding = feeder.as_ref();
-            let mut source = match &inbox {
-                Some(inbox) => Source::Reader { inbox, file: id, path, pending_ack: 0 },
-                None => Source::Own(Reads::new(blob, size, 0)),
-            };
-            while let Some((start, got)) = source.next().await {
-                if cancelled() {
-                    return send(JobError::Cancelled.to_page());
-                }
-                let buf = match got {
-                    Ok(buf) => buf,
-                    Err(error) => return send(JobError::Read { path: path.clone(), at: start, error, hashing: false }.to_page()),
-                };
-                let end = start + u64::from(buf.byte_length());
-                // Scanned before it is handed on: handing it on transfers (detaches) it.
-                web::in_pieces(&buf, CHUNK_BYTES, &mut bytes, |piece| job.feed(piece));
-                if let Some(f) = feeding {
-                    if !f.offer(&Feed::Chunk { file: id, at: start }, &buf, MAX_FEED_BYTES) {
-                        // The hash worker is behind: it reads the rest itself.
-                        let _ = post_feed(&f.port, &Feed::Rest { file: id, at: start }, None);
-                        feeding = None;
-                    }
-                }
-                let findings = job.take_live();
-                if !findings.is_empty() {
-                    send(ToPage::Live { file: id, findings, ms: wall_ms() - started_ms });
-                }
-                if wall_ms() - painted > 100.0 || end == size {
-                    painted = wall_ms();
-                    send(ToPage::Progress { file: id, done: end });
-                }
+            match scan_file((d, blob), &mut job, &ways, &mut bytes, send, &cancelled).await {
+                Ok(()) => scans.end(i, job, &mut budget),
+                Err(Stopped::Cancelled) => return send(ToPage::Error { message: "scan cancelled".into() }),
+                Err(Stopped::Failed(message)) => return send(ToPage::Error { message }),
             }
-            if let Some(f) = feeding {
-                let _ = post_feed(&f.port, &Feed::Rest { file: id, at: size }, None);
-            }
-            scans.end(i, job, &mut budget);
         }
         batch.extend(scans.finish());
         if wall_ms() - batched_at >= GROUP_BATCH_MS {
@@ -340,20 +372,32 @@ pub async fn run(
     }
     send(ToPage::Done { ms: wall_ms() - started_ms });
     if let Task::ScanThenHash { sha256 } = task {
-        let mut out = Batcher::new(started_ms);
-        for (d, blob) in &files {
-            if cancelled() {
-                return;
-            }
-            match read_and_hash(blob, d, FileHasher::new(sha256), &mut bytes, &cancelled).await {
-                Ok(h) => out.push(d.id, h, send),
-                // Cancelled between two reads: quietly, as between two files.
-                Err(_) if cancelled() => return,
-                Err(e) => return send(e.to_page()),
-            }
-        }
-        out.flush(send);
+        hash_after(&files, sha256, &mut bytes, started_ms, send, &cancelled).await;
     }
+}
+
+/// Hashes every file after the scan, reading each again (no hash worker runs).
+async fn hash_after(
+    files: &[(Dropped, Blob)],
+    sha256: bool,
+    bytes: &mut Vec<u8>,
+    started_ms: f64,
+    send: &impl Fn(ToPage),
+    cancelled: &impl Fn() -> bool,
+) {
+    let mut out = Batcher::new(started_ms);
+    for (d, blob) in files {
+        if cancelled() {
+            return;
+        }
+        match read_and_hash(blob, d, FileHasher::new(sha256), bytes, cancelled).await {
+            Ok(h) => out.push(d.id, h, send),
+            // Cancelled between two reads: quietly, as between two files.
+            Err(_) if cancelled() => return,
+            Err(e) => return send(e.to_page()),
+        }
+    }
+    out.flush(send);
 }
 
 /// The reader: reads `files` in the scan's order and hands each chunk to
@@ -551,4 +595,85 @@ pub async fn find(files: Vec<(Dropped, Blob)>, needle: Vec<u8>, started_ms: f64,
         send(ToPage::Found { file: d.id, total, matches });
     }
     send(ToPage::Done { ms: wall_ms() - started_ms });
+}
+
+/// The bytes `read` asks for, of `files` (a folder's paths and `File`s).
+async fn read_asked(files: &[(String, Blob)], read: Read) -> Result<Vec<u8>, ReadFailure> {
+    let (path, blob) = files.get(read.file).ok_or(ReadFailure::Missing)?;
+    web::read_slice(blob, read.start, read.end).await.map_err(|e| ReadFailure::Read { path: path.clone(), message: e.to_string() })
+}
+
+/// A shard folder's recovery preview: the folder read through
+/// `model::replica` (as the scan reads a shard), planned by the codec, and
+/// each cut's first bytes.
+async fn plan_folder(shard: &Folder, files: &[(String, Blob)]) -> Result<Planned, ReadFailure> {
+    let mut scan = ReplicaScan::new(&shard.name, &shard.files);
+    while let Some(read) = scan.next_read() {
+        scan.feed(&read_asked(files, read).await?);
+    }
+    let plan = replica::plan(scan);
+    let mut cut_bytes = Vec::new();
+    for (file, i, start, end) in replica::cut_reads(&plan, &shard.files) {
+        let shown = match files.get(i) {
+            Some((_, blob)) => web::read_slice(blob, start, end).await.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        cut_bytes.push((file, shown));
+    }
+    Ok(Planned { plan, cut_bytes })
+}
+
+/// Two replicas compared: both read in step as the codec's diff asks
+/// (`model::replica::DiffRun`), then both sides' bytes at the first
+/// divergence (bounded: `side_by_side::SHOWN_BYTES` each).
+async fn diff_folders((a, fa): (&Folder, &[(String, Blob)]), (b, fb): (&Folder, &[(String, Blob)])) -> Result<Compared, ReadFailure> {
+    let mut run = DiffRun::new(ReplicaScan::new(&a.name, &a.files), ReplicaScan::new(&b.name, &b.files));
+    while let Some((side, read)) = run.next_read() {
+        let files = if side == Side::A { fa } else { fb };
+        run.feed(side, &read_asked(files, read).await?);
+    }
+    let diff = run.finish();
+    let Some(at) = side_by_side::first_divergence(&diff) else { return Ok(Compared { diff, bytes: None }) };
+    let mut read = Vec::with_capacity(2);
+    for (files, span) in [(fa, &at.a), (fb, &at.b)] {
+        read.push(match files.iter().find(|(p, _)| file_name(p) == span.file) {
+            Some((_, blob)) => web::read_slice(blob, span.start, span.end).await.unwrap_or_default(),
+            None => Vec::new(),
+        });
+    }
+    let (b_bytes, a_bytes) = (read.pop().unwrap_or_default(), read.pop().unwrap_or_default());
+    Ok(Compared { diff, bytes: Some((a_bytes, b_bytes)) })
+}
+
+/// A folder job (`protocol::FolderJob`): the recovery preview's plans (one
+/// [`Answer::Planned`] a shard) or the replica compare ([`Answer::Diffed`]),
+/// then [`Answer::Done`]. `blobs` are the folders' `File`s, folder after
+/// folder. Runs in a worker of its own, or on the page (awaited reads) when
+/// none starts; stops quietly once `cancelled`.
+pub async fn folders(job: FolderJob, blobs: Vec<Blob>, send: &dyn Fn(Answer), cancelled: &dyn Fn() -> bool) {
+    let started_ms = wall_ms();
+    let mut blobs = blobs.into_iter();
+    let folders: Vec<Vec<(String, Blob)>> =
+        job.folders().iter().map(|f| f.files.iter().map(|(p, _)| p.clone()).zip(blobs.by_ref()).collect()).collect();
+    match &job {
+        FolderJob::Plan { shards } => {
+            for (n, (shard, files)) in shards.iter().zip(&folders).enumerate() {
+                let plan = plan_folder(shard, files).await.map(Box::new);
+                if cancelled() {
+                    return;
+                }
+                send(Answer::Planned { shard: u32::try_from(n).unwrap_or(u32::MAX), plan });
+            }
+        }
+        FolderJob::Diff { a, b } => {
+            let empty = Vec::new();
+            let (fa, fb) = (folders.first().unwrap_or(&empty), folders.get(1).unwrap_or(&empty));
+            let compared = diff_folders((a, fa), (b, fb)).await.map(Box::new);
+            if cancelled() {
+                return;
+            }
+            send(Answer::Diffed(compared));
+        }
+    }
+    send(Answer::Done { ms: wall_ms() - started_ms });
 }

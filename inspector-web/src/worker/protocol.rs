@@ -27,6 +27,12 @@
 //! hashes  = 0x07, f64 ms, u32 n, n × (u32 file, u8 algorithm, str value, u8 has_sha256, [str sha256])
 //! find    = 0x11, f64 started_ms, bytes needle, u32 n, n × (u32 id, str path, u64 size)   (a find job, page → a worker of its own)
 //! found   = 0x08, u32 file, u64 total, u32 n, n × (u64 position, u8 has_record, [u64 record offset])
+//! plan    = 0x12, folders                  (a folder job, page → a worker of its own: each shard's recovery plan)
+//! diff    = 0x13, folders                  (a folder job: two replicas compared; the folders are A, then B)
+//! folders = u32 n, n × (str name, u32 k, k × (str path, u64 size))   (the Files beside it: every folder's in turn)
+//! planned = 0x09, u32 shard, (u8 1, str plan (JSON), u32 m, m × (str file, bytes first bytes) | u8 0, failure)
+//! diffed  = 0x0a, (u8 1, str diff (JSON), u8 has_bytes, [bytes a, bytes b] | u8 0, failure)
+//! failure = u8 0 (a file went missing) | u8 1, str path, str message (the browser could not read it) | u8 2, str message (the worker's)
 //! str     = u32 length, UTF-8 bytes
 //! ```
 
@@ -37,6 +43,7 @@ use super::wire::{self, Json, Reader, WireError, WireErrorKind, Writer};
 use crate::model::find::Found;
 use crate::model::group::Dropped;
 use crate::model::hash::Hashed;
+use crate::model::replica::{Compared, Planned, ReadFailure};
 use crate::model::scan::Scanned;
 
 /// Key of the job's bytes in the page's message to the worker.
@@ -198,7 +205,260 @@ pub struct FindJob {
     pub started_ms: f64,
 }
 
+/// One folder of a [`FolderJob`]: its name as shown and its files' paths and sizes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Folder {
+    /// The folder's name (a shard's directory, a replica's folder).
+    pub name: String,
+    /// `(path, size)` of each file; the `File`s travel beside the job in this order.
+    pub files: Vec<(String, u64)>,
+}
+
+/// A job for a worker of its own that reads shard folders through
+/// `model::replica` (the recovery preview, the replica compare): the page
+/// stays free however large the folders are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FolderJob {
+    /// Each shard's recovery plan: one [`Answer::Planned`] a shard, in order, then [`Answer::Done`].
+    Plan {
+        /// The shard folders.
+        shards: Vec<Folder>,
+    },
+    /// Two replicas compared: one [`Answer::Diffed`], then [`Answer::Done`].
+    Diff {
+        /// Replica A.
+        a: Folder,
+        /// Replica B.
+        b: Folder,
+    },
+}
+
+impl FolderJob {
+    /// The folders, in the order their `File`s travel.
+    #[must_use]
+    pub fn folders(&self) -> Vec<&Folder> {
+        match self {
+            Self::Plan { shards } => shards.iter().collect(),
+            Self::Diff { a, b } => vec![a, b],
+        }
+    }
+}
+
+/// Whether `bytes` are a [`FolderJob`].
+#[must_use]
+pub fn is_folder_job(bytes: &[u8]) -> bool {
+    matches!(bytes.first(), Some(&(PLAN_JOB | DIFF_JOB)))
+}
+
+/// A folder job's bytes.
+#[must_use]
+pub fn encode_folder_job(job: &FolderJob) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.u8(if matches!(job, FolderJob::Plan { .. }) { PLAN_JOB } else { DIFF_JOB });
+    let folders = job.folders();
+    w.u32(u32::try_from(folders.len()).unwrap_or(u32::MAX));
+    for f in folders {
+        w.str(&f.name);
+        w.u32(u32::try_from(f.files.len()).unwrap_or(u32::MAX));
+        for (path, size) in &f.files {
+            w.str(path);
+            w.u64(*size);
+        }
+    }
+    w.0
+}
+
+/// Reads a folder job.
+///
+/// # Errors
+/// A message naming the byte where the bytes are not one (a diff names two folders).
+pub fn decode_folder_job(bytes: &[u8]) -> Result<FolderJob, WireError> {
+    let mut r = Reader::new(bytes);
+    let tag = r.u8()?;
+    let n = r.count(8)?;
+    let mut folders = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.str()?;
+        let k = r.count(12)?;
+        let mut files = Vec::with_capacity(k);
+        for _ in 0..k {
+            files.push((r.str()?, r.u64()?));
+        }
+        folders.push(Folder { name, files });
+    }
+    expect_end(&r)?;
+    match tag {
+        PLAN_JOB => Ok(FolderJob::Plan { shards: folders }),
+        DIFF_JOB => match <[Folder; 2]>::try_from(folders) {
+            Ok([a, b]) => Ok(FolderJob::Diff { a, b }),
+            Err(folders) => Err(WireError::new(0, WireErrorKind::DiffFolders(folders.len()))),
+        },
+        tag => Err(names_no(0, tag, "folder job")),
+    }
+}
+
+fn write_failure(w: &mut Writer, failure: &ReadFailure) {
+    w.u8(0);
+    match failure {
+        ReadFailure::Missing => w.u8(0),
+        ReadFailure::Read { path, message } => {
+            w.u8(1);
+            w.str(path);
+            w.str(message);
+        }
+        ReadFailure::Worker(message) => {
+            w.u8(2);
+            w.str(message);
+        }
+    }
+}
+
+/// serde's words on JSON at byte `at` that does not read as `what`.
+fn json_error(at: usize, what: Json, e: &serde_json::Error) -> WireError {
+    WireError::new(at, WireErrorKind::Json { what, why: e.to_string() })
+}
+
+/// An answer (`u8 1`, then what `body` reads) or the read failure in its
+/// place (`u8 0`, then the failure).
+fn outcome<T>(r: &mut Reader<'_>, body: impl FnOnce(&mut Reader<'_>) -> Result<T, WireError>) -> Result<Result<T, ReadFailure>, WireError> {
+    let at = r.at();
+    match r.u8()? {
+        1 => return Ok(Ok(body(r)?)),
+        0 => {}
+        b => return Err(WireError::new(at, WireErrorKind::NotAFlag(b))),
+    }
+    let at = r.at();
+    Ok(Err(match r.u8()? {
+        0 => ReadFailure::Missing,
+        1 => ReadFailure::Read { path: r.str()?, message: r.str()? },
+        2 => ReadFailure::Worker(r.str()?),
+        b => return Err(names_no(at, b, "read failure")),
+    }))
+}
+
+fn write_planned(w: &mut Writer, shard: u32, plan: &Result<Box<Planned>, ReadFailure>) {
+    w.u8(PLANNED);
+    w.u32(shard);
+    match plan {
+        Ok(p) => {
+            w.u8(1);
+            w.str(&serde_json::to_string(&p.plan).unwrap_or_default());
+            w.u32(u32::try_from(p.cut_bytes.len()).unwrap_or(u32::MAX));
+            for (file, bytes) in &p.cut_bytes {
+                w.str(file);
+                w.bytes(bytes);
+            }
+        }
+        Err(e) => write_failure(w, e),
+    }
+}
+
+fn write_diffed(w: &mut Writer, diffed: &Result<Box<Compared>, ReadFailure>) {
+    w.u8(DIFFED);
+    match diffed {
+        Ok(c) => {
+            w.u8(1);
+            w.str(&serde_json::to_string(&c.diff).unwrap_or_default());
+            w.u8(u8::from(c.bytes.is_some()));
+            if let Some((a, b)) = &c.bytes {
+                w.bytes(a);
+                w.bytes(b);
+            }
+        }
+        Err(e) => write_failure(w, e),
+    }
+}
+
+/// What a worker answers a [`FolderJob`]. `Ready`, `Done` and `Failed` are
+/// [`ToPage::Ready`], [`ToPage::Done`] and [`ToPage::Error`] byte for byte
+/// (the worker says it is ready, or refuses a job, before it knows which kind it gets).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// The worker runs and takes jobs.
+    Ready,
+    /// A plan job's answer for shard `shard` (its index in the job), in order.
+    Planned {
+        /// The shard's index in the job.
+        shard: u32,
+        /// Its plan and cuts' first bytes, or why its bytes could not be read.
+        plan: Result<Box<Planned>, ReadFailure>,
+    },
+    /// A diff job's answer: the diff and both sides' bytes at its first divergence.
+    Diffed(Result<Box<Compared>, ReadFailure>),
+    /// Every answer was sent.
+    Done {
+        /// Milliseconds the job took.
+        ms: f64,
+    },
+    /// The worker could not take the job.
+    Failed(String),
+}
+
+/// An answer's bytes.
+#[must_use]
+pub fn encode_answer(answer: &Answer) -> Vec<u8> {
+    let mut w = Writer::default();
+    match answer {
+        Answer::Ready => return encode(&ToPage::Ready),
+        Answer::Done { ms } => return encode(&ToPage::Done { ms: *ms }),
+        Answer::Failed(message) => return encode(&ToPage::Error { message: message.clone() }),
+        Answer::Planned { shard, plan } => write_planned(&mut w, *shard, plan),
+        Answer::Diffed(diffed) => write_diffed(&mut w, diffed),
+    }
+    w.0
+}
+
+/// Reads an answer.
+///
+/// # Errors
+/// A message naming the byte (or the JSON) that is wrong.
+pub fn decode_answer(bytes: &[u8]) -> Result<Answer, WireError> {
+    let mut r = Reader::new(bytes);
+    let tag = r.u8()?;
+    let answer = match tag {
+        PLANNED => {
+            let shard = r.u32()?;
+            let plan = outcome(&mut r, |r| {
+                let at = r.at();
+                let plan = serde_json::from_str(&r.str()?).map_err(|e| json_error(at, Json::Plan, &e))?;
+                let m = r.count(8)?;
+                let mut cut_bytes = Vec::with_capacity(m);
+                for _ in 0..m {
+                    cut_bytes.push((r.str()?, r.bytes()?.to_vec()));
+                }
+                Ok(Box::new(Planned { plan, cut_bytes }))
+            })?;
+            Answer::Planned { shard, plan }
+        }
+        DIFFED => Answer::Diffed(outcome(&mut r, |r| {
+            let at = r.at();
+            let diff = serde_json::from_str(&r.str()?).map_err(|e| json_error(at, Json::Diff, &e))?;
+            let at = r.at();
+            let bytes = match r.u8()? {
+                0 => None,
+                1 => Some((r.bytes()?.to_vec(), r.bytes()?.to_vec())),
+                b => return Err(WireError::new(at, WireErrorKind::NotAFlag(b))),
+            };
+            Ok(Box::new(Compared { diff, bytes }))
+        })?),
+        _ => {
+            return match decode(bytes)? {
+                ToPage::Ready => Ok(Answer::Ready),
+                ToPage::Done { ms } => Ok(Answer::Done { ms }),
+                ToPage::Error { message } => Ok(Answer::Failed(message)),
+                _ => Err(names_no(0, tag, "folder job's answer")),
+            }
+        }
+    };
+    expect_end(&r)?;
+    Ok(answer)
+}
+
 const JOB: u8 = 0x10;
+const PLAN_JOB: u8 = 0x12;
+const DIFF_JOB: u8 = 0x13;
+const PLANNED: u8 = 0x09;
+const DIFFED: u8 = 0x0a;
 const READY: u8 = 0x01;
 const PROGRESS: u8 = 0x02;
 const LIVE: u8 = 0x03;
@@ -573,6 +833,78 @@ mod tests {
             },
             ToPage::Found { file: 0, total: 0, matches: Vec::new() },
         ]
+    }
+
+    /// A real plan (the sample's cut shard), with cut bytes.
+    fn sample_planned() -> Planned {
+        use crate::model::replica::{cut_reads, plan_in_memory};
+        let files = sample::files();
+        let dir = files.iter().find_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d.to_owned())).unwrap();
+        let mine: Vec<(String, Vec<u8>)> = files.into_iter().filter(|(p, _)| p.starts_with(&format!("{dir}/"))).collect();
+        let plan = plan_in_memory(&dir, &mine);
+        let listed: Vec<(String, u64)> = mine.iter().map(|(p, b)| (p.clone(), b.len() as u64)).collect();
+        let cut_bytes = cut_reads(&plan, &listed).into_iter().map(|(f, i, s, e)| (f, mine[i].1[s as usize..e as usize].to_vec())).collect();
+        Planned { plan, cut_bytes }
+    }
+
+    /// A real diff (two of the sample's shards), with bytes at a divergence.
+    fn sample_compared() -> Compared {
+        use crate::model::replica::diff_in_memory;
+        let files = sample::files();
+        let mut dirs: Vec<String> = files.iter().filter_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d.to_owned())).collect();
+        dirs.dedup();
+        let side = |d: &str| files.iter().filter(|(p, _)| p.starts_with(&format!("{d}/"))).cloned().collect::<Vec<_>>();
+        let (a, b) = (side(&dirs[0]), side(dirs.last().unwrap()));
+        Compared { diff: diff_in_memory((&dirs[0], &a), (dirs.last().unwrap(), &b)), bytes: Some((vec![1, 2, 3], Vec::new())) }
+    }
+
+    #[test]
+    fn every_answer_round_trips_and_cut_ones_are_refused() {
+        for answer in [
+            Answer::Ready,
+            Answer::Planned { shard: 2, plan: Ok(Box::new(sample_planned())) },
+            Answer::Planned { shard: 0, plan: Err(ReadFailure::Missing) },
+            Answer::Diffed(Ok(Box::new(sample_compared()))),
+            Answer::Diffed(Err(ReadFailure::Read { path: "a/ü\n.log".into(), message: "NotReadableError".into() })),
+            Answer::Planned { shard: u32::MAX, plan: Err(ReadFailure::Worker("no worker".into())) },
+            Answer::Done { ms: 12.5 },
+            Answer::Failed("the page sent 1 files for a job of 2".into()),
+        ] {
+            let bytes = encode_answer(&answer);
+            assert_eq!(decode_answer(&bytes).unwrap(), answer);
+            for n in 0..bytes.len() {
+                assert!(decode_answer(&bytes[..n]).is_err(), "{answer:?} cut to {n} bytes");
+            }
+        }
+        assert!(sample_planned().cut_bytes.iter().any(|(_, b)| !b.is_empty()), "a plan with a cut's bytes");
+        assert!(sample_compared().diff.first_divergent_offset.is_some() || !sample_compared().diff.identical);
+        assert_eq!(
+            decode_answer(&encode(&ToPage::Progress { file: 1, done: 2 })).unwrap_err().to_string(),
+            "byte 0 is 0x02, which names no folder job's answer"
+        );
+    }
+
+    #[test]
+    fn folder_jobs_round_trip_and_cut_ones_are_refused() {
+        let folder =
+            |name: &str, n: u64| Folder { name: name.into(), files: (0..n).map(|i| (format!("{name}/ü{i}.log"), i << 40)).collect() };
+        for job in [
+            FolderJob::Plan { shards: vec![folder("s-1", 3), folder("", 0), folder("s\u{202e}", 1)] },
+            FolderJob::Plan { shards: Vec::new() },
+            FolderJob::Diff { a: folder("a", 2), b: folder("b", 0) },
+        ] {
+            let bytes = encode_folder_job(&job);
+            assert!(is_folder_job(&bytes) && !is_find_job(&bytes));
+            assert_eq!(decode_folder_job(&bytes).unwrap(), job);
+            for n in 0..bytes.len() {
+                assert!(decode_folder_job(&bytes[..n]).is_err(), "{job:?} cut to {n} bytes");
+            }
+        }
+        let three = encode_folder_job(&FolderJob::Plan { shards: vec![folder("a", 1), folder("b", 1), folder("c", 1)] });
+        let mut as_diff = three.clone();
+        as_diff[0] = DIFF_JOB;
+        assert_eq!(decode_folder_job(&as_diff).unwrap_err().to_string(), "a diff job names 3 folders, not 2");
+        assert!(!is_folder_job(&encode_job(&Job { files: Vec::new(), started_ms: 0.0, task: Task::Scan })));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! awaited chunks. Messages go every way through
 //! `worker::protocol`; each one the page hears becomes the state's own
 //! action ([`action`]), so the reducer never reads the wire.
+//! A folder job (the recovery preview, the replica compare) gets a worker
+//! of its own ([`Errand`]), with the same fallback to the page.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -21,7 +23,7 @@ use crate::model::group::Dropped;
 use crate::state::{Action, FileId};
 use crate::worker::driver;
 use crate::worker::error::{Role, ScanError};
-use crate::worker::protocol::{self, Feed, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
+use crate::worker::protocol::{self, Answer, Feed, FolderJob, Job, Task, ToPage, FILES_KEY, JOB_KEY, PORT_KEY, READER_KEY};
 
 /// Cores from which the reader gets a worker of its own. Measured on 2 cores
 /// (`tests/e2e/bench.mjs`, both ways in one run): the scan's verdict came
@@ -416,6 +418,84 @@ pub fn start(files: Vec<(Dropped, Blob)>, sha256: bool, runner: &Rc<RefCell<Runn
         };
         let stopped = Rc::clone(&cancel);
         driver::run(files, &send, move || stopped.get(), started_ms, Task::ScanThenHash { sha256 }, (None, None)).await;
+    });
+}
+
+/// A folder job (`protocol::FolderJob`: the recovery preview's plans, the
+/// replica compare) in a worker of its own, spawned for the job and ended
+/// with it — or, when no worker starts (or it fails to run), on the page
+/// in awaited reads, as the scan falls back. A new job ends the last one.
+#[derive(Debug, Default)]
+pub struct Errand {
+    worker: Option<Worker>,
+    on_message: Option<Closure<dyn FnMut(MessageEvent)>>,
+    on_error: Option<Closure<dyn FnMut(web_sys::Event)>>,
+    cancelled: Option<Rc<Cell<bool>>>,
+}
+
+impl Errand {
+    /// Ends the job now running, if any: no answer of it comes after this.
+    pub fn stop(&mut self) {
+        if let Some(w) = self.worker.take() {
+            w.terminate();
+        }
+        self.on_message = None;
+        self.on_error = None;
+        if let Some(c) = self.cancelled.take() {
+            c.set(true);
+        }
+    }
+
+    /// Starts `job` over `blobs` (the folders' `File`s, folder after folder);
+    /// each answer goes to `on`.
+    pub fn start(&mut self, job: FolderJob, blobs: Vec<Blob>, on: &Callback<Answer>) {
+        self.stop();
+        let cancelled = Rc::new(Cell::new(false));
+        self.cancelled = Some(Rc::clone(&cancelled));
+        let Ok(worker) = Worker::new(WORKER_SCRIPT) else { return on_page(job, blobs, on.clone(), cancelled) };
+        let msg = Object::new();
+        let _ = Reflect::set(&msg, &JOB_KEY.into(), &Uint8Array::from(protocol::encode_folder_job(&job).as_slice()));
+        let _ = Reflect::set(&msg, &FILES_KEY.into(), &blobs.iter().map(JsValue::from).collect::<Array>());
+        // A worker that failed to run is left alone: the page runs its job.
+        let abandoned = Rc::new(Cell::new(false));
+        let (w, d, stop, left) = (worker.clone(), on.clone(), Rc::clone(&cancelled), Rc::clone(&abandoned));
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+            let data = e.data();
+            let bytes = if data.is_instance_of::<Uint8Array>() { Uint8Array::new(&data).to_vec() } else { Vec::new() };
+            match protocol::decode_answer(&bytes) {
+                _ if stop.get() || left.get() => {}
+                Ok(Answer::Ready) => {
+                    if w.post_message(&msg).is_err() {
+                        d.emit(Answer::Failed("could not hand the files to the worker".into()));
+                    }
+                }
+                Ok(done @ Answer::Done { .. }) => {
+                    w.terminate();
+                    d.emit(done);
+                }
+                Ok(answer) => d.emit(answer),
+                Err(e) => d.emit(Answer::Failed(format!("the worker sent an unreadable message: {e}"))),
+            }
+        });
+        // A worker that cannot run: the job runs on the page instead.
+        let (w, d) = (worker.clone(), on.clone());
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+            e.prevent_default();
+            w.terminate();
+            if !abandoned.replace(true) && !cancelled.get() {
+                on_page(job.clone(), blobs.clone(), d.clone(), Rc::clone(&cancelled));
+            }
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        (self.worker, self.on_message, self.on_error) = (Some(worker), Some(on_message), Some(on_error));
+    }
+}
+
+/// A folder job on the page itself, in awaited reads.
+fn on_page(job: FolderJob, blobs: Vec<Blob>, on: Callback<Answer>, cancelled: Rc<Cell<bool>>) {
+    wasm_bindgen_futures::spawn_local(async move {
+        driver::folders(job, blobs, &|a| on.emit(a), &|| cancelled.get()).await;
     });
 }
 

@@ -100,6 +100,8 @@ pub enum WireErrorKind {
     },
     /// A file's packed detail (`unpack`), at its own position.
     Detail(Box<WireError>),
+    /// A diff job that names another number of folders than two.
+    DiffFolders(usize),
 }
 
 /// What a JSON field of a message holds.
@@ -109,6 +111,10 @@ pub enum Json {
     Findings,
     /// A file's report.
     Report,
+    /// A shard's recovery plan.
+    Plan,
+    /// A replica diff.
+    Diff,
 }
 
 impl WireError {
@@ -143,7 +149,10 @@ impl fmt::Display for WireError {
             }
             WireErrorKind::Json { what: Json::Findings, why } => write!(f, "the findings at byte {at} are not JSON findings: {why}"),
             WireErrorKind::Json { what: Json::Report, why } => write!(f, "the report at byte {at} is not a JSON file report: {why}"),
+            WireErrorKind::Json { what: Json::Plan, why } => write!(f, "the plan at byte {at} is not a JSON shard plan: {why}"),
+            WireErrorKind::Json { what: Json::Diff, why } => write!(f, "the diff at byte {at} is not a JSON diff: {why}"),
             WireErrorKind::Detail(e) => write!(f, "the records at byte {at}: {e}"),
+            WireErrorKind::DiffFolders(n) => write!(f, "a diff job names {n} folders, not 2"),
         }
     }
 }
