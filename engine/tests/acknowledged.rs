@@ -43,16 +43,9 @@ fn payload(i: u64) -> Vec<u8> {
     format!("acknowledged-{i:04}").into_bytes()
 }
 
-fn read_all(shard: &Shard) -> Vec<(u64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut at = shard.first_offset();
-    loop {
-        let batch = shard.read(at, 1 << 20).unwrap();
-        let Some(last) = batch.last() else { return out };
-        at = last.offset + 1;
-        out.extend(batch.into_iter().map(|r| (r.offset, r.payload.to_vec())));
-    }
-}
+#[path = "support/shard.rs"]
+mod shard_support;
+use shard_support::read_all;
 
 /// The directory of shard `t/n/s/0` under `root`.
 fn shard_of(root: &Path) -> PathBuf {

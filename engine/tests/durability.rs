@@ -51,18 +51,9 @@ fn payload(i: u64) -> Vec<u8> {
     format!("record-{i}-{}", "x".repeat((i % 23) as usize)).into_bytes()
 }
 
-fn read_all(shard: &Shard) -> Vec<(u64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut at = shard.first_offset();
-    loop {
-        let batch = shard.read(at, 1 << 20).unwrap();
-        if batch.is_empty() {
-            return out;
-        }
-        at = batch.last().unwrap().offset + 1;
-        out.extend(batch.into_iter().map(|r| (r.offset, r.payload.to_vec())));
-    }
-}
+#[path = "support/shard.rs"]
+mod shard_support;
+use shard_support::read_all;
 
 /// Appends `n` records in batches of 1..=3 until done or an error; returns what was acknowledged.
 fn workload(shard: &Shard, n: u64) -> Vec<(u64, Vec<u8>)> {

@@ -24,16 +24,12 @@ fn open(io: &Arc<SimIo>, config: Config) -> Shard {
     Shard::open_dir(Arc::clone(io) as Arc<dyn Io>, &dir(), config).unwrap().0
 }
 
+#[path = "support/shard.rs"]
+mod shard_support;
+
 /// Every visible record's `(offset, timestamp)`, by `read`.
 fn all(shard: &Shard) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    let mut at = shard.first_offset();
-    loop {
-        let batch = shard.read(at, 1 << 20).unwrap();
-        let Some(last) = batch.last() else { return out };
-        at = last.offset + 1;
-        out.extend(batch.iter().map(|r| (r.offset, r.timestamp_micros)));
-    }
+    shard_support::visible(shard, |r| (r.offset, r.timestamp_micros))
 }
 
 fn linear(records: &[(u64, u64)], target: u64) -> Option<u64> {

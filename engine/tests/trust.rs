@@ -47,18 +47,9 @@ fn append_n(shard: &Shard, from: u64, n: u64) -> Vec<(u64, Vec<u8>)> {
         .collect()
 }
 
-fn read_all(shard: &Shard) -> Vec<(u64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut at = shard.first_offset();
-    loop {
-        let batch = shard.read(at, 1 << 20).unwrap();
-        if batch.is_empty() {
-            return out;
-        }
-        at = batch.last().unwrap().offset + 1;
-        out.extend(batch.into_iter().map(|r| (r.offset, r.payload.to_vec())));
-    }
-}
+#[path = "support/shard.rs"]
+mod shard_support;
+use shard_support::read_all;
 
 fn names(io: &SimIo, ext: &str) -> Vec<String> {
     let mut v: Vec<String> =
