@@ -88,6 +88,15 @@ async function page(viewport = { width: 1300, height: 1400 }) {
   return p;
 }
 
+// A fresh page with the built-in sample opened, once `ready` shows.
+async function sampleOpened(ready = '#problems') {
+  const p = await page();
+  await p.goto(base);
+  await p.click('#sample');
+  await p.locator(ready).first().waitFor({ timeout: 15000 });
+  return p;
+}
+
 // The page as on a machine of two cores (the hash waits for the verdict on a large drop), ready for files.
 async function twoCorePage() {
   const p = await page();
@@ -226,10 +235,7 @@ test('a torn .log shows its finding, highlighted bytes, and byte for byte the CL
 });
 
 test('the built-in sample: every kind of damage, n/p and the keyboard, the file map jumps', async () => {
-  const p = await page();
-  await p.goto(base);
-  await p.click('#sample');
-  await p.locator('#problems').waitFor({ timeout: 15000 });
+  const p = await sampleOpened();
   const kinds = await p.locator('#problems .gridbody [role=row]').evaluateAll((rows) => rows.map((r) => r.dataset.kind));
   assert.deepEqual(kinds.sort(), ['IndexEntryMismatch', 'RecordChecksum', 'Truncated']);
   assert.equal(await p.locator('#overview tbody tr').count(), 7);
@@ -300,10 +306,7 @@ test('the built-in sample: every kind of damage, n/p and the keyboard, the file 
 });
 
 test('keyboard and screen reader: every control is reached by Tab, focus is visible, axe finds no violation', async () => {
-  const p = await page();
-  await p.goto(base);
-  await p.click('#sample');
-  await p.locator('#problems').waitFor({ timeout: 15000 });
+  const p = await sampleOpened();
   await p.locator('#hex span.dmg').first().waitFor();
   await p.evaluate(() => document.activeElement?.blur());
   const reached = new Set();
@@ -1655,10 +1658,7 @@ test('issue 18 compare: two replicas that diverge at 50 show both records\' byte
 // Issue 18, "Beyond the best hex inspectors": Find.
 
 test('issue 18 find: a known payload string in the sample shard is found in its record, and next selects its bytes in the hex view', async () => {
-  const p = await page();
-  await p.goto(base);
-  await p.click('#sample');
-  await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
+  const p = await sampleOpened('#overview tbody tr');
   await p.fill('#find-query', '"order_id":57,');
   await p.press('#find-query', 'Enter');
   await p.waitForFunction(() => document.querySelector('#find-status')?.textContent === '1 match in 1 file', null, { timeout: 15000 });
@@ -1759,10 +1759,7 @@ test('issue 18 find: in a 1 GiB segment, a record header that straddles a read b
 });
 
 test('issue 18 find: another drop clears the last drop\'s matches (they name files it no longer holds)', async () => {
-  const p = await page();
-  await p.goto(base);
-  await p.click('#sample');
-  await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
+  const p = await sampleOpened('#overview tbody tr');
   await p.fill('#find-query', '"order_id":57,');
   await p.press('#find-query', 'Enter');
   await p.waitForFunction(() => document.querySelector('#find-status')?.textContent === '1 match in 1 file', null, { timeout: 15000 });
