@@ -35,10 +35,11 @@
 import { createServer } from 'node:http';
 import { readFile, readdir, open, rm, mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
-import { gzipSync, crc32 } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import { join, extname, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+import { segmentHeader, recordHeader } from './felix-bytes.mjs';
 
 const DIST = resolve(process.env.DIST_DIR ?? 'inspector-web/dist');
 const CLI = resolve(process.env.FELIX_STORAGE ?? 'target/release/felix-storage');
@@ -92,18 +93,13 @@ onmessage = async (e) => {
 // A segment of RECORD_BYTES records (4 KiB), with rot in record 10 and a torn tail.
 async function writeSegment(path, mib, recordBytes = RECORD_BYTES) {
   const f = await open(path, 'w');
-  const header = Buffer.alloc(32);
-  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
-  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const header = segmentHeader();
   await f.write(header);
   const payload = Buffer.alloc(recordBytes - 28, 0x61);
   const records = Math.floor((mib * 1048576 - 32) / recordBytes);
   let batch = [];
   for (let o = 0; o < records; o++) {
-    const h = Buffer.alloc(28);
-    h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
-    h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
-    h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+    const h = recordHeader(o, o, payload);
     const p = o === 10 ? Buffer.from(payload).fill(0x62, Math.min(100, payload.length - 1), Math.min(101, payload.length)) : payload;
     batch.push(h, p);
     if (batch.length >= 65536) { await f.write(Buffer.concat(batch)); batch = []; }
@@ -228,15 +224,10 @@ async function writeFolder(root, segments) {
   await mkdir(dir, { recursive: true });
   const payload = Buffer.alloc(100, 0x63);
   for (let s = 0, o = 0; s < segments; s++) {
-    const header = Buffer.alloc(32);
-    header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(BigInt(o), 8); header.writeBigUInt64BE(1n, 16);
-    header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+    const header = segmentHeader(o);
     const parts = [header];
     for (let r = 0; r < 200; r++, o++) {
-      const h = Buffer.alloc(28);
-      h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
-      h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
-      h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+      const h = recordHeader(o, o, payload);
       parts.push(h, payload);
     }
     const base = String(o - 200).padStart(20, '0');

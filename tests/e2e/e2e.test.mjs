@@ -14,11 +14,12 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { readFile, writeFile, mkdtemp, mkdir, readdir, copyFile, open, rm } from 'node:fs/promises';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { deflateRawSync, crc32 } from 'node:zlib';
+import { deflateRawSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, extname, resolve, dirname, basename } from 'node:path';
 import { chromium } from 'playwright-core';
+import { segmentHeader, recordHeader, recordHeaderInto } from './felix-bytes.mjs';
 import MarkdownIt from 'markdown-it';
 
 const require = createRequire(import.meta.url);
@@ -426,16 +427,11 @@ test('with no Web Worker the page scans and then hashes on its own, and the repo
 // A 72 MiB segment of 4 KiB records (rot in offset 17, a torn tail) in a folder of its own.
 async function largeSegment() {
   const dir = await mkdtemp(join(tmpdir(), 'felix-large-'));
-  const header = Buffer.alloc(32);
-  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
-  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const header = segmentHeader();
   const payload = Buffer.alloc(4096 - 28, 0x61);
   const parts = [header];
   for (let o = 0; o < 18 * 1024; o++) {
-    const h = Buffer.alloc(28);
-    h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
-    h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
-    h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+    const h = recordHeader(o, o, payload);
     parts.push(h, o === 17 ? Buffer.from(payload).fill(0x62, 9, 10) : payload);
   }
   const bytes = Buffer.concat(parts);
@@ -463,9 +459,7 @@ test('a large segment on two cores: the verdict first, then the hash worker read
 async function gibSegment() {
   const dir = await mkdtemp(join(tmpdir(), 'felix-gib-'));
   const f = await open(join(dir, '00000000000000000000.log'), 'w');
-  const header = Buffer.alloc(32);
-  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
-  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const header = segmentHeader();
   await f.write(header);
   const payload = Buffer.alloc(700, 0x61);
   const size = 28 + payload.length;
@@ -474,10 +468,7 @@ async function gibSegment() {
   for (let o = 0; o < records;) {
     let at = 0;
     for (; at < batch.length && o < records; o++, at += size) {
-      const h = batch.subarray(at, at + 28);
-      h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
-      h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
-      h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+      recordHeaderInto(batch, at, o, o, payload);
       payload.copy(batch, at + 28);
     }
     await f.write(batch.subarray(0, at));
@@ -523,9 +514,7 @@ test('a 1 GiB segment with more records than the list keeps: verified to its las
 async function smallRecordSegment(records) {
   const dir = await mkdtemp(join(tmpdir(), 'felix-many-'));
   const f = await open(join(dir, '00000000000000000000.log'), 'w');
-  const header = Buffer.alloc(32);
-  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
-  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const header = segmentHeader();
   await f.write(header);
   const payload = Buffer.alloc(36, 0x62);
   const size = 28 + payload.length;
@@ -533,10 +522,7 @@ async function smallRecordSegment(records) {
   for (let o = 0; o < records;) {
     let at = 0;
     for (; at < batch.length && o < records; o++, at += size) {
-      const h = batch.subarray(at, at + 28);
-      h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(1000 + o), 12);
-      h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
-      h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+      recordHeaderInto(batch, at, o, 1000 + o, payload);
       payload.copy(batch, at + 28);
     }
     await f.write(batch.subarray(0, at));
@@ -898,18 +884,13 @@ test('issue 18.1: a root\'s permalink checked with only the payments folder (or 
 // A segment of `count` records with 16-byte payloads; every record `rot(o)` holds has a flipped payload byte.
 async function rottedSegment(count, rot) {
   const dir = await mkdtemp(join(tmpdir(), 'felix-rotted-'));
-  const header = Buffer.alloc(32);
-  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
-  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const header = segmentHeader();
   const parts = [header];
   const at = [];
   let pos = 32;
   for (let o = 0; o < count; o++) {
     const payload = Buffer.alloc(16, 0x61);
-    const h = Buffer.alloc(28);
-    h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(BigInt(o), 12);
-    h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
-    h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+    const h = recordHeader(o, o, payload);
     if (rot(o)) payload[3] ^= 1;
     parts.push(h, payload);
     at.push(pos);
