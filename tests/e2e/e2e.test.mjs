@@ -1359,7 +1359,7 @@ test('issue 18 (links): a link cut short, an empty #s= or JSON of another shape 
   assert.equal(await p.locator('#error').textContent(), 'the pasted text is cut short: its JSON ends at line 1, column 32, before it is complete');
 });
 
-test('issue 18 (links): a link listing one file twice is refused by name; an old #d= error goes when a valid #s= link replaces it', async () => {
+test('issue 18 (links): a link listing one file twice is refused by name; an old #d= error goes when a valid #s= link replaces it, an old #s= error when a #d= link does', async () => {
   const dir = shard('acme_default_payments_0');
   const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
   const twice = { ...report, files: [report.files[0], report.files[0]] };
@@ -1378,6 +1378,13 @@ test('issue 18 (links): a link listing one file twice is refused by name; an old
   await q.locator('#shared-banner').waitFor({ timeout: 15000 });
   await q.locator('#diff-error').waitFor({ state: 'detached', timeout: 15000 });
   assert.equal(await q.locator('#error').count(), 0);
+  // And the other way: a refused report link, then a diff link in the same page: the report link's error goes.
+  const r = await page();
+  await r.goto(link({ report: twice }));
+  await r.locator('#error').waitFor({ timeout: 15000 });
+  await r.evaluate(() => { location.hash = '#d=AAAA'; });
+  await r.locator('#diff-error').waitFor({ timeout: 15000 });
+  await r.locator('#error').waitFor({ state: 'detached', timeout: 15000 });
 });
 
 test('issue 18 (links): a permalink URL pasted whole opens like the link; the page\'s diff JSON and the CLI\'s reopen on the page', async () => {

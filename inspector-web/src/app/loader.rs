@@ -105,14 +105,16 @@ impl Loader {
         }
     }
 
-    /// Opens the report the page's address carries, if it carries one.
+    /// Opens the report the page's address carries, if it carries one; when
+    /// it carries none (any more), the error a refused one left goes.
     pub fn open_link(&self) {
         let hash = web::hash();
-        if permalink::is_link(&hash) {
-            match permalink::decode(&hash) {
-                Ok(report) => self.open(report),
-                Err(e) => self.dispatch.emit(Action::Error(e.to_string())),
-            }
+        if !permalink::is_link(&hash) {
+            return self.dispatch.emit(Action::LinkLeft);
+        }
+        match permalink::decode(&hash) {
+            Ok(report) => self.open(report),
+            Err(e) => self.dispatch.emit(Action::LinkRefused(e.to_string())),
         }
     }
 

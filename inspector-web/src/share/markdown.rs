@@ -41,13 +41,25 @@ pub fn code(s: &str) -> String {
 
 /// `s` as plain text that survives a table cell or a paragraph: every ASCII
 /// punctuation character backslash-escaped, control characters made visible,
-/// no leading or trailing spaces (which could start a code block), and the
-/// two triggers of GitHub's extended autolinks that escaping cannot stop —
-/// `@` (e-mail addresses) and `www.` — set in code spans, where no link forms.
+/// leading and trailing spaces kept as `&#32;` (a reader would trim them, or
+/// take four for a code block), and the two triggers of GitHub's extended
+/// autolinks that escaping cannot stop — `@` (e-mail addresses) and `www.` —
+/// set in code spans, where no link forms.
 #[must_use]
 pub fn text(s: &str) -> String {
-    let chars: Vec<char> = escaped(s.trim()).chars().collect();
+    let body = s.trim_matches(' ');
+    let lead = s.len() - s.trim_start_matches(' ').len();
+    let trail = if body.is_empty() { 0 } else { s.len() - s.trim_end_matches(' ').len() };
     let mut out = String::with_capacity(s.len() + s.len() / 4);
+    out.push_str(&"&#32;".repeat(lead));
+    escape_inner(body, &mut out);
+    out.push_str(&"&#32;".repeat(trail));
+    out
+}
+
+/// The middle of [`text`]: no leading or trailing space.
+fn escape_inner(s: &str, out: &mut String) {
+    let chars: Vec<char> = escaped(s).chars().collect();
     let mut i = 0;
     while let Some(&c) = chars.get(i) {
         let www: Option<String> = chars.get(i..i + 4).map(|w| w.iter().collect()).filter(|w: &String| w.eq_ignore_ascii_case("www."));
@@ -66,7 +78,6 @@ pub fn text(s: &str) -> String {
         }
         i += 1;
     }
-    out
 }
 
 /// What to say above the tables about where the report came from.
@@ -335,13 +346,13 @@ mod tests {
     fn every_note_beside_a_file_has_a_row_that_reads_as_the_page_shows_it() {
         let path = "x\u{202e}txt.log/00000000000000000001.log";
         let mut f = FileReport::new(path.into(), felix_codec::format::file_name::FileKind::Segment, 100);
-        let notes = ["no index file", "evil\u{202e}gol.x | *bold* \u{2066}q", "line\nbreak `tick` <b>"];
+        let notes = ["no index file", "evil\u{202e}gol.x | *bold* \u{2066}q", "line\nbreak `tick` <b>", "    four spaces before, two after  "];
         f.notes = notes.iter().map(|n| (*n).to_string()).collect();
         let clean = FileReport::new("y.log".into(), felix_codec::format::file_name::FileKind::Segment, 0);
         let md = render(&Report::new(vec![f, clean]), &Preface::default());
         let seen = read(&md);
         assert_eq!(seen.headings, ["Felix storage report", "Findings", "Notes"], "{md}");
-        assert_eq!(seen.tables, [2, 0, 3], "one row per note:\n{md}");
+        assert_eq!(seen.tables, [2, 0, 4], "one row per note:\n{md}");
         assert!(seen.active.is_empty(), "{:?} in\n{md}", seen.active);
         let want: Vec<Vec<String>> = notes.iter().map(|n| vec![one_line(path).into_owned(), one_line(n).into_owned()]).collect();
         assert_eq!(last_table_cells(&md), want, "{md}");

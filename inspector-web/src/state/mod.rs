@@ -158,6 +158,9 @@ pub struct State {
     pub hashed_ms: Option<f64>,
     /// The last error, shown in a banner.
     pub error: Option<String>,
+    /// Whether that error is the page address's link's (it goes when the
+    /// address stops carrying that link).
+    pub error_from_link: bool,
     /// The last permalink made.
     pub permalink: Option<String>,
     /// Findings met while scanning, before the reports are final.
@@ -228,6 +231,11 @@ pub enum Action {
     Close,
     /// An error to show.
     Error(String),
+    /// The report link in the page's address was refused, in these words.
+    LinkRefused(String),
+    /// The address no longer carries a report link (a diff link or nothing
+    /// replaced it): the error the last one left goes.
+    LinkLeft,
     /// A permalink was made.
     Permalink(String),
 }
@@ -451,7 +459,7 @@ impl State {
 
     /// The scan stopped: `why`, in the banner.
     fn stopped(&mut self, why: String) {
-        self.error = Some(why);
+        (self.error, self.error_from_link) = (Some(why), false);
         self.scanning = false;
     }
 
@@ -525,7 +533,13 @@ impl State {
             }
             // An error of the page's own (a link too large to make, a report refused)
             // does not stop a scan; the scan's own errors come as `ScanFailed`.
-            Action::Error(e) => self.error = Some(e),
+            Action::Error(e) => (self.error, self.error_from_link) = (Some(e), false),
+            Action::LinkRefused(e) => (self.error, self.error_from_link) = (Some(e), true),
+            Action::LinkLeft => {
+                if self.error_from_link {
+                    (self.error, self.error_from_link) = (None, false);
+                }
+            }
             Action::Permalink(p) => self.permalink = Some(p),
         }
         self
@@ -779,6 +793,22 @@ mod tests {
         assert!(!s.scanning);
         assert_eq!(s.error.as_deref(), Some("x.log: reading bytes 0..4: gone"));
         assert_eq!(s.unpaired().len(), 6);
+    }
+
+    /// A refused report link's error goes when the address stops carrying
+    /// it (a diff link replaced it); the page's other errors stay.
+    #[test]
+    fn a_refused_links_error_goes_with_the_link_and_no_other_does() {
+        let s = State::default().apply(Action::LinkRefused("this link's report: cut short".into()));
+        assert_eq!(s.error.as_deref(), Some("this link's report: cut short"));
+        assert_eq!(s.apply(Action::LinkLeft).error, None);
+        let s = State::default().apply(Action::Error("a drop refused".into())).apply(Action::LinkLeft);
+        assert_eq!(s.error.as_deref(), Some("a drop refused"));
+        let s = State::default()
+            .apply(Action::LinkRefused("link".into()))
+            .apply(Action::Error("a drop refused".into()))
+            .apply(Action::LinkLeft);
+        assert_eq!(s.error.as_deref(), Some("a drop refused"), "a later error of the page's own stays");
     }
 
     /// The state's own actions: progress and findings as met, a cancel, a
