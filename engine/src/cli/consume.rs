@@ -69,8 +69,9 @@ pub(crate) fn consume(dir: &Path, range: &Range, json: bool) -> Outcome {
     for w in &recovery.warnings {
         tell!("note: {}: {w}", dir.display());
     }
-    // A time no record reaches starts at the end: a read there still meets
-    // damage that cut the readable records short, and says it.
+    // A time no record reaches starts at the end, still seeking it among
+    // records appended since: a read there also meets damage that cut the
+    // readable records short, and says it.
     let (from, past_all) = match range.start {
         Start::Offset(o) => (o, None),
         Start::Time(t) => match shard.offset_for_time(t).map_err(|e| fail(&e))? {
@@ -82,21 +83,32 @@ pub(crate) fn consume(dir: &Path, range: &Range, json: bool) -> Outcome {
         Some(micros) => Some(Until { offset: shard.offset_for_time(micros).map_err(|e| fail(&e))?, micros }),
         None => None,
     };
-    let damaged = print_records(&shard, dir, (from, until), range.max, json)?;
-    if let Some(t) = past_all {
+    let printed = print_records(&shard, dir, Window { from, reach: past_all, until }, range.max, json)?;
+    if let (Some(t), 0) = (past_all, printed) {
         tell!("{}: no record is at or after {} (--from-time): nothing to print", dir.display(), format_micros(t));
     }
-    Ok(damaged)
+    Ok(false)
 }
 
-/// Prints records from offset `from` until `until` says stop, at most `max`.
-fn print_records(shard: &Shard, dir: &Path, (from, until): (u64, Option<Until>), max: Option<u64>, json: bool) -> Outcome {
+/// The records `consume` prints: from offset `from`, skipping those below
+/// `reach` until one reaches it (Kafka's rule among records appended after
+/// the seek), until `until` says stop.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    from: u64,
+    reach: Option<u64>,
+    until: Option<Until>,
+}
+
+/// Prints the records of `window`, at most `max`; returns how many.
+fn print_records(shard: &Shard, dir: &Path, mut window: Window, max: Option<u64>, json: bool) -> Result<u64, CliError> {
     // Each line is written as it is formed (escaped, or base64-encoded, in
     // pieces): memory is the record read and a 64 KiB buffer, never a copy
     // of the record's printed form (up to 6x its size when escaped).
     let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-    let mut at = from;
+    let mut at = window.from;
     let mut left = max.unwrap_or(u64::MAX);
+    let mut printed = 0u64;
     while left > 0 {
         let batch = shard.read(at, 1 << 20).map_err(|e| match e {
             // No segment at all: nothing was trimmed from what is stored; nothing is stored.
@@ -110,18 +122,23 @@ fn print_records(shard: &Shard, dir: &Path, (from, until): (u64, Option<Until>),
             break;
         }
         for r in batch.iter().take(usize::try_from(left).unwrap_or(usize::MAX)) {
-            if until.is_some_and(|u| u.stops_at(r)) {
+            if window.until.is_some_and(|u| u.stops_at(r)) {
                 left = 0;
                 break;
             }
+            at = r.offset.saturating_add(1);
+            if window.reach.is_some_and(|t| r.timestamp_micros < t) {
+                continue;
+            }
+            window.reach = None;
             let written = if json { write_json_line(&mut out, r) } else { write_text_line(&mut out, r) };
             written.map_err(|e| out_err(&e))?;
             left -= 1;
-            at = r.offset.saturating_add(1);
+            printed += 1;
         }
     }
     out.flush().map_err(|e| out_err(&e))?;
-    Ok(false)
+    Ok(printed)
 }
 
 /// `{"offset":N,"payload":"…","timestamp_micros":T}` (or `payload_base64`
