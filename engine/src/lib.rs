@@ -23,5 +23,5 @@ pub mod tools;
 
 pub use error::EngineError;
 pub use io::{Io, OsIo};
-pub use shard::reader::{walk_segment_file, FileWalk};
+pub use shard::reader::{walk_segment_file, FileWalk, WalkFrom};
 pub use shard::{Config, Durability, Recovery, Shard, StoredRecord};

@@ -78,8 +78,10 @@ impl Report {
 }
 
 /// A span of timestamps in words, in UTC with the micros: `written A to B`,
-/// and the least and greatest when the clock went back in between.
-fn span_words(span: TimeSpan) -> String {
+/// and the least and greatest when the clock went back in between (the
+/// shard's line in `inspect`, the divergent records' in `diff`).
+#[must_use]
+pub fn span_words(span: TimeSpan) -> String {
     let mut out = alloc::format!("written {} to {}", format_micros(span.first), format_micros(span.last));
     if span.out_of_order() {
         let _ = write!(out, " (timestamps go back: earliest {}, latest {})", format_micros(span.min), format_micros(span.max));

@@ -68,8 +68,19 @@ pub(crate) enum Command {
         #[arg(long)]
         shard: String,
         /// First offset to print.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, conflicts_with = "from_time")]
         from: u64,
+        /// Start at the first record, in offset order, whose timestamp is at or
+        /// after TIME (Kafka's offsetsForTimes rule: a clock that went back never
+        /// hides a later record). TIME: RFC 3339 (2026-12-01T14:03:00Z,
+        /// 2026-12-01T16:03:00.25+02:00) or @MICROS since 1970.
+        #[arg(long, value_name = "TIME")]
+        from_time: Option<String>,
+        /// Stop before the first record, in offset order, whose timestamp is at
+        /// or after TIME (the offset --from-time TIME would start at); records
+        /// before it are printed whatever their own timestamps.
+        #[arg(long, value_name = "TIME")]
+        until_time: Option<String>,
         /// Most records to print.
         #[arg(long)]
         max: Option<u64>,
@@ -107,11 +118,20 @@ pub(crate) enum Command {
         /// A segment (*.log) file.
         file: PathBuf,
         /// First offset to print.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "from_time")]
         from_offset: Option<u64>,
+        /// Start at the first record, in offset order, whose timestamp is at or
+        /// after TIME (Kafka's rule, as `consume --from-time`): RFC 3339 or @MICROS.
+        #[arg(long, value_name = "TIME")]
+        from_time: Option<String>,
         /// Stop once this many payload bytes were shown (a last line says where, and how to go on).
         #[arg(long, default_value_t = 1 << 20)]
         max_bytes: u64,
+        /// One JSON object per line (JSON Lines): the segment, each record (no
+        /// payload bytes), the damage it stopped at, where --max-bytes stopped it
+        /// (docs/report-format.md; `felix-storage schema dump-line`).
+        #[arg(long)]
+        json: bool,
     },
     /// Write a realistic sample root (clean, torn, rotted, stale-index shards) into a new or empty directory.
     Demo {
@@ -159,7 +179,8 @@ pub(crate) enum Command {
     },
     /// Print the JSON Schema of a document felix-storage prints.
     Schema {
-        /// `report` (inspect --json), `diff` (diff --json) or `plan` (recover --json).
+        /// `report` (inspect --json), `diff` (diff --json), `plan` (recover --json) or
+        /// `dump-line` (each line of dump --json).
         #[arg(value_enum)]
         document: felix_engine::tools::schema::Document,
     },
@@ -184,6 +205,16 @@ pub(crate) fn parse_shard(text: &str) -> Result<(String, String, String, u32), C
         }
         _ => Err(CliError::Usage(format!("--shard \"{text}\": expected TENANT/NAMESPACE/STREAM/N"))),
     }
+}
+
+/// The value of `flag`, a time a person writes (RFC 3339 or `@MICROS`),
+/// read by the codec's [`parse_time`](felix_codec::format::time::parse_time).
+/// Read here rather than by clap, which would quote the value as escaped
+/// for the terminal and count its characters there: the error names the
+/// flag, the value (escaped when shown) and the character of the value as
+/// given.
+pub(crate) fn time_arg(flag: &str, text: Option<&str>) -> Result<Option<u64>, CliError> {
+    text.map(|t| felix_codec::format::time::parse_time(t).map_err(|e| CliError::Usage(format!("{flag} \"{t}\": {e}")))).transpose()
 }
 
 /// `on-commit`, `none` or `periodic:MS`.

@@ -1,5 +1,11 @@
-//! `felix-storage consume`: records from an offset, as text (escaped as it
-//! is written) or one JSON object per line. Reads only.
+//! `felix-storage consume`: records from an offset or a time, up to a time,
+//! as text (escaped as it is written) or one JSON object per line. Reads only.
+//!
+//! Times are offsets by Kafka's rule (`Shard::offset_for_time`, the codec's
+//! `TimeSeek`): `--from-time T` starts at the first offset whose record's
+//! timestamp is ≥ T, `--until-time U` stops before the first offset whose
+//! record's timestamp is ≥ U — the offsets between the two answers, in
+//! offset order, whatever the timestamps of the records between.
 
 use std::io::Write;
 use std::path::Path;
@@ -24,17 +30,85 @@ pub(crate) enum Format {
     Json,
 }
 
-pub(crate) fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Outcome {
+/// Where `consume` starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// At this offset (`--from`).
+    Offset(u64),
+    /// At the first offset whose record's timestamp is at or after this (`--from-time`).
+    Time(u64),
+}
+
+/// Which records `consume` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Range {
+    pub(crate) start: Start,
+    /// `--until-time`: stop before the first offset whose record's timestamp is at or after it.
+    pub(crate) until_micros: Option<u64>,
+    /// `--max`: most records.
+    pub(crate) max: Option<u64>,
+}
+
+/// Where the printing ends: before `offset` (the first whose record reaches
+/// the time, when one did as the shard was opened), or before the first
+/// record met whose timestamp reaches `micros` (one appended since).
+#[derive(Clone, Copy, Debug)]
+struct Until {
+    offset: Option<u64>,
+    micros: u64,
+}
+
+impl Until {
+    fn stops_at(&self, r: &felix_engine::StoredRecord) -> bool {
+        self.offset.is_some_and(|o| r.offset >= o) || r.timestamp_micros >= self.micros
+    }
+}
+
+pub(crate) fn consume(dir: &Path, range: &Range, json: bool) -> Outcome {
     let (shard, recovery) = Shard::open_read_only(Arc::new(OsIo::new()), dir, Config::default()).map_err(|e| fail(&e))?;
     for w in &recovery.warnings {
         tell!("note: {}: {w}", dir.display());
     }
+    // A time no record reaches starts at the end, still seeking it among
+    // records appended since: a read there also meets damage that cut the
+    // readable records short, and says it.
+    let (from, past_all) = match range.start {
+        Start::Offset(o) => (o, None),
+        Start::Time(t) => match shard.offset_for_time(t).map_err(|e| fail(&e))? {
+            Some(o) => (o, None),
+            None => (shard.next_offset(), Some(t)),
+        },
+    };
+    let until = match range.until_micros {
+        Some(micros) => Some(Until { offset: shard.offset_for_time(micros).map_err(|e| fail(&e))?, micros }),
+        None => None,
+    };
+    let printed = print_records(&shard, dir, Window { from, reach: past_all, until }, range.max, json)?;
+    if let (Some(t), 0) = (past_all, printed) {
+        tell!("{}: no record is at or after {} (--from-time): nothing to print", dir.display(), format_micros(t));
+    }
+    Ok(false)
+}
+
+/// The records `consume` prints: from offset `from`, skipping those below
+/// `reach` until one reaches it (Kafka's rule among records appended after
+/// the seek), until `until` says stop.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    from: u64,
+    reach: Option<u64>,
+    until: Option<Until>,
+}
+
+/// Prints the records of `window`, at most `max`; returns how many.
+fn print_records(shard: &Shard, dir: &Path, mut window: Window, max: Option<u64>, json: bool) -> Result<u64, CliError> {
     // Each line is written as it is formed (escaped, or base64-encoded, in
     // pieces): memory is the record read and a 64 KiB buffer, never a copy
     // of the record's printed form (up to 6x its size when escaped).
     let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-    let mut at = from;
+    let mut at = window.from;
     let mut left = max.unwrap_or(u64::MAX);
+    let mut printed = 0u64;
     while left > 0 {
         let batch = shard.read(at, 1 << 20).map_err(|e| match e {
             // No segment at all: nothing was trimmed from what is stored; nothing is stored.
@@ -48,14 +122,23 @@ pub(crate) fn consume(dir: &Path, from: u64, max: Option<u64>, json: bool) -> Ou
             break;
         }
         for r in batch.iter().take(usize::try_from(left).unwrap_or(usize::MAX)) {
+            if window.until.is_some_and(|u| u.stops_at(r)) {
+                left = 0;
+                break;
+            }
+            at = r.offset.saturating_add(1);
+            if window.reach.is_some_and(|t| r.timestamp_micros < t) {
+                continue;
+            }
+            window.reach = None;
             let written = if json { write_json_line(&mut out, r) } else { write_text_line(&mut out, r) };
             written.map_err(|e| out_err(&e))?;
             left -= 1;
-            at = r.offset.saturating_add(1);
+            printed += 1;
         }
     }
     out.flush().map_err(|e| out_err(&e))?;
-    Ok(false)
+    Ok(printed)
 }
 
 /// `{"offset":N,"payload":"…","timestamp_micros":T}` (or `payload_base64`

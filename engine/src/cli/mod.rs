@@ -5,7 +5,7 @@
 
 use clap::CommandFactory;
 
-use crate::cli::args::{parse_shard, shard_dir, Cli, Command};
+use crate::cli::args::{parse_shard, shard_dir, time_arg, Cli, Command};
 use crate::cli::error::CliError;
 
 pub(crate) mod about;
@@ -34,8 +34,13 @@ pub(crate) fn run(command: Command) -> Outcome {
             let key = felix_engine::broker::ShardKey { tenant, namespace, stream, shard: n };
             produce::produce(&root, &key, usize::try_from(batch).unwrap_or(1), wait, fsync)
         }),
-        Command::Consume { root, shard, from, max, format } => {
-            shard_dir(&root, &shard).and_then(|dir| consume::consume(&dir, from, max, format == consume::Format::Json))
+        Command::Consume { root, shard, from, from_time, until_time, max, format } => {
+            let from_time = time_arg("--from-time", from_time.as_deref())?;
+            let until_micros = time_arg("--until-time", until_time.as_deref())?;
+            shard_dir(&root, &shard).and_then(|dir| {
+                let start = from_time.map_or(consume::Start::Offset(from), consume::Start::Time);
+                consume::consume(&dir, &consume::Range { start, until_micros, max }, format == consume::Format::Json)
+            })
         }
         Command::Recover { root, shard, dry_run, repair_checksum_tail, json, wait, plan } => {
             let dirs = match shard {
@@ -48,7 +53,14 @@ pub(crate) fn run(command: Command) -> Outcome {
                 recover::recover(&dirs, &options)
             })
         }
-        Command::Dump { file, from_offset, max_bytes } => dump::dump(&file, from_offset, max_bytes),
+        Command::Dump { file, from_offset, from_time, max_bytes, json } => {
+            let from = match (from_offset, time_arg("--from-time", from_time.as_deref())?) {
+                (_, Some(t)) => felix_engine::WalkFrom::Time(t),
+                (Some(o), None) => felix_engine::WalkFrom::Offset(o),
+                (None, None) => felix_engine::WalkFrom::Start,
+            };
+            dump::dump(&file, from, max_bytes, json)
+        }
         Command::Demo { dir } => demo::demo(&dir),
         Command::Diff { a, b, shard, json } => {
             let dirs = match &shard {

@@ -15,6 +15,7 @@ use felix_codec::format::index::IndexEntry;
 use felix_codec::format::record::{ExpectedOffset, Record};
 use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::read::reader::{ChunkedReader, ReadError};
+use felix_codec::read::time::TimeSeek;
 use felix_codec::{CorruptionSite, Finding, Repair};
 
 use super::walk::{budget_window, share, walk, walk_shared, Flow, Seen, HEADER_CHUNK_BYTES, READ_CHUNK_BYTES};
@@ -202,6 +203,27 @@ impl Shard {
     }
 }
 
+/// The first record from `first` on whose verified header `hit` accepts,
+/// by a headers-only walk; `Err` with the defect that ended the walk first
+/// (`None`: the file ended and no record was accepted).
+fn seek_start(
+    io: &CheckedIo,
+    (path, len): (&Path, u64),
+    first: Start,
+    mut hit: impl FnMut(&felix_codec::format::record::RecordHeader) -> bool,
+) -> Result<Result<Start, Option<ReadError>>, EngineError> {
+    let mut found = None;
+    let reader = ChunkedReader::headers_only(first.0, first.1, len);
+    let walked = walk(io, path, len, reader, HEADER_CHUNK_BYTES, |seen| match seen {
+        Seen::Header(p, h) if hit(&h) => {
+            found = Some((p, ExpectedOffset::Exactly(h.offset)));
+            Flow::Stop
+        }
+        _ => Flow::Continue,
+    })?;
+    Ok(found.ok_or(walked.defect))
+}
+
 /// Walks record headers from `start` over `targets` (ascending entries):
 /// returns how many landed exactly on a record with their offset, and
 /// whether the next one did not (it lies off the chain, or past its end).
@@ -239,17 +261,31 @@ pub struct FileWalk {
     pub defect: Option<ReadError>,
 }
 
+/// Where a tool's walk over one segment file starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkFrom {
+    /// The first record.
+    Start,
+    /// The first record whose offset is at least this one.
+    Offset(u64),
+    /// The first record, in offset order, whose timestamp is at least this
+    /// many microseconds (the codec's `TimeSeek`: Kafka's rule, so a clock
+    /// that went back never hides a later record).
+    Time(u64),
+}
+
 /// Walks one segment file strictly for a tool: the header first, then every
-/// record from the first whose offset is at least `from_offset` (found by a
-/// headers-only walk from the start: an index is never trusted). `visit`
-/// gets each record's position and the record, and may stop the walk.
+/// record from the one `from` names (found by a headers-only walk from the
+/// start, each header's checksum verified: an index is never trusted).
+/// `visit` gets each record's position and the record, and may stop the
+/// walk. A `from` no record reaches visits nothing.
 ///
 /// # Errors
 /// The header's defect as `Corrupt`; IO failures.
 pub fn walk_segment_file(
     io: Arc<dyn Io>,
     path: &Path,
-    from_offset: Option<u64>,
+    from: WalkFrom,
     on_header: impl FnOnce(&SegmentHeader),
     mut visit: impl FnMut(u64, Record<'_>) -> bool,
 ) -> Result<FileWalk, EngineError> {
@@ -279,25 +315,19 @@ pub fn walk_segment_file(
         }
     })?;
     on_header(&header);
-    let mut start: Start = (SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(header.base_offset));
-    if let Some(from) = from_offset.filter(|f| *f > header.base_offset) {
-        let reader = ChunkedReader::headers_only(start.0, start.1, len);
-        let mut found = None;
-        let walked = walk(&io, path, len, reader, HEADER_CHUNK_BYTES, |seen| {
-            if let Seen::Header(p, h) = seen {
-                if h.offset >= from {
-                    found = Some((p, ExpectedOffset::Exactly(h.offset)));
-                    return Flow::Stop;
-                }
-            }
-            Flow::Continue
-        })?;
-        match (found, walked.defect) {
-            (Some(at), _) => start = at,
-            (None, Some(defect)) => return Ok(FileWalk { header, defect: Some(defect) }),
-            (None, None) => return Ok(FileWalk { header, defect: None }),
+    let first: Start = (SEGMENT_HEADER_LEN as u64, ExpectedOffset::Exactly(header.base_offset));
+    let start = match from {
+        WalkFrom::Offset(f) if f > header.base_offset => seek_start(&io, (path, len), first, |h| h.offset >= f)?,
+        WalkFrom::Time(t) => {
+            let mut seek = TimeSeek::new(t);
+            seek_start(&io, (path, len), first, |h| seek.record(h.offset, h.timestamp_micros).is_some())?
         }
-    }
+        WalkFrom::Start | WalkFrom::Offset(_) => Ok(first),
+    };
+    let start = match start {
+        Ok(start) => start,
+        Err(defect) => return Ok(FileWalk { header, defect }),
+    };
     let walked = walk(&io, path, len, ChunkedReader::new(start.0, start.1, len), READ_CHUNK_BYTES, |seen| match seen {
         Seen::Record(p, r) if visit(p, r) => Flow::Continue,
         Seen::Record(..) => Flow::Stop,

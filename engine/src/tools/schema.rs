@@ -3,6 +3,7 @@
 //! (`engine/tests/cli_ecosystem.rs` keeps the files equal to what the types
 //! generate and validates real outputs against them).
 
+use felix_codec::doc::dump::DumpLine;
 use felix_codec::doc::report::Report;
 use felix_codec::shard::diff::Diff;
 use felix_codec::shard::recovery::Plan;
@@ -16,11 +17,13 @@ pub enum Document {
     Diff,
     /// `recover --json` (with or without `--dry-run`).
     Plan,
+    /// One line of `dump --json` (JSON Lines: each line is one of these).
+    DumpLine,
 }
 
 impl Document {
     /// Every document.
-    pub const ALL: [Self; 3] = [Self::Report, Self::Diff, Self::Plan];
+    pub const ALL: [Self; 4] = [Self::Report, Self::Diff, Self::Plan, Self::DumpLine];
 
     /// Its schema's file name under `docs/schema/`.
     #[must_use]
@@ -29,6 +32,7 @@ impl Document {
             Self::Report => "report.schema.json",
             Self::Diff => "diff.schema.json",
             Self::Plan => "plan.schema.json",
+            Self::DumpLine => "dump-line.schema.json",
         }
     }
 
@@ -39,6 +43,7 @@ impl Document {
             Self::Report => schemars::schema_for!(Report),
             Self::Diff => schemars::schema_for!(Diff),
             Self::Plan => schemars::schema_for!(Plan),
+            Self::DumpLine => schemars::schema_for!(DumpLine),
         };
         schema.to_value()
     }
