@@ -53,11 +53,10 @@ impl Shard {
         let first = self.first_offset();
         let Some((segments, end)) = self.segments_from(first)? else { return Ok(None) };
         for span in segments {
-            let index = self.time_index(span)?;
-            let Some(start) = index.first_reaching(target_micros) else { continue };
+            let Some((start, spacing)) = self.reach(span, target_micros)? else { continue };
             // One interval's headers: a window about its size (a record
             // larger than it is still read whole: the reader asks for it).
-            let window = usize::try_from(index.spacing()).unwrap_or(usize::MAX).clamp(4096, HEADER_CHUNK_BYTES);
+            let window = usize::try_from(spacing).unwrap_or(usize::MAX).clamp(4096, HEADER_CHUNK_BYTES);
             if let Some(offset) = self.seek_in(span, (start, window), end, target_micros)? {
                 return Ok(Some(offset));
             }
@@ -65,24 +64,34 @@ impl Shard {
         Ok(None)
     }
 
-    /// Segment `span`'s time index, built or extended to its readable length.
-    fn time_index(&self, span: Span) -> Result<TimeIndex, EngineError> {
+    /// Where in segment `span` to walk from for `target` (the start of the
+    /// one interval its time index names) and the index's spacing; `None`
+    /// when no record of it reaches `target`. The index is built or extended
+    /// to the segment's readable length first; one that already covers it is
+    /// asked in place, under the lock, never copied.
+    fn reach(&self, span: Span, target: u64) -> Result<Option<(u64, u64)>, EngineError> {
         let (id, base, len) = span;
+        let answer = |t: &TimeIndex| t.first_reaching(target).map(|start| (start, t.spacing()));
         let (mut time, truncations) = {
             let mut g = self.shared.lock();
-            let truncations = g.truncations;
-            let live: Vec<u64> = g.segments.iter().map(|s| s.id).collect();
-            let t = &mut g.times;
-            if t.truncations != truncations {
-                *t = TimeIndexes { segments: BTreeMap::new(), truncations };
+            let inner = &mut *g;
+            if inner.times.truncations != inner.truncations {
+                inner.times = TimeIndexes { segments: BTreeMap::new(), truncations: inner.truncations };
             }
-            t.segments.retain(|id, _| live.contains(id));
-            let fresh = SegmentTime {
-                index: TimeIndex::new(self.shared.config.index_spacing_bytes),
-                covered: SEGMENT_HEADER_LEN as u64,
-                next: ExpectedOffset::Exactly(base),
-            };
-            (t.segments.get(&id).cloned().unwrap_or(fresh), truncations)
+            let live = &inner.segments;
+            inner.times.segments.retain(|id, _| live.iter().any(|s| s.id == *id));
+            match inner.times.segments.get(&id) {
+                Some(t) if t.covered >= len => return Ok(answer(&t.index)),
+                Some(t) => (t.clone(), inner.truncations),
+                None => {
+                    let fresh = SegmentTime {
+                        index: TimeIndex::new(self.shared.config.index_spacing_bytes),
+                        covered: SEGMENT_HEADER_LEN as u64,
+                        next: ExpectedOffset::Exactly(base),
+                    };
+                    (fresh, inner.truncations)
+                }
+            }
         };
         if time.covered < len {
             self.extend(id, len, &mut time)?;
@@ -94,7 +103,7 @@ impl Shard {
                 }
             }
         }
-        Ok(time.index)
+        Ok(answer(&time.index))
     }
 
     /// Walks segment `id`'s record headers from `time.covered` to `len`.

@@ -346,7 +346,8 @@ mod tests {
     fn every_note_beside_a_file_has_a_row_that_reads_as_the_page_shows_it() {
         let path = "x\u{202e}txt.log/00000000000000000001.log";
         let mut f = FileReport::new(path.into(), felix_codec::format::file_name::FileKind::Segment, 100);
-        let notes = ["no index file", "evil\u{202e}gol.x | *bold* \u{2066}q", "line\nbreak `tick` <b>", "    four spaces before, two after  "];
+        let notes =
+            ["no index file", "evil\u{202e}gol.x | *bold* \u{2066}q", "line\nbreak `tick` <b>", "    four spaces before, two after  "];
         f.notes = notes.iter().map(|n| (*n).to_string()).collect();
         let clean = FileReport::new("y.log".into(), felix_codec::format::file_name::FileKind::Segment, 0);
         let md = render(&Report::new(vec![f, clean]), &Preface::default());
