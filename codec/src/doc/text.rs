@@ -78,8 +78,8 @@ impl Report {
 }
 
 /// A span of timestamps in words, in UTC with the micros: `written A to B`,
-/// and the least and greatest when the clock went back in between — what
-/// `inspect` says of each segment, and the page beside it.
+/// and the least and greatest when the clock went back in between (the
+/// shard's line in `inspect`, the divergent records' in `diff`).
 #[must_use]
 pub fn span_words(span: TimeSpan) -> String {
     let mut out = alloc::format!("written {} to {}", format_micros(span.first), format_micros(span.last));

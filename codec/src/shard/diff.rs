@@ -60,9 +60,11 @@ use alloc::vec::Vec;
 use core::fmt::Write as _;
 
 use crate::doc::report::{one_line, FileReport};
+use crate::doc::text::span_words;
 use crate::format::epochs::{end_of_generation, truncation_point, Epoch};
 use crate::format::file_name::{classify, segment_file_name, EntryName, FileKind};
 use crate::format::shard_name::parse_dir_name;
+use crate::read::time::TimeSpan;
 use crate::shard::recovery::RemainingFinding;
 
 /// Version of the diff's JSON shape.
@@ -204,6 +206,10 @@ pub struct DiffMachine {
     lost_a: LostRanges,
     /// The same for B.
     lost_b: LostRanges,
+    /// The timestamps of A's divergent records, in offset order.
+    times_a: Option<TimeSpan>,
+    /// The timestamps of B's divergent records.
+    times_b: Option<TimeSpan>,
 }
 
 /// Offset ranges one side lost, each with the other side's record at its
@@ -299,6 +305,8 @@ impl DiffMachine {
                         if self.first.is_none() {
                             self.first = Some((a, b));
                         }
+                        TimeSpan::extend(&mut self.times_a, a.timestamp_micros);
+                        TimeSpan::extend(&mut self.times_b, b.timestamp_micros);
                     }
                     self.head_a = None;
                     self.head_b = None;
@@ -351,6 +359,7 @@ impl DiffMachine {
         let only_b = only(&side_b, &side_a, common);
         let divergence = self.first.map(|(ra, rb)| Divergence { offset: ra.offset, a: RecordRef::of(&ra), b: RecordRef::of(&rb) });
         let first_divergent_offset = divergence.as_ref().map(|d| d.offset);
+        let divergent_time = self.times_a.zip(self.times_b).map(|(a, b)| DivergentTime { a, b });
         let (truncate_a_to, truncate_b_to) = match &different_shards {
             Some(d) => {
                 push_note(&mut notes, d.warning());
@@ -399,6 +408,7 @@ impl DiffMachine {
             different_shards,
             lost_a,
             lost_b,
+            divergent_time,
         }
     }
 
@@ -718,6 +728,19 @@ pub fn different_shards(a: &str, b: &str) -> Option<DifferentShards> {
     (names_differ || keys_differ).then(|| DifferentShards { a_dir: a.into(), b_dir: b.into(), names_differ, keys_differ })
 }
 
+/// When each side's divergent records were written (the records both sides
+/// hold at one offset with different checksums): each side's span of their
+/// timestamps, in offset order — `first` is the first divergent record's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DivergentTime {
+    /// A's divergent records.
+    pub a: TimeSpan,
+    /// B's divergent records.
+    pub b: TimeSpan,
+}
+
 /// Offsets one side lacks inside its own range (it holds records before
 /// them) that the other side holds intact: lost there, to be fetched from
 /// the other.
@@ -823,6 +846,9 @@ pub struct Diff {
     /// Offsets B lost inside its range that A still holds intact.
     #[cfg_attr(feature = "serde", serde(default))]
     pub lost_b: Vec<Lost>,
+    /// When each side's divergent records were written (`null`: none diverge).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub divergent_time: Option<DivergentTime>,
 }
 
 impl Diff {
@@ -871,6 +897,9 @@ impl Diff {
                 );
             }
             None => out.push_str("no divergent offset\n"),
+        }
+        if let Some(t) = &self.divergent_time {
+            let _ = writeln!(out, "divergent records' times: A's {}; B's {}", span_words(t.a), span_words(t.b));
         }
         for (name, ranges) in [("A", &self.only_a), ("B", &self.only_b)] {
             for r in ranges {
@@ -1097,6 +1126,32 @@ mod tests {
         assert!(held <= 2, "holds at most one record per side");
         let div = d.divergence.unwrap();
         assert_eq!((div.a.position, div.a.checksum.as_str()), (32 + 50 * 30, "0000AA98"));
+    }
+
+    #[test]
+    fn the_divergent_records_times_are_each_side_s_own_in_offset_order() {
+        let at = |r: RecordSummary, ts: u64| RecordSummary { timestamp_micros: ts, ..r };
+        // Offsets 0..2 agree (stamped 500: not divergent, not counted); 2..5
+        // diverge, A's clock going back at 3, B's rising; 5 agrees again.
+        let a = [at(rec(0, 1), 500), at(rec(1, 2), 500), at(rec(2, 10), 300), at(rec(3, 11), 100), at(rec(4, 12), 200), at(rec(5, 6), 900)];
+        let b = [at(rec(0, 1), 500), at(rec(1, 2), 500), at(rec(2, 20), 400), at(rec(3, 21), 410), at(rec(4, 22), 420), at(rec(5, 6), 900)];
+        let (d, _) = run(&a, &b, SideFacts::new("a"), SideFacts::new("b"));
+        let t = d.divergent_time.unwrap();
+        assert_eq!((t.a.first, t.a.last, t.a.min, t.a.max), (300, 200, 100, 300));
+        assert_eq!((t.b.first, t.b.last, t.b.min, t.b.max), (400, 420, 400, 420));
+        assert_eq!(d.divergence.as_ref().map(|v| (v.a.timestamp_micros, v.b.timestamp_micros)), Some((300, 400)));
+        let text = d.to_text();
+        assert!(
+            text.contains(
+                "divergent records' times: A's written 1970-01-01T00:00:00.000300Z to 1970-01-01T00:00:00.000200Z \
+                 (timestamps go back: earliest 1970-01-01T00:00:00.000100Z, latest 1970-01-01T00:00:00.000300Z); \
+                 B's written 1970-01-01T00:00:00.000400Z to 1970-01-01T00:00:00.000420Z\n"
+            ),
+            "{text}"
+        );
+        let (same, _) = run(&a, &a, SideFacts::new("a"), SideFacts::new("b"));
+        assert_eq!(same.divergent_time, None);
+        assert!(!same.to_text().contains("times"));
     }
 
     #[test]
