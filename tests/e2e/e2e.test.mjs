@@ -1947,3 +1947,64 @@ test('issue 20 compare: the first divergent record\'s time on both sides, in UTC
   assert.ok(md.includes(utc(BigInt(cli.divergence.a.timestamp_micros)).replace(/[-:.]/g, '\\$&')), md);
   assert.deepEqual(await axeViolations(p), []);
 });
+
+// A segment of `records` small records, record o written at `ts(o)` µs, the payload of offset `rot` flipped.
+async function timedSegment(records, ts, rot) {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-timed-'));
+  const f = await open(join(dir, '00000000000000000000.log'), 'w');
+  const header = Buffer.alloc(32);
+  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
+  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  await f.write(header);
+  const payload = Buffer.alloc(36, 0x74);
+  const size = 28 + payload.length;
+  const batch = Buffer.alloc(size * 65536);
+  for (let o = 0; o < records;) {
+    let at = 0;
+    for (; at < batch.length && o < records; o++, at += size) {
+      const h = batch.subarray(at, at + 28);
+      h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(ts(o), 12);
+      h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
+      h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+      payload.copy(batch, at + 28);
+      if (o === rot) batch[at + 28] ^= 0x01;
+    }
+    await f.write(batch.subarray(0, at));
+  }
+  await f.close();
+  return dir;
+}
+
+test('issue 20, past the held rows: a time first reached after the clock went back, beyond the million rows the page holds, is read from the file; the damaged record there is passed over', async () => {
+  // 1.4 million records a millisecond apart from T0; at offset 1.1 million the clock steps back 200 s, so the
+  // first record at or after T0 + 1,100,000.5 ms is offset 1,300,001 — rotted — and the answer offset 1,300,002.
+  const records = 1_400_000;
+  const ts = (o) => T0 + BigInt(o < 1_100_000 ? o : o - 200_000) * 1000n;
+  const dir = await timedSegment(records, ts, 1_300_001);
+  try {
+    const p = await twoCorePage();
+    await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
+    await p.locator('#records-heading', { hasText: `Records (${records}:` }).waitFor({ timeout: 120000 });
+    const jump = async (to) => { await p.fill('#jump', to); await p.press('#jump', 'Enter'); };
+    for (const [at, offset] of [[T0 + 1_100_000_500n, 1_300_002], [T0 + 5_500n, 6], [T0 + 1_100_000_500n, 1_300_002]]) {
+      await jump(`time @${at}`);
+      const selected = p.locator('#records .rec.selected');
+      await selected.locator('span:first-child', { hasText: new RegExp(`^${offset}$`) }).waitFor({ timeout: 60000 });
+      assert.equal(await selected.locator('span').nth(1).textContent(), utc(ts(offset)));
+      const pos = 32 + offset * 64;
+      assert.equal(await selected.locator('span').nth(3).textContent(), String(pos));
+      const byte = p.locator(`#hex span[data-pos="${pos + 40}"]`);
+      await byte.waitFor({ timeout: 30000 });
+      assert.match(await byte.getAttribute('class'), /\bsel\b/);
+    }
+    assert.equal(await p.locator('.jump-error').count(), 0);
+    const latest = ts(records - 1);
+    await jump(`time @${latest + 1n}`);
+    await p.locator('.jump-error').waitFor();
+    assert.equal(await p.locator('.jump-error').textContent(),
+      `no record at or after ${utc(latest + 1n)}: every intact record was written before it (the latest at ${utc(latest)})`);
+    assert.deepEqual([p.errors, p.panics], [[], []]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
