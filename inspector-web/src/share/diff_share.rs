@@ -358,29 +358,7 @@ pub fn markdown(d: &Diff) -> String {
         }
         None => out.push_str("No offset in common.\n\n"),
     }
-    match &d.divergence {
-        Some(v) => {
-            let _ = writeln!(out, "**First divergent offset: {}**\n", v.offset);
-            let _ = writeln!(out, "| | file | byte | payload bytes | time | checksum |");
-            let _ = writeln!(out, "|---|---|---|---|---|---|");
-            for (name, r) in [("A", &v.a), ("B", &v.b)] {
-                let _ = writeln!(
-                    out,
-                    "| {name} | {} | {} | {} | {} | {} |",
-                    code(&r.file),
-                    r.position,
-                    r.payload_len,
-                    text(&record_time(r.timestamp_micros)),
-                    code(&r.checksum)
-                );
-            }
-            out.push('\n');
-            if let Some(t) = &d.divergent_time {
-                let _ = writeln!(out, "{}\n", text(&divergent_time_words(t)));
-            }
-        }
-        None => out.push_str("No divergent offset.\n\n"),
-    }
+    divergence_markdown(d, &mut out);
     if let Some(ds) = &d.different_shards {
         let _ = writeln!(out, "**Warning:** {}\n", text(&ds.warning()));
     }
@@ -408,6 +386,34 @@ pub fn markdown(d: &Diff) -> String {
         let _ = writeln!(out, "- note: {}", text(n));
     }
     out
+}
+
+/// The first divergence in Markdown: both records (never a payload), and
+/// when each side's divergent records were written.
+fn divergence_markdown(d: &Diff, out: &mut String) {
+    match &d.divergence {
+        Some(v) => {
+            let _ = writeln!(out, "**First divergent offset: {}**\n", v.offset);
+            let _ = writeln!(out, "| | file | byte | payload bytes | time | checksum |");
+            let _ = writeln!(out, "|---|---|---|---|---|---|");
+            for (name, r) in [("A", &v.a), ("B", &v.b)] {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {} | {} | {} | {} | {} |",
+                    code(&r.file),
+                    r.position,
+                    r.payload_len,
+                    text(&record_time(r.timestamp_micros)),
+                    code(&r.checksum)
+                );
+            }
+            out.push('\n');
+            if let Some(t) = &d.divergent_time {
+                let _ = writeln!(out, "{}\n", text(&divergent_time_words(t)));
+            }
+        }
+        None => out.push_str("No divergent offset.\n\n"),
+    }
 }
 
 #[cfg(test)]
