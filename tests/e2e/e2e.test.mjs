@@ -1860,7 +1860,7 @@ test('issue 20: a clock that went back mid-segment, a damaged record between —
     await p.locator('#records .rec.selected').waitFor({ timeout: 15000 });
     const rows = await p.locator('#records .rec').evaluateAll((rs) => rs.map((r) => [...r.querySelectorAll('span')].map((s) => s.textContent)));
     for (const o of [29, 30, 31]) assert.ok(rows.some((r) => r[0] === String(o)), `offset ${o} is drawn: ${rows.map((r) => r[0])}`);
-    for (const r of rows) assert.equal(r[1], utc(clockTime(Number(r[0]))), `offset ${r[0]}`);
+    for (const r of rows) assert.equal(r[1], utc(clockTime(Number(r[0]))) + (r[0] === '20' ? ' (clock back)' : ''), `offset ${r[0]}`);
     // The file map: its span top to bottom, and each run's.
     assert.match(await p.locator('#map-summary').textContent(), new RegExp(`; records ${spanWords.replace(/[().]/g, '\\$&')}, top to bottom\\.`));
     const titles = await p.locator('#file-map .run').evaluateAll((rs) => rs.map((r) => r.title));
@@ -1873,6 +1873,11 @@ test('issue 20: a clock that went back mid-segment, a damaged record between —
       await byte.waitFor({ timeout: 15000 });
       assert.match(await byte.getAttribute('class'), /\bsel\b/, `offset ${o}'s bytes are selected in the hex view`);
     };
+    // Where the clock went back, the table says so: offset 20, written before offset 19.
+    await jump('@20');
+    await selects(20);
+    assert.equal(await p.locator('#records .rec.selected span').nth(1).textContent(), `${utc(clockTime(20))} (clock back)`);
+    assert.equal(await p.locator('#records .rec .clock-back').count(), 1);
     // 14:00:05Z: offset 5 (offset 30, damaged, and offset 31 reach it too, but later).
     await jump('time 2026-12-01T14:00:05Z');
     await selects(5);

@@ -231,6 +231,18 @@ impl<'a> RowSource<'a> {
         usize::try_from(n).ok().and_then(|i| self.listed.get(i)).or_else(|| self.window.and_then(|w| w.row(n)))
     }
 
+    /// Whether row `n` was written before the row above it: both intact, its
+    /// timestamp below the one before (the producer's clock went back there;
+    /// the table marks it). Rows neither listed nor read say nothing.
+    #[must_use]
+    pub fn clock_back_at(&self, n: u64) -> bool {
+        let intact = |r: &RecordRow| r.status == felix_codec::read::scan::RecordStatus::Intact;
+        match (n.checked_sub(1).and_then(|m| self.get(m)), self.get(n)) {
+            (Some(before), Some(r)) => intact(&before) && intact(&r) && r.timestamp_micros < before.timestamp_micros,
+            _ => false,
+        }
+    }
+
     /// The number of the row whose bytes hold `pos`, when it is listed or in the window.
     #[must_use]
     pub fn holding(&self, pos: u64) -> Option<u64> {
@@ -545,6 +557,27 @@ mod tests {
         }
     }
 
+    /// The rows where the clock went back: an intact row below the intact row above it, listed or read.
+    #[test]
+    fn a_row_written_before_the_one_above_is_marked() {
+        let row = |offset: u64, ts, status| RecordRow { position: 32 + offset * 40, offset, payload_len: 12, timestamp_micros: ts, status };
+        let all = [
+            row(0, 500, RecordStatus::Intact),
+            row(1, 100, RecordStatus::Intact),
+            row(2, 50, RecordStatus::ChecksumMismatch),
+            row(3, 40, RecordStatus::Intact),
+            row(4, 40, RecordStatus::Intact),
+            row(5, 30, RecordStatus::Intact),
+        ];
+        let listed: Rows = all[..3].iter().copied().collect();
+        let w = Window { first_row: 3, rows: all[3..].iter().copied().collect() };
+        let src = RowSource { listed: &listed, capped: true, seen: 6, window: Some(&w) };
+        let marked: Vec<u64> = (0..7).filter(|&n| src.clock_back_at(n)).collect();
+        assert_eq!(marked, [1, 5], "not beside a damaged record (its time is not believed), not at an equal time");
+        let unread = RowSource { window: None, ..src };
+        assert!(!unread.clock_back_at(5), "a row not read says nothing");
+    }
+
     /// The scan's own checkpoints: a fixed number at most, whatever the file
     /// holds, each a record boundary that resumes to the same rows.
     #[test]
@@ -595,6 +628,7 @@ mod tests {
         assert_eq!(src.for_bytes(rows[35].end()).len(), w.rows.len(), "past the list: the window's rows");
         assert_eq!(src.for_bytes(rows[2].end()).len(), 10, "within the list: the listed rows");
         assert!(src.past_list(rows[10].position + 1) && !src.past_list(rows[9].end()));
+        assert!((0..45).all(|n| !src.clock_back_at(n)), "this clock never goes back");
         let whole = RowSource { listed: &listed, capped: false, seen: 10, window: None };
         assert_eq!((whole.len(), whole.want_for(5, 8)), (10, None));
     }
