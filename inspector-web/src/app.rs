@@ -171,6 +171,15 @@ fn shard_folders(state: &State, blobs: &[(FileId, Blob)]) -> Option<Rc<crate::co
     (!shards.is_empty()).then(|| Rc::new(Shards { key: dropped.iter().map(|d| d.id).collect(), shards }))
 }
 
+/// When a segment's intact records were written, in the codec's words
+/// (what `inspect` says of it); nothing for a file without one.
+fn file_time(report: &felix_codec::doc::report::FileReport) -> Html {
+    match report.time {
+        Some(span) => html! { <p class="file-time" id="file-time">{ "time: " }{ felix_codec::doc::text::span_words(span) }</p> },
+        None => html! {},
+    }
+}
+
 fn detail_section(
     state: &State,
     detail: Option<(RowId, String, Rc<crate::model::scan::Scanned>)>,
@@ -184,6 +193,7 @@ fn detail_section(
         return html! {
             <section class="detail">
                 <h2><TextField text={report.path.clone()} />{ format!(" — {}", report.kind.as_str()) }</h2>
+                { file_time(&report) }
                 <p class="none" id="needs-files">{ "This report came without bytes: drop the same files (or their folder) to see the bytes, the file map and the records — and to check the report against them." }</p>
                 <IndexView report={Rc::clone(&report)} />
                 <EpochsView report={report} />
@@ -202,6 +212,7 @@ fn detail_section(
     html! {
         <section class="detail">
             <h2><TextField text={path} />{ format!(" — {}", scanned.report.kind.as_str()) }</h2>
+            { file_time(&scanned.report) }
             <div class="bytes">
                 if shown >= 1 { <FileMapView scanned={Rc::clone(&scanned)} index={index} range={state.range} on_pick={on_pick} /> }
                 if shown >= 4 { <HexView blob={blob.clone()} scanned={Rc::clone(&scanned)} range={state.range} focus={state.focus_hex} on_range={on_range.clone()} /> }

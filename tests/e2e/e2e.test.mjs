@@ -1150,7 +1150,11 @@ test('issue 18, the verdict first: one sentence per shard, the CLI\'s own, above
   await drop(p, await rootFiles());
   await p.locator('#verdicts li').nth(cli.length - 1).waitFor({ timeout: 20000 });
   await p.locator('#timing').waitFor({ timeout: 20000 });
-  assert.deepEqual(await p.locator('#verdicts li').allTextContents(), cli);
+  // Each verdict's line, and (issue 20) the shard's span of time beside it, in the CLI's words.
+  const verdictLines = await p.locator('#verdicts li').evaluateAll((lis) => lis.map((li) => [...li.childNodes].filter((n) => !n.classList?.contains('shard-time')).map((n) => n.textContent).join('')));
+  assert.deepEqual(verdictLines, cli);
+  const cliTimes = text.split('\n').map((l) => l.match(/^.*: (time: .*)$/)).filter(Boolean).map((m) => m[1]);
+  assert.deepEqual(await p.locator('#verdicts li .shard-time').allTextContents(), cliTimes);
   const payments = cli.find((l) => l.startsWith('root/acme_default_payments_0'));
   assert.match(payments, /a torn tail .*that `recover` would fix$/);
   assert.equal(await p.evaluate(() => document.querySelector('main').firstElementChild.id), 'verdicts', 'above everything');
@@ -1779,4 +1783,218 @@ test('a drop holding one path twice (two same-named folders from different place
   await drop(p, [{ path: 'replica/00000000000000000000.log', from: join(s, '00000000000000000000.log') }]);
   await p.locator('#overview tbody tr').first().waitFor({ timeout: 15000 });
   assert.equal(await p.locator('[role=alert]', { hasText: 'is dropped twice' }).count(), 0, 'the error is gone');
+});
+
+// Issue 20: time as an axis.
+
+// RFC 3339 UTC with the micros, as the codec writes it (format_micros).
+function utc(micros) {
+  const ms = micros / 1000n;
+  return new Date(Number(ms)).toISOString().replace(/\.\d{3}Z$/, `.${String(micros % 1_000_000n).padStart(6, '0')}Z`);
+}
+
+// A shard folder of one segment of 40 records whose clock goes back mid-segment: offsets 0..19 written
+// at T0 + o s (+ 250 µs), 20..29 at T0 + (o − 25) s — the clock stepped back 24 s, below the first —
+// and 30..39 at T0 + (o − 10) s, past all before; offset 30's payload rotted (a damaged record
+// between, the first to pass T0 + 19 s: its timestamp is not believed).
+const T0 = 1_796_133_600_000_000n; // 2026-12-01T14:00:00Z
+const clockTime = (o) => T0 + BigInt(o < 20 ? o : o < 30 ? o - 25 : o - 10) * 1_000_000n + 250n;
+async function clockBackShard() {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-clock-'));
+  const shardDir = join(dir, 'acme_default_clock_0');
+  await mkdir(shardDir);
+  const parts = [];
+  const header = Buffer.alloc(32);
+  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
+  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  parts.push(header);
+  const positions = [];
+  let at = 32;
+  for (let o = 0; o < 40; o++) {
+    const payload = Buffer.from(`clock record ${o}`);
+    const h = Buffer.alloc(28);
+    h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(clockTime(o), 12);
+    h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
+    h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+    if (o === 30) payload[0] ^= 0x01;
+    parts.push(h, payload);
+    positions.push(at);
+    at += 28 + payload.length;
+  }
+  await writeFile(join(shardDir, '00000000000000000000.log'), Buffer.concat(parts));
+  return { dir, shardDir, positions };
+}
+
+test('issue 20: a clock that went back mid-segment, a damaged record between — each span in UTC with the micros, the CLI\'s words; a time jumps to the record Kafka\'s rule picks', async () => {
+  const { dir, shardDir, positions } = await clockBackShard();
+  try {
+    const text = spawnSync(CLI, ['inspect', basename(shardDir)], { cwd: dir }).stdout.toString();
+    const spanWords = `written ${utc(clockTime(0))} to ${utc(clockTime(39))} (timestamps go back: earliest ${utc(clockTime(20))}, latest ${utc(clockTime(39))})`;
+    assert.ok(text.includes(`: time: the shard's records were ${spanWords}\n`), text);
+    const p = await page();
+    await p.goto(base);
+    await drop(p, await folder(shardDir));
+    await p.locator('#verdicts li .shard-time').waitFor({ timeout: 15000 });
+    // Beside the verdict, in the overview row and the file's detail: the CLI's words.
+    assert.equal(await p.locator('#verdicts li .shard-time').textContent(), `time: the shard's records were ${spanWords}`);
+    assert.equal(await p.locator('#overview td.time').textContent(), spanWords);
+    await p.locator('#file-time').waitFor({ timeout: 15000 });
+    assert.equal(await p.locator('#file-time').textContent(), `time: ${spanWords}`);
+    // The record table's time column: each record's timestamp as written (the damaged one's as its header
+    // says), around the damage selected on open, where the clock jumps forward again.
+    await p.locator('#records .rec.selected').waitFor({ timeout: 15000 });
+    const rows = await p.locator('#records .rec').evaluateAll((rs) => rs.map((r) => [...r.querySelectorAll('span')].map((s) => s.textContent)));
+    for (const o of [29, 30, 31]) assert.ok(rows.some((r) => r[0] === String(o)), `offset ${o} is drawn: ${rows.map((r) => r[0])}`);
+    for (const r of rows) assert.equal(r[1], utc(clockTime(Number(r[0]))) + (r[0] === '20' ? ' (clock back)' : ''), `offset ${r[0]}`);
+    // The file map: its span top to bottom, and each run's.
+    assert.match(await p.locator('#map-summary').textContent(), new RegExp(`; records ${spanWords.replace(/[().]/g, '\\$&')}, top to bottom\\.`));
+    const titles = await p.locator('#file-map .run').evaluateAll((rs) => rs.map((r) => r.title));
+    assert.ok(titles.some((t) => / verified; records written \d{4}-\d\d-\d\dT[\d:]+\.\d{6}Z to /.test(t)), titles.join('\n'));
+    // Jump to a time: the first record, in offset order, whose timestamp is at or after it.
+    const jump = async (to) => { await p.fill('#jump', to); await p.press('#jump', 'Enter'); };
+    const selects = async (o) => {
+      await p.locator('#records .rec.selected span:first-child', { hasText: new RegExp(`^${o}$`) }).waitFor({ timeout: 15000 });
+      const byte = p.locator(`#hex span[data-pos="${positions[o] + 30}"]`);
+      await byte.waitFor({ timeout: 15000 });
+      assert.match(await byte.getAttribute('class'), /\bsel\b/, `offset ${o}'s bytes are selected in the hex view`);
+    };
+    // Where the clock went back, the table says so: offset 20, written before offset 19.
+    await jump('@20');
+    await selects(20);
+    assert.equal(await p.locator('#records .rec.selected span').nth(1).textContent(), `${utc(clockTime(20))} (clock back)`);
+    assert.equal(await p.locator('#records .rec .clock-back').count(), 1);
+    // 14:00:05Z: offset 5 (offset 30, damaged, and offset 31 reach it too, but later).
+    await jump('time 2026-12-01T14:00:05Z');
+    await selects(5);
+    // 14:00:19.5: nothing before offset 30 reaches it (the clock went back at 20); offset 30 would, but it is damaged: offset 31.
+    await jump(`time @${T0 + 19_500_000n}`);
+    await selects(31);
+    await jump('2026-12-01T16:00:19.6+02:00');
+    await selects(31);
+    assert.equal(await p.locator('.jump-error').count(), 0);
+    // Past every record: refused in words.
+    await jump('time 2026-12-01T14:00:30Z');
+    await p.locator('.jump-error').waitFor();
+    assert.equal(await p.locator('.jump-error').textContent(),
+      `no record at or after 2026-12-01T14:00:30.000000Z: every intact record was written before it (the latest at ${utc(clockTime(39))})`);
+    await jump('time 2026-12-01T25:00:00Z');
+    await p.locator('.jump-error', { hasText: 'is not a time: character 12' }).waitFor();
+    // The exports: the JSON is the CLI's byte for byte (its time field and all); the Markdown carries each span.
+    await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+    assert.equal(await download(p, '#download-json'), cliReport([basename(shardDir)], dir));
+    const md = readMarkdown(await download(p, '#download-md'));
+    assert.deepEqual(md.headings.slice(0, 3), ['Felix storage report', 'Time', 'Findings']);
+    assert.ok(md.html.includes(spanWords.replace(/'/g, '&#39;')), md.html);
+    assert.deepEqual(md.active, []);
+    // The permalink, opened fresh: the shard's span beside its verdict, from the shared report.
+    await p.click('#permalink');
+    const url = await p.locator('#permalink-url').inputValue();
+    const fresh = await page();
+    await fresh.goto(url);
+    await fresh.locator('#verdicts li .shard-time').waitFor({ timeout: 15000 });
+    assert.equal(await fresh.locator('#verdicts li .shard-time').textContent(), `time: the shard's records were ${spanWords}`);
+    assert.equal(await fresh.locator('#overview td.time').textContent(), spanWords);
+    assert.deepEqual(await axeViolations(p), [], 'the time views are accessible');
+    await p.screenshot({ path: join(ARTIFACTS, 'inspector-time.png'), fullPage: true });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('issue 20: a link whose time contradicts itself is refused by name', async () => {
+  const { dir, shardDir } = await clockBackShard();
+  try {
+    const report = JSON.parse(cliReport([basename(shardDir)], dir));
+    const bad = structuredClone(report);
+    bad.files[0].time.first = bad.files[0].time.max + 1;
+    const p = await page();
+    await p.goto(link({ report: bad }));
+    await p.locator('#error').waitFor({ timeout: 15000 });
+    assert.match(await p.locator('#error').textContent(), /files\[0\]\.time\.first is \d+, outside \d+\.\.=\d+ \(min\.\.max\)/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('issue 20 compare: the first divergent record\'s time on both sides, in UTC with the micros; the divergent records\' times in the CLI\'s words', async () => {
+  const [a, b] = await replicas();
+  const cli = JSON.parse(spawnSync(CLI, ['diff', a, b, '--json']).stdout.toString());
+  const cliText = spawnSync(CLI, ['diff', a, b]).stdout.toString();
+  const p = await page();
+  await p.goto(base);
+  await dropOn(p, '#replica-a', await folder(a));
+  await dropOn(p, '#replica-b', await folder(b));
+  await p.locator('#divergent-time').waitFor({ timeout: 15000 });
+  for (const side of ['a', 'b']) {
+    const micros = BigInt(cli.divergence[side].timestamp_micros);
+    assert.equal(await p.locator(`.time-${side}`).textContent(), `${utc(micros)} (${micros} µs)`);
+    assert.ok((await p.locator('#side-by-side thead').textContent()).includes(`written ${utc(micros)}`));
+  }
+  const line = cliText.split('\n').find((l) => l.startsWith("divergent records' times: "));
+  assert.ok(line, cliText);
+  assert.equal(await p.locator('#divergent-time').textContent(), line);
+  const md = await download(p, '#diff-md');
+  assert.ok(md.includes(utc(BigInt(cli.divergence.a.timestamp_micros)).replace(/[-:.]/g, '\\$&')), md);
+  assert.deepEqual(await axeViolations(p), []);
+});
+
+// A segment of `records` small records, record o written at `ts(o)` µs, the payload of offset `rot` flipped.
+async function timedSegment(records, ts, rot) {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-timed-'));
+  const f = await open(join(dir, '00000000000000000000.log'), 'w');
+  const header = Buffer.alloc(32);
+  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
+  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  await f.write(header);
+  const payload = Buffer.alloc(36, 0x74);
+  const size = 28 + payload.length;
+  const batch = Buffer.alloc(size * 65536);
+  for (let o = 0; o < records;) {
+    let at = 0;
+    for (; at < batch.length && o < records; o++, at += size) {
+      const h = batch.subarray(at, at + 28);
+      h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(ts(o), 12);
+      h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
+      h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+      payload.copy(batch, at + 28);
+      if (o === rot) batch[at + 28] ^= 0x01;
+    }
+    await f.write(batch.subarray(0, at));
+  }
+  await f.close();
+  return dir;
+}
+
+test('issue 20, past the held rows: a time first reached after the clock went back, beyond the million rows the page holds, is read from the file; the damaged record there is passed over', async () => {
+  // 1.4 million records a millisecond apart from T0; at offset 1.1 million the clock steps back 200 s, so the
+  // first record at or after T0 + 1,100,000.5 ms is offset 1,300,001 — rotted — and the answer offset 1,300,002.
+  const records = 1_400_000;
+  const ts = (o) => T0 + BigInt(o < 1_100_000 ? o : o - 200_000) * 1000n;
+  const dir = await timedSegment(records, ts, 1_300_001);
+  try {
+    const p = await twoCorePage();
+    await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
+    await p.locator('#records-heading', { hasText: `Records (${records}:` }).waitFor({ timeout: 120000 });
+    const jump = async (to) => { await p.fill('#jump', to); await p.press('#jump', 'Enter'); };
+    for (const [at, offset] of [[T0 + 1_100_000_500n, 1_300_002], [T0 + 5_500n, 6], [T0 + 1_100_000_500n, 1_300_002]]) {
+      await jump(`time @${at}`);
+      const selected = p.locator('#records .rec.selected');
+      await selected.locator('span:first-child', { hasText: new RegExp(`^${offset}$`) }).waitFor({ timeout: 60000 });
+      assert.equal(await selected.locator('span').nth(1).textContent(), utc(ts(offset)));
+      const pos = 32 + offset * 64;
+      assert.equal(await selected.locator('span').nth(3).textContent(), String(pos));
+      const byte = p.locator(`#hex span[data-pos="${pos + 40}"]`);
+      await byte.waitFor({ timeout: 30000 });
+      assert.match(await byte.getAttribute('class'), /\bsel\b/);
+    }
+    assert.equal(await p.locator('.jump-error').count(), 0);
+    const latest = ts(records - 1);
+    await jump(`time @${latest + 1n}`);
+    await p.locator('.jump-error').waitFor();
+    assert.equal(await p.locator('.jump-error').textContent(),
+      `no record at or after ${utc(latest + 1n)}: every intact record was written before it (the latest at ${utc(latest)})`);
+    assert.deepEqual([p.errors, p.panics], [[], []]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -62,8 +62,8 @@ impl Report {
             // Each shard's (or lone file's) text ends with its verdict in one sentence.
             for v in verdicts.iter().filter(|v| v.files.end == i + 1) {
                 let label = one_line(v.label(&files));
-                if let Some(span) = shard_span(files.get(v.files.clone()).unwrap_or(&[])) {
-                    let _ = writeln!(out, "{label}: time: the shard's records were {}", span_words(span));
+                if let Some(words) = shard_time_words(files.get(v.files.clone()).unwrap_or(&[])) {
+                    let _ = writeln!(out, "{label}: time: {words}");
                 }
                 let _ = writeln!(out, "{label}: verdict: {}", v.sentence);
             }
@@ -89,9 +89,18 @@ pub fn span_words(span: TimeSpan) -> String {
     out
 }
 
+/// A shard's span in words (`the shard's records were written A to B …`),
+/// what `inspect` prints before each shard's verdict and the page beside
+/// it; `None` for a lone file or a shard without an intact record.
+#[must_use]
+pub fn shard_time_words(files: &[&FileReport]) -> Option<String> {
+    shard_span(files).map(|span| alloc::format!("the shard's records were {}", span_words(span)))
+}
+
 /// The span a shard's segments cover, joined in offset order; `None` for a
 /// lone file or a shard without an intact record.
-fn shard_span(files: &[&FileReport]) -> Option<TimeSpan> {
+#[must_use]
+pub fn shard_span(files: &[&FileReport]) -> Option<TimeSpan> {
     if files.first().is_none_or(|f| f.shard.is_none()) {
         return None;
     }

@@ -11,8 +11,8 @@ use yew::prelude::*;
 
 use super::message::Message;
 use crate::model::hex::{
-    click_selection, damage_at, describe, field_at, move_cursor, not_found, parse_jump, row_count, row_of, rows_html, Damage, Jump, Marks,
-    VisibleRows, Window, BYTES_PER_ROW,
+    click_selection, damage_at, describe, field_at, move_cursor, parse_jump, row_count, row_of, rows_html, sought, window_missed, Damage,
+    Jump, JumpFile, Marks, VisibleRows, Window, BYTES_PER_ROW,
 };
 use crate::ui::hooks::{use_virtual_scroll, VirtualScroll};
 use crate::ui::keys::{keep_in_view, nav};
@@ -85,32 +85,32 @@ fn use_jump(props: &Props, size: u64) -> (Callback<KeyboardEvent>, UseStateHandl
         let ticket = jumps.ask();
         let input: HtmlInputElement = e.target_unchecked_into();
         let (d, r) = (&scanned.detail, &scanned.report);
-        match parse_jump(&input.value(), &d.records, d.records_capped, r.last_offset, size) {
+        let file = JumpFile { records: &d.records, capped: d.records_capped, last_offset: r.last_offset, time: r.time, size };
+        let want = match parse_jump(&input.value(), &file) {
             Ok(Jump::Range(a, b)) => {
                 error.set(String::new());
                 cb.emit((a, b));
+                return;
             }
-            Ok(Jump::Offset(o)) => {
-                let (cb, scanned, error, blob) = (cb.clone(), Rc::clone(&scanned), error.clone(), blob.clone());
-                wasm_bindgen_futures::spawn_local(async move {
-                    let read = web::read_window(&blob, size, &scanned.detail.checkpoints, Want::Offset(o)).await;
-                    if !ticket.is_current() {
-                        return;
-                    }
-                    match read {
-                        Ok(w) => match w.rows.get(0) {
-                            Some(r) => {
-                                error.set(String::new());
-                                cb.emit(r.selection(size));
-                            }
-                            None => error.set(not_found(o)),
-                        },
-                        Err(e) => error.set(format!("could not read the file to find offset {o}: {e}")),
-                    }
-                });
+            Ok(Jump::Offset(o)) => Want::Offset(o),
+            Ok(Jump::Time(at)) => Want::Time { at, from_row: d.records.len() as u64 },
+            Err(msg) => return error.set(msg.to_string()),
+        };
+        let (cb, scanned, error, blob) = (cb.clone(), Rc::clone(&scanned), error.clone(), blob.clone());
+        wasm_bindgen_futures::spawn_local(async move {
+            let read = web::read_window(&blob, size, &scanned.detail.checkpoints, want).await;
+            if !ticket.is_current() {
+                return;
             }
-            Err(msg) => error.set(msg.to_string()),
-        }
+            match (read, want) {
+                (Ok(w), _) if !w.rows.is_empty() => {
+                    error.set(String::new());
+                    cb.emit(w.rows.get(0).map_or((0, 1), |r| r.selection(size)));
+                }
+                (Ok(_), _) => error.set(window_missed(want)),
+                (Err(e), _) => error.set(format!("could not read the file to find {}: {e}", sought(want))),
+            }
+        });
     });
     (on_jump, jump_error)
 }
@@ -147,7 +147,7 @@ pub fn hex_view(props: &Props) -> Html {
         <div class="hexwrap">
             <h3 id="hex-heading">{ "Bytes" }</h3>
             <label class="jump">{ "jump to " }
-                <input id="jump" type="text" placeholder="byte 1234 / 0x4d2, or @offset" onkeydown={on_jump} aria-label="jump to a byte position or record offset" />
+                <input id="jump" type="text" placeholder="byte 1234 / 0x4d2, @offset, or time 2026-12-01T14:03:00Z" onkeydown={on_jump} aria-label="jump to a byte position, record offset or time" />
             </label>
             if !jump_error.is_empty() { <span class="jump-error" role="alert"><Message text={(*jump_error).clone()} /></span> }
             <p class="hover" id="hex-hover" aria-live="polite">{ hover }</p>

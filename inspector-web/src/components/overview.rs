@@ -4,6 +4,7 @@
 use std::rc::Rc;
 
 use felix_codec::doc::report::FileReport;
+use felix_codec::doc::text::span_words;
 use felix_codec::format::file_name::FileKind;
 use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
@@ -101,7 +102,7 @@ pub fn overview(props: &Props) -> Html {
                 <caption class="sr-only">{ "files, one per row; arrow keys move between them, Enter selects a file" }</caption>
                 <thead><tr>
                     <th scope="col">{"shard"}</th><th scope="col">{"file"}</th><th scope="col">{"kind"}</th><th scope="col">{"size"}</th>
-                    <th scope="col">{"base"}</th><th scope="col">{"first"}</th><th scope="col">{"last"}</th><th scope="col">{"contents"}</th>
+                    <th scope="col">{"base"}</th><th scope="col">{"first"}</th><th scope="col">{"last"}</th><th scope="col">{"time"}</th><th scope="col">{"contents"}</th>
                     <th scope="col">{"status"}</th><th scope="col">{"hash"}</th>
                     if props.shared { <th scope="col">{"check"}</th> }
                 </tr></thead>
@@ -154,6 +155,7 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
             <td class="num">{ opt(f.base_offset) }</td>
             <td class="num">{ opt(f.first_offset) }</td>
             <td class="num">{ opt(f.last_offset) }</td>
+            <td class="time">{ f.time.map_or_else(String::new, span_words) }</td>
             <td class="num">{ detail }</td>
             <td><span class={classes!("badge", badge)}>{ word }</span></td>
             { hash_cell(f, props.shared) }

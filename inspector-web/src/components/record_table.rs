@@ -156,12 +156,14 @@ fn record_row(props: &Props, src: &RowSource<'_>, i: u64, top: u64, at: Option<u
     let size = props.scanned.report.size;
     let on_click = props.on_range.reform(move |_: MouseEvent| r.selection(size));
     let sel = at == Some(i);
+    // Written before the row above: the producer's clock went back here.
+    let back = src.clock_back_at(i);
     let status = format!("{:?}", r.status);
     html! {
         <div role="row" id={format!("rec-{i}")} aria-rowindex={(i + 2).to_string()} aria-selected={sel.to_string()}
             class={classes!("rec", sel.then_some("selected"), status.to_lowercase())} style={style} onclick={on_click}>
             <span role="gridcell" class="num">{ r.offset }</span>
-            <span role="gridcell">{ format_micros(r.timestamp_micros) }</span>
+            <span role="gridcell" class={classes!(back.then_some("clock-back"))}>{ format_micros(r.timestamp_micros) }{ if back { " (clock back)" } else { "" } }</span>
             <span role="gridcell" class="num">{ r.payload_len }</span>
             <span role="gridcell" class="num">{ r.position }</span>
             <span role="gridcell">{ status }</span>

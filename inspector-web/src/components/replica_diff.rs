@@ -19,7 +19,7 @@ use super::text_field::{shown, TextField};
 
 use crate::model::replica::{replica_files, Compared, ReplicaError, Sides};
 use crate::model::side_by_side::{self, FirstDivergence, Pair};
-use crate::share::diff_share;
+use crate::share::diff_share::{self, divergent_time_words, record_time};
 use crate::ui::hooks::{on_dropped, on_picked, use_errand, use_folder_picker};
 use crate::web;
 use crate::worker::protocol::{self, Answer, FolderJob};
@@ -222,7 +222,7 @@ fn pair_cells(row: &[Pair], side: Side, unmask: bool) -> Html {
 }
 
 fn place(span: &side_by_side::Span) -> Html {
-    html! { <><TextField text={span.file.clone()} />{ format!(" byte {}", span.start) }</> }
+    html! { <><TextField text={span.file.clone()} />{ " " }<span class="place">{ span.place() }</span></> }
 }
 
 /// Both replicas' bytes side by side at the first divergence.
@@ -263,7 +263,7 @@ fn record_card(name: &str, r: &RecordRef) -> Html {
                 <dt>{ "file" }</dt><dd><TextField text={r.file.clone()} /></dd>
                 <dt>{ "byte" }</dt><dd>{ format!("{} ({:#x})", r.position, r.position) }</dd>
                 <dt>{ "payload bytes" }</dt><dd>{ r.payload_len }</dd>
-                <dt>{ "time (µs)" }</dt><dd>{ r.timestamp_micros }</dd>
+                <dt>{ "time" }</dt><dd class={format!("time-{}", name.to_ascii_lowercase())}>{ record_time(r.timestamp_micros) }</dd>
                 <dt>{ "checksum" }</dt><dd class={format!("checksum-{}", name.to_ascii_lowercase())}>{ &r.checksum }</dd>
             </dl>
         </div>
@@ -318,6 +318,9 @@ fn render_diff(d: &Diff, bytes: Option<&Shown>, unmask: bool, on_unmask: Callbac
             </div>
             { for d.only_a.iter().map(|r| html! { <p class="only">{ format!("only A holds offsets {}..{}", r.from, r.to) }</p> }) }
             { for d.only_b.iter().map(|r| html! { <p class="only">{ format!("only B holds offsets {}..{}", r.from, r.to) }</p> }) }
+            if let Some(t) = &d.divergent_time {
+                <p id="divergent-time">{ divergent_time_words(t) }</p>
+            }
             if let Some(v) = &d.divergence {
                 <h3>{ format!("The records at offset {}", v.offset) }</h3>
                 <div class="records">

@@ -27,7 +27,8 @@ pub fn verdicts(props: &Props) -> Html {
             <h2 id="verdicts-heading">{ "Verdict" }</h2>
             <ul>
                 { for props.verdicts.iter().map(|v| html! {
-                    <li class="verdict" data-label={v.label.clone()}><TextField text={v.label.clone()} />{ ": " }<span class="sentence">{ &v.sentence }</span></li>
+                    <li class="verdict" data-label={v.label.clone()}><TextField text={v.label.clone()} />{ ": " }<span class="sentence">{ &v.sentence }</span>
+                        if let Some(t) = &v.time { <div class="shard-time">{ "time: " }{ t }</div> }</li>
                 }) }
             </ul>
         </section>

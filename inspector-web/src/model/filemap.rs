@@ -10,9 +10,14 @@
 //! whatever the file holds. Findings are laid over it from the final report.
 
 use felix_codec::doc::report::FindingReport;
+use felix_codec::doc::text::span_words;
 use felix_codec::format::epochs::EPOCHS_HEADER_LEN;
 use felix_codec::format::file_name::FileKind;
 use felix_codec::format::index::INDEX_HEADER_LEN;
+use felix_codec::read::scan::RecordStatus;
+use felix_codec::read::time::TimeSpan;
+
+use super::rows::Rows;
 
 /// Cells in a map (the strip is this many CSS pixels tall at most).
 pub const MAP_BUCKETS: usize = 480;
@@ -152,6 +157,9 @@ pub struct MapRun {
     pub class: MapClass,
     /// Whether an index entry points into it.
     pub indexed: bool,
+    /// When the intact records that start in it were written (of the rows
+    /// the page holds: [`FileMap::timed`]).
+    pub time: Option<TimeSpan>,
 }
 
 /// The map drawn: runs of cells, at most [`MAP_BUCKETS`].
@@ -161,6 +169,8 @@ pub struct FileMap {
     pub cells: usize,
     /// The runs, top to bottom.
     pub runs: Vec<MapRun>,
+    /// When the file's intact records were written (its report's `time`).
+    pub time: Option<TimeSpan>,
 }
 
 impl MapRun {
@@ -169,7 +179,8 @@ impl MapRun {
     #[must_use]
     pub fn label(&self) -> String {
         let indexed = if self.indexed { ", index entries point here" } else { "" };
-        format!("bytes {}..{}: {}{indexed}", self.start, self.end, self.class.as_str())
+        let time = self.time.map_or_else(String::new, |t| format!("; records {}", span_words(t)));
+        format!("bytes {}..{}: {}{indexed}{time}", self.start, self.end, self.class.as_str())
     }
 }
 
@@ -180,14 +191,36 @@ impl FileMap {
     #[must_use]
     pub fn summary(&self, size: u64) -> String {
         let count = |c: MapClass| self.runs.iter().filter(|r| r.class == c).count();
+        let time = self.time.map_or_else(String::new, |t| format!("; records {}, top to bottom", span_words(t)));
         format!(
-            "File map, {size} bytes in {} cells: {} damaged, {} gap, {} torn-tail range(s); {} cells with index entries. Arrow keys step between them, Enter jumps.",
+            "File map, {size} bytes in {} cells: {} damaged, {} gap, {} torn-tail range(s); {} cells with index entries{time}. Arrow keys step between them, Enter jumps.",
             self.cells,
             count(MapClass::Damaged),
             count(MapClass::Gap),
             count(MapClass::Torn),
             self.runs.iter().filter(|r| r.indexed).map(|r| r.cells).sum::<usize>()
         )
+    }
+
+    /// The map with its time axis: the file's span (`file`, its report's)
+    /// and each run's, from the intact records among `rows` (the rows the
+    /// page holds, in file order) that start in it — one pass over them. A
+    /// run past the held rows has no time.
+    #[must_use]
+    pub fn timed(mut self, rows: &Rows, file: Option<TimeSpan>) -> Self {
+        self.time = file;
+        let mut runs = self.runs.iter_mut().peekable();
+        for r in rows.iter().filter(|r| r.status == RecordStatus::Intact) {
+            while runs.peek().is_some_and(|run| run.end <= r.position) {
+                runs.next();
+            }
+            match runs.peek_mut() {
+                Some(run) if run.start <= r.position => TimeSpan::extend(&mut run.time, r.timestamp_micros),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        self
     }
 }
 
@@ -253,10 +286,10 @@ pub fn build(counts: &MapCounts, kind: FileKind, findings: &[FindingReport], poi
                 r.cells += 1;
                 r.end = b;
             }
-            _ => runs.push(MapRun { first_cell: c, cells: 1, start: a, end: b, class, indexed }),
+            _ => runs.push(MapRun { first_cell: c, cells: 1, start: a, end: b, class, indexed, time: None }),
         }
     }
-    FileMap { cells: n, runs }
+    FileMap { cells: n, runs, time: None }
 }
 
 /// The run under the cell at `cell`.
@@ -289,7 +322,7 @@ mod tests {
 
     #[test]
     fn the_map_says_itself_in_words() {
-        let run = |first_cell, cells, start, end, class, indexed| MapRun { first_cell, cells, start, end, class, indexed };
+        let run = |first_cell, cells, start, end, class, indexed| MapRun { first_cell, cells, start, end, class, indexed, time: None };
         let map = FileMap {
             cells: 10,
             runs: vec![
@@ -300,6 +333,7 @@ mod tests {
                 run(7, 1, 224, 256, MapClass::Damaged, false),
                 run(8, 2, 256, 320, MapClass::Torn, false),
             ],
+            time: None,
         };
         assert_eq!(
             map.summary(320),
@@ -382,15 +416,71 @@ mod tests {
 
     #[test]
     fn stepping_visits_only_notable_runs_and_wraps() {
-        let run = |first_cell, class| MapRun { first_cell, cells: 1, start: 0, end: 1, class, indexed: false };
+        let run = |first_cell, class| MapRun { first_cell, cells: 1, start: 0, end: 1, class, indexed: false, time: None };
         let map = FileMap {
             cells: 4,
             runs: vec![run(0, MapClass::Header), run(1, MapClass::Damaged), run(2, MapClass::Verified), run(3, MapClass::Gap)],
+            time: None,
         };
         assert_eq!(step_notable(&map, None, true), Some(1));
         assert_eq!(step_notable(&map, Some(1), true), Some(3));
         assert_eq!(step_notable(&map, Some(3), true), Some(1));
         assert_eq!(step_notable(&map, Some(1), false), Some(3));
         assert_eq!(step_notable(&FileMap::default(), None, true), None);
+    }
+
+    #[test]
+    fn each_run_says_when_its_intact_records_were_written_and_the_map_the_file_s_span() {
+        use crate::model::rows::RecordRow;
+        let run = |start, end, class| MapRun { first_cell: 0, cells: 1, start, end, class, indexed: false, time: None };
+        let map = FileMap {
+            cells: 4,
+            runs: vec![
+                run(0, 32, MapClass::Header),
+                run(32, 132, MapClass::Verified),
+                run(132, 200, MapClass::Damaged),
+                run(200, 300, MapClass::Verified),
+            ],
+            time: None,
+        };
+        let row = |position, ts, status| RecordRow { position, offset: 0, payload_len: 10, timestamp_micros: ts, status };
+        // The clock goes back at 70; a damaged record between (its timestamp not believed); nothing held past 250.
+        let rows: Rows = [
+            row(32, 3_000_000, RecordStatus::Intact),
+            row(70, 1_000_000, RecordStatus::Intact),
+            row(110, 2_000_000, RecordStatus::Intact),
+            row(140, 9_000_000, RecordStatus::ChecksumMismatch),
+            row(200, 4_000_000, RecordStatus::Intact),
+        ]
+        .into_iter()
+        .collect();
+        let file = TimeSpan { first: 3_000_000, last: 4_000_000, min: 1_000_000, max: 4_000_000 };
+        let map = map.timed(&rows, Some(file));
+        assert_eq!(map.runs[0].time, None, "the header holds no record");
+        assert_eq!(map.runs[1].time, Some(TimeSpan { first: 3_000_000, last: 2_000_000, min: 1_000_000, max: 3_000_000 }));
+        assert_eq!(map.runs[2].time, None, "a damaged record's timestamp is not believed");
+        assert_eq!(map.runs[3].time, Some(TimeSpan::of(4_000_000)));
+        assert_eq!(
+            map.runs[1].label(),
+            "bytes 32..132: verified; records written 1970-01-01T00:00:03.000000Z to 1970-01-01T00:00:02.000000Z \
+             (timestamps go back: earliest 1970-01-01T00:00:01.000000Z, latest 1970-01-01T00:00:03.000000Z)"
+        );
+        assert_eq!(map.runs[2].label(), "bytes 132..200: damaged");
+        assert!(
+            map.summary(300).contains(
+                "; records written 1970-01-01T00:00:03.000000Z to 1970-01-01T00:00:04.000000Z (timestamps go back: \
+                 earliest 1970-01-01T00:00:01.000000Z, latest 1970-01-01T00:00:04.000000Z), top to bottom. Arrow keys"
+            ),
+            "{}",
+            map.summary(300)
+        );
+        // The sample: every verified run of a segment carries a time, within the file's.
+        let s = &scan_all(&sample::files())[0];
+        let map = build(&s.detail.map, s.report.kind, &s.report.findings, &[]).timed(&s.detail.records, s.report.time);
+        let file = s.report.time.unwrap();
+        for r in map.runs.iter().filter(|r| r.class == MapClass::Verified) {
+            let t = r.time.unwrap_or_else(|| panic!("{r:?}"));
+            assert!(file.min <= t.min && t.max <= file.max, "{r:?}");
+        }
     }
 }

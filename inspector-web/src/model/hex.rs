@@ -9,16 +9,20 @@ use felix_codec::format::file_name::FileKind;
 use felix_codec::format::index::{IndexEntry, INDEX_ENTRY_LEN, INDEX_HEADER_LEN};
 use felix_codec::format::record::{HEADER_CRC_AT as RECORD_HEADER_CRC_AT, RECORD_HEADER_LEN};
 use felix_codec::format::segment_header::{HEADER_CRC_AT as SEGMENT_HEADER_CRC_AT, SEGMENT_HEADER_LEN};
+use felix_codec::format::time::{format_micros, parse_time, TimeError};
 use felix_codec::read::scan::epochs::entry_position;
 use felix_codec::read::scan::fields::{
     Field, FieldClass, EPOCHS_HEADER_FIELDS, EPOCH_ENTRY_FIELDS, INDEX_ENTRY_FIELDS, INDEX_HEADER_FIELDS, RECORD_HEADER_FIELDS,
     SEGMENT_HEADER_FIELDS,
 };
+use felix_codec::read::scan::RecordStatus;
+use felix_codec::read::time::{TimeSeek, TimeSpan};
 
 use crate::ui::keys::Nav;
 use crate::ui::message::quote;
 
 use super::scan::{Rows, Scanned};
+use super::window::Want;
 
 /// Bytes per row.
 pub const BYTES_PER_ROW: u64 = 16;
@@ -369,6 +373,10 @@ pub enum Jump {
     /// The record with this offset, past the listed rows: the page reads
     /// the file near it (`model::window`, [`super::window::Want::Offset`]).
     Offset(u64),
+    /// The first record at or after this time (microseconds), past the
+    /// listed rows: the page reads on from their end
+    /// ([`super::window::Want::Time`]).
+    Time(u64),
 }
 
 /// Why a jump box entry goes nowhere: what was not understood, or not found.
@@ -394,6 +402,24 @@ pub enum JumpError {
     NotHex(String),
     /// Neither a number, `0x…` nor `@…` (the text, as typed).
     NotAPosition(String),
+    /// `time …` followed by what is not a time (the text, as typed, and why:
+    /// the codec's [`TimeError`]).
+    NotATime(String, TimeError),
+    /// A time in a file that holds no intact record.
+    NoTimes {
+        /// The time asked for.
+        at: u64,
+    },
+    /// A time past every intact record's timestamp: no record is at or after it.
+    PastEveryRecord {
+        /// The time asked for.
+        at: u64,
+        /// The greatest timestamp of the file's intact records.
+        latest: u64,
+    },
+    /// A time no listed record reaches, in a file whose rows are all listed
+    /// (a report that does not match its rows).
+    NoRecordAtOrAfter(u64),
     /// A byte position past the file's end.
     PastEnd {
         /// The position asked for.
@@ -412,6 +438,15 @@ impl std::fmt::Display for JumpError {
             Self::NotFound(offset) => write!(f, "no record with offset {offset} was found"),
             Self::NotHex(t) => write!(f, "{} is not a hex byte position", quote(t)),
             Self::NotAPosition(t) => write!(f, "{} is not a byte position (try 1234, 0x4d2 or @offset)", quote(t)),
+            Self::NotATime(t, e) => write!(f, "{} is not a time: {e}", quote(t)),
+            Self::NoTimes { at } => write!(f, "no record at or after {}: the file holds no intact record", format_micros(*at)),
+            Self::PastEveryRecord { at, latest } => write!(
+                f,
+                "no record at or after {}: every intact record was written before it (the latest at {})",
+                format_micros(*at),
+                format_micros(*latest)
+            ),
+            Self::NoRecordAtOrAfter(at) => write!(f, "no record at or after {} was found", format_micros(*at)),
             Self::PastEnd { pos, size } => write!(f, "byte {pos} is past the end of the file ({size} bytes)"),
         }
     }
@@ -421,11 +456,18 @@ impl std::fmt::Display for JumpError {
 /// `@42` (or `offset 42`) is the record with that offset, among the listed
 /// rows, or past them when the list was cut (`capped`). An offset past
 /// `last_offset` (the file's last intact record) names that last one.
+/// `time 2026-12-01T14:03:00Z` (or `time @MICROS`; a bare RFC 3339 time
+/// too) is the first record at or after that time ([`jump_to_time`]).
 ///
 /// # Errors
 /// What was not understood or not found ([`JumpError`]).
-pub fn parse_jump(text: &str, records: &Rows, capped: bool, last_offset: Option<u64>, size: u64) -> Result<Jump, JumpError> {
+pub fn parse_jump(text: &str, file: &JumpFile<'_>) -> Result<Jump, JumpError> {
+    let JumpFile { records, capped, last_offset, size, .. } = *file;
     let t = text.trim();
+    if let Some(when) = t.strip_prefix("time").map(str::trim).or_else(|| t.contains('-').then_some(t)) {
+        let at = parse_time(when).map_err(|e| JumpError::NotATime(when.to_string(), e))?;
+        return jump_to_time(at, file);
+    }
     let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
     if let Some(o) = record {
         let offset: u64 = o.parse().map_err(|_| JumpError::NotAnOffset(o.to_string()))?;
@@ -450,10 +492,65 @@ pub fn parse_jump(text: &str, records: &Rows, capped: bool, last_offset: Option<
     Ok(Jump::Range(pos, pos + 1))
 }
 
-/// A record offset within the file's range that no record carries (offsets lost to damage).
+/// What the jump box knows of the file shown.
+#[derive(Clone, Copy, Debug)]
+pub struct JumpFile<'a> {
+    /// The listed rows (the first ones, in file order).
+    pub records: &'a Rows,
+    /// Whether the file has rows past them.
+    pub capped: bool,
+    /// The file's last intact record's offset.
+    pub last_offset: Option<u64>,
+    /// The span of its intact records' timestamps (its report's `time`).
+    pub time: Option<TimeSpan>,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// The record Kafka's rule picks for `at`: the first intact record, in file
+/// order, whose timestamp is ≥ `at` (the codec's [`TimeSeek`]; a record
+/// below an earlier one's timestamp never hides a later match, a damaged
+/// record's timestamp is not believed) — among the listed rows, or past
+/// them when the list was cut. Past the file's greatest timestamp there is
+/// none, and it says so.
+///
+/// # Errors
+/// No intact record, or none at or after `at` ([`JumpError`]).
+pub fn jump_to_time(at: u64, file: &JumpFile<'_>) -> Result<Jump, JumpError> {
+    let mut seek = TimeSeek::new(at);
+    let listed = file.records.iter().find(|r| r.status == RecordStatus::Intact && seek.record(r.offset, r.timestamp_micros).is_some());
+    if let Some(r) = listed {
+        let (start, end) = r.selection(file.size);
+        return Ok(Jump::Range(start, end));
+    }
+    match file.time {
+        None => Err(JumpError::NoTimes { at }),
+        Some(span) if span.max < at => Err(JumpError::PastEveryRecord { at, latest: span.max }),
+        Some(_) if file.capped => Ok(Jump::Time(at)),
+        Some(_) => Err(JumpError::NoRecordAtOrAfter(at)),
+    }
+}
+
+/// Why a jump read from the file (`want`) found no row: no record with the
+/// offset (lost to damage), or none at or after the time.
 #[must_use]
-pub fn not_found(offset: u64) -> String {
-    JumpError::NotFound(offset).to_string()
+pub fn window_missed(want: Want) -> String {
+    match want {
+        Want::Offset(o) => JumpError::NotFound(o).to_string(),
+        Want::Time { at, .. } => JumpError::NoRecordAtOrAfter(at).to_string(),
+        Want::Rows { .. } | Want::Bytes { .. } => "no record was found there".to_string(),
+    }
+}
+
+/// What a jump read from the file (`want`) looks for, in words.
+#[must_use]
+pub fn sought(want: Want) -> String {
+    match want {
+        Want::Offset(o) => format!("offset {o}"),
+        Want::Time { at, .. } => format!("the record at or after {}", format_micros(at)),
+        Want::Rows { first, .. } => format!("row {first}"),
+        Want::Bytes { start, .. } => format!("the record at byte {start}"),
+    }
 }
 
 /// What a click on byte `pos` selects: its record, its field, or the byte.
@@ -515,7 +612,7 @@ mod tests {
         let files = crate::model::sample::files();
         let s = &scan_all(&files)[0];
         let (recs, size, last) = (&s.detail.records, s.report.size, s.report.last_offset);
-        let jump = |t: &str, capped: bool| parse_jump(t, recs, capped, last, size);
+        let jump = |t: &str, capped: bool| parse_jump(t, &JumpFile { records: recs, capped, last_offset: last, time: s.report.time, size });
         assert_eq!(jump("0x20", false), Ok(Jump::Range(32, 33)));
         assert_eq!(jump("100", false), Ok(Jump::Range(100, 101)));
         let r = recs.get(3).unwrap();
@@ -533,11 +630,12 @@ mod tests {
         if let Some(lost) = lost {
             assert_eq!(jump(&format!("@{lost}"), true), Ok(Jump::Offset(lost)));
             assert_eq!(jump(&format!("@{lost}"), false), Err(JumpError::NotFound(lost)));
-            assert_eq!(not_found(lost), format!("no record with offset {lost} was found"));
+            assert_eq!(window_missed(Want::Offset(lost)), format!("no record with offset {lost} was found"));
         }
         let cut = Rows::default();
-        assert_eq!(parse_jump(&format!("@{last}"), &cut, true, Some(last), size), Ok(Jump::Offset(last)));
-        assert_eq!(parse_jump("@0", &cut, true, None, size).unwrap_err().to_string(), "no such offset 0: the file holds no intact record");
+        let cut_file = |last_offset| JumpFile { records: &cut, capped: true, last_offset, time: None, size };
+        assert_eq!(parse_jump(&format!("@{last}"), &cut_file(Some(last))), Ok(Jump::Offset(last)));
+        assert_eq!(parse_jump("@0", &cut_file(None)).unwrap_err().to_string(), "no such offset 0: the file holds no intact record");
         assert_eq!(jump("zz", false), Err(JumpError::NotAPosition("zz".into())));
         assert_eq!(jump("zz", false).unwrap_err().to_string(), "\u{2068}zz\u{2069} is not a byte position (try 1234, 0x4d2 or @offset)");
         assert_eq!(jump("0xzz", false), Err(JumpError::NotHex("0xzz".into())));
@@ -546,6 +644,70 @@ mod tests {
         assert!(jump("99999999", false).unwrap_err().to_string().contains("past the end"));
         assert_eq!(click_selection(FileKind::Segment, recs, size, r.position + 30), (r.position, r.end()));
         assert_eq!(click_selection(FileKind::Segment, recs, size, 9), (8, 16), "a header byte selects its field");
+    }
+
+    /// A segment whose clock goes back mid-way, a damaged record between:
+    /// `(offset, timestamp, rotten)`.
+    fn clock_back() -> (Vec<u8>, Vec<(u64, u64, bool)>) {
+        use felix_codec::format::record::encode_record;
+        use felix_codec::format::segment_header::SegmentHeader;
+        let records =
+            [(0, 100, false), (1, 500, false), (2, 200, false), (3, 900, true), (4, 300, false), (5, 700, false), (6, 700, false)];
+        let mut out = SegmentHeader::new(0, 1).encode().to_vec();
+        for (offset, ts, rotten) in records {
+            encode_record(offset, ts, b"payload", &mut out).unwrap();
+            if rotten {
+                *out.last_mut().unwrap() ^= 0xff;
+            }
+        }
+        (out, records.to_vec())
+    }
+
+    #[test]
+    fn a_time_jumps_to_the_first_record_at_or_after_it_by_kafkas_rule() {
+        let (seg, records) = clock_back();
+        let s = &scan_all(&[("00000000000000000000.log".into(), seg.clone())])[0];
+        let (recs, size) = (&s.detail.records, s.report.size);
+        assert_eq!(s.report.time, Some(TimeSpan { first: 100, last: 700, min: 100, max: 700 }), "the rotten record's 900 is not believed");
+        let file = |records, capped| JumpFile { records, capped, last_offset: s.report.last_offset, time: s.report.time, size };
+        let at = |offset: u64| {
+            let r = recs.iter().find(|r| r.offset == offset).unwrap();
+            Ok(Jump::Range(r.position, r.end()))
+        };
+        // The answer a linear scan of the intact records in offset order gives.
+        for t in 0..=701 {
+            let want = records.iter().find(|&&(_, ts, rotten)| !rotten && ts >= t).map(|&(o, ..)| o);
+            let got = jump_to_time(t, &file(recs, false));
+            match want {
+                Some(o) => assert_eq!(got, at(o), "T = {t}"),
+                None => assert_eq!(got, Err(JumpError::PastEveryRecord { at: t, latest: 700 }), "T = {t}"),
+            }
+        }
+        assert_eq!(jump_to_time(250, &file(recs, false)), at(1), "500 at offset 1 comes first; 300 at offset 4 does not hide behind it");
+        assert_eq!(jump_to_time(800, &file(recs, true)), Err(JumpError::PastEveryRecord { at: 800, latest: 700 }), "even past a cut list");
+        // Typed in the box: RFC 3339 (prefixed or bare) or @MICROS.
+        assert_eq!(parse_jump("time @250", &file(recs, false)), at(1));
+        assert_eq!(parse_jump("time 1970-01-01T00:00:00.000600Z", &file(recs, false)), at(5));
+        assert_eq!(parse_jump(" 1970-01-01T00:00:00.0006Z ", &file(recs, false)), at(5));
+        assert_eq!(
+            parse_jump("time @701", &file(recs, false)).unwrap_err().to_string(),
+            "no record at or after 1970-01-01T00:00:00.000701Z: every intact record was written before it (the latest at 1970-01-01T00:00:00.000700Z)"
+        );
+        let e = parse_jump("time 2026-13-01T00:00:00Z", &file(recs, false)).unwrap_err();
+        assert!(matches!(&e, JumpError::NotATime(t, _) if t == "2026-13-01T00:00:00Z"), "{e:?}");
+        assert!(e.to_string().starts_with("\u{2068}2026-13-01T00:00:00Z\u{2069} is not a time: character 6"), "{e}");
+        // The listed rows cut after offset 2: a time past them is read from the file.
+        let cut: Rows = recs.iter().take(3).collect();
+        assert_eq!(jump_to_time(250, &file(&cut, true)), at(1));
+        assert_eq!(jump_to_time(600, &file(&cut, true)), Ok(Jump::Time(600)));
+        assert_eq!(jump_to_time(600, &file(&Rows::default(), false)), Err(JumpError::NoRecordAtOrAfter(600)));
+        assert_eq!(window_missed(Want::Time { at: 600, from_row: 3 }), "no record at or after 1970-01-01T00:00:00.000600Z was found");
+        assert_eq!(sought(Want::Time { at: 600, from_row: 3 }), "the record at or after 1970-01-01T00:00:00.000600Z");
+        let none = JumpFile { records: &Rows::default(), capped: false, last_offset: None, time: None, size };
+        assert_eq!(
+            jump_to_time(0, &none).unwrap_err().to_string(),
+            "no record at or after 1970-01-01T00:00:00.000000Z: the file holds no intact record"
+        );
     }
 
     #[test]

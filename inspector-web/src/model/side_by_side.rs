@@ -11,7 +11,8 @@
 //! side's damage there begins).
 
 use felix_codec::format::record::RECORD_HEADER_LEN;
-use felix_codec::shard::diff::{blocks, Diff, Lost, SideReport};
+use felix_codec::format::time::format_micros;
+use felix_codec::shard::diff::{blocks, Diff, Lost, RecordRef, SideReport};
 
 /// Most bytes shown of each side.
 pub const SHOWN_BYTES: u64 = 256;
@@ -28,6 +29,21 @@ pub struct Span {
     pub start: u64,
     /// Exclusive end (at most [`SHOWN_BYTES`] past `start`).
     pub end: u64,
+    /// The timestamp of the intact record shown (`None`: the bytes where a
+    /// side's damage begins — a damaged record's timestamp is not believed).
+    pub time_micros: Option<u64>,
+}
+
+impl Span {
+    /// Where the bytes are and, for an intact record, when it was written
+    /// (UTC with the micros): `byte 32, written 2026-…Z`.
+    #[must_use]
+    pub fn place(&self) -> String {
+        match self.time_micros {
+            Some(t) => format!("byte {}, written {}", self.start, format_micros(t)),
+            None => format!("byte {} (damaged: no time believed)", self.start),
+        }
+    }
 }
 
 /// Where both sides are shown.
@@ -44,9 +60,9 @@ pub struct FirstDivergence {
     pub b: Span,
 }
 
-fn record_span(file: &str, position: u64, payload_len: u32) -> Span {
-    let len = (RECORD_HEADER_LEN as u64).saturating_add(u64::from(payload_len)).min(SHOWN_BYTES);
-    Span { file: file.into(), start: position, end: position.saturating_add(len) }
+fn record_span(r: &RecordRef) -> Span {
+    let len = (RECORD_HEADER_LEN as u64).saturating_add(u64::from(r.payload_len)).min(SHOWN_BYTES);
+    Span { file: r.file.clone(), start: r.position, end: r.position.saturating_add(len), time_micros: Some(r.timestamp_micros) }
 }
 
 /// The first lost offset of `lost` (the lacking side `side`): the holder's
@@ -56,9 +72,10 @@ fn lost_spans(lost: &[Lost], side: &SideReport) -> Option<(u64, Span, Span)> {
     let l = lost.first()?;
     let o = l.range.from;
     let f = side.findings.iter().find(|f| blocks(f) && f.finding.offset == Some(o))?;
-    let held = record_span(&l.held_at.file, l.held_at.position, l.held_at.payload_len);
+    let held = record_span(&l.held_at);
     let damaged_len = f.finding.end.saturating_sub(f.finding.position).clamp(RECORD_HEADER_LEN as u64, SHOWN_BYTES);
-    let damaged = Span { file: f.file.clone(), start: f.finding.position, end: f.finding.position.saturating_add(damaged_len) };
+    let damaged =
+        Span { file: f.file.clone(), start: f.finding.position, end: f.finding.position.saturating_add(damaged_len), time_micros: None };
     Some((o, held, damaged))
 }
 
@@ -66,12 +83,8 @@ fn lost_spans(lost: &[Lost], side: &SideReport) -> Option<(u64, Span, Span)> {
 /// lost offset whose damage it does not place).
 #[must_use]
 pub fn first_divergence(d: &Diff) -> Option<FirstDivergence> {
-    let differ = d.divergence.as_ref().map(|v| FirstDivergence {
-        offset: v.offset,
-        why: "differ",
-        a: record_span(&v.a.file, v.a.position, v.a.payload_len),
-        b: record_span(&v.b.file, v.b.position, v.b.payload_len),
-    });
+    let differ =
+        d.divergence.as_ref().map(|v| FirstDivergence { offset: v.offset, why: "differ", a: record_span(&v.a), b: record_span(&v.b) });
     let lost_a = lost_spans(&d.lost_a, &d.a).map(|(offset, held, damaged)| FirstDivergence { offset, why: "lost", a: damaged, b: held });
     let lost_b = lost_spans(&d.lost_b, &d.b).map(|(offset, held, damaged)| FirstDivergence { offset, why: "lost", a: held, b: damaged });
     [differ, lost_a, lost_b].into_iter().flatten().min_by_key(|f| f.offset)
@@ -129,7 +142,7 @@ mod tests {
     fn log(n: u64, salt: impl Fn(u64) -> u8) -> Vec<u8> {
         let mut out = SegmentHeader::new(0, 1).encode().to_vec();
         for o in 0..n {
-            encode_record(o, 1, &[salt(o); 20], &mut out).unwrap();
+            encode_record(o, 1_000 + o, &[salt(o); 20], &mut out).unwrap();
         }
         out
     }
@@ -148,8 +161,13 @@ mod tests {
         let f = first_divergence(&d).unwrap();
         let at = 32 + 4 * 48;
         assert_eq!((f.offset, f.why), (4, "differ"));
-        assert_eq!(f.a, Span { file: SEG.into(), start: at, end: at + 48 });
+        assert_eq!(f.a, Span { file: SEG.into(), start: at, end: at + 48, time_micros: Some(1_004) });
         assert_eq!(f.b, f.a);
+        assert_eq!(
+            f.a.place(),
+            format!("byte {at}, written 1970-01-01T00:00:00.001004Z"),
+            "each side's record's time, UTC with the micros"
+        );
         let (sa, sb) = (&a[at as usize..][..48], &b[at as usize..][..48]);
         let rows = rows(sa, sb);
         assert_eq!(rows.len(), 3);
@@ -171,6 +189,8 @@ mod tests {
         assert_eq!((f.offset, f.why), (3, "lost"));
         assert_eq!((f.a.start, f.a.end), (at as u64, at as u64 + 48), "A's intact record");
         assert_eq!((f.b.file.as_str(), f.b.start), (SEG, at as u64), "B's damaged bytes where its finding begins");
+        assert_eq!((f.a.time_micros, f.b.time_micros), (Some(1_003), None), "A's record's time; B's damaged one's is not believed");
+        assert_eq!(f.b.place(), format!("byte {at} (damaged: no time believed)"));
         let (sa, sb) = (&a[f.a.start as usize..f.a.end as usize], &b[f.b.start as usize..(f.b.end as usize).min(b.len())]);
         let marked: Vec<usize> = rows(sa, sb).iter().flatten().filter(|p| p.differs()).map(|p| p.at).collect();
         assert_eq!(marked, [40]);
@@ -182,9 +202,11 @@ mod tests {
 
     #[test]
     fn reads_are_bounded_and_unequal_lengths_are_marked() {
-        let span = record_span(SEG, 100, u32::MAX);
+        let rec =
+            |position, payload_len| RecordRef { file: SEG.into(), position, payload_len, timestamp_micros: 0, checksum: String::new() };
+        let span = record_span(&rec(100, u32::MAX));
         assert_eq!(span.end - span.start, SHOWN_BYTES);
-        let span = record_span(SEG, u64::MAX - 3, 20);
+        let span = record_span(&rec(u64::MAX - 3, 20));
         assert_eq!(span.end, u64::MAX);
         let r = rows(&[1, 2, 3], &[1, 2]);
         assert_eq!(r[0][2], Pair { at: 2, a: Some(3), b: None });

@@ -16,6 +16,7 @@
 
 use felix_codec::read::scan::segment::SegmentScanner;
 use felix_codec::read::scan::{Item, ScanContext};
+use felix_codec::read::time::TimeSeek;
 
 use super::rows::{RecordRow, Rows};
 
@@ -137,6 +138,7 @@ impl Checkpoints {
             Want::Rows { first, .. } => self.list.partition_point(|c| c.row <= first),
             Want::Bytes { start, .. } => self.list.partition_point(|c| c.position <= start),
             Want::Offset(o) => self.list.partition_point(|c| c.previous_offset < o),
+            Want::Time { from_row, .. } => self.list.partition_point(|c| c.row <= from_row),
         };
         n.checked_sub(1).and_then(|i| self.list.get(i)).copied()
     }
@@ -161,6 +163,17 @@ pub enum Want {
     },
     /// The first record carrying this offset after the checkpoint the search starts at.
     Offset(u64),
+    /// The first record at or after a time, by Kafka's rule (the first
+    /// intact record, in file order, whose timestamp is ≥ `at`: the codec's
+    /// [`TimeSeek`]), known to lie past row `from_row` (every row before it
+    /// is below `at`): the scan starts at the last checkpoint before that
+    /// row and reads on until it meets one, or the file ends.
+    Time {
+        /// The time, in microseconds since the Unix epoch.
+        at: u64,
+        /// Rows before this one are known to be below `at` (the held rows).
+        from_row: u64,
+    },
 }
 
 /// The rows a window scan found: contiguous rows from row number `first_row`.
@@ -216,6 +229,18 @@ impl<'a> RowSource<'a> {
     #[must_use]
     pub fn get(&self, n: u64) -> Option<RecordRow> {
         usize::try_from(n).ok().and_then(|i| self.listed.get(i)).or_else(|| self.window.and_then(|w| w.row(n)))
+    }
+
+    /// Whether row `n` was written before the row above it: both intact, its
+    /// timestamp below the one before (the producer's clock went back there;
+    /// the table marks it). Rows neither listed nor read say nothing.
+    #[must_use]
+    pub fn clock_back_at(&self, n: u64) -> bool {
+        let intact = |r: &RecordRow| r.status == felix_codec::read::scan::RecordStatus::Intact;
+        match (n.checked_sub(1).and_then(|m| self.get(m)), self.get(n)) {
+            (Some(before), Some(r)) => intact(&before) && intact(&r) && r.timestamp_micros < before.timestamp_micros,
+            _ => false,
+        }
     }
 
     /// The number of the row whose bytes hold `pos`, when it is listed or in the window.
@@ -294,6 +319,11 @@ impl Collect {
             Want::Offset(o) => {
                 self.done = r.offset == o || self.stop_at.is_some_and(|s| r.position >= s);
                 r.offset == o
+            }
+            Want::Time { at, from_row } => {
+                let intact = n >= from_row && r.status == felix_codec::read::scan::RecordStatus::Intact;
+                self.done = intact && TimeSeek::new(at).record(r.offset, r.timestamp_micros).is_some();
+                self.done
             }
         };
         if keep {
@@ -490,6 +520,64 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// A jump to a time past the held rows finds what Kafka's rule finds
+        /// over the full scan's rows: the first intact row from `from_row` on
+        /// whose timestamp is ≥ the time — on clocks that step back, with
+        /// damaged records between, from any checkpoint spacing and read size.
+        #[test]
+        fn a_time_past_the_held_rows_is_the_first_intact_row_at_or_after_it(
+            steps in prop::collection::vec(-300i64..400, 1..120),
+            flips in prop::collection::vec((32usize..12_000, any::<u8>()), 0..4),
+            spacing in 1u64..3000,
+            read in 1usize..700,
+            from in 0u64..130,
+            at in 0u64..20_000,
+        ) {
+            let mut file = SegmentHeader::new(100, 1).encode().to_vec();
+            let mut ts = 5_000i64;
+            for (i, step) in steps.iter().enumerate() {
+                ts = (ts + step).max(0);
+                encode_record(100 + i as u64, ts as u64, &[i as u8; 20], &mut file).unwrap();
+            }
+            let n = file.len();
+            for (p, x) in flips {
+                file[p % n] ^= x | 1;
+            }
+            let (rows, cps) = full(&file, spacing);
+            let from_row = from.min(rows.len() as u64);
+            let want = rows.iter().enumerate().skip(from_row as usize).find(|(_, r)| r.status == RecordStatus::Intact && r.timestamp_micros >= at);
+            let w = scan_window(&file, &cps, Want::Time { at, from_row }, read);
+            match want {
+                Some((i, r)) => prop_assert_eq!((w.first_row, w.rows.iter().collect::<Vec<_>>()), (i as u64, vec![*r])),
+                None => prop_assert!(w.rows.is_empty()),
+            }
+        }
+    }
+
+    /// The rows where the clock went back: an intact row below the intact row above it, listed or read.
+    #[test]
+    fn a_row_written_before_the_one_above_is_marked() {
+        let row = |offset: u64, ts, status| RecordRow { position: 32 + offset * 40, offset, payload_len: 12, timestamp_micros: ts, status };
+        let all = [
+            row(0, 500, RecordStatus::Intact),
+            row(1, 100, RecordStatus::Intact),
+            row(2, 50, RecordStatus::ChecksumMismatch),
+            row(3, 40, RecordStatus::Intact),
+            row(4, 40, RecordStatus::Intact),
+            row(5, 30, RecordStatus::Intact),
+        ];
+        let listed: Rows = all[..3].iter().copied().collect();
+        let w = Window { first_row: 3, rows: all[3..].iter().copied().collect() };
+        let src = RowSource { listed: &listed, capped: true, seen: 6, window: Some(&w) };
+        let marked: Vec<u64> = (0..7).filter(|&n| src.clock_back_at(n)).collect();
+        assert_eq!(marked, [1, 5], "not beside a damaged record (its time is not believed), not at an equal time");
+        let unread = RowSource { window: None, ..src };
+        assert!(!unread.clock_back_at(5), "a row not read says nothing");
+    }
+
     /// The scan's own checkpoints: a fixed number at most, whatever the file
     /// holds, each a record boundary that resumes to the same rows.
     #[test]
@@ -540,6 +628,7 @@ mod tests {
         assert_eq!(src.for_bytes(rows[35].end()).len(), w.rows.len(), "past the list: the window's rows");
         assert_eq!(src.for_bytes(rows[2].end()).len(), 10, "within the list: the listed rows");
         assert!(src.past_list(rows[10].position + 1) && !src.past_list(rows[9].end()));
+        assert!((0..45).all(|n| !src.clock_back_at(n)), "this clock never goes back");
         let whole = RowSource { listed: &listed, capped: false, seen: 10, window: None };
         assert_eq!((whole.len(), whole.want_for(5, 8)), (10, None));
     }

@@ -12,8 +12,10 @@
 use std::fmt::Write as _;
 
 use felix_codec::doc::report::is_finding_kind;
+use felix_codec::doc::text::span_words;
+use felix_codec::format::time::format_micros;
 use felix_codec::shard::diff::{
-    blocks, different_shards, Diff, Lost, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS, MAX_LOST_RANGES,
+    blocks, different_shards, Diff, DivergentTime, Lost, OffsetRange, SideReport, DIFF_VERSION, MAX_DIFF_FINDINGS, MAX_LOST_RANGES,
 };
 
 use super::link::{self, Caps, LinkError};
@@ -163,7 +165,29 @@ pub fn validate(d: &Diff) -> Result<(), Refusal> {
     check_shards(d)?;
     check_lost("lost_a", &d.lost_a, &d.a)?;
     check_lost("lost_b", &d.lost_b, &d.b)?;
+    check_times(d)?;
     check_verdict(d)
+}
+
+/// `divergent_time` (absent from diffs made before it): only with a
+/// divergence, each side's span within its least and greatest and begun by
+/// the first divergent record's own timestamp.
+fn check_times(d: &Diff) -> Result<(), Refusal> {
+    let Some(t) = &d.divergent_time else { return Ok(()) };
+    let Some(v) = &d.divergence else { return Err(Refusal::Together("divergent_time is given without a divergence".into())) };
+    for (side, span, r) in [("a", t.a, &v.a), ("b", t.b, &v.b)] {
+        let field = format!("divergent_time.{side}");
+        if span.min > span.max || [span.first, span.last].iter().any(|&x| x < span.min || x > span.max) {
+            return Err(Refusal::field(field, "has a first or last timestamp outside its min..=max"));
+        }
+        if span.first != r.timestamp_micros {
+            return Err(Refusal::field(
+                format!("{field}.first"),
+                format!("is {}, not the first divergent record's timestamp ({})", span.first, r.timestamp_micros),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What the codec derives from the two sides' offsets, the claim must say too.
@@ -287,6 +311,20 @@ fn offset(o: Option<u64>) -> String {
     o.map_or_else(|| "none".into(), |o| o.to_string())
 }
 
+/// A record's time as the compare shows it: UTC with the micros, and the
+/// number stored (`2026-12-01T14:03:00.250000Z (1796…250000 µs)`).
+#[must_use]
+pub fn record_time(micros: u64) -> String {
+    format!("{} ({micros} µs)", format_micros(micros))
+}
+
+/// When each side's divergent records were written, in the words `diff`
+/// prints (`divergent records' times: A's written … to …; B's …`).
+#[must_use]
+pub fn divergent_time_words(t: &DivergentTime) -> String {
+    format!("divergent records' times: A's {}; B's {}", span_words(t.a), span_words(t.b))
+}
+
 /// The diff as Markdown: a table of both sides, the first divergence, the
 /// truncations and the damage, every field escaped.
 #[must_use]
@@ -320,26 +358,7 @@ pub fn markdown(d: &Diff) -> String {
         }
         None => out.push_str("No offset in common.\n\n"),
     }
-    match &d.divergence {
-        Some(v) => {
-            let _ = writeln!(out, "**First divergent offset: {}**\n", v.offset);
-            let _ = writeln!(out, "| | file | byte | payload bytes | time (µs) | checksum |");
-            let _ = writeln!(out, "|---|---|---|---|---|---|");
-            for (name, r) in [("A", &v.a), ("B", &v.b)] {
-                let _ = writeln!(
-                    out,
-                    "| {name} | {} | {} | {} | {} | {} |",
-                    code(&r.file),
-                    r.position,
-                    r.payload_len,
-                    r.timestamp_micros,
-                    code(&r.checksum)
-                );
-            }
-            out.push('\n');
-        }
-        None => out.push_str("No divergent offset.\n\n"),
-    }
+    divergence_markdown(d, &mut out);
     if let Some(ds) = &d.different_shards {
         let _ = writeln!(out, "**Warning:** {}\n", text(&ds.warning()));
     }
@@ -369,6 +388,34 @@ pub fn markdown(d: &Diff) -> String {
     out
 }
 
+/// The first divergence in Markdown: both records (never a payload), and
+/// when each side's divergent records were written.
+fn divergence_markdown(d: &Diff, out: &mut String) {
+    match &d.divergence {
+        Some(v) => {
+            let _ = writeln!(out, "**First divergent offset: {}**\n", v.offset);
+            let _ = writeln!(out, "| | file | byte | payload bytes | time | checksum |");
+            let _ = writeln!(out, "|---|---|---|---|---|---|");
+            for (name, r) in [("A", &v.a), ("B", &v.b)] {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {} | {} | {} | {} | {} |",
+                    code(&r.file),
+                    r.position,
+                    r.payload_len,
+                    text(&record_time(r.timestamp_micros)),
+                    code(&r.checksum)
+                );
+            }
+            out.push('\n');
+            if let Some(t) = &d.divergent_time {
+                let _ = writeln!(out, "{}\n", text(&divergent_time_words(t)));
+            }
+        }
+        None => out.push_str("No divergent offset.\n\n"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,8 +423,13 @@ mod tests {
     use base64::Engine as _;
     use felix_codec::shard::diff::{DiffMachine, Need, RecordSummary, Side, SideFacts};
 
+    /// A and B agree up to 50; from there B's records differ, and A's clock
+    /// went back at 55 (its timestamps go 1,050 … 1,054, then 2 … 6).
     fn diverged(path_b: &str) -> Diff {
-        let rec = |offset, checksum| RecordSummary { offset, checksum, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 1 };
+        let rec = |offset: u64, checksum| {
+            let timestamp_micros = if offset >= 55 && checksum == 2 { offset - 53 } else { 1_000 + offset };
+            RecordSummary { offset, checksum, segment_id: 0, position: 32, payload_len: 2, timestamp_micros }
+        };
         let a: Vec<_> = (0..60).map(|o| rec(o, if o < 50 { 1 } else { 2 })).collect();
         let b: Vec<_> = (0..60).map(|o| rec(o, if o < 50 { 1 } else { 3 })).collect();
         let (mut ia, mut ib) = (a.into_iter(), b.into_iter());
@@ -525,6 +577,13 @@ mod tests {
             });
         });
         refused("a truncation past the log's end", &|x| x.truncate_a_to = Some(u64::MAX));
+        refused("divergent times without a divergence", &|x| {
+            x.first_divergent_offset = None;
+            x.divergence = None;
+            x.divergent_records = 0;
+        });
+        refused("a divergent time begun by another record", &|x| x.divergent_time.as_mut().unwrap().b.first = 0);
+        refused("a divergent time outside its own min..=max", &|x| x.divergent_time.as_mut().unwrap().a.max = 0);
         // Shapes the codec does make still pass: identical, empty, one side longer, begun mid-log.
         let rec = |offset| RecordSummary { offset, checksum: 1, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 1 };
         for (ra, rb) in [(0..60, 0..60), (0..0, 0..0), (0..60, 0..0), (0..60, 30..60), (10..60, 0..20), (0..10, 20..30)] {
@@ -563,5 +622,32 @@ mod tests {
         let html = comrak::markdown_to_html(&md, &options);
         assert!(!html.contains("<script") && !html.contains("<img") && !html.contains("<a ") && !html.contains("<h1"), "{html}");
         assert_eq!(html.matches("<tr>").count(), 2 + 1 + 3, "one row per side, whatever the path holds: {html}");
+    }
+
+    #[test]
+    fn the_first_divergent_records_times_are_shown_on_both_sides_in_utc() {
+        let d = diverged("b");
+        let t = d.divergent_time.unwrap();
+        assert_eq!((t.a.first, t.a.last, t.a.min, t.a.max), (1_050, 6, 2, 1_054), "A's clock went back among its divergent records");
+        assert_eq!((t.b.first, t.b.last), (1_050, 1_059));
+        assert_eq!(record_time(1_796_133_780_250_000), "2026-12-01T14:03:00.250000Z (1796133780250000 µs)");
+        let md = markdown(&d);
+        assert!(md.contains("| A | `00000000000000000000.log` | 32 | 2 | 1970\\-01\\-01T00\\:00\\:00\\.001050Z \\(1050 µs\\) |"), "{md}");
+        assert!(
+            md.contains(
+                "divergent records\\' times\\: A\\'s written 1970\\-01\\-01T00\\:00\\:00\\.001050Z to 1970\\-01\\-01T00\\:00\\:00\\.000006Z \\(timestamps go back"
+            ),
+            "{md}"
+        );
+        assert_eq!(
+            divergent_time_words(&t),
+            d.to_text().lines().find(|l| l.starts_with("divergent records' times")).unwrap(),
+            "the CLI's words"
+        );
+        // A diff made before the field existed still opens.
+        let mut old = d;
+        old.divergent_time = None;
+        assert_eq!(validate(&old), Ok(()));
+        assert!(!markdown(&old).contains("divergent records"));
     }
 }

@@ -13,7 +13,9 @@
 
 use std::fmt::Write as _;
 
-use felix_codec::doc::report::{one_line, Report};
+use felix_codec::doc::report::{one_line, FileReport, Report};
+use felix_codec::doc::sentence::by_shard;
+use felix_codec::doc::text::{shard_time_words, span_words};
 
 /// `s` with every character that could reorder, hide or break a line shown
 /// as an escape: the codec's one rule ([`one_line`], what the CLI prints and
@@ -97,8 +99,8 @@ pub fn render(report: &Report, preface: &Preface) -> String {
     }
     let _ =
         writeln!(out, "report\\_version {}, {} files, {} findings\n", report.report_version, report.files.len(), report.finding_count());
-    let _ = writeln!(out, "| file | kind | size | status | records | offsets | hash |");
-    let _ = writeln!(out, "|---|---|---:|---|---:|---|---|");
+    let _ = writeln!(out, "| file | kind | size | status | records | offsets | time | hash |");
+    let _ = writeln!(out, "|---|---|---:|---|---:|---|---|---|");
     for f in &report.files {
         let offsets = match (f.first_offset, f.last_offset) {
             (Some(a), Some(b)) => format!("{a}..={b}"),
@@ -107,16 +109,19 @@ pub fn render(report: &Report, preface: &Preface) -> String {
         let sha = crate::model::verify::claimed_identity(f)
             .map_or(String::new(), |(a, v)| format!("{} {}", a.as_str(), code(&super::shared::short(v, 12))));
         let status = format!("{:?}", f.status).to_lowercase();
+        let time = f.time.map_or(String::new(), span_words);
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {status} | {} | {} | {sha} |",
+            "| {} | {} | {} | {status} | {} | {} | {} | {sha} |",
             code(&f.path),
             text(f.kind.as_str()),
             f.size,
             f.records,
-            text(&offsets)
+            text(&offsets),
+            text(&time)
         );
     }
+    shard_times(report, &mut out);
     let _ = writeln!(out, "\n## Findings\n");
     let _ = writeln!(out, "| file | kind | byte | offset | repair | meaning |");
     let _ = writeln!(out, "|---|---|---:|---:|---|---|");
@@ -140,6 +145,26 @@ pub fn render(report: &Report, preface: &Preface) -> String {
         let _ = writeln!(out, "\n{}\\: {} more findings not listed", code(&f.path), f.findings_omitted);
     }
     out
+}
+
+/// Each shard's span of time, in the words `inspect` prints before its
+/// verdict (`felix_codec::doc::text::shard_time_words`); nothing when no
+/// shard has an intact record.
+fn shard_times(report: &Report, out: &mut String) {
+    let files: Vec<&FileReport> = report.files.iter().collect();
+    let spans: Vec<(String, String)> = by_shard(&files)
+        .iter()
+        .filter_map(|v| Some((v.label(&files).to_string(), shard_time_words(files.get(v.files.clone())?)?)))
+        .collect();
+    if spans.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Time\n");
+    let _ = writeln!(out, "| shard | time |");
+    let _ = writeln!(out, "|---|---|");
+    for (label, words) in spans {
+        let _ = writeln!(out, "| {} | {} |", code(&label), text(&words));
+    }
 }
 
 /// Every note the page shows beside a file (and the CLI prints after its
@@ -167,7 +192,7 @@ mod tests {
     use crate::model::{sample, scan::scan_all};
     use comrak::nodes::{AstNode, NodeValue};
     use comrak::{parse_document, Arena, Options};
-    use felix_codec::doc::report::{FileReport, FindingReport};
+    use felix_codec::doc::report::FindingReport;
     use proptest::prelude::*;
 
     /// What a GitHub-flavoured Markdown reader sees.
@@ -243,8 +268,17 @@ mod tests {
         let md = render(report, preface);
         let seen = read(&md);
         let findings: usize = report.files.iter().map(|f| f.findings.len()).sum();
-        assert_eq!(seen.tables, vec![report.files.len(), findings], "one row per file and per finding:\n{md}");
-        assert_eq!(seen.headings, vec!["Felix storage report".to_string(), "Findings".to_string()], "no forged heading:\n{md}");
+        let files: Vec<&FileReport> = report.files.iter().collect();
+        let spans = by_shard(&files).iter().filter(|v| shard_time_words(files.get(v.files.clone()).unwrap_or(&[])).is_some()).count();
+        let (mut tables, mut headings) = (vec![report.files.len()], vec!["Felix storage report".to_string()]);
+        if spans > 0 {
+            tables.push(spans);
+            headings.push("Time".to_string());
+        }
+        tables.push(findings);
+        headings.push("Findings".to_string());
+        assert_eq!(seen.tables, tables, "one row per file, per shard's span of time and per finding:\n{md}");
+        assert_eq!(seen.headings, headings, "no forged heading:\n{md}");
         assert!(seen.active.is_empty(), "{:?} in\n{md}", seen.active);
     }
 
@@ -254,6 +288,11 @@ mod tests {
         let md = render(&report, &Preface::default());
         assert_safe(&report, &Preface::default());
         assert!(md.contains("| Truncated |"), "{md}");
+        assert!(
+            md.contains("| written 2026\\-11\\-01T09\\:00\\:00\\.000000Z to 2026\\-11\\-01T09\\:00\\:09\\.750000Z |"),
+            "each segment's time:\n{md}"
+        );
+        assert!(md.contains("\n## Time\n"), "each shard's span:\n{md}");
     }
 
     #[test]

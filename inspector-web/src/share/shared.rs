@@ -12,6 +12,7 @@
 use std::fmt;
 
 use felix_codec::doc::report::{is_finding_kind, is_hex_digest, status_of, FileReport, Report, REPORT_VERSION};
+use felix_codec::format::file_name::FileKind;
 use felix_codec::read::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
 
@@ -265,6 +266,7 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
     }
     check_hashes(at, f)?;
     check_change(at, f)?;
+    check_time(at, f)?;
     if f.findings.len() > MAX_FINDINGS_PER_FILE {
         return Err(refuse(
             format!("{at}.findings"),
@@ -328,6 +330,32 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
             format!("{at}.status"),
             format!("says {:?} but the findings listed make it {:?}", f.status, status).to_lowercase(),
         ));
+    }
+    Ok(())
+}
+
+/// A file's `time`: a segment's, with an intact record to have a time,
+/// its first and last within its least and greatest, and one record's span
+/// one timestamp.
+fn check_time(at: &str, f: &FileReport) -> Result<(), Refused> {
+    let Some(t) = f.time else { return Ok(()) };
+    let field = format!("{at}.time");
+    if f.kind != FileKind::Segment {
+        return Err(refuse(field, format!("is given for a file of kind {}: only a segment's records have times", f.kind.as_str())));
+    }
+    if f.records == 0 || f.first_offset.is_none() {
+        return Err(refuse(field, "is given for a segment without an intact record"));
+    }
+    if t.min > t.max {
+        return Err(refuse(format!("{field}.min"), format!("is {}, above max {}", t.min, t.max)));
+    }
+    for (name, v) in [("first", t.first), ("last", t.last)] {
+        if v < t.min || v > t.max {
+            return Err(refuse(format!("{field}.{name}"), format!("is {v}, outside {}..={} (min..max)", t.min, t.max)));
+        }
+    }
+    if f.records == 1 && (t.first != t.last || t.min != t.max) {
+        return Err(refuse(field, "spans more than one timestamp for a segment of one record"));
     }
     Ok(())
 }
@@ -499,6 +527,24 @@ mod tests {
                         Some(FileChange { size_at_start, size_at_end: Some(size_at_start - 1), only_grew: true });
                 }),
                 "files[1].changed_while_read.only_grew is true, but size_at_end is",
+            ),
+            (Box::new(|r| r.files[0].time.as_mut().unwrap().min = u64::MAX), "files[0].time.min is 18446744073709551615, above max"),
+            (Box::new(|r| r.files[0].time.as_mut().unwrap().first = 0), "files[0].time.first is 0, outside"),
+            (Box::new(|r| r.files[0].time.as_mut().unwrap().last = u64::MAX), "files[0].time.last is 18446744073709551615, outside"),
+            (Box::new(|r| r.files[1].time = r.files[0].time), "files[1].time is given for a file of kind index"),
+            (
+                Box::new(|r| {
+                    r.files[0].records = 0;
+                    r.files[0].first_offset = None;
+                }),
+                "files[0].time is given for a segment without an intact record",
+            ),
+            (
+                Box::new(|r| {
+                    r.files[0].records = 1;
+                    r.files[0].time.as_mut().unwrap().max += 1;
+                }),
+                "files[0].time spans more than one timestamp",
             ),
         ];
         for (break_it, want) in cases {

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use felix_codec::doc::report::{FileReport, FindingReport};
-use felix_codec::doc::sentence;
+use felix_codec::doc::{sentence, text};
 
 use crate::model::group::{shard_of, Dropped};
 use crate::model::hash::Hashed;
@@ -112,6 +112,9 @@ pub struct Verdict {
     pub label: String,
     /// The codec's sentence ([`felix_codec::doc::sentence::sentence`]).
     pub sentence: String,
+    /// The span of time its records cover, in the codec's words
+    /// ([`felix_codec::doc::text::shard_time_words`]); none for a lone file.
+    pub time: Option<String>,
 }
 
 /// Counts of the checks, for the banner.
@@ -332,7 +335,11 @@ impl State {
         self.verdicts = Rc::new(
             sentence::by_shard(&reports)
                 .into_iter()
-                .map(|v| Verdict { label: v.label(&reports).to_string(), sentence: v.sentence })
+                .map(|v| Verdict {
+                    label: v.label(&reports).to_string(),
+                    time: text::shard_time_words(reports.get(v.files.clone()).unwrap_or(&[])),
+                    sentence: v.sentence,
+                })
                 .collect(),
         );
         self.rows = Rc::new(rows);
