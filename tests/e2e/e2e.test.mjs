@@ -1804,18 +1804,13 @@ async function clockBackShard() {
   const shardDir = join(dir, 'acme_default_clock_0');
   await mkdir(shardDir);
   const parts = [];
-  const header = Buffer.alloc(32);
-  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
-  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const header = segmentHeader();
   parts.push(header);
   const positions = [];
   let at = 32;
   for (let o = 0; o < 40; o++) {
     const payload = Buffer.from(`clock record ${o}`);
-    const h = Buffer.alloc(28);
-    h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(clockTime(o), 12);
-    h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
-    h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+    const h = recordHeader(o, clockTime(o), payload);
     if (o === 30) payload[0] ^= 0x01;
     parts.push(h, payload);
     positions.push(at);
@@ -1942,9 +1937,7 @@ test('issue 20 compare: the first divergent record\'s time on both sides, in UTC
 async function timedSegment(records, ts, rot) {
   const dir = await mkdtemp(join(tmpdir(), 'felix-timed-'));
   const f = await open(join(dir, '00000000000000000000.log'), 'w');
-  const header = Buffer.alloc(32);
-  header.write('FLSG', 0); header.writeUInt16BE(2, 4); header.writeBigUInt64BE(0n, 8); header.writeBigUInt64BE(1n, 16);
-  header.writeUInt32BE(crc32(header.subarray(0, 24)), 24);
+  const header = segmentHeader();
   await f.write(header);
   const payload = Buffer.alloc(36, 0x74);
   const size = 28 + payload.length;
@@ -1952,10 +1945,7 @@ async function timedSegment(records, ts, rot) {
   for (let o = 0; o < records;) {
     let at = 0;
     for (; at < batch.length && o < records; o++, at += size) {
-      const h = batch.subarray(at, at + 28);
-      h.writeUInt32BE(payload.length, 0); h.writeBigUInt64BE(BigInt(o), 4); h.writeBigUInt64BE(ts(o), 12);
-      h.writeUInt32BE(crc32(h.subarray(0, 20)), 20);
-      h.writeUInt32BE(crc32(payload, crc32(h.subarray(0, 24))), 24);
+      recordHeaderInto(batch, at, o, ts(o), payload);
       payload.copy(batch, at + 28);
       if (o === rot) batch[at + 28] ^= 0x01;
     }
