@@ -53,8 +53,15 @@ impl Shard {
         let first = self.first_offset();
         let Some((segments, end)) = self.segments_from(first)? else { return Ok(None) };
         for span in segments {
-            let index = self.time_index(span)?;
-            let Some(start) = index.first_reaching(target_micros) else { continue };
+            // Damage in the headers ends what the index covers: an answer
+            // before it is still found; with none, the damage is the answer.
+            let (index, damage) = self.time_index(span)?;
+            let Some(start) = index.first_reaching(target_micros) else {
+                match damage {
+                    Some(e) => return Err(e),
+                    None => continue,
+                }
+            };
             // One interval's headers: a window about its size (a record
             // larger than it is still read whole: the reader asks for it).
             let window = usize::try_from(index.spacing()).unwrap_or(usize::MAX).clamp(4096, HEADER_CHUNK_BYTES);
@@ -65,8 +72,9 @@ impl Shard {
         Ok(None)
     }
 
-    /// Segment `span`'s time index, built or extended to its readable length.
-    fn time_index(&self, span: Span) -> Result<TimeIndex, EngineError> {
+    /// Segment `span`'s time index, built or extended to its readable length
+    /// — or to the damage met in its headers, returned beside it.
+    fn time_index(&self, span: Span) -> Result<(TimeIndex, Option<EngineError>), EngineError> {
         let (id, base, len) = span;
         let (mut time, truncations) = {
             let mut g = self.shared.lock();
@@ -84,8 +92,9 @@ impl Shard {
             };
             (t.segments.get(&id).cloned().unwrap_or(fresh), truncations)
         };
+        let mut damage = None;
         if time.covered < len {
-            self.extend(id, len, &mut time)?;
+            damage = self.extend(id, len, &mut time)?;
             let mut g = self.shared.lock();
             if g.times.truncations == truncations && g.segments.iter().any(|s| s.id == id) {
                 let keep = g.times.segments.get(&id).is_none_or(|t| t.covered < time.covered);
@@ -94,11 +103,12 @@ impl Shard {
                 }
             }
         }
-        Ok(time.index)
+        Ok((time.index, damage))
     }
 
-    /// Walks segment `id`'s record headers from `time.covered` to `len`.
-    fn extend(&self, id: u64, len: u64, time: &mut SegmentTime) -> Result<(), EngineError> {
+    /// Walks segment `id`'s record headers from `time.covered` to `len`, or
+    /// to the first damage, which it returns (the index covers what is before it).
+    fn extend(&self, id: u64, len: u64, time: &mut SegmentTime) -> Result<Option<EngineError>, EngineError> {
         let dir = &self.shared.dir;
         let reader = ChunkedReader::headers_only(time.covered, time.next, len);
         let mut last = None;
@@ -113,10 +123,7 @@ impl Shard {
             time.covered = end;
             time.next = ExpectedOffset::after(offset);
         }
-        match walked.defect {
-            Some(e) => Err(self.damage(id, &e)),
-            None => Ok(()),
-        }
+        Ok(walked.defect.map(|e| self.damage(id, &e)))
     }
 
     /// The first record of segment `span` from byte `start` on whose
