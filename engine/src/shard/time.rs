@@ -10,7 +10,7 @@
 //! is dropped when a truncation changes the log under it, and a segment
 //! retention deleted takes its index with it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use felix_codec::format::record::ExpectedOffset;
 use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
@@ -41,6 +41,10 @@ pub(crate) struct TimeIndexes {
 /// A segment a seek walks: `(id, base offset, readable length)`.
 type Span = (u64, u64, u64);
 
+/// Where a seek starts in one segment, its index's spacing, and the damage
+/// that ended what the index covers (`Shard::reach`).
+type Reach = (Option<u64>, u64, Option<EngineError>);
+
 impl Shard {
     /// The first offset, at or after the oldest retained, whose record's
     /// timestamp is at or after `target_micros` (Kafka's `offsetsForTimes`
@@ -52,11 +56,12 @@ impl Shard {
     pub fn offset_for_time(&self, target_micros: u64) -> Result<Option<u64>, EngineError> {
         let first = self.first_offset();
         let Some((segments, end)) = self.segments_from(first)? else { return Ok(None) };
+        self.forget_stale_times();
         for span in segments {
             // Damage in the headers ends what the index covers: an answer
             // before it is still found; with none, the damage is the answer.
-            let (index, damage) = self.time_index(span)?;
-            let Some(start) = index.first_reaching(target_micros) else {
+            let (start, spacing, damage) = self.reach(span, target_micros)?;
+            let Some(start) = start else {
                 match damage {
                     Some(e) => return Err(e),
                     None => continue,
@@ -64,7 +69,7 @@ impl Shard {
             };
             // One interval's headers: a window about its size (a record
             // larger than it is still read whole: the reader asks for it).
-            let window = usize::try_from(index.spacing()).unwrap_or(usize::MAX).clamp(4096, HEADER_CHUNK_BYTES);
+            let window = usize::try_from(spacing).unwrap_or(usize::MAX).clamp(4096, HEADER_CHUNK_BYTES);
             if let Some(offset) = self.seek_in(span, (start, window), end, target_micros)? {
                 return Ok(Some(offset));
             }
@@ -72,38 +77,51 @@ impl Shard {
         Ok(None)
     }
 
-    /// Segment `span`'s time index, built or extended to its readable length
-    /// — or to the damage met in its headers, returned beside it.
-    fn time_index(&self, span: Span) -> Result<(TimeIndex, Option<EngineError>), EngineError> {
+    /// Drops every time index when a truncation changed the log since they
+    /// were built, and those of segments retention deleted: once a seek.
+    fn forget_stale_times(&self) {
+        let mut g = self.shared.lock();
+        let truncations = g.truncations;
+        let live: BTreeSet<u64> = g.segments.iter().map(|s| s.id).collect();
+        let t = &mut g.times;
+        if t.truncations != truncations {
+            *t = TimeIndexes { segments: BTreeMap::new(), truncations };
+        }
+        t.segments.retain(|id, _| live.contains(id));
+    }
+
+    /// Where in segment `span` a seek for `target` starts (`None`: no record
+    /// its time index covers reaches it), the index's spacing, and the damage
+    /// that ended what the index covers. An index that covers the segment's
+    /// readable length answers in place; otherwise it is built or extended
+    /// to that length, or to the damage met in its headers.
+    fn reach(&self, span: Span, target: u64) -> Result<Reach, EngineError> {
         let (id, base, len) = span;
         let (mut time, truncations) = {
-            let mut g = self.shared.lock();
-            let truncations = g.truncations;
-            let live: Vec<u64> = g.segments.iter().map(|s| s.id).collect();
-            let t = &mut g.times;
-            if t.truncations != truncations {
-                *t = TimeIndexes { segments: BTreeMap::new(), truncations };
+            let g = self.shared.lock();
+            let valid = g.times.truncations == g.truncations;
+            match g.times.segments.get(&id).filter(|_| valid) {
+                Some(t) if t.covered >= len => return Ok((t.index.first_reaching(target), t.index.spacing(), None)),
+                cached => (
+                    cached.cloned().unwrap_or_else(|| SegmentTime {
+                        index: TimeIndex::new(self.shared.config.index_spacing_bytes),
+                        covered: SEGMENT_HEADER_LEN as u64,
+                        next: ExpectedOffset::Exactly(base),
+                    }),
+                    g.truncations,
+                ),
             }
-            t.segments.retain(|id, _| live.contains(id));
-            let fresh = SegmentTime {
-                index: TimeIndex::new(self.shared.config.index_spacing_bytes),
-                covered: SEGMENT_HEADER_LEN as u64,
-                next: ExpectedOffset::Exactly(base),
-            };
-            (t.segments.get(&id).cloned().unwrap_or(fresh), truncations)
         };
-        let mut damage = None;
-        if time.covered < len {
-            damage = self.extend(id, len, &mut time)?;
-            let mut g = self.shared.lock();
-            if g.times.truncations == truncations && g.segments.iter().any(|s| s.id == id) {
-                let keep = g.times.segments.get(&id).is_none_or(|t| t.covered < time.covered);
-                if keep {
-                    g.times.segments.insert(id, time.clone());
-                }
+        let damage = self.extend(id, len, &mut time)?;
+        let reach = (time.index.first_reaching(target), time.index.spacing(), damage);
+        let mut g = self.shared.lock();
+        if g.times.truncations == truncations && g.truncations == truncations && g.segments.iter().any(|s| s.id == id) {
+            let keep = g.times.segments.get(&id).is_none_or(|t| t.covered < time.covered);
+            if keep {
+                g.times.segments.insert(id, time);
             }
         }
-        Ok((time.index, damage))
+        Ok(reach)
     }
 
     /// Walks segment `id`'s record headers from `time.covered` to `len`, or
