@@ -435,3 +435,28 @@ fn consume_by_time_reads_up_to_a_rotted_header_in_a_sealed_segment_when_the_answ
     assert_eq!((code, printed), (Some(1), vec![]));
     assert!(said.contains("RecordHeaderChecksum") && !said.contains("nothing to print"), "{said}");
 }
+
+#[test]
+fn a_time_that_is_not_utf8_is_refused_naming_the_flag_and_the_character() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    write_shard(tmp.path(), &stamps());
+    let log = segments(&tmp.path().join(DIR))[0].clone();
+    let value = std::ffi::OsStr::from_bytes(b"2026-12\xff-01T14:03:00Z");
+    for (args, flag) in [
+        (
+            vec!["consume".as_ref(), tmp.path().as_os_str(), "--shard".as_ref(), SHARD.as_ref(), "--from-time".as_ref(), value],
+            "--from-time",
+        ),
+        (
+            vec!["consume".as_ref(), tmp.path().as_os_str(), "--shard".as_ref(), SHARD.as_ref(), "--until-time".as_ref(), value],
+            "--until-time",
+        ),
+        (vec!["dump".as_ref(), log.as_os_str(), "--from-time".as_ref(), value], "--from-time"),
+    ] {
+        let o = Command::new(bin()).args(&args).output().unwrap();
+        assert_eq!((o.status.code(), out(&o).as_str()), (Some(2), ""));
+        let said = err(&o);
+        assert!(said.contains(&format!("{flag} \"2026-12\u{fffd}-01T14:03:00Z\": character 8 is not UTF-8 (byte 0xFF)")), "{said}");
+    }
+}
