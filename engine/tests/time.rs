@@ -185,3 +185,40 @@ fn a_seek_across_many_segments_costs_less_than_reading_every_record() {
     let scan = timed(&|| assert_eq!(all(&shard).len() as u64, n));
     assert!(seek < scan, "a seek took {seek:?}, reading every record {scan:?}");
 }
+
+/// Retention deleting the oldest segments while a seek runs: the seek takes
+/// no offset, so it never answers `Trimmed` nor fails on a file retention
+/// removed — it answers among the records still retained.
+#[test]
+fn a_seek_while_retention_deletes_segments_answers_among_those_retained() {
+    let io = Arc::new(SimIo::new());
+    let config = Config { segment_size_bytes: 150, retention_bytes: Some(600), ..Config::default() };
+    let shard = Arc::new(open(&io, config));
+    let payload = [b'x'; 40];
+    let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(0) }]).unwrap();
+    shard.commit(&pending).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seeker = {
+        let (shard, stop) = (Arc::clone(&shard), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut failures = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Time 0: the oldest record retained at some moment of the seek.
+                let before = shard.first_offset();
+                match shard.offset_for_time(0) {
+                    Ok(Some(o)) if (before..=shard.first_offset()).contains(&o) => {}
+                    other => failures.push(format!("{other:?} (oldest {before} before the seek)")),
+                }
+            }
+            failures
+        })
+    };
+    for i in 1..5_000u64 {
+        let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(i) }]).unwrap();
+        shard.commit(&pending).unwrap();
+        shard.apply_retention(0).unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let failures = seeker.join().unwrap();
+    assert!(failures.is_empty(), "{} seeks failed, the first: {}", failures.len(), failures[0]);
+}

@@ -38,6 +38,10 @@ pub(crate) struct TimeIndexes {
     truncations: u64,
 }
 
+/// Most times one `offset_for_time` seeks again because retention deleted
+/// segments under it (each retry needs retention to have deleted more).
+const MAX_SEEK_ATTEMPTS: u32 = 8;
+
 /// A segment a seek walks: `(id, base offset, readable length)`.
 type Span = (u64, u64, u64);
 
@@ -50,11 +54,27 @@ impl Shard {
     /// timestamp is at or after `target_micros` (Kafka's `offsetsForTimes`
     /// rule: offset order, not time order, so a clock that went backwards
     /// never hides a later match); `None` when no visible record reaches it.
+    /// A seek that retention overtakes (the segments it walks deleted under
+    /// it) runs again over those retained, never answering `Trimmed`.
     ///
     /// # Errors
     /// `FailStopped`, IO failures, or damage met in the record headers walked.
     pub fn offset_for_time(&self, target_micros: u64) -> Result<Option<u64>, EngineError> {
-        let first = self.first_offset();
+        let mut attempts = 0;
+        loop {
+            let first = self.first_offset();
+            let answer = self.seek_from(first, target_micros);
+            // Retention deleted the oldest segments under the seek (their
+            // files gone, `first` trimmed): it runs again over those retained.
+            attempts += 1;
+            if matches!(answer, Ok(Some(_))) || self.first_offset() == first || attempts == MAX_SEEK_ATTEMPTS {
+                return answer;
+            }
+        }
+    }
+
+    /// One seek over the segments from offset `first` on.
+    fn seek_from(&self, first: u64, target_micros: u64) -> Result<Option<u64>, EngineError> {
         let Some((segments, end)) = self.segments_from(first)? else { return Ok(None) };
         self.forget_stale_times();
         for span in segments {
