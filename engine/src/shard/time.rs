@@ -55,7 +55,8 @@ impl Shard {
     /// rule: offset order, not time order, so a clock that went backwards
     /// never hides a later match); `None` when no visible record reaches it.
     /// A seek that retention overtakes (the segments it walks deleted under
-    /// it) runs again over those retained, never answering `Trimmed`.
+    /// it) runs again over those retained (up to 8 times) rather than answer
+    /// `Trimmed` or fail on a file retention removed.
     ///
     /// # Errors
     /// `FailStopped`, IO failures, or damage met in the record headers walked.
