@@ -401,3 +401,62 @@ fn diff_says_when_each_side_s_divergent_records_were_written() {
     assert_eq!((same.status.code(), &v["divergent_time"]), (Some(0), &Value::Null));
     assert!(!out(&run(&["diff", s(&da), s(&da)])).contains("divergent records' times"));
 }
+
+#[test]
+fn consume_by_time_reads_up_to_a_rotted_header_in_a_sealed_segment_when_the_answer_lies_before_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_shard(tmp.path(), &stamps());
+    let logs = segments(&dir);
+    assert!(logs.len() >= 3, "segment 1 is sealed");
+    let (_, lines) = dump_json(&logs[1], &[]);
+    assert_eq!(offsets(&lines), [4, 5, 6, 7]);
+    // Offset 5's header rots: recovery refuses; reads give 0..=4, then the damage.
+    flip(&logs[1], &lines, 5, 10);
+    let consume = |extra: &[&str]| {
+        let mut args = vec!["consume", s(tmp.path()), "--shard", SHARD];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        let printed: Vec<u64> = out(&o).lines().map(|l| l.split('\t').next().unwrap().parse().unwrap()).collect();
+        (o.status.code(), printed, err(&o))
+    };
+    // 14:03:30's answer is offset 4 (14:04), in the damaged segment but before
+    // the damage: printed as `--from 4` prints it, then the damage, exit 1.
+    let (code, printed, said) = consume(&["--from-time", "2026-12-01T14:03:30Z"]);
+    assert_eq!((code, printed), (Some(1), vec![4]), "{said}");
+    assert!(said.contains("RecordHeaderChecksum"), "{said}");
+    // Until a time only records past the damage reach: every readable record, then the damage.
+    let (code, printed, said) = consume(&["--from-time", "2026-12-01T14:01:00Z", "--until-time", "2026-12-01T14:04:30Z"]);
+    assert_eq!((code, printed), (Some(1), vec![1, 2, 3, 4]), "{said}");
+    // Stopping before the damage: clean.
+    let (code, printed, _) = consume(&["--until-time", "2026-12-01T14:04:00Z"]);
+    assert_eq!((code, printed), (Some(0), vec![0, 1, 2, 3]));
+    // A time only records past the damage reach: the damage, never "nothing to print".
+    let (code, printed, said) = consume(&["--from-time", "2026-12-01T14:05:00Z"]);
+    assert_eq!((code, printed), (Some(1), vec![]));
+    assert!(said.contains("RecordHeaderChecksum") && !said.contains("nothing to print"), "{said}");
+}
+
+#[test]
+fn a_time_that_is_not_utf8_is_refused_naming_the_flag_and_the_character() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    write_shard(tmp.path(), &stamps());
+    let log = segments(&tmp.path().join(DIR))[0].clone();
+    let value = std::ffi::OsStr::from_bytes(b"2026-12\xff-01T14:03:00Z");
+    for (args, flag) in [
+        (
+            vec!["consume".as_ref(), tmp.path().as_os_str(), "--shard".as_ref(), SHARD.as_ref(), "--from-time".as_ref(), value],
+            "--from-time",
+        ),
+        (
+            vec!["consume".as_ref(), tmp.path().as_os_str(), "--shard".as_ref(), SHARD.as_ref(), "--until-time".as_ref(), value],
+            "--until-time",
+        ),
+        (vec!["dump".as_ref(), log.as_os_str(), "--from-time".as_ref(), value], "--from-time"),
+    ] {
+        let o = Command::new(bin()).args(&args).output().unwrap();
+        assert_eq!((o.status.code(), out(&o).as_str()), (Some(2), ""));
+        let said = err(&o);
+        assert!(said.contains(&format!("{flag} \"2026-12\u{fffd}-01T14:03:00Z\": character 8 is not UTF-8 (byte 0xFF)")), "{said}");
+    }
+}

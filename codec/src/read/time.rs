@@ -13,8 +13,9 @@
 //! non-decreasing, so the first interval (of a sparse index, say) whose
 //! running maximum reaches T holds the answer, and every record before that
 //! interval is below T ([`TimeIndex`]). Inside it a [`TimeSeek`] scans.
-//! Only intact records count (both checksums verified): a damaged record's
-//! timestamp is not believed, so a seek passes over it as over its bytes.
+//! Its caller feeds it records whose header checksum verified (it covers
+//! the timestamp): a record whose payload rotted can be the answer, and the
+//! read from it then names the rot; a damaged header ends what can be fed.
 //!
 //! ```
 //! use felix_codec::read::time::{TimeSeek, TimeSpan};

@@ -75,12 +75,12 @@ pub(crate) enum Command {
         /// hides a later record). TIME: RFC 3339 (2026-12-01T14:03:00Z,
         /// 2026-12-01T16:03:00.25+02:00) or @MICROS since 1970.
         #[arg(long, value_name = "TIME")]
-        from_time: Option<String>,
+        from_time: Option<std::ffi::OsString>,
         /// Stop before the first record, in offset order, whose timestamp is at
         /// or after TIME (the offset --from-time TIME would start at); records
         /// before it are printed whatever their own timestamps.
         #[arg(long, value_name = "TIME")]
-        until_time: Option<String>,
+        until_time: Option<std::ffi::OsString>,
         /// Most records to print.
         #[arg(long)]
         max: Option<u64>,
@@ -123,7 +123,7 @@ pub(crate) enum Command {
         /// Start at the first record, in offset order, whose timestamp is at or
         /// after TIME (Kafka's rule, as `consume --from-time`): RFC 3339 or @MICROS.
         #[arg(long, value_name = "TIME")]
-        from_time: Option<String>,
+        from_time: Option<std::ffi::OsString>,
         /// Stop once this many payload bytes were shown (a last line says where, and how to go on).
         #[arg(long, default_value_t = 1 << 20)]
         max_bytes: u64,
@@ -213,8 +213,21 @@ pub(crate) fn parse_shard(text: &str) -> Result<(String, String, String, u32), C
 /// for the terminal and count its characters there: the error names the
 /// flag, the value (escaped when shown) and the character of the value as
 /// given.
-pub(crate) fn time_arg(flag: &str, text: Option<&str>) -> Result<Option<u64>, CliError> {
-    text.map(|t| felix_codec::format::time::parse_time(t).map_err(|e| CliError::Usage(format!("{flag} \"{t}\": {e}")))).transpose()
+/// A value that is not UTF-8 is refused here too, naming the flag and the
+/// first character that is not.
+pub(crate) fn time_arg(flag: &str, value: Option<&std::ffi::OsStr>) -> Result<Option<u64>, CliError> {
+    let Some(value) = value else { return Ok(None) };
+    let bytes = value.as_encoded_bytes();
+    let t = std::str::from_utf8(bytes).map_err(|e| {
+        let valid = bytes.get(..e.valid_up_to()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or_default();
+        let byte = bytes.get(e.valid_up_to()).copied().unwrap_or_default();
+        CliError::Usage(format!(
+            "{flag} \"{}\": character {} is not UTF-8 (byte {byte:#04X}): a time is RFC 3339, such as 2026-12-01T14:03:00Z, or @MICROS since 1970",
+            value.to_string_lossy(),
+            valid.chars().count() + 1
+        ))
+    })?;
+    felix_codec::format::time::parse_time(t).map(Some).map_err(|e| CliError::Usage(format!("{flag} \"{t}\": {e}")))
 }
 
 /// `on-commit`, `none` or `periodic:MS`.

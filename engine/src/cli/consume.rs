@@ -49,29 +49,14 @@ pub(crate) struct Range {
     pub(crate) max: Option<u64>,
 }
 
-/// Where the printing ends: before `offset` (the first whose record reaches
-/// the time, when one did as the shard was opened), or before the first
-/// record met whose timestamp reaches `micros` (one appended since).
-#[derive(Clone, Copy, Debug)]
-struct Until {
-    offset: Option<u64>,
-    micros: u64,
-}
-
-impl Until {
-    fn stops_at(&self, r: &felix_engine::StoredRecord) -> bool {
-        self.offset.is_some_and(|o| r.offset >= o) || r.timestamp_micros >= self.micros
-    }
-}
-
 pub(crate) fn consume(dir: &Path, range: &Range, json: bool) -> Outcome {
     let (shard, recovery) = Shard::open_read_only(Arc::new(OsIo::new()), dir, Config::default()).map_err(|e| fail(&e))?;
     for w in &recovery.warnings {
         tell!("note: {}: {w}", dir.display());
     }
-    // A time no record reaches starts at the end, still seeking it among
-    // records appended since: a read there also meets damage that cut the
-    // readable records short, and says it.
+    // The shard is read as it was opened (a live writer's later appends are
+    // not read): a time no record reaches starts at the end, where a read
+    // still meets damage that cut the readable records short, and says it.
     let (from, past_all) = match range.start {
         Start::Offset(o) => (o, None),
         Start::Time(t) => match shard.offset_for_time(t).map_err(|e| fail(&e))? {
@@ -79,34 +64,31 @@ pub(crate) fn consume(dir: &Path, range: &Range, json: bool) -> Outcome {
             None => (shard.next_offset(), Some(t)),
         },
     };
+    // Stop before U's answer; none (or damage before it): no readable record
+    // reaches U, so every one is printed, and a read meets the damage and says it.
     let until = match range.until_micros {
-        Some(micros) => Some(Until { offset: shard.offset_for_time(micros).map_err(|e| fail(&e))?, micros }),
+        Some(micros) => match shard.offset_for_time(micros) {
+            Ok(offset) => offset,
+            Err(EngineError::Corrupt { .. }) => None,
+            Err(e) => return Err(fail(&e)),
+        },
         None => None,
     };
-    let printed = print_records(&shard, dir, Window { from, reach: past_all, until }, range.max, json)?;
+    let printed = print_records(&shard, dir, (from, until), range.max, json)?;
     if let (Some(t), 0) = (past_all, printed) {
         tell!("{}: no record is at or after {} (--from-time): nothing to print", dir.display(), format_micros(t));
     }
     Ok(false)
 }
 
-/// The records `consume` prints: from offset `from`, skipping those below
-/// `reach` until one reaches it (Kafka's rule among records appended after
-/// the seek), until `until` says stop.
-#[derive(Clone, Copy, Debug)]
-struct Window {
-    from: u64,
-    reach: Option<u64>,
-    until: Option<Until>,
-}
-
-/// Prints the records of `window`, at most `max`; returns how many.
-fn print_records(shard: &Shard, dir: &Path, mut window: Window, max: Option<u64>, json: bool) -> Result<u64, CliError> {
+/// Prints the records from offset `from` up to (not including) offset
+/// `until`, at most `max`; returns how many.
+fn print_records(shard: &Shard, dir: &Path, (from, until): (u64, Option<u64>), max: Option<u64>, json: bool) -> Result<u64, CliError> {
     // Each line is written as it is formed (escaped, or base64-encoded, in
     // pieces): memory is the record read and a 64 KiB buffer, never a copy
     // of the record's printed form (up to 6x its size when escaped).
     let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-    let mut at = window.from;
+    let mut at = from;
     let mut left = max.unwrap_or(u64::MAX);
     let mut printed = 0u64;
     while left > 0 {
@@ -122,15 +104,11 @@ fn print_records(shard: &Shard, dir: &Path, mut window: Window, max: Option<u64>
             break;
         }
         for r in batch.iter().take(usize::try_from(left).unwrap_or(usize::MAX)) {
-            if window.until.is_some_and(|u| u.stops_at(r)) {
+            if until.is_some_and(|u| r.offset >= u) {
                 left = 0;
                 break;
             }
             at = r.offset.saturating_add(1);
-            if window.reach.is_some_and(|t| r.timestamp_micros < t) {
-                continue;
-            }
-            window.reach = None;
             let written = if json { write_json_line(&mut out, r) } else { write_text_line(&mut out, r) };
             written.map_err(|e| out_err(&e))?;
             left -= 1;

@@ -10,7 +10,7 @@
 //! is dropped when a truncation changes the log under it, and a segment
 //! retention deleted takes its index with it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use felix_codec::format::record::ExpectedOffset;
 use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
@@ -38,22 +38,56 @@ pub(crate) struct TimeIndexes {
     truncations: u64,
 }
 
+/// Most times one `offset_for_time` seeks again because retention deleted
+/// segments under it (each retry needs retention to have deleted more).
+const MAX_SEEK_ATTEMPTS: u32 = 8;
+
 /// A segment a seek walks: `(id, base offset, readable length)`.
 type Span = (u64, u64, u64);
+
+/// Where a seek starts in one segment, its index's spacing, and the damage
+/// that ended what the index covers (`Shard::reach`).
+type Reach = (Option<u64>, u64, Option<EngineError>);
 
 impl Shard {
     /// The first offset, at or after the oldest retained, whose record's
     /// timestamp is at or after `target_micros` (Kafka's `offsetsForTimes`
     /// rule: offset order, not time order, so a clock that went backwards
     /// never hides a later match); `None` when no visible record reaches it.
+    /// A seek that retention overtakes (the segments it walks deleted under
+    /// it) runs again over those retained (up to 8 times) rather than answer
+    /// `Trimmed` or fail on a file retention removed.
     ///
     /// # Errors
     /// `FailStopped`, IO failures, or damage met in the record headers walked.
     pub fn offset_for_time(&self, target_micros: u64) -> Result<Option<u64>, EngineError> {
-        let first = self.first_offset();
+        let mut attempts = 0;
+        loop {
+            let first = self.first_offset();
+            let answer = self.seek_from(first, target_micros);
+            // Retention deleted the oldest segments under the seek (their
+            // files gone, `first` trimmed): it runs again over those retained.
+            attempts += 1;
+            if matches!(answer, Ok(Some(_))) || self.first_offset() == first || attempts == MAX_SEEK_ATTEMPTS {
+                return answer;
+            }
+        }
+    }
+
+    /// One seek over the segments from offset `first` on.
+    fn seek_from(&self, first: u64, target_micros: u64) -> Result<Option<u64>, EngineError> {
         let Some((segments, end)) = self.segments_from(first)? else { return Ok(None) };
+        self.forget_stale_times();
         for span in segments {
-            let Some((start, spacing)) = self.reach(span, target_micros)? else { continue };
+            // Damage in the headers ends what the index covers: an answer
+            // before it is still found; with none, the damage is the answer.
+            let (start, spacing, damage) = self.reach(span, target_micros)?;
+            let Some(start) = start else {
+                match damage {
+                    Some(e) => return Err(e),
+                    None => continue,
+                }
+            };
             // One interval's headers: a window about its size (a record
             // larger than it is still read whole: the reader asks for it).
             let window = usize::try_from(spacing).unwrap_or(usize::MAX).clamp(4096, HEADER_CHUNK_BYTES);
@@ -64,50 +98,56 @@ impl Shard {
         Ok(None)
     }
 
-    /// Where in segment `span` to walk from for `target` (the start of the
-    /// one interval its time index names) and the index's spacing; `None`
-    /// when no record of it reaches `target`. The index is built or extended
-    /// to the segment's readable length first; one that already covers it is
-    /// asked in place, under the lock, never copied.
-    fn reach(&self, span: Span, target: u64) -> Result<Option<(u64, u64)>, EngineError> {
+    /// Drops every time index when a truncation changed the log since they
+    /// were built, and those of segments retention deleted: once a seek.
+    fn forget_stale_times(&self) {
+        let mut g = self.shared.lock();
+        let truncations = g.truncations;
+        let live: BTreeSet<u64> = g.segments.iter().map(|s| s.id).collect();
+        let t = &mut g.times;
+        if t.truncations != truncations {
+            *t = TimeIndexes { segments: BTreeMap::new(), truncations };
+        }
+        t.segments.retain(|id, _| live.contains(id));
+    }
+
+    /// Where in segment `span` a seek for `target` starts (`None`: no record
+    /// its time index covers reaches it), the index's spacing, and the damage
+    /// that ended what the index covers. An index that covers the segment's
+    /// readable length answers in place; otherwise it is built or extended
+    /// to that length, or to the damage met in its headers.
+    fn reach(&self, span: Span, target: u64) -> Result<Reach, EngineError> {
         let (id, base, len) = span;
-        let answer = |t: &TimeIndex| t.first_reaching(target).map(|start| (start, t.spacing()));
         let (mut time, truncations) = {
-            let mut g = self.shared.lock();
-            let inner = &mut *g;
-            if inner.times.truncations != inner.truncations {
-                inner.times = TimeIndexes { segments: BTreeMap::new(), truncations: inner.truncations };
-            }
-            let live = &inner.segments;
-            inner.times.segments.retain(|id, _| live.iter().any(|s| s.id == *id));
-            match inner.times.segments.get(&id) {
-                Some(t) if t.covered >= len => return Ok(answer(&t.index)),
-                Some(t) => (t.clone(), inner.truncations),
-                None => {
-                    let fresh = SegmentTime {
+            let g = self.shared.lock();
+            let valid = g.times.truncations == g.truncations;
+            match g.times.segments.get(&id).filter(|_| valid) {
+                Some(t) if t.covered >= len => return Ok((t.index.first_reaching(target), t.index.spacing(), None)),
+                cached => (
+                    cached.cloned().unwrap_or_else(|| SegmentTime {
                         index: TimeIndex::new(self.shared.config.index_spacing_bytes),
                         covered: SEGMENT_HEADER_LEN as u64,
                         next: ExpectedOffset::Exactly(base),
-                    };
-                    (fresh, inner.truncations)
-                }
+                    }),
+                    g.truncations,
+                ),
             }
         };
-        if time.covered < len {
-            self.extend(id, len, &mut time)?;
-            let mut g = self.shared.lock();
-            if g.times.truncations == truncations && g.segments.iter().any(|s| s.id == id) {
-                let keep = g.times.segments.get(&id).is_none_or(|t| t.covered < time.covered);
-                if keep {
-                    g.times.segments.insert(id, time.clone());
-                }
+        let damage = self.extend(id, len, &mut time)?;
+        let reach = (time.index.first_reaching(target), time.index.spacing(), damage);
+        let mut g = self.shared.lock();
+        if g.times.truncations == truncations && g.truncations == truncations && g.segments.iter().any(|s| s.id == id) {
+            let keep = g.times.segments.get(&id).is_none_or(|t| t.covered < time.covered);
+            if keep {
+                g.times.segments.insert(id, time);
             }
         }
-        Ok(answer(&time.index))
+        Ok(reach)
     }
 
-    /// Walks segment `id`'s record headers from `time.covered` to `len`.
-    fn extend(&self, id: u64, len: u64, time: &mut SegmentTime) -> Result<(), EngineError> {
+    /// Walks segment `id`'s record headers from `time.covered` to `len`, or
+    /// to the first damage, which it returns (the index covers what is before it).
+    fn extend(&self, id: u64, len: u64, time: &mut SegmentTime) -> Result<Option<EngineError>, EngineError> {
         let dir = &self.shared.dir;
         let reader = ChunkedReader::headers_only(time.covered, time.next, len);
         let mut last = None;
@@ -122,10 +162,7 @@ impl Shard {
             time.covered = end;
             time.next = ExpectedOffset::after(offset);
         }
-        match walked.defect {
-            Some(e) => Err(self.damage(id, &e)),
-            None => Ok(()),
-        }
+        Ok(walked.defect.map(|e| self.damage(id, &e)))
     }
 
     /// The first record of segment `span` from byte `start` on whose
