@@ -39,8 +39,10 @@ pub(crate) struct TimeIndexes {
 }
 
 /// Most times one `offset_for_time` seeks again because retention deleted
-/// segments under it (each retry needs retention to have deleted more).
-const MAX_SEEK_ATTEMPTS: u32 = 8;
+/// segments under it (each retry needs retention to have deleted more, so
+/// only a seek starved of the CPU while retention runs flat out ever
+/// retries twice; the bound is there so that none spins for ever).
+const MAX_SEEK_ATTEMPTS: u32 = 64;
 
 /// A segment a seek walks: `(id, base offset, readable length)`.
 type Span = (u64, u64, u64);
@@ -55,7 +57,7 @@ impl Shard {
     /// rule: offset order, not time order, so a clock that went backwards
     /// never hides a later match); `None` when no visible record reaches it.
     /// A seek that retention overtakes (the segments it walks deleted under
-    /// it) runs again over those retained (up to 8 times) rather than answer
+    /// it) runs again over those retained (up to 64 times) rather than answer
     /// `Trimmed` or fail on a file retention removed.
     ///
     /// # Errors
