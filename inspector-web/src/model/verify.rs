@@ -343,7 +343,9 @@ mod tests {
         let Check::Differs(why) = check(&forged, &s) else { panic!("a forged time must differ") };
         assert_eq!(why.len(), 1, "{why:?}");
         assert!(
-            why[0].to_string().starts_with("time differs: the report says written 1970-01-01T00:00:00.000001Z to 1970-01-01T00:00:00.000002Z (timestamps go back"),
+            why[0].to_string().starts_with(
+                "time differs: the report says written 1970-01-01T00:00:00.000001Z to 1970-01-01T00:00:00.000002Z (timestamps go back"
+            ),
             "{}",
             why[0]
         );
