@@ -1988,3 +1988,38 @@ test('issue 20, past the held rows: a time first reached after the clock went ba
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('issue 20 attacked: a clock that went back across a damaged record is marked; a link with the real hash but a forged time differs once the file is dropped', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'felix-forged-time-'));
+  const shardDir = join(dir, 'acme_default_forged_0');
+  await mkdir(shardDir);
+  // Offsets 0..4 written at T0 + 100, 200, (300, rotted), 50, 60 µs: offset 3 is below offset 1, the damaged 2 between.
+  const parts = [segmentHeader()];
+  [100n, 200n, 300n, 50n, 60n].forEach((dt, o) => {
+    const payload = Buffer.from(`forged ${o}`);
+    const h = recordHeader(o, T0 + dt, payload);
+    if (o === 2) payload[0] ^= 0x01;
+    parts.push(h, payload);
+  });
+  await writeFile(join(shardDir, '00000000000000000000.log'), Buffer.concat(parts));
+  try {
+    const report = JSON.parse(cliReport([basename(shardDir)], dir));
+    const forged = structuredClone(report);
+    forged.files[0].time = { first: 1, last: 2, min: 1, max: 3 };
+    const p = await page();
+    await p.goto(link({ report: forged }));
+    await p.locator('#overview td.check[data-check="unchecked"]').waitFor({ timeout: 15000 });
+    await drop(p, await folder(shardDir));
+    const differs = p.locator('#overview td.check[data-check="differs"]');
+    await differs.waitFor({ timeout: 15000 });
+    const why = await differs.locator('.reasons li').allTextContents();
+    assert.deepEqual(why, [`time differs: the report says written ${utc(1n)} to ${utc(2n)} (timestamps go back: earliest ${utc(1n)}, latest ${utc(3n)}); `
+      + `the file's records were written ${utc(T0 + 100n)} to ${utc(T0 + 60n)} (timestamps go back: earliest ${utc(T0 + 50n)}, latest ${utc(T0 + 200n)})`]);
+    // The record table: offset 3 marked, written before offset 1 (offset 2's time is not believed either way).
+    await p.locator('#records .rec').nth(4).waitFor({ timeout: 15000 });
+    const rows = await p.locator('#records .rec').evaluateAll((rs) => rs.map((r) => [...r.querySelectorAll('span')].map((s) => s.textContent)));
+    assert.deepEqual(rows.map((r) => [r[0], r[1]]), [0, 1, 2, 3, 4].map((o) => [String(o), utc(T0 + [100n, 200n, 300n, 50n, 60n][o]) + (o === 3 ? ' (clock back)' : '')]));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

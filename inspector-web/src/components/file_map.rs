@@ -33,7 +33,11 @@ pub fn file_map(props: &Props) -> Html {
     // Built once per file (not per render): the deps compare by pointer first.
     let map = use_memo((Rc::clone(&props.scanned), props.index.clone()), |(s, index)| {
         let pointed = index.as_deref().map(crate::model::scan::pointed).unwrap_or_default();
-        filemap::build(&s.detail.map, s.report.kind, &s.report.findings, &pointed).timed(&s.detail.records, s.report.time)
+        filemap::build(&s.detail.map, s.report.kind, &s.report.findings, &pointed).timed(
+            &s.detail.records,
+            s.detail.records_capped,
+            s.report.time,
+        )
     });
     let cursor = use_state(|| None::<usize>);
     let size = props.scanned.report.size;

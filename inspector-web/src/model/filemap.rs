@@ -204,18 +204,20 @@ impl FileMap {
 
     /// The map with its time axis: the file's span (`file`, its report's)
     /// and each run's, from the intact records among `rows` (the rows the
-    /// page holds, in file order) that start in it — one pass over them. A
-    /// run past the held rows has no time.
+    /// page holds, in file order) that start in it — one pass over them.
+    /// When the file has rows past them (`capped`), a run reaching past the
+    /// end of the held rows has no time: its records were not all read.
     #[must_use]
-    pub fn timed(mut self, rows: &Rows, file: Option<TimeSpan>) -> Self {
+    pub fn timed(mut self, rows: &Rows, capped: bool, file: Option<TimeSpan>) -> Self {
         self.time = file;
+        let held_end = if capped { rows.get(rows.len().saturating_sub(1)).map_or(0, |r| r.end()) } else { u64::MAX };
         let mut runs = self.runs.iter_mut().peekable();
         for r in rows.iter().filter(|r| r.status == RecordStatus::Intact) {
             while runs.peek().is_some_and(|run| run.end <= r.position) {
                 runs.next();
             }
             match runs.peek_mut() {
-                Some(run) if run.start <= r.position => TimeSpan::extend(&mut run.time, r.timestamp_micros),
+                Some(run) if run.start <= r.position && run.end <= held_end => TimeSpan::extend(&mut run.time, r.timestamp_micros),
                 Some(_) => {}
                 None => break,
             }
@@ -455,7 +457,8 @@ mod tests {
         .into_iter()
         .collect();
         let file = TimeSpan { first: 3_000_000, last: 4_000_000, min: 1_000_000, max: 4_000_000 };
-        let map = map.timed(&rows, Some(file));
+        let capped = map.clone().timed(&rows, true, Some(file));
+        let map = map.timed(&rows, false, Some(file));
         assert_eq!(map.runs[0].time, None, "the header holds no record");
         assert_eq!(map.runs[1].time, Some(TimeSpan { first: 3_000_000, last: 2_000_000, min: 1_000_000, max: 3_000_000 }));
         assert_eq!(map.runs[2].time, None, "a damaged record's timestamp is not believed");
@@ -466,6 +469,11 @@ mod tests {
              (timestamps go back: earliest 1970-01-01T00:00:01.000000Z, latest 1970-01-01T00:00:03.000000Z)"
         );
         assert_eq!(map.runs[2].label(), "bytes 132..200: damaged");
+        // The held rows cut at 238 (the file has more): the run past them is not all read, so it says no time;
+        // the runs the held rows cover still do, and the map the file's span (its report's).
+        assert_eq!(capped.runs[3].time, None, "a run reaching past the held rows");
+        assert_eq!(capped.runs[1].time, map.runs[1].time);
+        assert_eq!(capped.time, Some(file));
         assert!(
             map.summary(300).contains(
                 "; records written 1970-01-01T00:00:03.000000Z to 1970-01-01T00:00:04.000000Z (timestamps go back: \
@@ -476,7 +484,8 @@ mod tests {
         );
         // The sample: every verified run of a segment carries a time, within the file's.
         let s = &scan_all(&sample::files())[0];
-        let map = build(&s.detail.map, s.report.kind, &s.report.findings, &[]).timed(&s.detail.records, s.report.time);
+        let map =
+            build(&s.detail.map, s.report.kind, &s.report.findings, &[]).timed(&s.detail.records, s.detail.records_capped, s.report.time);
         let file = s.report.time.unwrap();
         for r in map.runs.iter().filter(|r| r.class == MapClass::Verified) {
             let t = r.time.unwrap_or_else(|| panic!("{r:?}"));

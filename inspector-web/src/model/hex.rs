@@ -19,7 +19,7 @@ use felix_codec::read::scan::RecordStatus;
 use felix_codec::read::time::{TimeSeek, TimeSpan};
 
 use crate::ui::keys::Nav;
-use crate::ui::message::quote;
+use crate::ui::message::{quote, short};
 
 use super::scan::{Rows, Scanned};
 use super::window::Want;
@@ -429,8 +429,14 @@ pub enum JumpError {
     },
 }
 
+/// Characters of a jump box entry an error quotes (then `…`): a written
+/// time is at most 32, and a pasted page of text stays one sentence; a
+/// time's error still names its character by number.
+const ECHO_CHARS: usize = 64;
+
 impl std::fmt::Display for JumpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let quote = |t: &str| quote(&short(t, ECHO_CHARS));
         match self {
             Self::NotAnOffset(t) => write!(f, "{} is not a record offset", quote(t)),
             Self::NoRecords { offset } => write!(f, "no such offset {offset}: the file holds no intact record"),
@@ -708,6 +714,31 @@ mod tests {
             jump_to_time(0, &none).unwrap_err().to_string(),
             "no record at or after 1970-01-01T00:00:00.000000Z: the file holds no intact record"
         );
+    }
+
+    /// A pasted 10 KB entry is named by its first characters (the page's
+    /// alert, read out whole by a screen reader, stays a sentence), and what
+    /// was not understood is still said.
+    #[test]
+    fn a_long_entry_is_named_by_its_start() {
+        let s = &scan_all(&crate::model::sample::files())[1];
+        let file = JumpFile {
+            records: &s.detail.records,
+            capped: false,
+            last_offset: s.report.last_offset,
+            time: s.report.time,
+            size: s.report.size,
+        };
+        for (entry, says) in [
+            (format!("time {}", "x".repeat(10_000)), "is not a time: character 1 ('x')"),
+            (format!("2026-{}", "1".repeat(10_000)), "is not a time: character 8 ('1')"),
+            (format!("@{}", "y".repeat(10_000)), "is not a record offset"),
+            (format!("0x{}", "g".repeat(10_000)), "is not a hex byte position"),
+            ("z".repeat(10_000), "is not a byte position"),
+        ] {
+            let e = parse_jump(&entry, &file).unwrap_err().to_string();
+            assert!(e.len() < 400 && e.contains(says) && e.contains("…\u{2069}"), "{} bytes: {}", e.len(), &e[..e.len().min(300)]);
+        }
     }
 
     #[test]

@@ -2,6 +2,9 @@
 //! of the report, and whether each row's claim holds — the same file (by
 //! [`identity`]) with the same findings — or what differs.
 //!
+//! A claimed `time` (its intact records' span) is compared too: a link
+//! passes its own checks with any self-consistent span.
+//!
 //! Findings are compared by their verdict fields (kind, position, end,
 //! offset, repair), not by message wording, so a report made by another
 //! build of the same codec still matches.
@@ -9,6 +12,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use felix_codec::doc::report::{FileReport, FindingReport, HashAlgorithm};
+use felix_codec::doc::text::span_words;
+use felix_codec::read::time::TimeSpan;
 use felix_codec::Repair;
 
 use super::group::file_name;
@@ -100,6 +105,14 @@ pub enum Difference {
         /// What the codec says now.
         actual: Repair,
     },
+    /// Another span of time than the file's intact records have (a report
+    /// made before the field claims none, and is not compared).
+    Time {
+        /// What the report says.
+        claimed: TimeSpan,
+        /// What the file has (`None`: no intact record).
+        actual: Option<TimeSpan>,
+    },
     /// Findings past the per-file limit, counted differently.
     Omitted {
         /// What the report says.
@@ -145,6 +158,13 @@ impl std::fmt::Display for Difference {
             Self::Added(k) => write!(f, "added: {k}"),
             Self::Gone(k) => write!(f, "gone: {k}"),
             Self::Verdict { key, claimed, actual } => write!(f, "verdict: {key} is repair {claimed} in the report, {actual} here"),
+            Self::Time { claimed, actual } => {
+                write!(f, "time differs: the report says {}; ", span_words(*claimed))?;
+                match actual {
+                    Some(a) => write!(f, "the file's records were {}", span_words(*a)),
+                    None => write!(f, "the file has no intact record"),
+                }
+            }
             Self::Omitted { claimed, actual } => write!(f, "findings past the limit: {claimed} in the report, {actual} here"),
         }
     }
@@ -215,6 +235,9 @@ pub fn check(claimed: &FileReport, actual: &FileReport) -> Check {
             }
             (None, None) => break,
         }
+    }
+    if let Some(t) = claimed.time.filter(|&t| Some(t) != actual.time) {
+        out.push(Difference::Time { claimed: t, actual: actual.time });
     }
     if claimed.findings_omitted != actual.findings_omitted {
         out.push(Difference::Omitted { claimed: claimed.findings_omitted, actual: actual.findings_omitted });
@@ -307,6 +330,33 @@ mod tests {
         let healed = &scan_all(&[(path, repaired)])[0].report;
         let Check::Differs(why) = check(before, healed) else { panic!() };
         assert_eq!(why[1].to_string(), "gone: RecordChecksum at byte 1692");
+    }
+
+    /// The same bytes with a forged `time` (a link's claim passes its own
+    /// checks): the row differs and names the time, never "matches" beside a
+    /// time the file does not have. A report made before the field claims none.
+    #[test]
+    fn a_claimed_time_the_file_does_not_have_differs() {
+        let s = scan_all(&sample::files()).into_iter().find(|f| f.report.time.is_some()).unwrap().report;
+        let mut forged = s.clone();
+        forged.time = Some(felix_codec::read::time::TimeSpan { first: 1, last: 2, min: 1, max: 3 });
+        let Check::Differs(why) = check(&forged, &s) else { panic!("a forged time must differ") };
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(
+            why[0].to_string().starts_with(
+                "time differs: the report says written 1970-01-01T00:00:00.000001Z to 1970-01-01T00:00:00.000002Z (timestamps go back"
+            ),
+            "{}",
+            why[0]
+        );
+        assert!(why[0].to_string().contains("; the file's records were written "), "{}", why[0]);
+        let mut old = s.clone();
+        old.time = None;
+        assert_eq!(check(&old, &s), Check::Matches, "a report from before the field claims no time");
+        let mut none = s.clone();
+        none.time = None;
+        let Check::Differs(why) = check(&s, &none) else { panic!("a claimed time the file has none of differs") };
+        assert!(why[0].to_string().ends_with("; the file has no intact record"), "{}", why[0]);
     }
 
     #[test]

@@ -144,6 +144,11 @@ impl Checkpoints {
     }
 }
 
+/// Damaged rows straight above a row that [`RowSource::clock_back_at`]
+/// looks past for the intact row it compares with (past them it says
+/// nothing: a table row's mark never costs more than this many rows read).
+pub const CLOCK_BACK_REACH: u64 = 4096;
+
 /// Which rows a view asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Want {
@@ -231,16 +236,23 @@ impl<'a> RowSource<'a> {
         usize::try_from(n).ok().and_then(|i| self.listed.get(i)).or_else(|| self.window.and_then(|w| w.row(n)))
     }
 
-    /// Whether row `n` was written before the row above it: both intact, its
-    /// timestamp below the one before (the producer's clock went back there;
-    /// the table marks it). Rows neither listed nor read say nothing.
+    /// Whether row `n` was written before the intact row above it: both
+    /// intact, its timestamp below that row's (the producer's clock went back
+    /// there; the table marks it). Damaged rows between are passed over, up
+    /// to [`CLOCK_BACK_REACH`] of them: their timestamps are not believed.
+    /// Rows neither listed nor read say nothing.
     #[must_use]
     pub fn clock_back_at(&self, n: u64) -> bool {
         let intact = |r: &RecordRow| r.status == felix_codec::read::scan::RecordStatus::Intact;
-        match (n.checked_sub(1).and_then(|m| self.get(m)), self.get(n)) {
-            (Some(before), Some(r)) => intact(&before) && intact(&r) && r.timestamp_micros < before.timestamp_micros,
-            _ => false,
+        let Some(r) = self.get(n).filter(intact) else { return false };
+        for m in (n.saturating_sub(CLOCK_BACK_REACH.saturating_add(1))..n).rev() {
+            match self.get(m) {
+                Some(before) if intact(&before) => return r.timestamp_micros < before.timestamp_micros,
+                Some(_) => {}
+                None => return false,
+            }
         }
+        false
     }
 
     /// The number of the row whose bytes hold `pos`, when it is listed or in the window.
@@ -557,25 +569,42 @@ mod tests {
         }
     }
 
-    /// The rows where the clock went back: an intact row below the intact row above it, listed or read.
+    /// The rows where the clock went back: an intact row below the nearest
+    /// intact row above it, listed or read — across damaged rows between,
+    /// whose timestamps are not believed either way.
     #[test]
     fn a_row_written_before_the_one_above_is_marked() {
         let row = |offset: u64, ts, status| RecordRow { position: 32 + offset * 40, offset, payload_len: 12, timestamp_micros: ts, status };
         let all = [
             row(0, 500, RecordStatus::Intact),
             row(1, 100, RecordStatus::Intact),
-            row(2, 50, RecordStatus::ChecksumMismatch),
-            row(3, 40, RecordStatus::Intact),
-            row(4, 40, RecordStatus::Intact),
-            row(5, 30, RecordStatus::Intact),
+            row(2, 9_999, RecordStatus::ChecksumMismatch),
+            row(3, 200, RecordStatus::Intact),
+            row(4, 50, RecordStatus::ChecksumMismatch),
+            row(5, 60, RecordStatus::Intact),
+            row(6, 60, RecordStatus::Intact),
+            row(7, 30, RecordStatus::Intact),
         ];
         let listed: Rows = all[..3].iter().copied().collect();
         let w = Window { first_row: 3, rows: all[3..].iter().copied().collect() };
-        let src = RowSource { listed: &listed, capped: true, seen: 6, window: Some(&w) };
-        let marked: Vec<u64> = (0..7).filter(|&n| src.clock_back_at(n)).collect();
-        assert_eq!(marked, [1, 5], "not beside a damaged record (its time is not believed), not at an equal time");
+        let src = RowSource { listed: &listed, capped: true, seen: 8, window: Some(&w) };
+        let marked: Vec<u64> = (0..9).filter(|&n| src.clock_back_at(n)).collect();
+        assert_eq!(marked, [1, 5, 7], "5 is below 3 across the damaged 4; 3 is not below the damaged 2; not at an equal time");
         let unread = RowSource { window: None, ..src };
         assert!(!unread.clock_back_at(5), "a row not read says nothing");
+        let from_4 = Window { first_row: 4, rows: all[4..].iter().copied().collect() };
+        let gap = RowSource { window: Some(&from_4), ..src };
+        assert!(!gap.clock_back_at(5), "the intact row above not read: nothing said");
+        // Damaged rows straight above: looked past up to CLOCK_BACK_REACH of them.
+        let reach = usize::try_from(CLOCK_BACK_REACH).unwrap();
+        for (damaged, marked) in [(reach, true), (reach + 1, false)] {
+            let mut rows = vec![row(0, 500, RecordStatus::Intact)];
+            rows.extend((1..=damaged as u64).map(|o| row(o, 1, RecordStatus::ChecksumMismatch)));
+            rows.push(row(damaged as u64 + 1, 100, RecordStatus::Intact));
+            let listed: Rows = rows.iter().copied().collect();
+            let src = RowSource { listed: &listed, capped: false, seen: rows.len() as u64, window: None };
+            assert_eq!(src.clock_back_at(damaged as u64 + 1), marked, "{damaged} damaged rows between");
+        }
     }
 
     /// The scan's own checkpoints: a fixed number at most, whatever the file

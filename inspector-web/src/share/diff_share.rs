@@ -170,8 +170,9 @@ pub fn validate(d: &Diff) -> Result<(), Refusal> {
 }
 
 /// `divergent_time` (absent from diffs made before it): only with a
-/// divergence, each side's span within its least and greatest and begun by
-/// the first divergent record's own timestamp.
+/// divergence, each side's span within its least and greatest, one its
+/// `divergent_records` can have (`shared::could_span`), and begun by the
+/// first divergent record's own timestamp.
 fn check_times(d: &Diff) -> Result<(), Refusal> {
     let Some(t) = &d.divergent_time else { return Ok(()) };
     let Some(v) = &d.divergence else { return Err(Refusal::Together("divergent_time is given without a divergence".into())) };
@@ -179,6 +180,9 @@ fn check_times(d: &Diff) -> Result<(), Refusal> {
         let field = format!("divergent_time.{side}");
         if span.min > span.max || [span.first, span.last].iter().any(|&x| x < span.min || x > span.max) {
             return Err(Refusal::field(field, "has a first or last timestamp outside its min..=max"));
+        }
+        if !super::shared::could_span(span, d.divergent_records) {
+            return Err(Refusal::field(field, format!("is not a span {} divergent records can have", d.divergent_records)));
         }
         if span.first != r.timestamp_micros {
             return Err(Refusal::field(
@@ -584,6 +588,25 @@ mod tests {
         });
         refused("a divergent time begun by another record", &|x| x.divergent_time.as_mut().unwrap().b.first = 0);
         refused("a divergent time outside its own min..=max", &|x| x.divergent_time.as_mut().unwrap().a.max = 0);
+        // One divergent record has one timestamp a side; two have their first and last as least and greatest.
+        let one = |x: &mut Diff| {
+            x.divergent_records = 1;
+            let t = x.divergent_time.as_mut().unwrap();
+            t.a = felix_codec::read::time::TimeSpan::of(t.a.first);
+            t.b = felix_codec::read::time::TimeSpan::of(t.b.first);
+        };
+        let mut single = d.clone();
+        one(&mut single);
+        assert_eq!(validate(&single), Ok(()), "one divergent record, one timestamp a side");
+        refused("one divergent record spanning two times", &|x| {
+            one(x);
+            x.divergent_time.as_mut().unwrap().a.max += 1;
+        });
+        refused("two divergent records whose greatest is neither", &|x| {
+            one(x);
+            x.divergent_records = 2;
+            x.divergent_time.as_mut().unwrap().b.max += 1;
+        });
         // Shapes the codec does make still pass: identical, empty, one side longer, begun mid-log.
         let rec = |offset| RecordSummary { offset, checksum: 1, segment_id: 0, position: 32, payload_len: 2, timestamp_micros: 1 };
         for (ra, rb) in [(0..60, 0..60), (0..0, 0..0), (0..60, 0..0), (0..60, 30..60), (10..60, 0..20), (0..10, 20..30)] {

@@ -238,6 +238,7 @@ pub fn validate(report: &Report, limits: Limits) -> Result<(), Refused> {
     for (i, f) in report.files.iter().enumerate() {
         validate_file(&format!("files[{i}]"), f)?;
     }
+    times_given_together(&report.files)?;
     listed_once(&report.files)
 }
 
@@ -354,10 +355,48 @@ fn check_time(at: &str, f: &FileReport) -> Result<(), Refused> {
             return Err(refuse(format!("{field}.{name}"), format!("is {v}, outside {}..={} (min..max)", t.min, t.max)));
         }
     }
-    if f.records == 1 && (t.first != t.last || t.min != t.max) {
-        return Err(refuse(field, "spans more than one timestamp for a segment of one record"));
+    if !could_span(t, f.records) {
+        return Err(refuse(
+            field,
+            if f.records == 1 {
+                "spans more than one timestamp for a segment of one record".to_string()
+            } else {
+                format!(
+                    "has least {} and greatest {} for a segment of two records, whose timestamps are its first ({}) and last ({})",
+                    t.min, t.max, t.first, t.last
+                )
+            },
+        ));
     }
     Ok(())
+}
+
+/// Whether `t` can be the span of `n` records' timestamps: none has no
+/// span, one has one timestamp, two have their first and last as least
+/// and greatest (a report's file, a diff's divergent records).
+pub(super) fn could_span(t: felix_codec::read::time::TimeSpan, n: u64) -> bool {
+    match n {
+        0 => false,
+        1 => t.first == t.last && t.min == t.max,
+        2 => (t.min, t.max) == (t.first.min(t.last), t.first.max(t.last)),
+        _ => true,
+    }
+}
+
+/// A report either predates `time` (no file carries one) or gives it for
+/// every segment with an intact record: a shard's span is joined from its
+/// segments', and one left out would leave its records out of it.
+fn times_given_together(files: &[FileReport]) -> Result<(), Refused> {
+    if files.iter().all(|f| f.time.is_none()) {
+        return Ok(());
+    }
+    match files.iter().position(|f| f.kind == FileKind::Segment && f.records > 0 && f.first_offset.is_some() && f.time.is_none()) {
+        Some(i) => Err(refuse(
+            format!("files[{i}].time"),
+            format!("is missing for a segment of {} intact records, while other files of the report carry theirs", files[i].records),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Opens a JSON report (`felix-storage inspect --json`, or the page's own download).
@@ -545,6 +584,18 @@ mod tests {
                     r.files[0].time.as_mut().unwrap().max += 1;
                 }),
                 "files[0].time spans more than one timestamp",
+            ),
+            (
+                Box::new(|r| {
+                    r.files[0].records = 2;
+                    let t = r.files[0].time.as_mut().unwrap();
+                    (t.first, t.last, t.min, t.max) = (5, 5, 5, 9);
+                }),
+                "files[0].time has least 5 and greatest 9 for a segment of two records, whose timestamps are its first (5) and last (5)",
+            ),
+            (
+                Box::new(|r| r.files[0].time = None),
+                "files[0].time is missing for a segment of 40 intact records, while other files of the report carry theirs",
             ),
         ];
         for (break_it, want) in cases {
