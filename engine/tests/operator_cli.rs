@@ -8,21 +8,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_felix-storage")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod support;
+use support::{bin, err, out, run};
 
 fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: stdout {:?}, stderr {}", out(o), err(o)))

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Arc;
 
 use felix_codec::format::time::format_micros;
@@ -13,27 +13,24 @@ use felix_engine::shard::Append;
 use felix_engine::{Config, OsIo, Shard};
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_felix-storage")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod support;
+use support::{bin, err, out, run};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
 const SHARD: &str = "acme/default/orders/0";
+
+/// `consume ROOT --shard SHARD EXTRA…`: its exit code, the offsets it
+/// printed, and its stderr.
+fn consume_offsets(root: &Path, extra: &[&str]) -> (Option<i32>, Vec<u64>, String) {
+    let mut args = vec!["consume", s(root), "--shard", SHARD];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let printed: Vec<u64> = out(&o).lines().map(|l| l.split('\t').next().unwrap().parse().unwrap()).collect();
+    (o.status.code(), printed, err(&o))
+}
 const DIR: &str = "acme_default_orders_0-0d3aed4b998d2798";
 
 /// 2026-12-01T14:00:00Z.
@@ -336,13 +333,7 @@ fn consume_by_time_on_a_shard_with_a_damaged_record_between_stops_at_the_damage_
     let (_, lines) = dump_json(&logs[1], &[]);
     assert_eq!(offsets(&lines), [4, 5, 6, 7], "the clock goes back inside this segment, at 5");
     flip(&logs[1], &lines, 5, 30);
-    let consume = |extra: &[&str]| {
-        let mut args = vec!["consume", s(tmp.path()), "--shard", SHARD];
-        args.extend_from_slice(extra);
-        let o = run(&args);
-        let printed: Vec<u64> = out(&o).lines().map(|l| l.split('\t').next().unwrap().parse().unwrap()).collect();
-        (o.status.code(), printed, err(&o))
-    };
+    let consume = |extra: &[&str]| consume_offsets(tmp.path(), extra);
     // Before the damage: as on a clean shard, then the damage, named, exit 1.
     let (code, printed, said) = consume(&["--from-time", "2026-12-01T14:01:30Z"]);
     assert_eq!((code, printed), (Some(1), vec![2, 3, 4]));
@@ -412,13 +403,7 @@ fn consume_by_time_reads_up_to_a_rotted_header_in_a_sealed_segment_when_the_answ
     assert_eq!(offsets(&lines), [4, 5, 6, 7]);
     // Offset 5's header rots: recovery refuses; reads give 0..=4, then the damage.
     flip(&logs[1], &lines, 5, 10);
-    let consume = |extra: &[&str]| {
-        let mut args = vec!["consume", s(tmp.path()), "--shard", SHARD];
-        args.extend_from_slice(extra);
-        let o = run(&args);
-        let printed: Vec<u64> = out(&o).lines().map(|l| l.split('\t').next().unwrap().parse().unwrap()).collect();
-        (o.status.code(), printed, err(&o))
-    };
+    let consume = |extra: &[&str]| consume_offsets(tmp.path(), extra);
     // 14:03:30's answer is offset 4 (14:04), in the damaged segment but before
     // the damage: printed as `--from 4` prints it, then the damage, exit 1.
     let (code, printed, said) = consume(&["--from-time", "2026-12-01T14:03:30Z"]);
