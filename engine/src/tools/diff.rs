@@ -1,7 +1,7 @@
 //! `felix-storage diff`: where two replicas of a shard diverge.
 //!
-//! Each side is inspected exactly as `inspect` inspects a shard (the codec's
-//! `ShardInspection`, files in its read order, one page-aligned 1 MiB read
+//! Each side is inspected exactly as `inspect` inspects a shard (through
+//! `tools::inspect::drive_shard`, files in its read order, one page-aligned 1 MiB read
 //! buffer), on a thread of its own; its intact records go, summarised
 //! (offset, checksum, place — never a payload), in batches over a bounded
 //! channel to the codec's [`DiffMachine`], which asks for whichever side it

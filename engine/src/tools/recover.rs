@@ -1,5 +1,5 @@
 //! `felix-storage recover`: the plan comes from the same full inspection
-//! `felix-storage inspect` runs (the codec's `ShardInspection`: every segment
+//! `felix-storage inspect` runs (`tools::inspect::drive_shard`: every segment
 //! scanned, every index checked against its record chain), read through the
 //! `Io` the run is given, through the codec's one planner; the real run
 //! takes the shard's writer lock, plans under it, and executes exactly that
