@@ -38,7 +38,7 @@ const REASONS_SHOWN: usize = 5;
 
 fn check_cell(check: Option<&Check>) -> Html {
     let Some(check) = check else {
-        return html! { <td class="check" data-check="unchecked">{ "not checked" }</td> };
+        return html! { <td role="cell" class="check" data-check="unchecked">{ "not checked" }</td> };
     };
     let word = check.word();
     let reasons = match check {
@@ -58,7 +58,7 @@ fn check_cell(check: Option<&Check>) -> Html {
         Check::Differs(_) => "✗ ",
         _ => "",
     };
-    html! { <td class={classes!("check", word.replace(' ', "-"))} data-check={word}><span class="word">{ format!("{mark}{word}") }</span>{ reasons }</td> }
+    html! { <td role="cell" class={classes!("check", word.replace(' ', "-"))} data-check={word}><span class="word">{ format!("{mark}{word}") }</span>{ reasons }</td> }
 }
 
 /// The file's notes (what the CLI prints after its line: "no index file",
@@ -73,9 +73,9 @@ fn notes(f: &FileReport) -> Html {
 /// Rows a Page Up or Page Down moves over.
 const PAGE_ROWS: usize = 10;
 
-/// Moves the keyboard focus to row `i` of the table body.
-fn focus_row(body: &NodeRef, i: usize) {
-    let row = body.cast::<Element>().and_then(|b| b.query_selector(&format!(":scope > tr:nth-child({})", i + 1)).ok().flatten());
+/// Moves the keyboard focus to row `i` of the table.
+fn focus_row(table: &NodeRef, i: usize) {
+    let row = table.cast::<Element>().and_then(|b| b.query_selector(&format!("tr[data-row=\"{i}\"]")).ok().flatten());
     if let Some(row) = row.and_then(|r| wasm_bindgen::JsCast::dyn_into::<HtmlElement>(r).ok()) {
         let _ = row.focus();
     }
@@ -84,39 +84,66 @@ fn focus_row(body: &NodeRef, i: usize) {
 /// The overview table: one Tab stop (a roving tabindex: the row the keyboard
 /// last moved to, else the selected file), arrows, Page Up/Down, Home and End
 /// move between rows, Enter or Space selects one.
+///
+/// One table to assistive technology (`role="table"`), drawn as a header and
+/// blocks of [`BLOCK_ROWS`] rows, each block its own fixed-layout table with
+/// the same columns: the browser lays out only the blocks in view
+/// (`content-visibility: auto`), so a 300-file folder's rows filling in —
+/// verdicts, times, hashes — never relays out the whole list at once.
 #[function_component(Overview)]
 pub fn overview(props: &Props) -> Html {
     let cursor = use_state_eq(|| None::<usize>);
-    let body = use_node_ref();
+    let table = use_node_ref();
     let n = props.rows.len();
     let selected_at = props.selected.and_then(|s| props.rows.iter().position(|r| r.id == s));
     let stop = tab_stop(*cursor, selected_at, n);
     let shown = use_grow_by_frames(props.rows.first().map(|r| r.id), n, selected_at.max(*cursor));
-    let rows = props.rows.iter().take(shown).enumerate().map(|(i, r)| file_row(props, r, i, stop == Some(i), &cursor, &body));
+    let cols = columns(props.shared);
+    let mut rows =
+        props.rows.iter().take(shown).enumerate().map(|(i, r)| file_row(props, r, i, stop == Some(i), &cursor, &table)).peekable();
+    let mut blocks = Vec::with_capacity(shown.div_ceil(BLOCK_ROWS));
+    while rows.peek().is_some() {
+        blocks.push(html! {
+            <div class="ov-block"><table role="presentation">{ cols.clone() }<tbody role="rowgroup">{ for rows.by_ref().take(BLOCK_ROWS) }</tbody></table></div>
+        });
+    }
     html! {
         <section class="overview">
             <h2 id="overview-heading">{ "Overview" }</h2>
-            // Scrolls sideways inside its own box on a narrow screen; its one Tab stop is a row.
+            // Scrolls inside its own box (sideways on a narrow screen); its one Tab stop is a row.
             <div class="tablebox" role="region" aria-labelledby="overview-heading">
-            <table id="overview">
-                <caption class="sr-only">{ "files, one per row; arrow keys move between them, Enter selects a file" }</caption>
-                <thead><tr>
-                    <th scope="col">{"shard"}</th><th scope="col">{"file"}</th><th scope="col">{"kind"}</th><th scope="col">{"size"}</th>
-                    <th scope="col">{"base"}</th><th scope="col">{"first"}</th><th scope="col">{"last"}</th><th scope="col">{"time"}</th><th scope="col">{"contents"}</th>
-                    <th scope="col">{"status"}</th><th scope="col">{"hash"}</th>
-                    if props.shared { <th scope="col">{"check"}</th> }
-                </tr></thead>
-                <tbody ref={body.clone()}>{ for rows }</tbody>
-            </table>
+            <div id="overview" role="table" ref={table.clone()} aria-label="files, one per row; arrow keys move between them, Enter selects a file" aria-rowcount={(n + 1).to_string()}>
+                <table class="ov-head" role="presentation">{ cols.clone() }<thead role="rowgroup"><tr role="row">
+                    <th role="columnheader">{"shard"}</th><th role="columnheader">{"file"}</th><th role="columnheader">{"kind"}</th><th role="columnheader">{"size"}</th>
+                    <th role="columnheader">{"base"}</th><th role="columnheader">{"first"}</th><th role="columnheader">{"last"}</th><th role="columnheader">{"time"}</th><th role="columnheader">{"contents"}</th>
+                    <th role="columnheader">{"status"}</th><th role="columnheader">{"hash"}</th>
+                    if props.shared { <th role="columnheader">{"check"}</th> }
+                </tr></thead></table>
+                { for blocks }
+            </div>
             </div>
         </section>
+    }
+}
+
+/// Rows per block of the overview (the unit the browser lays out or skips).
+const BLOCK_ROWS: usize = 8;
+
+/// The columns' widths, the same in the header and every block.
+fn columns(shared: bool) -> Html {
+    html! {
+        <colgroup>
+            <col class="c-shard" /><col class="c-file" /><col class="c-kind" /><col class="c-size" /><col class="c-num" /><col class="c-num" /><col class="c-num" />
+            <col class="c-time" /><col class="c-contents" /><col class="c-status" /><col class="c-hash" />
+            if shared { <col class="c-check" /> }
+        </colgroup>
     }
 }
 
 /// Row `i`, file `r`: a click, or Enter or Space on it, selects it; the
 /// arrows, Page Up/Down, Home and End move the focus (`stop`: it holds the
 /// table's Tab stop).
-fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandle<Option<usize>>, body: &NodeRef) -> Html {
+fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandle<Option<usize>>, table: &NodeRef) -> Html {
     let (id, n) = (r.id, props.rows.len());
     let on_click = props.on_select.reform(move |_: MouseEvent| id);
     let on_focus = {
@@ -124,7 +151,7 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
         Callback::from(move |_: FocusEvent| cursor.set(Some(i)))
     };
     let on_key = {
-        let (cb, cursor, body) = (props.on_select.clone(), cursor.clone(), body.clone());
+        let (cb, cursor, table) = (props.on_select.clone(), cursor.clone(), table.clone());
         Callback::from(move |e: KeyboardEvent| {
             if e.key() == "Enter" || e.key() == " " {
                 e.prevent_default();
@@ -132,7 +159,7 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
             } else if let Some(to) = row_nav(&e.key()).and_then(|nav| move_in_list(Some(i), nav, n, PAGE_ROWS)) {
                 e.prevent_default();
                 cursor.set(Some(to));
-                focus_row(&body, to);
+                focus_row(&table, to);
             }
         })
     };
@@ -146,18 +173,18 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
         _ => format!("{} records", f.records),
     };
     html! {
-        <tr class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
+        <tr role="row" data-row={i.to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
             tabindex={if stop { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
-            <td class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
-            <td class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
-            <td>{ f.kind.as_str() }</td>
-            <td class="num">{ f.size }</td>
-            <td class="num">{ opt(f.base_offset) }</td>
-            <td class="num">{ opt(f.first_offset) }</td>
-            <td class="num">{ opt(f.last_offset) }</td>
-            <td class="time">{ f.time.map_or_else(String::new, span_words) }</td>
-            <td class="num">{ detail }</td>
-            <td><span class={classes!("badge", badge)}>{ word }</span></td>
+            <td role="cell" class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
+            <td role="cell" class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
+            <td role="cell">{ f.kind.as_str() }</td>
+            <td role="cell" class="num">{ f.size }</td>
+            <td role="cell" class="num">{ opt(f.base_offset) }</td>
+            <td role="cell" class="num">{ opt(f.first_offset) }</td>
+            <td role="cell" class="num">{ opt(f.last_offset) }</td>
+            <td role="cell" class="time">{ f.time.map_or_else(String::new, span_words) }</td>
+            <td role="cell" class="num">{ detail }</td>
+            <td role="cell"><span class={classes!("badge", badge)}>{ word }</span></td>
             { hash_cell(f, props.shared) }
             if props.shared { { check_cell(r.check.as_ref()) } }
         </tr>
@@ -191,9 +218,9 @@ fn use_grow_by_frames(first: Option<RowId>, n: usize, must: Option<usize>) -> us
 fn hash_cell(f: &FileReport, shared: bool) -> Html {
     match verify::claimed_identity(f) {
         Some((algorithm, value)) => html! {
-            <td class="sha" title={format!("{} {value}", algorithm.as_str())}>{ format!("{} {}", algorithm.as_str(), short(value, 12)) }</td>
+            <td role="cell" class="sha" title={format!("{} {value}", algorithm.as_str())}>{ format!("{} {}", algorithm.as_str(), short(value, 12)) }</td>
         },
-        None if !shared => html! { <td class="sha pending">{ "hashing…" }</td> },
-        None => html! { <td class="sha"></td> },
+        None if !shared => html! { <td role="cell" class="sha pending">{ "hashing…" }</td> },
+        None => html! { <td role="cell" class="sha"></td> },
     }
 }

@@ -104,10 +104,18 @@ pub fn share_bar(props: &Props) -> Html {
         })
     };
     let link = make_link(None);
-    let link_at = props.at.clone().map(|at| {
-        let label = format!("Copy a link to bytes {}..{}", at.start, at.end);
-        html! { <button id="permalink-at" onclick={make_link(Some(at))} disabled={!props.complete}>{ label }</button> }
-    });
+    // Always there (disabled until bytes are selected), in a box wide enough
+    // for its label: selecting bytes never reflows the bar and moves the
+    // bytes below it.
+    let link_at = match props.at.clone() {
+        Some(at) => {
+            let label = format!("Copy a link to bytes {}..{}", at.start, at.end);
+            html! { <button id="permalink-at" onclick={make_link(Some(at))} disabled={!props.complete}>{ label }</button> }
+        }
+        None => {
+            html! { <button id="permalink-at" disabled=true title="select bytes, a record or a problem first">{ "Copy a link to the selected bytes" }</button> }
+        }
+    };
     html! {
         <section class="share" aria-label="share the report">
             if !props.complete { <span class="hint" id="hashing">{ "The verdicts are in; the report is ready once each file's hash is." }</span> }
@@ -117,7 +125,7 @@ pub fn share_bar(props: &Props) -> Html {
                 <input id="shared-by-input" type="text" ref={by} maxlength={shared::MAX_BY_CHARS.to_string()} placeholder="e.g. broker 7, on-call" />
             </label>
             <button id="permalink" onclick={link} disabled={!props.complete}>{ "Copy permalink" }</button>
-            { link_at.unwrap_or_default() }
+            { link_at }
             if let Some(url) = &props.permalink {
                 <input id="permalink-url" readonly=true value={url.clone()} aria-label="permalink" />
                 <span class="hint">{ format!("The link carries the findings, each file's hash and what you typed above — never the file bytes. At most {} findings and {} characters.", permalink::MAX_LINK_FINDINGS, permalink::MAX_FRAGMENT_CHARS) }</span>
