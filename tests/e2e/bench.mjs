@@ -31,7 +31,7 @@
 //   node tests/e2e/bench.mjs            (from the repository root, after scripts/test's trunk build, wasm-opt on PATH: www/README.md; FELIX_STORAGE = a release felix-storage)
 //   BENCH_SIZES_MIB=512,1024 BENCH_ROUNDS=3 node tests/e2e/bench.mjs
 //   BENCH_SIZES_MIB=256 BENCH_RECORD_BYTES=92 BENCH_ROUNDS=1 BENCH_FOLDER_SEGMENTS=0 node tests/e2e/bench.mjs   (2.9 million records of a 64-byte payload)
-//   BENCH_SIZES_MIB= BENCH_FOLDER_SEGMENTS=300 node tests/e2e/bench.mjs   (only the folder)
+//   BENCH_SIZES_MIB= BENCH_FOLDER_SEGMENTS=300 node tests/e2e/bench.mjs   (only the folder; BENCH_PROFILE=1 prints what the main thread ran in each busy run)
 import { createServer } from 'node:http';
 import { readFile, readdir, open, rm, mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
@@ -48,6 +48,8 @@ const SIZES = (process.env.BENCH_SIZES_MIB ?? '512,1024').split(',').filter(Bool
 const RECORD_BYTES = Number(process.env.BENCH_RECORD_BYTES ?? 4096);
 const FOLDER_SEGMENTS = Number(process.env.BENCH_FOLDER_SEGMENTS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const TRACE = process.env.BENCH_TRACE === '1';
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
 
 // The bare reads, in a worker of the page's own origin (the page's CSP allows no blob: worker).
@@ -248,14 +250,75 @@ async function folderRound(dir) {
     new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => [e.startTime, e.duration]))).observe({ type: 'longtask' });
     document.querySelector('#folder-input').addEventListener('change', () => { window.__t0 = performance.now(); }, { capture: true });
   });
+  if (TRACE) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] });
+  const cdp = PROFILE ? await page.context().newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
   await page.setInputFiles('#folder-input', dir);
-  await page.locator('#hash-timing').waitFor({ timeout: 120000 });
-  await page.locator('#hex').waitFor({ timeout: 60000 });
+  // Waited for by a cheap check every 100 ms, not by a locator: Playwright's
+  // locator polls visibility, which forces layouts in the page's own main
+  // thread and would be counted in its tasks.
+  await page.waitForFunction(() => document.getElementById('hash-timing') && document.getElementById('hex'), null, { timeout: 120000, polling: 100 });
   await page.waitForTimeout(1000); // the detail views' renders, and anything after
+  if (cdp) printBusyRuns((await cdp.send('Profiler.stop')).profile);
+  if (TRACE) printLongTaskParts(JSON.parse(await browser.stopTracing()).traceEvents);
   const [t0, tasks] = await page.evaluate(() => [window.__t0, window.__longTasks]);
   const hashed = Number(/every file hashed after (\d+)/.exec(await page.locator('#hash-timing').textContent())?.[1]);
   await page.close();
   return { tasks: tasks.filter(([at]) => at >= t0).map(([at, d]) => [at - t0, d]), hashed };
+}
+
+// BENCH_PROFILE=1: the main thread's sampled CPU profile of each folder
+// round, cut into busy runs (samples with no idle gap over 2 ms); for every
+// run over 40 ms, the functions with the most time in it (self, and with
+// what they called). Build the page with names kept to read wasm frames
+// (www/README.md).
+function printBusyRuns(profile) {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const name = (n) => n.callFrame.functionName || `(${n.callFrame.url.split('/').pop() || 'anonymous'})`;
+  const idle = (n) => n.callFrame.functionName === '(idle)';
+  let at = 0, run = null;
+  const runs = [];
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i];
+    const n = nodes.get(id);
+    if (idle(n)) { if (run && at - run.end > 2000) { runs.push(run); run = null; } return; }
+    if (!run) run = { start: at, end: at, samples: [] };
+    run.end = at; run.samples.push([id, profile.timeDeltas[i + 1] ?? 0]);
+  });
+  if (run) runs.push(run);
+  for (const r of runs.filter((r) => r.end - r.start > 40000)) {
+    const self = new Map(), total = new Map();
+    for (const [id, dt] of r.samples) {
+      self.set(name(nodes.get(id)), (self.get(name(nodes.get(id))) ?? 0) + dt);
+      const seen = new Set();
+      for (let x = id; x !== undefined; x = parent.get(x)) { const k = name(nodes.get(x)); if (!seen.has(k)) { seen.add(k); total.set(k, (total.get(k) ?? 0) + dt); } }
+    }
+    const top = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => `${(v / 1000).toFixed(1)} ms ${k}`).join('; ');
+    console.log(`  busy run of ${((r.end - r.start) / 1000).toFixed(0)} ms at ${(r.start / 1000).toFixed(0)} ms\n    self: ${top(self)}\n    total: ${top(total)}`);
+  }
+}
+
+// BENCH_TRACE=1: every main-thread task over 50 ms in a trace of each
+// folder round, with the kinds of work in it (script, style, layout, paint)
+// and their durations, the layouts' sizes and the scripts' sources.
+function printLongTaskParts(events) {
+  const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain' && events.some((t) => t.pid === e.pid && t.name === 'TracingStartedInBrowser' || t.pid === e.pid && t.name === 'FunctionCall'));
+  const onMain = events.filter((e) => main && e.pid === main.pid && e.tid === main.tid && e.ph === 'X');
+  for (const task of onMain.filter((e) => e.name === 'RunTask' && e.dur > 50000)) {
+    const inside = onMain.filter((e) => e !== task && e.ts >= task.ts && e.ts + (e.dur ?? 0) <= task.ts + task.dur);
+    const sums = new Map();
+    for (const e of inside) sums.set(e.name, (sums.get(e.name) ?? 0) + (e.dur ?? 0));
+    const parts = [...sums].filter(([, d]) => d > 2000).sort((a, b) => b[1] - a[1]).map(([n, d]) => `${n} ${(d / 1000).toFixed(1)} ms`).join(', ');
+    const layouts = inside.filter((e) => e.name === 'Layout').map((e) => `${(e.dur / 1000).toFixed(1)} ms (${e.args?.beginData?.dirtyObjects}/${e.args?.beginData?.totalObjects} objects)`).join(', ');
+    const styles = inside.filter((e) => e.name === 'UpdateLayoutTree').map((e) => `${(e.dur / 1000).toFixed(1)} ms (${e.args?.elementCount ?? '?'} elements)`).join(', ');
+    console.log(`  task of ${(task.dur / 1000).toFixed(0)} ms: ${parts}\n    layouts: ${layouts}\n    styles: ${styles}`);
+  }
 }
 
 if (FOLDER_SEGMENTS > 0) {
