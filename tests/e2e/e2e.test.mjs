@@ -1340,6 +1340,57 @@ test('issue 18, every hand: the overview of a 300-file folder is one Tab stop; a
   assert.deepEqual(await stop(), [selected]);
 });
 
+test('issue 18, every hand: a row focused while a 300-file overview fills in keeps the focus and its file — the rows added below never rewrite it', async () => {
+  const p = await page({ width: 1300, height: 900 });
+  // The moment the overview's third row is drawn, the keyboard is on it.
+  await p.addInitScript(() => {
+    new MutationObserver((_, watch) => {
+      const row = document.querySelector('#overview tr[data-row="2"]');
+      if (!row) return;
+      row.focus();
+      window.focusedOn = { rows: document.querySelectorAll('#overview tr[data-row]').length, file: row.querySelector('td.path bdi').textContent };
+      watch.disconnect();
+    }).observe(document, { childList: true, subtree: true });
+  });
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  const { rows, file } = await p.evaluate(() => window.focusedOn);
+  assert.ok(rows < 300, `focused with ${rows} rows drawn`);
+  const now = () => p.evaluate(() => ({ row: document.activeElement.dataset.row, file: document.activeElement.querySelector('td.path bdi')?.textContent }));
+  assert.deepEqual(await now(), { row: '2', file }, 'the focus is still on the file it was put on');
+  await p.keyboard.press('ArrowDown');
+  assert.equal((await now()).row, '3');
+});
+
+test('issue 18, screen reader: the overview rows the accessibility tree holds say where they are, though the browser leaves out those it skipped', async (t) => {
+  const p = await page({ width: 1300, height: 900 });
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  // The reader scrolls the box to its end.
+  await p.locator('.overview .tablebox').hover();
+  await p.mouse.wheel(0, 100000);
+  await p.waitForFunction(() => { const b = document.querySelector('.overview .tablebox'); return b.scrollTop + b.clientHeight >= b.scrollHeight - 1; });
+  await p.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+  const cdp = await p.context().newCDPSession(p);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  const held = [];
+  for (const n of nodes.filter((n) => !n.ignored && n.role?.value === 'row' && n.backendDOMNodeId)) {
+    const { object } = await cdp.send('DOM.resolveNode', { backendNodeId: n.backendDOMNodeId });
+    const { result } = await cdp.send('Runtime.callFunctionOn', {
+      objectId: object.objectId, returnByValue: true,
+      functionDeclaration: 'function () { return this.closest("#overview") ? [this.dataset.row === undefined ? 0 : Number(this.dataset.row) + 1, this.getAttribute("aria-rowindex")] : null; }',
+    });
+    if (result.value) held.push(result.value);
+  }
+  t.diagnostic(`${held.length} of 301 rows in the accessibility tree`);
+  assert.ok(held.some(([at]) => at === 0) && held.some(([at]) => at === 300), `the header and the last row are held: ${held.map(([at]) => at)}`);
+  // Row k of the table (the header is row 1) says aria-rowindex k, whatever rows are left out before it.
+  assert.deepEqual(held.filter(([at, index]) => index !== String(at + 1)), []);
+});
+
 test('issue 18 (links): a link cut short, an empty #s= or JSON of another shape is refused in words, naming the field — never the parser\'s text', async () => {
   const dir = shard('acme_default_payments_0');
   const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));

@@ -101,10 +101,13 @@ pub fn overview(props: &Props) -> Html {
     let cols = columns(props.shared);
     let mut rows =
         props.rows.iter().take(shown).enumerate().map(|(i, r)| file_row(props, r, i, stop == Some(i), &cursor, &table)).peekable();
+    // Keyed — the header, the blocks by place, the rows by file: Yew matches an unkeyed list
+    // from its end, so rows added below rewrote every row above with another file's (the
+    // focused row among them) and the box's scroll, anchored on those rows, jumped.
     let mut blocks = Vec::with_capacity(shown.div_ceil(BLOCK_ROWS));
     while rows.peek().is_some() {
         blocks.push(html! {
-            <div class="ov-block"><table role="presentation">{ cols.clone() }<tbody role="rowgroup">{ for rows.by_ref().take(BLOCK_ROWS) }</tbody></table></div>
+            <div class="ov-block" key={blocks.len()}><table role="presentation">{ cols.clone() }<tbody role="rowgroup">{ for rows.by_ref().take(BLOCK_ROWS) }</tbody></table></div>
         });
     }
     html! {
@@ -112,8 +115,11 @@ pub fn overview(props: &Props) -> Html {
             <h2 id="overview-heading">{ "Overview" }</h2>
             // Scrolls inside its own box (sideways on a narrow screen); its one Tab stop is a row.
             <div class="tablebox" role="region" aria-labelledby="overview-heading">
-            <div id="overview" role="table" ref={table.clone()} aria-label="files, one per row; arrow keys move between them, Enter selects a file" aria-rowcount={(n + 1).to_string()}>
-                <table class="ov-head" role="presentation">{ cols.clone() }<thead role="rowgroup"><tr role="row">
+            // The browser leaves the rows of a block it skips out of the accessibility tree too:
+            // each row says where it is (`aria-rowindex`), as in a virtualised grid.
+            <div id="overview" role="table" ref={table.clone()} aria-label="files, one per row; arrow keys move between them, Enter selects a file"
+                aria-rowcount={(n + 1).to_string()}>
+                <table key="head" class="ov-head" role="presentation">{ cols.clone() }<thead role="rowgroup"><tr role="row" aria-rowindex="1">
                     <th role="columnheader">{"shard"}</th><th role="columnheader">{"file"}</th><th role="columnheader">{"kind"}</th><th role="columnheader">{"size"}</th>
                     <th role="columnheader">{"base"}</th><th role="columnheader">{"first"}</th><th role="columnheader">{"last"}</th><th role="columnheader">{"time"}</th><th role="columnheader">{"contents"}</th>
                     <th role="columnheader">{"status"}</th><th role="columnheader">{"hash"}</th>
@@ -137,6 +143,14 @@ fn columns(shared: bool) -> Html {
             <col class="c-time" /><col class="c-contents" /><col class="c-status" /><col class="c-hash" />
             if shared { <col class="c-check" /> }
         </colgroup>
+    }
+}
+
+/// A row's key: its file (or the shared report's n-th file), wherever it is drawn.
+fn row_key(id: RowId) -> u32 {
+    match id {
+        RowId::File(f) => f.0,
+        RowId::Shared(i) => i,
     }
 }
 
@@ -173,7 +187,7 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
         _ => format!("{} records", f.records),
     };
     html! {
-        <tr role="row" data-row={i.to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
+        <tr key={row_key(id)} role="row" data-row={i.to_string()} aria-rowindex={(i + 2).to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
             tabindex={if stop { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
             <td role="cell" class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
             <td role="cell" class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
