@@ -1363,6 +1363,65 @@ test('issue 18, every hand: a row focused while a 300-file overview fills in kee
   assert.equal((await now()).row, '3');
 });
 
+// Each word of the overview's cells and headers that is split across lines (a name may break anywhere:
+// the shard and file columns are left out), as `column: word`.
+function brokenWords() {
+  const out = [];
+  const cells = [...document.querySelectorAll('#overview th, #overview td')].filter((c) => !c.matches('.shard, .path'));
+  for (const cell of cells) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (lines.size > 1) out.push(`${cell.cellIndex}: ${m[0]}`);
+      }
+    }
+  }
+  return out;
+}
+
+test('issue 18, every screen: the overview never breaks a number, a time or a word across lines — large offsets and sizes, the check column, a long name, at 320 px', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport([dir]));
+  // A segment of a billion records past offset two billion: numbers as wide as a busy broker's.
+  const big = report.files.find((f) => f.kind === 'segment');
+  Object.assign(big, { size: 28000000032, records: 1000000000, base_offset: 2000000000, first_offset: 2000000000, last_offset: 2999999999 });
+  // Its hash and its last time not the file's: checked, it differs, the reasons quoting both times.
+  big.hash.value = '0'.repeat(64);
+  Object.assign(big.time, { last: big.time.max + 1, max: big.time.max + 1 });
+  // And a report whose first file has a name of 300 letters and a note (a name breaks anywhere; nothing spills).
+  const named = structuredClone(report);
+  named.files[0].path = `${'x'.repeat(300)}/${named.files[0].path}`;
+  const spilled = () => [...document.querySelectorAll('#overview td, #overview th')].filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => `${c.cellIndex}: ${c.textContent.slice(0, 30)}`);
+  const pageWidth = () => ({ scroll: document.documentElement.scrollWidth, inner: innerWidth });
+  for (const width of [1300, 390, 320]) {
+    const p = await page({ width, height: 900 });
+    await p.goto(link({ report }));
+    await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+    await p.locator(`#overview tbody tr >> nth=${report.files.length - 1}`).waitFor({ timeout: 15000 });
+    assert.deepEqual(await p.evaluate(brokenWords), [], `a shared report at ${width} px`);
+    // Checked against its files (the large segment differs, its reasons listed in the check column).
+    await drop(p, await folder(dir));
+    await p.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+    await p.locator('#overview td.check[data-check="differs"]').first().waitFor();
+    assert.deepEqual(await p.evaluate(brokenWords), [], `checked, at ${width} px`);
+    assert.deepEqual(await p.evaluate(spilled), [], `checked, at ${width} px`);
+    const { scroll, inner } = await p.evaluate(pageWidth);
+    assert.ok(scroll <= inner, `the page is ${scroll} px wide at ${width} px`);
+    const q = await page({ width, height: 900 });
+    await q.goto(link({ report: named }));
+    await q.locator(`#overview tbody tr >> nth=${report.files.length - 1}`).waitFor({ timeout: 15000 });
+    assert.deepEqual(await q.evaluate(brokenWords), [], `a long name at ${width} px`);
+    assert.deepEqual(await q.evaluate(spilled), [], `a long name at ${width} px`);
+    const w = await q.evaluate(pageWidth);
+    assert.ok(w.scroll <= w.inner, `with a long name the page is ${w.scroll} px wide at ${width} px`);
+    if (width === 1300) await p.screenshot({ path: join(ARTIFACTS, 'overview-large-numbers.png') });
+  }
+});
+
 test('issue 18, screen reader: the overview rows the accessibility tree holds say where they are, though the browser leaves out those it skipped', async (t) => {
   const p = await page({ width: 1300, height: 900 });
   await p.goto(base);
@@ -1389,6 +1448,60 @@ test('issue 18, screen reader: the overview rows the accessibility tree holds sa
   assert.ok(held.some(([at]) => at === 0) && held.some(([at]) => at === 300), `the header and the last row are held: ${held.map(([at]) => at)}`);
   // Row k of the table (the header is row 1) says aria-rowindex k, whatever rows are left out before it.
   assert.deepEqual(held.filter(([at, index]) => index !== String(at + 1)), []);
+});
+
+test('issue 18, every hand: the focused overview row\'s ring is drawn whole — at a block\'s first and last rows too', async () => {
+  const p = await sampleOpened('#overview tbody tr >> nth=6');
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  await p.locator('#overview tr[data-row="3"]').focus();
+  // The sample's 7 rows are one block: rows 0 and 6 are its edges.
+  for (const [key, row] of [['Home', 0], ['ArrowDown', 1], ['End', 6]]) {
+    await p.keyboard.press(key);
+    const tr = p.locator(`#overview tr[data-row="${row}"]`);
+    assert.ok(await tr.evaluate((r) => r === document.activeElement && r.matches(':focus-visible')), `row ${row} focused`);
+    const box = await tr.boundingBox();
+    const pad = 5;
+    const shot = await p.screenshot({ clip: { x: box.x - pad, y: box.y - pad, width: box.width + 2 * pad, height: box.height + 2 * pad } });
+    // Along each side, the share of its length where the ring's colour (--offset) is painted within 5 px of the edge.
+    const sides = await p.evaluate(async ({ b64, pad }) => {
+      const img = new Image();
+      img.src = `data:image/png;base64,${b64}`;
+      await img.decode();
+      const c = new OffscreenCanvas(img.width, img.height);
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      const d = g.getImageData(0, 0, img.width, img.height).data;
+      const ring = (x, y) => { const i = (y * img.width + x) * 4; return Math.abs(d[i] - 9) < 40 && Math.abs(d[i + 1] - 105) < 40 && Math.abs(d[i + 2] - 218) < 40; };
+      const near = (along, across) => across.some((a) => along(a));
+      const band = (edge) => Array.from({ length: 2 * pad }, (_, k) => edge - pad + k).filter((v) => v >= 0);
+      const [w, h] = [img.width, img.height];
+      const share = (n, hit) => { let k = 0; for (let i = 0; i < n; i++) if (hit(i)) k++; return Math.round((100 * k) / n); };
+      const xs = w - 4 * pad, ys = h - 4 * pad;
+      return {
+        top: share(xs, (i) => near((y) => ring(2 * pad + i, y), band(pad))) >= 90,
+        bottom: share(xs, (i) => near((y) => y < h && ring(2 * pad + i, y), band(h - pad))) >= 90,
+        left: share(ys, (i) => near((x) => ring(x, 2 * pad + i), band(pad))) >= 90,
+        right: share(ys, (i) => near((x) => x < w && ring(x, 2 * pad + i), band(w - pad))) >= 90,
+      };
+    }, { b64: shot.toString('base64'), pad });
+    assert.deepEqual(sides, { top: true, bottom: true, left: true, right: true }, `the ring around row ${row}`);
+  }
+});
+
+test('issue 18, print: a 300-file overview prints every row, not the scroll box\'s view of them', async () => {
+  const p = await page({ width: 1300, height: 900 });
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.emulateMedia({ media: 'print' });
+  const printed = await p.evaluate(() => {
+    const box = document.querySelector('.overview .tablebox');
+    const last = document.querySelector('#overview tr[data-row="299"]');
+    return { cut: Math.max(0, box.scrollHeight - box.clientHeight), lastDrawn: last.checkVisibility({ contentVisibilityAuto: true }) };
+  });
+  assert.deepEqual(printed, { cut: 0, lastDrawn: true });
+  await p.emulateMedia({ media: 'screen' });
+  assert.ok(await p.evaluate(() => { const b = document.querySelector('.overview .tablebox'); return b.scrollHeight > b.clientHeight; }), 'on screen it scrolls in its box');
 });
 
 test('issue 18 (links): a link cut short, an empty #s= or JSON of another shape is refused in words, naming the field — never the parser\'s text', async () => {

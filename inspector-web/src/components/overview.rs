@@ -46,7 +46,7 @@ fn check_cell(check: Option<&Check>) -> Html {
             let more = why.len().saturating_sub(REASONS_SHOWN);
             html! {
                 <ul class="reasons">
-                    { for why.iter().take(REASONS_SHOWN).map(|d| html! { <li>{ d.to_string() }</li> }) }
+                    { for why.iter().take(REASONS_SHOWN).map(|d| html! { <li>{ unbroken(&d.to_string()) }</li> }) }
                     if more > 0 { <li>{ format!("and {more} more") }</li> }
                 </ul>
             }
@@ -59,6 +59,27 @@ fn check_cell(check: Option<&Check>) -> Html {
         _ => "",
     };
     html! { <td role="cell" class={classes!("check", word.replace(' ', "-"))} data-check={word}><span class="word">{ format!("{mark}{word}") }</span>{ reasons }</td> }
+}
+
+/// `text` with each of its times and dates (a word holding a digit and a
+/// `-`) kept on one line: a browser breaks a line after a hyphen, even
+/// between digits, and split `2026-12-02T…` in two.
+fn unbroken(text: &str) -> Html {
+    let mut parts = Vec::new();
+    let mut plain = String::new();
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            plain.push(' ');
+        }
+        if word.contains('-') && word.bytes().any(|b| b.is_ascii_digit()) {
+            parts.push(html! { { std::mem::take(&mut plain) } });
+            parts.push(html! { <span class="nowrap">{ word.to_string() }</span> });
+        } else {
+            plain.push_str(word);
+        }
+    }
+    parts.push(html! { { plain } });
+    parts.into_iter().collect::<Html>()
 }
 
 /// The file's notes (what the CLI prints after its line: "no index file",
@@ -118,7 +139,7 @@ pub fn overview(props: &Props) -> Html {
             // The browser leaves the rows of a block it skips out of the accessibility tree too:
             // each row says where it is (`aria-rowindex`), as in a virtualised grid.
             <div id="overview" role="table" ref={table.clone()} aria-label="files, one per row; arrow keys move between them, Enter selects a file"
-                aria-rowcount={(n + 1).to_string()}>
+                aria-rowcount={(n + 1).to_string()} style={widths(&props.rows, props.shared)}>
                 <table key="head" class="ov-head" role="presentation">{ cols.clone() }<thead role="rowgroup"><tr role="row" aria-rowindex="1">
                     <th role="columnheader">{"shard"}</th><th role="columnheader">{"file"}</th><th role="columnheader">{"kind"}</th><th role="columnheader">{"size"}</th>
                     <th role="columnheader">{"base"}</th><th role="columnheader">{"first"}</th><th role="columnheader">{"last"}</th><th role="columnheader">{"time"}</th><th role="columnheader">{"contents"}</th>
@@ -135,15 +156,47 @@ pub fn overview(props: &Props) -> Html {
 /// Rows per block of the overview (the unit the browser lays out or skips).
 const BLOCK_ROWS: usize = 8;
 
-/// The columns' widths, the same in the header and every block.
+/// The columns (their widths in the style sheet), the same in the header and every block.
 fn columns(shared: bool) -> Html {
     html! {
         <colgroup>
-            <col class="c-shard" /><col class="c-file" /><col class="c-kind" /><col class="c-size" /><col class="c-num" /><col class="c-num" /><col class="c-num" />
+            <col class="c-shard" /><col class="c-file" /><col class="c-kind" /><col class="c-size" /><col class="c-base" /><col class="c-first" /><col class="c-last" />
             <col class="c-time" /><col class="c-contents" /><col class="c-status" /><col class="c-hash" />
             if shared { <col class="c-check" /> }
         </colgroup>
     }
+}
+
+/// Digits of `v` as the page prints it.
+fn digits(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// What the contents column counts: records, index entries or generations.
+fn contents_count(f: &FileReport) -> u64 {
+    match f.kind {
+        FileKind::Index => f.index_entries.unwrap_or(0),
+        FileKind::Epochs => f.entries.as_ref().map_or(0, |e| e.len() as u64),
+        _ => f.records,
+    }
+}
+
+/// The number columns' widths, as the style sheet's `--w-*` (in digits, at
+/// least a header's or a word's): each as wide as its widest value, so no
+/// number is broken across lines — the fixed columns take no measure of
+/// their contents. The check column's width when there is one.
+fn widths(rows: &[Row], shared: bool) -> String {
+    let widest = |of: &dyn Fn(&FileReport) -> usize, least: usize| rows.iter().map(|r| of(&r.report)).max().unwrap_or(0).max(least);
+    let shown = |v: Option<u64>| v.map_or(1, digits);
+    format!(
+        "--w-size: {}ch; --w-base: {}ch; --w-first: {}ch; --w-last: {}ch; --w-contents: {}ch; --w-check: {}",
+        widest(&|f| digits(f.size), 5),
+        widest(&|f| shown(f.base_offset), 5),
+        widest(&|f| shown(f.first_offset), 5),
+        widest(&|f| shown(f.last_offset), 5),
+        widest(&|f| digits(contents_count(f)), 10),
+        if shared { "var(--check-width)" } else { "0px" },
+    )
 }
 
 /// A row's key: its file (or the shared report's n-th file), wherever it is drawn.
@@ -182,9 +235,9 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
     let badge = word.replace(' ', "-");
     let selected = props.selected == Some(id);
     let detail = match f.kind {
-        FileKind::Index => format!("{} entries", f.index_entries.unwrap_or(0)),
-        FileKind::Epochs => format!("{} generations", f.entries.as_ref().map_or(0, Vec::len)),
-        _ => format!("{} records", f.records),
+        FileKind::Index => format!("{} entries", contents_count(f)),
+        FileKind::Epochs => format!("{} generations", contents_count(f)),
+        _ => format!("{} records", contents_count(f)),
     };
     html! {
         <tr key={row_key(id)} role="row" data-row={i.to_string()} aria-rowindex={(i + 2).to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
@@ -196,7 +249,7 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
             <td role="cell" class="num">{ opt(f.base_offset) }</td>
             <td role="cell" class="num">{ opt(f.first_offset) }</td>
             <td role="cell" class="num">{ opt(f.last_offset) }</td>
-            <td role="cell" class="time">{ f.time.map_or_else(String::new, span_words) }</td>
+            <td role="cell" class="time">{ f.time.map_or_else(Html::default, |t| unbroken(&span_words(t))) }</td>
             <td role="cell" class="num">{ detail }</td>
             <td role="cell"><span class={classes!("badge", badge)}>{ word }</span></td>
             { hash_cell(f, props.shared) }
