@@ -1340,6 +1340,84 @@ test('issue 18, every hand: the overview of a 300-file folder is one Tab stop; a
   assert.deepEqual(await stop(), [selected]);
 });
 
+// A segment of `records` records from offset `base`, each a 36-byte payload of `fill`; `cut`: bytes torn off its end.
+function segmentBytes(records, { base = 0, fill = 0x62, cut = 0 } = {}) {
+  const payload = Buffer.alloc(36, fill);
+  const size = 28 + payload.length;
+  const out = Buffer.alloc(32 + size * records);
+  segmentHeader(base).copy(out);
+  for (let o = 0; o < records; o++) {
+    recordHeaderInto(out, 32 + o * size, base + o, 1000 + base + o, payload);
+    payload.copy(out, 32 + o * size + 28);
+  }
+  return out.subarray(0, out.length - cut);
+}
+
+// Files dropped as one folder, `{ name, bytes }` each.
+async function dropBytes(p, folderName, files) {
+  await p.locator('#dropzone').waitFor({ state: 'attached', timeout: 15000 });
+  await p.evaluate(({ files, folderName }) => {
+    const dt = new DataTransfer();
+    const made = files.map(({ name, bytes }) => new File([new Uint8Array(bytes)], name));
+    made.forEach((f) => dt.items.add(f));
+    const items = made.map((f) => ({ webkitGetAsEntry: () => ({ isDirectory: false, fullPath: `/${folderName}/${f.name}`, file: (ok) => ok(f) }) }));
+    const ev = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt });
+    Object.defineProperty(ev.dataTransfer, 'items', { value: Object.assign(items, { length: items.length }) });
+    document.querySelector('#dropzone').dispatchEvent(ev);
+  }, { files: files.map(({ name, bytes }) => ({ name, bytes: [...bytes] })), folderName });
+}
+
+// Where an overview row is: the focused one (`'focus'`) or the selected one: its index, whether the browser
+// drew it (not a block content-visibility skipped) and whether all of it shows in the overview's box, below
+// its sticky header. Waits a moment for the box to settle (blocks drawn as they come into view).
+async function overviewRowShown(p, which) {
+  const probe = (which) => {
+    const row = which === 'focus' ? document.activeElement?.closest('#overview tr[data-row]') : document.querySelector('#overview tr[aria-current="true"]');
+    if (!row) return null;
+    const box = document.querySelector('.overview .tablebox');
+    const b = box.getBoundingClientRect();
+    const head = document.querySelector('#overview .ov-head').getBoundingClientRect();
+    const r = row.getBoundingClientRect();
+    const bottom = b.top + box.clientTop + box.clientHeight;
+    const shown = { row: Number(row.dataset.row), drawn: row.checkVisibility({ contentVisibilityAuto: true }), inView: r.top >= head.bottom - 1 && r.bottom <= bottom + 1 };
+    // The keyboard's row is on screen too.
+    return which === 'focus' ? { ...shown, onScreen: r.top >= -1 && r.bottom <= innerHeight + 1 } : shown;
+  };
+  await p.waitForFunction((which) => {
+    const row = which === 'focus' ? document.activeElement?.closest('#overview tr[data-row]') : document.querySelector('#overview tr[aria-current="true"]');
+    if (!row) return false;
+    const box = document.querySelector('.overview .tablebox');
+    const head = document.querySelector('#overview .ov-head').getBoundingClientRect();
+    const r = row.getBoundingClientRect();
+    const b = box.getBoundingClientRect();
+    return row.checkVisibility({ contentVisibilityAuto: true }) && r.top >= head.bottom - 1 && r.bottom <= b.top + box.clientTop + box.clientHeight + 1
+      && (which !== 'focus' || (r.top >= -1 && r.bottom <= innerHeight + 1));
+  }, which, { timeout: 3000 }).catch(() => {});
+  return p.evaluate(probe, which);
+}
+
+test('issue 18, every hand: in a 300-file overview the row the keys move to is drawn and in view, never under the sticky header', async () => {
+  const p = await page({ width: 1300, height: 900 });
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.locator('#problems').waitFor({ timeout: 30000 });
+  await p.locator('#overview tr[data-row="0"]').focus();
+  for (const [key, row] of [['End', 299], ['Home', 0], ['PageDown', 10], ['PageDown', 20], ['End', 299], ['PageUp', 289], ['PageUp', 279], ['ArrowUp', 278], ['Home', 0]]) {
+    await p.keyboard.press(key);
+    assert.deepEqual(await overviewRowShown(p, 'focus'), { row, drawn: true, inView: true, onScreen: true }, `${key} to row ${row}`);
+  }
+  // The row holding the Tab stop, scrolled under the header while the focus was away, shows whole once Shift+Tab comes back to it.
+  for (let i = 0; i < 41; i++) await p.keyboard.press('ArrowDown');
+  await p.keyboard.press('Tab');
+  await p.locator('.overview .tablebox').evaluate((box) => {
+    const row = box.querySelector('tr[data-row="41"]');
+    box.scrollTop += row.getBoundingClientRect().top - box.querySelector('.ov-head').getBoundingClientRect().top;
+  });
+  await p.keyboard.press('Shift+Tab');
+  assert.deepEqual(await overviewRowShown(p, 'focus'), { row: 41, drawn: true, inView: true, onScreen: true }, 'Shift+Tab back to row 41');
+});
+
 test('issue 18, every hand: a row focused while a 300-file overview fills in keeps the focus and its file — the rows added below never rewrite it', async () => {
   const p = await page({ width: 1300, height: 900 });
   // The moment the overview's third row is drawn, the keyboard is on it.
@@ -1361,6 +1439,47 @@ test('issue 18, every hand: a row focused while a 300-file overview fills in kee
   assert.deepEqual(await now(), { row: '2', file }, 'the focus is still on the file it was put on');
   await p.keyboard.press('ArrowDown');
   assert.equal((await now()).row, '3');
+});
+
+test('issue 18, every hand: the selected file\'s row is scrolled into the overview\'s box — on open, by n, by Find, in a shared report', async () => {
+  // One shard of 300 segments of 10 records, each continuing the one before; the one at row 250 torn, the one at row 280 the only one holding "qqqq".
+  const files = Array.from({ length: 300 }, (_, i) => ({
+    name: `${String(i * 10).padStart(20, '0')}.log`,
+    bytes: segmentBytes(10, { base: i * 10, cut: i === 250 ? 30 : 0, fill: i === 280 ? 0x71 : 0x62 }),
+  }));
+  const p = await page({ width: 1300, height: 900 });
+  await p.goto(base);
+  await dropBytes(p, 'many', files);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.locator('#hash-timing').waitFor({ timeout: 60000 });
+  // On open the most severe problem is selected: its file, row 250, is in view.
+  assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 250, drawn: true, inView: true }, 'on open');
+  // Back at the top, row 0 clicked; n steps to the problem in row 250.
+  await p.locator('.overview .tablebox').evaluate((box) => { box.scrollTop = 0; });
+  await p.locator('#overview tr[data-row="0"]').click();
+  await p.locator('#sample').focus();
+  await p.keyboard.press('n');
+  assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 250, drawn: true, inView: true }, 'n');
+  // Find: the one file whose payloads hold "qqqq" is selected and its row shown.
+  await p.locator('.overview .tablebox').evaluate((box) => { box.scrollTop = 0; });
+  await p.fill('#find-query', 'qqqq');
+  await p.press('#find-query', 'Enter');
+  await p.locator('#find-results li.match').first().waitFor({ timeout: 15000 });
+  await p.click('#find-next');
+  await p.waitForFunction(() => /00000000000000002800\.log/.test(document.querySelector('section.detail h2')?.textContent ?? ''), null, { timeout: 15000 });
+  // Find is below the bytes: the reader scrolls back up to the overview (the box was not scrolled since).
+  await p.locator('#overview-heading').scrollIntoViewIfNeeded();
+  assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 280, drawn: true, inView: true }, 'a Find match');
+  // The same folder's report, opened from a link in a fresh page: its most severe problem's row is in view.
+  const report = JSON.parse(await download(p, '#download-json'));
+  assert.equal(report.files.length, 300);
+  const q = await page({ width: 1300, height: 900 });
+  await q.goto(link({ report }));
+  await q.locator('#shared-banner').waitFor({ timeout: 15000 });
+  await q.locator('#overview tr[aria-current="true"]').waitFor({ timeout: 15000 });
+  assert.deepEqual(await overviewRowShown(q, 'selected'), { row: 250, drawn: true, inView: true }, 'a shared report');
+  // The page itself did not scroll to it.
+  assert.equal(await q.evaluate(() => window.scrollY), 0);
 });
 
 // Each word of the overview's cells and headers that is split across lines (a name may break anywhere:

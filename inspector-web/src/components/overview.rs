@@ -6,6 +6,7 @@ use std::rc::Rc;
 use felix_codec::doc::report::FileReport;
 use felix_codec::doc::text::span_words;
 use felix_codec::format::file_name::FileKind;
+use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
@@ -94,12 +95,72 @@ fn notes(f: &FileReport) -> Html {
 /// Rows a Page Up or Page Down moves over.
 const PAGE_ROWS: usize = 10;
 
-/// Moves the keyboard focus to row `i` of the table.
+/// Moves the keyboard focus to row `i` of the table, shown whole.
 fn focus_row(table: &NodeRef, i: usize) {
     let row = table.cast::<Element>().and_then(|b| b.query_selector(&format!("tr[data-row=\"{i}\"]")).ok().flatten());
-    if let Some(row) = row.and_then(|r| wasm_bindgen::JsCast::dyn_into::<HtmlElement>(r).ok()) {
+    if let Some(row) = row.and_then(|r| r.dyn_into::<HtmlElement>().ok()) {
         let _ = row.focus();
+        reveal_settled(row.into(), true, focused);
     }
+}
+
+/// [`reveal`] now, and again after each of the next frames while `still`
+/// holds: the blocks around a row the browser had skipped are laid out only
+/// then, at their own heights, which moves it. `page`: the window scrolls
+/// too (the keyboard's row), else only the box (a selection made elsewhere).
+fn reveal_settled(row: Element, page: bool, still: impl Fn(&Element) -> bool + 'static) {
+    reveal(&row, page);
+    wasm_bindgen_futures::spawn_local(async move {
+        for _ in 0..SETTLE_FRAMES {
+            crate::web::after_frame(50).await;
+            if !still(&row) {
+                return;
+            }
+            reveal(&row, page);
+        }
+    });
+}
+
+/// Frames a revealed row is kept in view while the blocks around it are drawn.
+const SETTLE_FRAMES: usize = 3;
+
+/// Whether `row` holds the keyboard focus.
+fn focused(row: &Element) -> bool {
+    web_sys::window().and_then(|w| w.document()).and_then(|d| d.active_element()).is_some_and(|a| &a == row)
+}
+
+/// Scrolls the overview's own box (never the page) so `row` shows whole,
+/// below the box's sticky header: the browser's own scroll to a focused row
+/// stops at the box's top edge, under the header.
+/// `page`: the window too, so the row is on screen.
+fn reveal(row: &Element, page: bool) {
+    let Some(table) = row.closest("#overview").ok().flatten() else { return };
+    let Some(scroller) = table.parent_element() else { return };
+    let bounds = scroller.get_bounding_client_rect();
+    let top = table.query_selector(".ov-head").ok().flatten().map_or(bounds.top(), |h| h.get_bounding_client_rect().bottom());
+    let bottom = bounds.top() + f64::from(scroller.client_top() + scroller.client_height());
+    if let Some(by) = into_view(&row.get_bounding_client_rect(), top, bottom) {
+        scroller.set_scroll_top(scroller.scroll_top().saturating_add(by));
+    }
+    let Some(window) = web_sys::window().filter(|_| page) else { return };
+    let height = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+    if let Some(by) = into_view(&row.get_bounding_client_rect(), 0.0, height) {
+        window.scroll_by_with_x_and_y(0.0, f64::from(by));
+    }
+}
+
+/// How far to scroll so `r` shows whole between `top` and `bottom` (its top
+/// edge if it is taller); `None` if it does.
+fn into_view(r: &web_sys::DomRect, top: f64, bottom: f64) -> Option<i32> {
+    let by = if r.top() < top {
+        (r.top() - top).floor()
+    } else if r.bottom() > bottom {
+        (r.bottom() - bottom).min(r.top() - top).ceil()
+    } else {
+        return None;
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    Some(by as i32)
 }
 
 /// The overview table: one Tab stop (a roving tabindex: the row the keyboard
@@ -119,23 +180,29 @@ pub fn overview(props: &Props) -> Html {
     let selected_at = props.selected.and_then(|s| props.rows.iter().position(|r| r.id == s));
     let stop = tab_stop(*cursor, selected_at, n);
     let shown = use_grow_by_frames(props.rows.first().map(|r| r.id), n, selected_at.max(*cursor));
+    let unpin = use_reveal_selected(&table, props.selected, &props.rows);
     let cols = columns(props.shared);
     let mut rows =
         props.rows.iter().take(shown).enumerate().map(|(i, r)| file_row(props, r, i, stop == Some(i), &cursor, &table)).peekable();
     // Keyed — the header, the blocks by place, the rows by file: Yew matches an unkeyed list
     // from its end, so rows added below rewrote every row above with another file's (the
     // focused row among them) and the box's scroll, anchored on those rows, jumped.
+    // The selected row's block is always drawn: the box anchors its scroll on a row that is
+    // laid out, so blocks drawn around it at their own heights never move it out of view.
+    let selected_block = selected_at.map(|i| i / BLOCK_ROWS);
     let mut blocks = Vec::with_capacity(shown.div_ceil(BLOCK_ROWS));
     while rows.peek().is_some() {
+        let sel = (selected_block == Some(blocks.len())).then_some("sel");
         blocks.push(html! {
-            <div class="ov-block" key={blocks.len()}><table role="presentation">{ cols.clone() }<tbody role="rowgroup">{ for rows.by_ref().take(BLOCK_ROWS) }</tbody></table></div>
+            <div class={classes!("ov-block", sel)} key={blocks.len()}><table role="presentation">{ cols.clone() }<tbody role="rowgroup">{ for rows.by_ref().take(BLOCK_ROWS) }</tbody></table></div>
         });
     }
     html! {
         <section class="overview">
             <h2 id="overview-heading">{ "Overview" }</h2>
             // Scrolls inside its own box (sideways on a narrow screen); its one Tab stop is a row.
-            <div class="tablebox" role="region" aria-labelledby="overview-heading">
+            <div class="tablebox" role="region" aria-labelledby="overview-heading" onwheel={unpin.reform(|_: WheelEvent| ())}
+                ontouchstart={unpin.reform(|_: TouchEvent| ())} onpointerdown={unpin.reform(|_: PointerEvent| ())} onkeydown={unpin.reform(|_: KeyboardEvent| ())}>
             // The browser leaves the rows of a block it skips out of the accessibility tree too:
             // each row says where it is (`aria-rowindex`), as in a virtualised grid.
             <div id="overview" role="table" ref={table.clone()} aria-label="files, one per row; arrow keys move between them, Enter selects a file"
@@ -151,6 +218,30 @@ pub fn overview(props: &Props) -> Html {
             </div>
         </section>
     }
+}
+
+/// The selected file's row kept in the overview's box (not the page) from
+/// the moment the selection changes — on open, by a problem, by Find, by a
+/// link — through the renders that follow (rows filling in, blocks drawn at
+/// their own heights), until the reader scrolls the box: the callback it
+/// returns, for the box's wheel, touch, pointer and key events.
+#[hook]
+fn use_reveal_selected(table: &NodeRef, selected: Option<RowId>, rows: &Rc<Vec<Row>>) -> Callback<()> {
+    let pinned = use_mut_ref(|| false);
+    {
+        let pinned = Rc::clone(&pinned);
+        use_effect_with(selected, move |_| *pinned.borrow_mut() = true);
+    }
+    {
+        let (table, pinned) = (table.clone(), Rc::clone(&pinned));
+        use_effect_with((selected, Rc::as_ptr(rows) as usize), move |_| {
+            let row = table.cast::<Element>().and_then(|t| t.query_selector("tr[aria-current=\"true\"]").ok().flatten());
+            if let Some(row) = row.filter(|_| *pinned.borrow()) {
+                reveal_settled(row, false, move |_| *pinned.borrow());
+            }
+        });
+    }
+    Callback::from(move |()| *pinned.borrow_mut() = false)
 }
 
 /// Rows per block of the overview (the unit the browser lays out or skips).
@@ -215,7 +306,15 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
     let on_click = props.on_select.reform(move |_: MouseEvent| id);
     let on_focus = {
         let cursor = cursor.clone();
-        Callback::from(move |_: FocusEvent| cursor.set(Some(i)))
+        Callback::from(move |e: FocusEvent| {
+            cursor.set(Some(i));
+            // Reached by the keyboard (Tab, Shift+Tab): shown whole, not under the header.
+            if let Some(row) = e.target().and_then(|t| t.dyn_into::<Element>().ok()) {
+                if row.matches(":focus-visible").unwrap_or(false) {
+                    reveal_settled(row, true, focused);
+                }
+            }
+        })
     };
     let on_key = {
         let (cb, cursor, table) = (props.on_select.clone(), cursor.clone(), table.clone());
