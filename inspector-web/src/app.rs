@@ -105,6 +105,9 @@ fn timings(state: &State) -> Html {
             }
             if let Some(ms) = state.hashed_ms {
                 <p class="timing" id="hash-timing">{ format!("every file hashed after {ms:.0} ms") }</p>
+            } else if !state.files.is_empty() && state.error.is_none() {
+                // Its line is held from the drop on: the hashes coming in after the bytes are shown never move them.
+                <p class="timing">{ "hashing each file…" }</p>
             }
         </>
     }

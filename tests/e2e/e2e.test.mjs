@@ -538,12 +538,28 @@ test('issue 18, every record: the last of 3 million records is found by offset, 
   const dir = await smallRecordSegment(records);
   try {
     const p = await twoCorePage();
+    // Where the hex view stands in the page, each frame from the moment it is shown until the file's hash is in
+    // (on two cores a file this large is hashed once its verdict is shown): the hashes coming in move nothing either.
+    await p.evaluate(() => {
+      window.hexTops = [];
+      const watch = () => {
+        const hex = document.getElementById('hex');
+        if (hex) {
+          const top = hex.getBoundingClientRect().top + window.scrollY;
+          if (window.hexTops.at(-1)?.top !== top) window.hexTops.push({ top, hashed: !!document.getElementById('hash-timing') });
+        }
+        if (!document.getElementById('hash-timing') || !hex) requestAnimationFrame(watch);
+      };
+      requestAnimationFrame(watch);
+    });
     await p.setInputFiles('#file-input', join(dir, '00000000000000000000.log'));
     await p.locator('#records-heading', { hasText: `Records (${records}:` }).waitFor({ timeout: 120000 });
     const jump = async (to) => { await p.fill('#jump', to); await p.press('#jump', 'Enter'); };
     const hexTop = () => p.evaluate(() => document.getElementById('hex').getBoundingClientRect().top + window.scrollY);
     await p.locator('#hex').waitFor();
     await p.locator('#hash-timing').waitFor({ timeout: 120000 });
+    const tops = await p.evaluate(() => window.hexTops);
+    assert.equal(tops.length, 1, `the hex view did not move when the hash came in: ${JSON.stringify(tops)}`);
     const before = await hexTop();
     for (const offset of [last, 2_000_001, last]) {
       await jump(`@${offset}`);
@@ -1338,6 +1354,289 @@ test('issue 18, every hand: the overview of a 300-file folder is one Tab stop; a
   await p.waitForFunction((want) => [...document.querySelectorAll('#overview tbody tr')].filter((r) => r.tabIndex === 0).map((r) => Number(r.dataset.row)).join() === String(want), selected)
     .catch(() => {});
   assert.deepEqual(await stop(), [selected]);
+});
+
+// A segment of `records` records from offset `base`, each a 36-byte payload of `fill`; `cut`: bytes torn off its end.
+function segmentBytes(records, { base = 0, fill = 0x62, cut = 0 } = {}) {
+  const payload = Buffer.alloc(36, fill);
+  const size = 28 + payload.length;
+  const out = Buffer.alloc(32 + size * records);
+  segmentHeader(base).copy(out);
+  for (let o = 0; o < records; o++) {
+    recordHeaderInto(out, 32 + o * size, base + o, 1000 + base + o, payload);
+    payload.copy(out, 32 + o * size + 28);
+  }
+  return out.subarray(0, out.length - cut);
+}
+
+// Files dropped as one folder, `{ name, bytes }` each.
+async function dropBytes(p, folderName, files) {
+  await p.locator('#dropzone').waitFor({ state: 'attached', timeout: 15000 });
+  await p.evaluate(({ files, folderName }) => {
+    const dt = new DataTransfer();
+    const made = files.map(({ name, bytes }) => new File([new Uint8Array(bytes)], name));
+    made.forEach((f) => dt.items.add(f));
+    const items = made.map((f) => ({ webkitGetAsEntry: () => ({ isDirectory: false, fullPath: `/${folderName}/${f.name}`, file: (ok) => ok(f) }) }));
+    const ev = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt });
+    Object.defineProperty(ev.dataTransfer, 'items', { value: Object.assign(items, { length: items.length }) });
+    document.querySelector('#dropzone').dispatchEvent(ev);
+  }, { files: files.map(({ name, bytes }) => ({ name, bytes: [...bytes] })), folderName });
+}
+
+// Where an overview row is: the focused one (`'focus'`) or the selected one: its index, whether the browser
+// drew it (not a block content-visibility skipped) and whether all of it shows in the overview's box, below
+// its sticky header. Waits a moment for the box to settle (blocks drawn as they come into view).
+async function overviewRowShown(p, which) {
+  const probe = (which) => {
+    const row = which === 'focus' ? document.activeElement?.closest('#overview tr[data-row]') : document.querySelector('#overview tr[aria-current="true"]');
+    if (!row) return null;
+    const box = document.querySelector('.overview .tablebox');
+    const b = box.getBoundingClientRect();
+    const head = document.querySelector('#overview .ov-head').getBoundingClientRect();
+    const r = row.getBoundingClientRect();
+    const bottom = b.top + box.clientTop + box.clientHeight;
+    const shown = { row: Number(row.dataset.row), drawn: row.checkVisibility({ contentVisibilityAuto: true }), inView: r.top >= head.bottom - 1 && r.bottom <= bottom + 1 };
+    // The keyboard's row is on screen too.
+    return which === 'focus' ? { ...shown, onScreen: r.top >= -1 && r.bottom <= innerHeight + 1 } : shown;
+  };
+  await p.waitForFunction((which) => {
+    const row = which === 'focus' ? document.activeElement?.closest('#overview tr[data-row]') : document.querySelector('#overview tr[aria-current="true"]');
+    if (!row) return false;
+    const box = document.querySelector('.overview .tablebox');
+    const head = document.querySelector('#overview .ov-head').getBoundingClientRect();
+    const r = row.getBoundingClientRect();
+    const b = box.getBoundingClientRect();
+    return row.checkVisibility({ contentVisibilityAuto: true }) && r.top >= head.bottom - 1 && r.bottom <= b.top + box.clientTop + box.clientHeight + 1
+      && (which !== 'focus' || (r.top >= -1 && r.bottom <= innerHeight + 1));
+  }, which, { timeout: 3000 }).catch(() => {});
+  return p.evaluate(probe, which);
+}
+
+test('issue 18, every hand: in a 300-file overview the row the keys move to is drawn and in view, never under the sticky header', async () => {
+  const p = await page({ width: 1300, height: 900 });
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.locator('#problems').waitFor({ timeout: 30000 });
+  await p.locator('#overview tr[data-row="0"]').focus();
+  for (const [key, row] of [['End', 299], ['Home', 0], ['PageDown', 10], ['PageDown', 20], ['End', 299], ['PageUp', 289], ['PageUp', 279], ['ArrowUp', 278], ['Home', 0]]) {
+    await p.keyboard.press(key);
+    assert.deepEqual(await overviewRowShown(p, 'focus'), { row, drawn: true, inView: true, onScreen: true }, `${key} to row ${row}`);
+  }
+  // The row holding the Tab stop, scrolled under the header while the focus was away, shows whole once Shift+Tab comes back to it.
+  for (let i = 0; i < 41; i++) await p.keyboard.press('ArrowDown');
+  await p.keyboard.press('Tab');
+  await p.locator('.overview .tablebox').evaluate((box) => {
+    const row = box.querySelector('tr[data-row="41"]');
+    box.scrollTop += row.getBoundingClientRect().top - box.querySelector('.ov-head').getBoundingClientRect().top;
+  });
+  await p.keyboard.press('Shift+Tab');
+  assert.deepEqual(await overviewRowShown(p, 'focus'), { row: 41, drawn: true, inView: true, onScreen: true }, 'Shift+Tab back to row 41');
+});
+
+test('issue 18, every hand: a row focused while a 300-file overview fills in keeps the focus and its file — the rows added below never rewrite it', async () => {
+  const p = await page({ width: 1300, height: 900 });
+  // The moment the overview's third row is drawn, the keyboard is on it.
+  await p.addInitScript(() => {
+    new MutationObserver((_, watch) => {
+      const row = document.querySelector('#overview tr[data-row="2"]');
+      if (!row) return;
+      row.focus();
+      window.focusedOn = { rows: document.querySelectorAll('#overview tr[data-row]').length, file: row.querySelector('td.path bdi').textContent };
+      watch.disconnect();
+    }).observe(document, { childList: true, subtree: true });
+  });
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  const { rows, file } = await p.evaluate(() => window.focusedOn);
+  assert.ok(rows < 300, `focused with ${rows} rows drawn`);
+  const now = () => p.evaluate(() => ({ row: document.activeElement.dataset.row, file: document.activeElement.querySelector('td.path bdi')?.textContent }));
+  assert.deepEqual(await now(), { row: '2', file }, 'the focus is still on the file it was put on');
+  await p.keyboard.press('ArrowDown');
+  assert.equal((await now()).row, '3');
+});
+
+test('issue 18, every hand: the selected file\'s row is scrolled into the overview\'s box — on open, by n, by Find, in a shared report', async () => {
+  // One shard of 300 segments of 10 records, each continuing the one before; the one at row 250 torn, the one at row 280 the only one holding "qqqq".
+  const files = Array.from({ length: 300 }, (_, i) => ({
+    name: `${String(i * 10).padStart(20, '0')}.log`,
+    bytes: segmentBytes(10, { base: i * 10, cut: i === 250 ? 30 : 0, fill: i === 280 ? 0x71 : 0x62 }),
+  }));
+  const p = await page({ width: 1300, height: 900 });
+  await p.goto(base);
+  await dropBytes(p, 'many', files);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.locator('#hash-timing').waitFor({ timeout: 60000 });
+  // On open the most severe problem is selected: its file, row 250, is in view.
+  assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 250, drawn: true, inView: true }, 'on open');
+  // Back at the top, row 0 clicked; n steps to the problem in row 250.
+  await p.locator('.overview .tablebox').evaluate((box) => { box.scrollTop = 0; });
+  await p.locator('#overview tr[data-row="0"]').click();
+  await p.locator('#sample').focus();
+  await p.keyboard.press('n');
+  assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 250, drawn: true, inView: true }, 'n');
+  // Find: the one file whose payloads hold "qqqq" is selected and its row shown.
+  await p.locator('.overview .tablebox').evaluate((box) => { box.scrollTop = 0; });
+  await p.fill('#find-query', 'qqqq');
+  await p.press('#find-query', 'Enter');
+  await p.locator('#find-results li.match').first().waitFor({ timeout: 15000 });
+  await p.click('#find-next');
+  await p.waitForFunction(() => /00000000000000002800\.log/.test(document.querySelector('section.detail h2')?.textContent ?? ''), null, { timeout: 15000 });
+  // Find is below the bytes: the reader scrolls back up to the overview (the box was not scrolled since).
+  await p.locator('#overview-heading').scrollIntoViewIfNeeded();
+  assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 280, drawn: true, inView: true }, 'a Find match');
+  // The same folder's report, opened from a link in a fresh page: its most severe problem's row is in view.
+  const report = JSON.parse(await download(p, '#download-json'));
+  assert.equal(report.files.length, 300);
+  const q = await page({ width: 1300, height: 900 });
+  await q.goto(link({ report }));
+  await q.locator('#shared-banner').waitFor({ timeout: 15000 });
+  await q.locator('#overview tr[aria-current="true"]').waitFor({ timeout: 15000 });
+  assert.deepEqual(await overviewRowShown(q, 'selected'), { row: 250, drawn: true, inView: true }, 'a shared report');
+  // The page itself did not scroll to it.
+  assert.equal(await q.evaluate(() => window.scrollY), 0);
+});
+
+// Each word of the overview's cells and headers that is split across lines (a name may break anywhere:
+// the shard and file columns are left out), as `column: word`.
+function brokenWords() {
+  const out = [];
+  const cells = [...document.querySelectorAll('#overview th, #overview td')].filter((c) => !c.matches('.shard, .path'));
+  for (const cell of cells) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (lines.size > 1) out.push(`${cell.cellIndex}: ${m[0]}`);
+      }
+    }
+  }
+  return out;
+}
+
+test('issue 18, every screen: the overview never breaks a number, a time or a word across lines — large offsets and sizes, the check column, a long name, at 320 px', async () => {
+  const dir = shard('acme_default_payments_0');
+  const report = JSON.parse(cliReport([dir]));
+  // A segment of a billion records past offset two billion: numbers as wide as a busy broker's.
+  const big = report.files.find((f) => f.kind === 'segment');
+  Object.assign(big, { size: 28000000032, records: 1000000000, base_offset: 2000000000, first_offset: 2000000000, last_offset: 2999999999 });
+  // Its hash and its last time not the file's: checked, it differs, the reasons quoting both times.
+  big.hash.value = '0'.repeat(64);
+  Object.assign(big.time, { last: big.time.max + 1, max: big.time.max + 1 });
+  // And a report whose first file has a name of 300 letters and a note (a name breaks anywhere; nothing spills).
+  const named = structuredClone(report);
+  named.files[0].path = `${'x'.repeat(300)}/${named.files[0].path}`;
+  const spilled = () => [...document.querySelectorAll('#overview td, #overview th')].filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => `${c.cellIndex}: ${c.textContent.slice(0, 30)}`);
+  const pageWidth = () => ({ scroll: document.documentElement.scrollWidth, inner: innerWidth });
+  for (const width of [1300, 390, 320]) {
+    const p = await page({ width, height: 900 });
+    await p.goto(link({ report }));
+    await p.locator('#shared-banner').waitFor({ timeout: 15000 });
+    await p.locator(`#overview tbody tr >> nth=${report.files.length - 1}`).waitFor({ timeout: 15000 });
+    assert.deepEqual(await p.evaluate(brokenWords), [], `a shared report at ${width} px`);
+    // Checked against its files (the large segment differs, its reasons listed in the check column).
+    await drop(p, await folder(dir));
+    await p.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
+    await p.locator('#overview td.check[data-check="differs"]').first().waitFor();
+    assert.deepEqual(await p.evaluate(brokenWords), [], `checked, at ${width} px`);
+    assert.deepEqual(await p.evaluate(spilled), [], `checked, at ${width} px`);
+    const { scroll, inner } = await p.evaluate(pageWidth);
+    assert.ok(scroll <= inner, `the page is ${scroll} px wide at ${width} px`);
+    const q = await page({ width, height: 900 });
+    await q.goto(link({ report: named }));
+    await q.locator(`#overview tbody tr >> nth=${report.files.length - 1}`).waitFor({ timeout: 15000 });
+    assert.deepEqual(await q.evaluate(brokenWords), [], `a long name at ${width} px`);
+    assert.deepEqual(await q.evaluate(spilled), [], `a long name at ${width} px`);
+    const w = await q.evaluate(pageWidth);
+    assert.ok(w.scroll <= w.inner, `with a long name the page is ${w.scroll} px wide at ${width} px`);
+    if (width === 1300) await p.screenshot({ path: join(ARTIFACTS, 'overview-large-numbers.png') });
+  }
+});
+
+test('issue 18, screen reader: the overview rows the accessibility tree holds say where they are, though the browser leaves out those it skipped', async (t) => {
+  const p = await page({ width: 1300, height: 900 });
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.locator('#hash-timing').waitFor({ timeout: 30000 });
+  // The reader scrolls the box to its end.
+  await p.locator('.overview .tablebox').hover();
+  await p.mouse.wheel(0, 100000);
+  await p.waitForFunction(() => { const b = document.querySelector('.overview .tablebox'); return b.scrollTop + b.clientHeight >= b.scrollHeight - 1; });
+  await p.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+  const cdp = await p.context().newCDPSession(p);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  const held = [];
+  for (const n of nodes.filter((n) => !n.ignored && n.role?.value === 'row' && n.backendDOMNodeId)) {
+    const { object } = await cdp.send('DOM.resolveNode', { backendNodeId: n.backendDOMNodeId });
+    const { result } = await cdp.send('Runtime.callFunctionOn', {
+      objectId: object.objectId, returnByValue: true,
+      functionDeclaration: 'function () { return this.closest("#overview") ? [this.dataset.row === undefined ? 0 : Number(this.dataset.row) + 1, this.getAttribute("aria-rowindex")] : null; }',
+    });
+    if (result.value) held.push(result.value);
+  }
+  t.diagnostic(`${held.length} of 301 rows in the accessibility tree`);
+  assert.ok(held.some(([at]) => at === 0) && held.some(([at]) => at === 300), `the header and the last row are held: ${held.map(([at]) => at)}`);
+  // Row k of the table (the header is row 1) says aria-rowindex k, whatever rows are left out before it.
+  assert.deepEqual(held.filter(([at, index]) => index !== String(at + 1)), []);
+});
+
+test('issue 18, every hand: the focused overview row\'s ring is drawn whole — at a block\'s first and last rows too', async () => {
+  const p = await sampleOpened('#overview tbody tr >> nth=6');
+  await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  await p.locator('#overview tr[data-row="3"]').focus();
+  // The sample's 7 rows are one block: rows 0 and 6 are its edges.
+  for (const [key, row] of [['Home', 0], ['ArrowDown', 1], ['End', 6]]) {
+    await p.keyboard.press(key);
+    const tr = p.locator(`#overview tr[data-row="${row}"]`);
+    assert.ok(await tr.evaluate((r) => r === document.activeElement && r.matches(':focus-visible')), `row ${row} focused`);
+    const box = await tr.boundingBox();
+    const pad = 5;
+    const shot = await p.screenshot({ clip: { x: box.x - pad, y: box.y - pad, width: box.width + 2 * pad, height: box.height + 2 * pad } });
+    // Along each side, the share of its length where the ring's colour (--offset) is painted within 5 px of the edge.
+    const sides = await p.evaluate(async ({ b64, pad }) => {
+      const img = new Image();
+      img.src = `data:image/png;base64,${b64}`;
+      await img.decode();
+      const c = new OffscreenCanvas(img.width, img.height);
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      const d = g.getImageData(0, 0, img.width, img.height).data;
+      const ring = (x, y) => { const i = (y * img.width + x) * 4; return Math.abs(d[i] - 9) < 40 && Math.abs(d[i + 1] - 105) < 40 && Math.abs(d[i + 2] - 218) < 40; };
+      const near = (along, across) => across.some((a) => along(a));
+      const band = (edge) => Array.from({ length: 2 * pad }, (_, k) => edge - pad + k).filter((v) => v >= 0);
+      const [w, h] = [img.width, img.height];
+      const share = (n, hit) => { let k = 0; for (let i = 0; i < n; i++) if (hit(i)) k++; return Math.round((100 * k) / n); };
+      const xs = w - 4 * pad, ys = h - 4 * pad;
+      return {
+        top: share(xs, (i) => near((y) => ring(2 * pad + i, y), band(pad))) >= 90,
+        bottom: share(xs, (i) => near((y) => y < h && ring(2 * pad + i, y), band(h - pad))) >= 90,
+        left: share(ys, (i) => near((x) => ring(x, 2 * pad + i), band(pad))) >= 90,
+        right: share(ys, (i) => near((x) => x < w && ring(x, 2 * pad + i), band(w - pad))) >= 90,
+      };
+    }, { b64: shot.toString('base64'), pad });
+    assert.deepEqual(sides, { top: true, bottom: true, left: true, right: true }, `the ring around row ${row}`);
+  }
+});
+
+test('issue 18, print: a 300-file overview prints every row, not the scroll box\'s view of them', async () => {
+  const p = await page({ width: 1300, height: 900 });
+  await p.goto(base);
+  await dropCopies(p, 'many', join(shard('acme_default_orders_0'), '00000000000000000000.log'), 300);
+  await p.locator('#overview tbody tr').nth(299).waitFor({ timeout: 30000 });
+  await p.emulateMedia({ media: 'print' });
+  const printed = await p.evaluate(() => {
+    const box = document.querySelector('.overview .tablebox');
+    const last = document.querySelector('#overview tr[data-row="299"]');
+    return { cut: Math.max(0, box.scrollHeight - box.clientHeight), lastDrawn: last.checkVisibility({ contentVisibilityAuto: true }) };
+  });
+  assert.deepEqual(printed, { cut: 0, lastDrawn: true });
+  await p.emulateMedia({ media: 'screen' });
+  assert.ok(await p.evaluate(() => { const b = document.querySelector('.overview .tablebox'); return b.scrollHeight > b.clientHeight; }), 'on screen it scrolls in its box');
 });
 
 test('issue 18 (links): a link cut short, an empty #s= or JSON of another shape is refused in words, naming the field — never the parser\'s text', async () => {

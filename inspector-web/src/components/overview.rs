@@ -6,6 +6,7 @@ use std::rc::Rc;
 use felix_codec::doc::report::FileReport;
 use felix_codec::doc::text::span_words;
 use felix_codec::format::file_name::FileKind;
+use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
@@ -46,7 +47,7 @@ fn check_cell(check: Option<&Check>) -> Html {
             let more = why.len().saturating_sub(REASONS_SHOWN);
             html! {
                 <ul class="reasons">
-                    { for why.iter().take(REASONS_SHOWN).map(|d| html! { <li>{ d.to_string() }</li> }) }
+                    { for why.iter().take(REASONS_SHOWN).map(|d| html! { <li>{ unbroken(&d.to_string()) }</li> }) }
                     if more > 0 { <li>{ format!("and {more} more") }</li> }
                 </ul>
             }
@@ -61,6 +62,27 @@ fn check_cell(check: Option<&Check>) -> Html {
     html! { <td role="cell" class={classes!("check", word.replace(' ', "-"))} data-check={word}><span class="word">{ format!("{mark}{word}") }</span>{ reasons }</td> }
 }
 
+/// `text` with each of its times and dates (a word holding a digit and a
+/// `-`) kept on one line: a browser breaks a line after a hyphen, even
+/// between digits, and split `2026-12-02T…` in two.
+fn unbroken(text: &str) -> Html {
+    let mut parts = Vec::new();
+    let mut plain = String::new();
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            plain.push(' ');
+        }
+        if word.contains('-') && word.bytes().any(|b| b.is_ascii_digit()) {
+            parts.push(html! { { std::mem::take(&mut plain) } });
+            parts.push(html! { <span class="nowrap">{ word.to_string() }</span> });
+        } else {
+            plain.push_str(word);
+        }
+    }
+    parts.push(html! { { plain } });
+    parts.into_iter().collect::<Html>()
+}
+
 /// The file's notes (what the CLI prints after its line: "no index file",
 /// "inspected alone…", what a file that is not a Felix file is), beside it.
 fn notes(f: &FileReport) -> Html {
@@ -73,12 +95,72 @@ fn notes(f: &FileReport) -> Html {
 /// Rows a Page Up or Page Down moves over.
 const PAGE_ROWS: usize = 10;
 
-/// Moves the keyboard focus to row `i` of the table.
+/// Moves the keyboard focus to row `i` of the table, shown whole.
 fn focus_row(table: &NodeRef, i: usize) {
     let row = table.cast::<Element>().and_then(|b| b.query_selector(&format!("tr[data-row=\"{i}\"]")).ok().flatten());
-    if let Some(row) = row.and_then(|r| wasm_bindgen::JsCast::dyn_into::<HtmlElement>(r).ok()) {
+    if let Some(row) = row.and_then(|r| r.dyn_into::<HtmlElement>().ok()) {
         let _ = row.focus();
+        reveal_settled(row.into(), true, focused);
     }
+}
+
+/// [`reveal`] now, and again after each of the next frames while `still`
+/// holds: the blocks around a row the browser had skipped are laid out only
+/// then, at their own heights, which moves it. `page`: the window scrolls
+/// too (the keyboard's row), else only the box (a selection made elsewhere).
+fn reveal_settled(row: Element, page: bool, still: impl Fn(&Element) -> bool + 'static) {
+    reveal(&row, page);
+    wasm_bindgen_futures::spawn_local(async move {
+        for _ in 0..SETTLE_FRAMES {
+            crate::web::after_frame(50).await;
+            if !still(&row) {
+                return;
+            }
+            reveal(&row, page);
+        }
+    });
+}
+
+/// Frames a revealed row is kept in view while the blocks around it are drawn.
+const SETTLE_FRAMES: usize = 3;
+
+/// Whether `row` holds the keyboard focus.
+fn focused(row: &Element) -> bool {
+    web_sys::window().and_then(|w| w.document()).and_then(|d| d.active_element()).is_some_and(|a| &a == row)
+}
+
+/// Scrolls the overview's own box (never the page) so `row` shows whole,
+/// below the box's sticky header: the browser's own scroll to a focused row
+/// stops at the box's top edge, under the header.
+/// `page`: the window too, so the row is on screen.
+fn reveal(row: &Element, page: bool) {
+    let Some(table) = row.closest("#overview").ok().flatten() else { return };
+    let Some(scroller) = table.parent_element() else { return };
+    let bounds = scroller.get_bounding_client_rect();
+    let top = table.query_selector(".ov-head").ok().flatten().map_or(bounds.top(), |h| h.get_bounding_client_rect().bottom());
+    let bottom = bounds.top() + f64::from(scroller.client_top() + scroller.client_height());
+    if let Some(by) = into_view(&row.get_bounding_client_rect(), top, bottom) {
+        scroller.set_scroll_top(scroller.scroll_top().saturating_add(by));
+    }
+    let Some(window) = web_sys::window().filter(|_| page) else { return };
+    let height = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+    if let Some(by) = into_view(&row.get_bounding_client_rect(), 0.0, height) {
+        window.scroll_by_with_x_and_y(0.0, f64::from(by));
+    }
+}
+
+/// How far to scroll so `r` shows whole between `top` and `bottom` (its top
+/// edge if it is taller); `None` if it does.
+fn into_view(r: &web_sys::DomRect, top: f64, bottom: f64) -> Option<i32> {
+    let by = if r.top() < top {
+        (r.top() - top).floor()
+    } else if r.bottom() > bottom {
+        (r.bottom() - bottom).min(r.top() - top).ceil()
+    } else {
+        return None;
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    Some(by as i32)
 }
 
 /// The overview table: one Tab stop (a roving tabindex: the row the keyboard
@@ -98,22 +180,34 @@ pub fn overview(props: &Props) -> Html {
     let selected_at = props.selected.and_then(|s| props.rows.iter().position(|r| r.id == s));
     let stop = tab_stop(*cursor, selected_at, n);
     let shown = use_grow_by_frames(props.rows.first().map(|r| r.id), n, selected_at.max(*cursor));
+    let unpin = use_reveal_selected(&table, props.selected, &props.rows);
     let cols = columns(props.shared);
     let mut rows =
         props.rows.iter().take(shown).enumerate().map(|(i, r)| file_row(props, r, i, stop == Some(i), &cursor, &table)).peekable();
+    // Keyed — the header, the blocks by place, the rows by file: Yew matches an unkeyed list
+    // from its end, so rows added below rewrote every row above with another file's (the
+    // focused row among them) and the box's scroll, anchored on those rows, jumped.
+    // The selected row's block is always drawn: the box anchors its scroll on a row that is
+    // laid out, so blocks drawn around it at their own heights never move it out of view.
+    let selected_block = selected_at.map(|i| i / BLOCK_ROWS);
     let mut blocks = Vec::with_capacity(shown.div_ceil(BLOCK_ROWS));
     while rows.peek().is_some() {
+        let sel = (selected_block == Some(blocks.len())).then_some("sel");
         blocks.push(html! {
-            <div class="ov-block"><table role="presentation">{ cols.clone() }<tbody role="rowgroup">{ for rows.by_ref().take(BLOCK_ROWS) }</tbody></table></div>
+            <div class={classes!("ov-block", sel)} key={blocks.len()}><table role="presentation">{ cols.clone() }<tbody role="rowgroup">{ for rows.by_ref().take(BLOCK_ROWS) }</tbody></table></div>
         });
     }
     html! {
         <section class="overview">
             <h2 id="overview-heading">{ "Overview" }</h2>
             // Scrolls inside its own box (sideways on a narrow screen); its one Tab stop is a row.
-            <div class="tablebox" role="region" aria-labelledby="overview-heading">
-            <div id="overview" role="table" ref={table.clone()} aria-label="files, one per row; arrow keys move between them, Enter selects a file" aria-rowcount={(n + 1).to_string()}>
-                <table class="ov-head" role="presentation">{ cols.clone() }<thead role="rowgroup"><tr role="row">
+            <div class="tablebox" role="region" aria-labelledby="overview-heading" onwheel={unpin.reform(|_: WheelEvent| ())}
+                ontouchstart={unpin.reform(|_: TouchEvent| ())} onpointerdown={unpin.reform(|_: PointerEvent| ())} onkeydown={unpin.reform(|_: KeyboardEvent| ())}>
+            // The browser leaves the rows of a block it skips out of the accessibility tree too:
+            // each row says where it is (`aria-rowindex`), as in a virtualised grid.
+            <div id="overview" role="table" ref={table.clone()} aria-label="files, one per row; arrow keys move between them, Enter selects a file"
+                aria-rowcount={(n + 1).to_string()} style={widths(&props.rows, props.shared)}>
+                <table key="head" class="ov-head" role="presentation">{ cols.clone() }<thead role="rowgroup"><tr role="row" aria-rowindex="1">
                     <th role="columnheader">{"shard"}</th><th role="columnheader">{"file"}</th><th role="columnheader">{"kind"}</th><th role="columnheader">{"size"}</th>
                     <th role="columnheader">{"base"}</th><th role="columnheader">{"first"}</th><th role="columnheader">{"last"}</th><th role="columnheader">{"time"}</th><th role="columnheader">{"contents"}</th>
                     <th role="columnheader">{"status"}</th><th role="columnheader">{"hash"}</th>
@@ -126,17 +220,81 @@ pub fn overview(props: &Props) -> Html {
     }
 }
 
+/// The selected file's row kept in the overview's box (not the page) from
+/// the moment the selection changes — on open, by a problem, by Find, by a
+/// link — through the renders that follow (rows filling in, blocks drawn at
+/// their own heights), until the reader scrolls the box: the callback it
+/// returns, for the box's wheel, touch, pointer and key events.
+#[hook]
+fn use_reveal_selected(table: &NodeRef, selected: Option<RowId>, rows: &Rc<Vec<Row>>) -> Callback<()> {
+    let pinned = use_mut_ref(|| false);
+    {
+        let pinned = Rc::clone(&pinned);
+        use_effect_with(selected, move |_| *pinned.borrow_mut() = true);
+    }
+    {
+        let (table, pinned) = (table.clone(), Rc::clone(&pinned));
+        use_effect_with((selected, Rc::as_ptr(rows) as usize), move |_| {
+            let row = table.cast::<Element>().and_then(|t| t.query_selector("tr[aria-current=\"true\"]").ok().flatten());
+            if let Some(row) = row.filter(|_| *pinned.borrow()) {
+                reveal_settled(row, false, move |_| *pinned.borrow());
+            }
+        });
+    }
+    Callback::from(move |()| *pinned.borrow_mut() = false)
+}
+
 /// Rows per block of the overview (the unit the browser lays out or skips).
 const BLOCK_ROWS: usize = 8;
 
-/// The columns' widths, the same in the header and every block.
+/// The columns (their widths in the style sheet), the same in the header and every block.
 fn columns(shared: bool) -> Html {
     html! {
         <colgroup>
-            <col class="c-shard" /><col class="c-file" /><col class="c-kind" /><col class="c-size" /><col class="c-num" /><col class="c-num" /><col class="c-num" />
+            <col class="c-shard" /><col class="c-file" /><col class="c-kind" /><col class="c-size" /><col class="c-base" /><col class="c-first" /><col class="c-last" />
             <col class="c-time" /><col class="c-contents" /><col class="c-status" /><col class="c-hash" />
             if shared { <col class="c-check" /> }
         </colgroup>
+    }
+}
+
+/// Digits of `v` as the page prints it.
+fn digits(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// What the contents column counts: records, index entries or generations.
+fn contents_count(f: &FileReport) -> u64 {
+    match f.kind {
+        FileKind::Index => f.index_entries.unwrap_or(0),
+        FileKind::Epochs => f.entries.as_ref().map_or(0, |e| e.len() as u64),
+        _ => f.records,
+    }
+}
+
+/// The number columns' widths, as the style sheet's `--w-*` (in digits, at
+/// least a header's or a word's): each as wide as its widest value, so no
+/// number is broken across lines — the fixed columns take no measure of
+/// their contents. The check column's width when there is one.
+fn widths(rows: &[Row], shared: bool) -> String {
+    let widest = |of: &dyn Fn(&FileReport) -> usize, least: usize| rows.iter().map(|r| of(&r.report)).max().unwrap_or(0).max(least);
+    let shown = |v: Option<u64>| v.map_or(1, digits);
+    format!(
+        "--w-size: {}ch; --w-base: {}ch; --w-first: {}ch; --w-last: {}ch; --w-contents: {}ch; --w-check: {}",
+        widest(&|f| digits(f.size), 5),
+        widest(&|f| shown(f.base_offset), 5),
+        widest(&|f| shown(f.first_offset), 5),
+        widest(&|f| shown(f.last_offset), 5),
+        widest(&|f| digits(contents_count(f)), 10),
+        if shared { "var(--check-width)" } else { "0px" },
+    )
+}
+
+/// A row's key: its file (or the shared report's n-th file), wherever it is drawn.
+fn row_key(id: RowId) -> u32 {
+    match id {
+        RowId::File(f) => f.0,
+        RowId::Shared(i) => i,
     }
 }
 
@@ -148,7 +306,15 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
     let on_click = props.on_select.reform(move |_: MouseEvent| id);
     let on_focus = {
         let cursor = cursor.clone();
-        Callback::from(move |_: FocusEvent| cursor.set(Some(i)))
+        Callback::from(move |e: FocusEvent| {
+            cursor.set(Some(i));
+            // Reached by the keyboard (Tab, Shift+Tab): shown whole, not under the header.
+            if let Some(row) = e.target().and_then(|t| t.dyn_into::<Element>().ok()) {
+                if row.matches(":focus-visible").unwrap_or(false) {
+                    reveal_settled(row, true, focused);
+                }
+            }
+        })
     };
     let on_key = {
         let (cb, cursor, table) = (props.on_select.clone(), cursor.clone(), table.clone());
@@ -168,12 +334,12 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
     let badge = word.replace(' ', "-");
     let selected = props.selected == Some(id);
     let detail = match f.kind {
-        FileKind::Index => format!("{} entries", f.index_entries.unwrap_or(0)),
-        FileKind::Epochs => format!("{} generations", f.entries.as_ref().map_or(0, Vec::len)),
-        _ => format!("{} records", f.records),
+        FileKind::Index => format!("{} entries", contents_count(f)),
+        FileKind::Epochs => format!("{} generations", contents_count(f)),
+        _ => format!("{} records", contents_count(f)),
     };
     html! {
-        <tr role="row" data-row={i.to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
+        <tr key={row_key(id)} role="row" data-row={i.to_string()} aria-rowindex={(i + 2).to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
             tabindex={if stop { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
             <td role="cell" class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
             <td role="cell" class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
@@ -182,7 +348,7 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
             <td role="cell" class="num">{ opt(f.base_offset) }</td>
             <td role="cell" class="num">{ opt(f.first_offset) }</td>
             <td role="cell" class="num">{ opt(f.last_offset) }</td>
-            <td role="cell" class="time">{ f.time.map_or_else(String::new, span_words) }</td>
+            <td role="cell" class="time">{ f.time.map_or_else(Html::default, |t| unbroken(&span_words(t))) }</td>
             <td role="cell" class="num">{ detail }</td>
             <td role="cell"><span class={classes!("badge", badge)}>{ word }</span></td>
             { hash_cell(f, props.shared) }

@@ -118,7 +118,14 @@ pub fn share_bar(props: &Props) -> Html {
     };
     html! {
         <section class="share" aria-label="share the report">
-            if !props.complete { <span class="hint" id="hashing">{ "The verdicts are in; the report is ready once each file's hash is." }</span> }
+            // The words before the report is ready and once it is share one box, as large as the
+            // larger: the bar never reflows (and moves the bytes below it) when the hashes come in.
+            if props.claim.is_none() {
+                <span class="hint ready">
+                    <span id={(!props.complete).then_some("hashing")} class={classes!(props.complete.then_some("off"))}>{ "The verdicts are in; the report is ready once each file's hash is." }</span>
+                    <span class={classes!((!props.complete).then_some("off"))}>{ "Each file is hashed: the report is ready." }</span>
+                </span>
+            }
             <button id="download-json" onclick={json} disabled={!props.complete}>{ "Download report (JSON)" }</button>
             <button id="download-md" onclick={md} disabled={!props.complete}>{ "Download report (Markdown)" }</button>
             <label>{ "shared by (optional) " }
