@@ -333,11 +333,12 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
     let word = f.verdict().as_str();
     let badge = word.replace(' ', "-");
     let selected = props.selected == Some(id);
-    let detail = match f.kind {
-        FileKind::Index => format!("{} entries", contents_count(f)),
-        FileKind::Epochs => format!("{} generations", contents_count(f)),
-        _ => format!("{} records", contents_count(f)),
+    let unit = match f.kind {
+        FileKind::Index => "entries",
+        FileKind::Epochs => "generations",
+        _ => "records",
     };
+    let detail = format!("{} {unit}", contents_count(f));
     html! {
         <tr key={row_key(id)} role="row" data-row={i.to_string()} aria-rowindex={(i + 2).to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
             tabindex={if stop { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
