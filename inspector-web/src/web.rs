@@ -374,6 +374,27 @@ pub fn on_hash_change(f: impl Fn() + 'static) {
     closure.forget();
 }
 
+/// A key press anywhere in the window, for as long as the value lives.
+pub struct KeyListener(Option<wasm_bindgen::closure::Closure<dyn Fn(web_sys::KeyboardEvent)>>);
+
+impl KeyListener {
+    /// Calls `f` with each `keydown` the window sees, first (the capture phase).
+    pub fn new(f: impl Fn(&web_sys::KeyboardEvent) + 'static) -> Self {
+        let Some(window) = web_sys::window() else { return Self(None) };
+        let closure = wasm_bindgen::closure::Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |e: web_sys::KeyboardEvent| f(&e));
+        let _ = window.add_event_listener_with_callback_and_bool("keydown", closure.as_ref().unchecked_ref(), true);
+        Self(Some(closure))
+    }
+}
+
+impl Drop for KeyListener {
+    fn drop(&mut self) {
+        if let (Some(window), Some(c)) = (web_sys::window(), self.0.take()) {
+            let _ = window.remove_event_listener_with_callback_and_bool("keydown", c.as_ref().unchecked_ref(), true);
+        }
+    }
+}
+
 /// The page URL with `fragment` in place of the current one.
 #[must_use]
 pub fn url_with_fragment(fragment: &str) -> String {

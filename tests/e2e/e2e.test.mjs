@@ -213,12 +213,16 @@ test('a torn .log shows its finding, highlighted bytes, and byte for byte the CL
   assert.equal(await fresh.locator('#overview td.check').getAttribute('data-check'), 'unchecked');
   assert.equal(await fresh.locator('#problems [role=row][data-kind="Truncated"]').getAttribute('data-position'), '1064');
   await fresh.locator('#needs-files').waitFor();
+  // A report alone holds no bytes: the link to bytes says to drop the files, not to select some.
+  assert.deepEqual(await fresh.locator('#permalink-at').evaluate((b) => [b.disabled, b.title]),
+    [true, 'drop the files to select their bytes: a shared report alone holds none']);
   // Drop the same file: the row matches.
   await fresh.setInputFiles('#file-input', file);
   await fresh.locator('#overview td.check[data-check="matches"]').waitFor({ timeout: 15000 });
   assert.equal(await fresh.locator('#check-status').getAttribute('data-state'), 'checked');
   assert.match(await fresh.locator('#check-status').textContent(), /1 match, 0 differ/);
   await fresh.locator('#hex span[data-pos="1064"].dmg').waitFor();
+  assert.equal(await fresh.locator('#permalink-at').getAttribute('title'), null, 'with the file dropped its bytes can be linked');
   // Drop a changed copy: the row differs, and says why.
   const changedDir = await mkdtemp(join(tmpdir(), 'felix-changed-'));
   const bytes = await readFile(file);
@@ -1470,6 +1474,15 @@ test('issue 18, every hand: the selected file\'s row is scrolled into the overvi
   await p.locator('#hash-timing').waitFor({ timeout: 60000 });
   // On open the most severe problem is selected: its file, row 250, is in view.
   assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 250, drawn: true, inView: true }, 'on open');
+  // The browser's own find (Ctrl+F) scrolls the box to a match elsewhere: the rows drawn again after
+  // (here by a change of the problems' filter) no longer pull the box back to the selected row.
+  await p.locator('#sample').focus();
+  await p.keyboard.press('Control+f');
+  await p.locator('.overview .tablebox').evaluate((box) => { box.scrollTop = 0; });
+  await p.selectOption('#severity-filter', { index: 1 });
+  await p.waitForTimeout(400);
+  assert.equal(await p.locator('.overview .tablebox').evaluate((box) => box.scrollTop), 0, 'after Ctrl+F the box stays where find left it');
+  await p.selectOption('#severity-filter', { index: 0 });
   // Back at the top, row 0 clicked; n steps to the problem in row 250.
   await p.locator('.overview .tablebox').evaluate((box) => { box.scrollTop = 0; });
   await p.locator('#overview tr[data-row="0"]').click();
@@ -1635,6 +1648,15 @@ test('issue 18, print: a 300-file overview prints every row, not the scroll box\
     return { cut: Math.max(0, box.scrollHeight - box.clientHeight), lastDrawn: last.checkVisibility({ contentVisibilityAuto: true }) };
   });
   assert.deepEqual(printed, { cut: 0, lastDrawn: true });
+  // A portrait page (A4's printable width at 96 dpi): every column on the paper, none cut at its edge.
+  await p.setViewportSize({ width: 718, height: 1000 });
+  const wide = await p.evaluate(() => {
+    const box = document.querySelector('.overview .tablebox');
+    const head = document.querySelector('#overview .ov-head th:last-child').getBoundingClientRect();
+    return { over: Math.max(0, box.scrollWidth - box.clientWidth), hashInside: head.right <= box.getBoundingClientRect().right + 1 };
+  });
+  assert.deepEqual(wide, { over: 0, hashInside: true });
+  await p.setViewportSize({ width: 1300, height: 900 });
   await p.emulateMedia({ media: 'screen' });
   assert.ok(await p.evaluate(() => { const b = document.querySelector('.overview .tablebox'); return b.scrollHeight > b.clientHeight; }), 'on screen it scrolls in its box');
 });

@@ -182,21 +182,25 @@ pub fn overview(props: &Props) -> Html {
     let shown = use_grow_by_frames(props.rows.first().map(|r| r.id), n, selected_at.max(*cursor));
     let unpin = use_reveal_selected(&table, props.selected, &props.rows);
     let cols = columns(props.shared);
-    let mut rows =
-        props.rows.iter().take(shown).enumerate().map(|(i, r)| file_row(props, r, i, stop == Some(i), &cursor, &table)).peekable();
+    // Stable across renders, so a block whose rows did not change is not drawn again.
+    let on_select = use_latest(&props.on_select);
+    let on_cursor = {
+        let cursor = cursor.setter();
+        use_memo((), move |()| Callback::from(move |i: usize| cursor.set(Some(i))))
+    };
     // Keyed — the header, the blocks by place, the rows by file: Yew matches an unkeyed list
     // from its end, so rows added below rewrote every row above with another file's (the
     // focused row among them) and the box's scroll, anchored on those rows, jumped.
     // The selected row's block is always drawn: the box anchors its scroll on a row that is
     // laid out, so blocks drawn around it at their own heights never move it out of view.
-    let selected_block = selected_at.map(|i| i / BLOCK_ROWS);
-    let mut blocks = Vec::with_capacity(shown.div_ceil(BLOCK_ROWS));
-    while rows.peek().is_some() {
-        let sel = (selected_block == Some(blocks.len())).then_some("sel");
-        blocks.push(html! {
-            <div class={classes!("ov-block", sel)} key={blocks.len()}><table role="presentation">{ cols.clone() }<tbody role="rowgroup">{ for rows.by_ref().take(BLOCK_ROWS) }</tbody></table></div>
-        });
-    }
+    let blocks = (0..shown.div_ceil(BLOCK_ROWS)).map(|b| {
+        let at = b * BLOCK_ROWS..(b * BLOCK_ROWS + BLOCK_ROWS).min(shown);
+        let within = |i: Option<usize>| i.filter(|i| at.contains(i));
+        html! {
+            <Block key={b} rows={Rc::clone(&props.rows)} at={at.clone()} selected={within(selected_at)} stop={within(stop)}
+                shared={props.shared} on_select={(*on_select).clone()} on_cursor={(*on_cursor).clone()} table={table.clone()} />
+        }
+    });
     html! {
         <section class="overview">
             <h2 id="overview-heading">{ "Overview" }</h2>
@@ -241,11 +245,93 @@ fn use_reveal_selected(table: &NodeRef, selected: Option<RowId>, rows: &Rc<Vec<R
             }
         });
     }
+    {
+        // The browser's own find (Ctrl+F, Cmd+F, F3) scrolls the box to what it finds: the row
+        // is no longer held there, or each row filling in would pull the box back from the match.
+        let pinned = Rc::clone(&pinned);
+        use_effect_with((), move |()| {
+            let listener = crate::web::KeyListener::new(move |e| {
+                if e.ctrl_key() || e.meta_key() || e.key() == "F3" {
+                    *pinned.borrow_mut() = false;
+                }
+            });
+            move || drop(listener)
+        });
+    }
     Callback::from(move |()| *pinned.borrow_mut() = false)
 }
 
 /// Rows per block of the overview (the unit the browser lays out or skips).
 const BLOCK_ROWS: usize = 8;
+
+/// A callback that stays the same object across renders and calls the latest `cb`.
+#[hook]
+fn use_latest(cb: &Callback<RowId>) -> Rc<Callback<RowId>> {
+    let latest = use_mut_ref(|| cb.clone());
+    *latest.borrow_mut() = cb.clone();
+    use_memo((), move |()| Callback::from(move |v: RowId| latest.borrow().emit(v)))
+}
+
+/// A block's props.
+#[derive(Properties)]
+struct BlockProps {
+    /// Every row of the table (the block draws `at`).
+    rows: Rc<Vec<Row>>,
+    /// Which rows the block draws.
+    at: std::ops::Range<usize>,
+    /// The selected row, if it is in the block.
+    selected: Option<usize>,
+    /// The table's Tab stop, if it is in the block.
+    stop: Option<usize>,
+    shared: bool,
+    on_select: Callback<RowId>,
+    on_cursor: Callback<usize>,
+    table: NodeRef,
+}
+
+impl PartialEq for BlockProps {
+    /// Its own rows compared by identity (a file's report is shared, made
+    /// anew only when it changes), so a hash arriving draws one block again,
+    /// not the table.
+    fn eq(&self, o: &Self) -> bool {
+        let same_row = |a: &Row, b: &Row| a.id == b.id && Rc::ptr_eq(&a.report, &b.report) && a.file == b.file && a.check == b.check;
+        let (Some(mine), Some(theirs)) = (self.rows.get(self.at.clone()), o.rows.get(o.at.clone())) else { return false };
+        self.at == o.at
+            && self.rows.len() == o.rows.len()
+            && mine.iter().zip(theirs).all(|(a, b)| same_row(a, b))
+            && (self.selected, self.stop, self.shared) == (o.selected, o.stop, o.shared)
+            && self.on_select == o.on_select
+            && self.on_cursor == o.on_cursor
+            && self.table == o.table
+    }
+}
+
+/// Rows `at` of the overview, as one fixed-layout table.
+#[function_component(Block)]
+fn block(p: &BlockProps) -> Html {
+    let rows = p.rows.get(p.at.clone()).unwrap_or(&[]);
+    let n = p.rows.len();
+    let drawn = rows.iter().enumerate().map(|(k, r)| {
+        let i = p.at.start + k;
+        let row = RowProps { i, n, shared: p.shared, selected: p.selected == Some(i), stop: p.stop == Some(i) };
+        file_row(&row, r, &p.on_select, &p.on_cursor, &p.table)
+    });
+    html! {
+        <div class={classes!("ov-block", p.selected.map(|_| "sel"))}><table role="presentation">{ columns(p.shared) }<tbody role="rowgroup">{ for drawn }</tbody></table></div>
+    }
+}
+
+/// Where a row is and what it is to the table.
+struct RowProps {
+    /// Its place.
+    i: usize,
+    /// The table's rows.
+    n: usize,
+    shared: bool,
+    selected: bool,
+    /// Whether it holds the table's Tab stop.
+    stop: bool,
+}
 
 /// The columns (their widths in the style sheet), the same in the header and every block.
 fn columns(shared: bool) -> Html {
@@ -298,16 +384,15 @@ fn row_key(id: RowId) -> u32 {
     }
 }
 
-/// Row `i`, file `r`: a click, or Enter or Space on it, selects it; the
-/// arrows, Page Up/Down, Home and End move the focus (`stop`: it holds the
-/// table's Tab stop).
-fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandle<Option<usize>>, table: &NodeRef) -> Html {
-    let (id, n) = (r.id, props.rows.len());
-    let on_click = props.on_select.reform(move |_: MouseEvent| id);
+/// Row `p.i`, file `r`: a click, or Enter or Space on it, selects it; the
+/// arrows, Page Up/Down, Home and End move the focus.
+fn file_row(p: &RowProps, r: &Row, on_select: &Callback<RowId>, on_cursor: &Callback<usize>, table: &NodeRef) -> Html {
+    let (id, i, n) = (r.id, p.i, p.n);
+    let on_click = on_select.reform(move |_: MouseEvent| id);
     let on_focus = {
-        let cursor = cursor.clone();
+        let on_cursor = on_cursor.clone();
         Callback::from(move |e: FocusEvent| {
-            cursor.set(Some(i));
+            on_cursor.emit(i);
             // Reached by the keyboard (Tab, Shift+Tab): shown whole, not under the header.
             if let Some(row) = e.target().and_then(|t| t.dyn_into::<Element>().ok()) {
                 if row.matches(":focus-visible").unwrap_or(false) {
@@ -317,14 +402,14 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
         })
     };
     let on_key = {
-        let (cb, cursor, table) = (props.on_select.clone(), cursor.clone(), table.clone());
+        let (cb, on_cursor, table) = (on_select.clone(), on_cursor.clone(), table.clone());
         Callback::from(move |e: KeyboardEvent| {
             if e.key() == "Enter" || e.key() == " " {
                 e.prevent_default();
                 cb.emit(id);
             } else if let Some(to) = row_nav(&e.key()).and_then(|nav| move_in_list(Some(i), nav, n, PAGE_ROWS)) {
                 e.prevent_default();
-                cursor.set(Some(to));
+                on_cursor.emit(to);
                 focus_row(&table, to);
             }
         })
@@ -332,7 +417,7 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
     let f = &r.report;
     let word = f.verdict().as_str();
     let badge = word.replace(' ', "-");
-    let selected = props.selected == Some(id);
+    let (selected, stop) = (p.selected, p.stop);
     let unit = match f.kind {
         FileKind::Index => "entries",
         FileKind::Epochs => "generations",
@@ -352,8 +437,8 @@ fn file_row(props: &Props, r: &Row, i: usize, stop: bool, cursor: &UseStateHandl
             <td role="cell" class="time">{ f.time.map_or_else(Html::default, |t| unbroken(&span_words(t))) }</td>
             <td role="cell" class="num">{ detail }</td>
             <td role="cell"><span class={classes!("badge", badge)}>{ word }</span></td>
-            { hash_cell(f, props.shared) }
-            if props.shared { { check_cell(r.check.as_ref()) } }
+            { hash_cell(f, p.shared) }
+            if p.shared { { check_cell(r.check.as_ref()) } }
         </tr>
     }
 }

@@ -113,7 +113,13 @@ pub fn share_bar(props: &Props) -> Html {
             html! { <button id="permalink-at" onclick={make_link(Some(at))} disabled={!props.complete}>{ label }</button> }
         }
         None => {
-            html! { <button id="permalink-at" disabled=true title="select bytes, a record or a problem first">{ "Copy a link to the selected bytes" }</button> }
+            // A shared report without its files has no bytes to select.
+            let why = if props.rows.iter().any(|r| r.file.is_some()) {
+                "select bytes, a record or a problem first"
+            } else {
+                "drop the files to select their bytes: a shared report alone holds none"
+            };
+            html! { <button id="permalink-at" disabled=true title={why}>{ "Copy a link to the selected bytes" }</button> }
         }
     };
     html! {
