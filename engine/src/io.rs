@@ -210,6 +210,15 @@ pub trait Io: Send + Sync + Debug {
     fn preallocate(&self, _path: &Path, _len: u64) -> io::Result<()> {
         Ok(())
     }
+    /// A monotonic clock in nanoseconds (from an arbitrary start), for
+    /// decisions the engine makes by elapsed time (how fresh the last check
+    /// of the writer's lock is): behind the trait so a simulation decides
+    /// them by its own clock, the same in every replay. The default is the
+    /// machine's monotonic clock.
+    fn monotonic_nanos(&self) -> u64 {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        u64::try_from(START.get_or_init(std::time::Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
 }
 
 /// Reads exactly `buf.len()` bytes at `pos`, or fails with `UnexpectedEof`.

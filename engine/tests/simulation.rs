@@ -12,8 +12,9 @@
 //! - otherwise seeds from 0 on, as many as fit in `FELIX_SIM_SECONDS`
 //!   (90) of wall clock. Time decides only how many seeds run, never what
 //!   a seed does: no decision reads a clock (retention gets explicit times,
-//!   appends explicit timestamps, durability is `EveryBatch` so no flusher
-//!   thread runs).
+//!   appends explicit timestamps, the engine's clock is `SimIo`'s, moved
+//!   only by the steps; durability is `EveryBatch` or `NoSync`, so no
+//!   flusher thread runs).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic, clippy::expect_used)]
 
 use std::cell::Cell;
@@ -34,7 +35,7 @@ use felix_codec::verdict::repair::RepairOptions;
 use felix_codec::Repair;
 use felix_engine::io::sim::SimIo;
 use felix_engine::shard::{Append, Pending};
-use felix_engine::{Config, EngineError, Io, Recovery, Shard};
+use felix_engine::{Config, Durability, EngineError, Io, Recovery, Shard};
 
 // ------------------------------------------------------------ the PRNG
 
@@ -204,6 +205,9 @@ struct Schedule {
     segment_size_bytes: u64,
     index_spacing_bytes: u64,
     retention_segments: u64,
+    /// `EveryBatch` for three seeds in four, else `NoSync` (acknowledged once
+    /// written, durable from the next sync on).
+    durability: Durability,
     steps: Vec<Step>,
     /// Each step's place in the seed's full schedule (what shrinking kept).
     places: Vec<usize>,
@@ -287,7 +291,9 @@ fn schedule(seed: u64) -> Schedule {
     let n = rng.range(30, 200);
     let steps: Vec<Step> = (0..n).map(|_| step(&mut rng)).collect();
     let places = (0..steps.len()).collect();
-    Schedule { seed, segment_size_bytes, index_spacing_bytes, retention_segments, steps, places }
+    // Drawn apart from the steps, so every seed's steps stay what they were.
+    let durability = if Rng(seed ^ 0x5EED_D0A8_1E5C_0DE5).below(4) == 0 { Durability::NoSync } else { Durability::EveryBatch };
+    Schedule { seed, segment_size_bytes, index_spacing_bytes, retention_segments, durability, steps, places }
 }
 
 // ---------------------------------------------------------------- world
@@ -333,6 +339,9 @@ struct World {
     reader: Option<Shard>,
     pending: Vec<Pending>,
     model: BTreeMap<u64, Rec>,
+    /// Under `NoSync`: offsets this writer acknowledged that no sync has
+    /// covered yet — not sure until one does (then they must survive).
+    unsynced: std::collections::BTreeSet<u64>,
     /// Every payload ever written at each offset (a reader's view may be older).
     history: BTreeMap<u64, Vec<Vec<u8>>>,
     clock_micros: u64,
@@ -376,6 +385,7 @@ impl World {
             index_spacing_bytes: s.index_spacing_bytes,
             retention_bytes: Some(s.segment_size_bytes * s.retention_segments),
             retention_age_micros: Some(RETENTION_AGE_MICROS),
+            durability: s.durability,
             ..Config::default()
         };
         let mut w = Self {
@@ -386,6 +396,7 @@ impl World {
             reader: None,
             pending: Vec::new(),
             model: BTreeMap::new(),
+            unsynced: std::collections::BTreeSet::new(),
             history: BTreeMap::new(),
             clock_micros: 1_000_000,
             faulted: false,
@@ -428,11 +439,13 @@ impl World {
 
     /// Records from `from` on may be gone (an operation asked for it).
     fn unsure(&mut self, from: u64) {
+        self.unsynced.retain(|o| *o < from);
         self.model.range_mut(from..).for_each(|(_, r)| r.sure = false);
     }
 
     /// Records below `end` may be gone (retention may have deleted them).
     fn unsure_below(&mut self, end: u64) {
+        self.unsynced.retain(|o| *o >= end);
         self.model.range_mut(..end).for_each(|(_, r)| r.sure = false);
     }
 
@@ -443,7 +456,24 @@ impl World {
         }
         let Some(shard) = self.writer.take() else { return };
         op(self, &shard);
+        self.synced(&shard);
         self.writer = Some(shard);
+    }
+
+    /// Under `NoSync`: what a sync (a roll, a seal, a group commit's) made
+    /// durable of the acknowledged records is sure from now on.
+    fn synced(&mut self, shard: &Shard) {
+        if self.stopped || self.unsynced.is_empty() {
+            return;
+        }
+        let durable = shard.durable_offset();
+        let now_sure: Vec<u64> = self.unsynced.range(..durable).copied().collect();
+        for o in now_sure {
+            self.unsynced.remove(&o);
+            if let Some(r) = self.model.get_mut(&o) {
+                r.sure = true;
+            }
+        }
     }
 
     /// An error from the writer: expected only once a fault is armed (or an
@@ -462,6 +492,28 @@ impl World {
     fn run(&mut self, step: &Step) {
         self.stats.steps += 1;
         self.clock_micros += 1000;
+        // The engine's clock (how fresh its last check of the writer's lock is) is the simulation's.
+        self.io.set_clock_nanos(self.clock_micros * 1000);
+        // A crash, a restart or an operator's hands: what no sync covered is no longer known to be written.
+        if !matches!(
+            step,
+            Step::Append { .. }
+                | Step::Write { .. }
+                | Step::Commit
+                | Step::GroupCommit
+                | Step::Read { .. }
+                | Step::OffsetForTime { .. }
+                | Step::Seal
+                | Step::Retention { .. }
+                | Step::TruncateAfter { .. }
+                | Step::TruncateFrom { .. }
+                | Step::BeginGeneration { .. }
+                | Step::RecordGeneration { .. }
+                | Step::OpenReader
+                | Step::DropReader
+        ) {
+            self.unsynced.clear();
+        }
         match step {
             Step::Append { sizes, fill } => self.broker(|w, s| w.append(s, sizes, *fill, true)),
             Step::Write { sizes, fill } => self.broker(|w, s| w.append(s, sizes, *fill, false)),
@@ -640,9 +692,12 @@ impl World {
                     violation("fail-stop", format!("a stopped shard acknowledged offsets {:?}", pending.offsets));
                 }
                 let first = shard.first_offset();
+                // `NoSync` acknowledges before any sync: sure once one covers it.
+                let durable = if self.config.durability == Durability::NoSync { shard.durable_offset() } else { u64::MAX };
                 for offset in pending.offsets.clone() {
                     match self.model.get_mut(&offset) {
-                        Some(r) => r.sure = true,
+                        Some(r) if offset < durable => r.sure = true,
+                        Some(_) => drop(self.unsynced.insert(offset)),
                         // Retention deleted it (old enough) before the commit: allowed.
                         None if offset < first => {}
                         None => violation(
@@ -1577,8 +1632,8 @@ fn shrink(s: &Schedule, message: &str, budget: Duration) -> (Schedule, String) {
 /// A schedule, one step a line.
 fn show(s: &Schedule) -> String {
     let mut out = format!(
-        "seed {}: segment_size_bytes {}, index_spacing_bytes {}, retention_segments {}\n",
-        s.seed, s.segment_size_bytes, s.index_spacing_bytes, s.retention_segments
+        "seed {}: segment_size_bytes {}, index_spacing_bytes {}, retention_segments {}, durability {:?}\n",
+        s.seed, s.segment_size_bytes, s.index_spacing_bytes, s.retention_segments, s.durability
     );
     for (i, step) in s.places.iter().zip(&s.steps) {
         out.push_str(&format!("  {i:>3} {step:?}\n"));

@@ -44,6 +44,12 @@ impl CheckedIo {
         self.failed.get().map(String::as_str)
     }
 
+    /// The wrapped `Io`'s clock ([`Io::monotonic_nanos`]).
+    #[must_use]
+    pub fn monotonic_nanos(&self) -> u64 {
+        self.io.monotonic_nanos()
+    }
+
     /// `FailStopped` once a mutating call failed.
     ///
     /// # Errors

@@ -65,6 +65,8 @@ pub struct SimIo {
     gate: Mutex<Gate>,
     gate_changed: Condvar,
     locks: Arc<Locks>,
+    /// The simulated clock ([`Io::monotonic_nanos`]): it moves only when the simulation says.
+    clock: std::sync::atomic::AtomicU64,
 }
 
 impl Default for SimIo {
@@ -72,7 +74,13 @@ impl Default for SimIo {
         let mut state = State::default();
         state.live_dirs.insert(PathBuf::from("/"));
         state.durable_dirs.insert(PathBuf::from("/"));
-        Self { state: Mutex::new(state), gate: Mutex::default(), gate_changed: Condvar::new(), locks: Arc::default() }
+        Self {
+            state: Mutex::new(state),
+            gate: Mutex::default(),
+            gate_changed: Condvar::new(),
+            locks: Arc::default(),
+            clock: std::sync::atomic::AtomicU64::new(0),
+        }
     }
 }
 
@@ -135,6 +143,11 @@ impl SimIo {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets the simulated clock (nanoseconds; it should only move forward).
+    pub fn set_clock_nanos(&self, nanos: u64) {
+        self.clock.store(nanos, std::sync::atomic::Ordering::Release);
     }
 
     /// Makes the `n`th mutating call (counted from 1) fail, and every one after it.
@@ -207,6 +220,7 @@ impl SimIo {
     pub fn crash(&self) -> SimIo {
         let s = self.lock_state();
         let next = SimIo::default();
+        next.set_clock_nanos(self.monotonic_nanos());
         {
             let mut n = next.lock_state();
             n.next_id = s.next_id;
@@ -552,6 +566,10 @@ impl Io for SimIo {
         held.insert(path.to_path_buf(), std::process::id());
         Ok(LockGuard::new(SimLock { locks: Arc::clone(&self.locks), path: path.to_path_buf() }))
     }
+    fn monotonic_nanos(&self) -> u64 {
+        self.clock.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     fn lock_holder(&self, path: &Path) -> io::Result<Option<LockHolder>> {
         let held = self.locks.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(held.get(path).map(|pid| LockHolder { pid: Some(*pid) }))

@@ -465,15 +465,8 @@ impl Shard {
             }
             None => None,
         };
-        Ok((
-            Self {
-                shared,
-                flusher: Mutex::new(flusher),
-                writer_lock: std::sync::RwLock::new(lock),
-                lock_checked: writer::LockChecked::now(),
-            },
-            r.recovery,
-        ))
+        let lock_checked = writer::LockChecked::at(shared.dir.io.monotonic_nanos());
+        Ok((Self { shared, flusher: Mutex::new(flusher), writer_lock: std::sync::RwLock::new(lock), lock_checked }, r.recovery))
     }
 
     /// The shard directory.

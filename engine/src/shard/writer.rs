@@ -262,7 +262,7 @@ impl Shard {
 
     /// Whether the last check of the writer's lock is older than [`LOCK_CHECK_FRESH`].
     fn lock_check_stale(&self) -> bool {
-        let now = self.lock_checked.clock();
+        let now = self.shared.dir.io.monotonic_nanos();
         now.saturating_sub(self.lock_checked.at.load(std::sync::atomic::Ordering::Acquire)) >= LOCK_CHECK_FRESH.as_nanos() as u64
     }
 
@@ -278,7 +278,7 @@ impl Shard {
         if !self.lock_check_stale() {
             return self.shared.dir.io.check();
         }
-        let now = self.lock_checked.clock();
+        let now = self.shared.dir.io.monotonic_nanos();
         self.verify_lock()?;
         self.lock_checked.at.fetch_max(now, std::sync::atomic::Ordering::AcqRel);
         Ok(())
@@ -358,22 +358,18 @@ impl Shard {
 /// sync is acknowledged (`docs/durability.md`).
 pub const LOCK_CHECK_FRESH: Duration = Duration::from_millis(1);
 
-/// When the writer's lock was last checked, on a clock of the shard's own.
+/// When the writer's lock was last checked, on the `Io`'s clock
+/// ([`crate::Io::monotonic_nanos`]: a simulation's own).
 #[derive(Debug)]
 pub(crate) struct LockChecked {
-    since: Instant,
-    /// Nanoseconds since `since` when the last check began.
+    /// The clock's reading when the last check began.
     pub(crate) at: std::sync::atomic::AtomicU64,
 }
 
 impl LockChecked {
-    /// Checked now (the open checks the lock once it is taken).
-    pub(crate) fn now() -> Self {
-        Self { since: Instant::now(), at: std::sync::atomic::AtomicU64::new(0) }
-    }
-
-    fn clock(&self) -> u64 {
-        u64::try_from(self.since.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    /// Checked at `nanos` (the open checks the lock once it is taken).
+    pub(crate) fn at(nanos: u64) -> Self {
+        Self { at: std::sync::atomic::AtomicU64::new(nanos) }
     }
 }
 
