@@ -495,3 +495,44 @@ fn a_truncation_never_keeps_a_damaged_record_to_append_behind() {
     assert_eq!((path, finding.position(), finding.kind.name()), (log, (32 + 5 * record_len) as u64, "RecordChecksum"));
     assert!(matches!(shard.append(&[b"behind"]), Err(EngineError::FailStopped { .. })), "nothing goes in behind it");
 }
+
+/// A damaged epochs file is kept by a copy of its bytes (the simulator's seed
+/// 212451: a second name of the same file, left by a crash before the new
+/// history's rename, let an operator's change to `epochs` change the
+/// evidence), unless it is far longer than any epochs file: a file planted
+/// there, kept by a second name, so none of its bytes are written again.
+#[test]
+fn a_damaged_epochs_file_is_copied_as_evidence_and_a_planted_huge_one_is_linked() {
+    use std::os::unix::fs::MetadataExt as _;
+    for huge in [false, true] {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("shard");
+        let (shard, _) = Shard::open_dir(os(), &dir, Config::default()).unwrap();
+        shard.append(&[b"one"]).unwrap();
+        shard.begin_generation(1).unwrap();
+        drop(shard);
+        let epochs = dir.join("epochs");
+        if huge {
+            // Sparse: 1 GiB of hole. A copy would write it all.
+            std::fs::File::create(&epochs).unwrap().set_len(1 << 30).unwrap();
+        } else {
+            let mut bytes = std::fs::read(&epochs).unwrap();
+            *bytes.last_mut().unwrap() ^= 1;
+            std::fs::write(&epochs, &bytes).unwrap();
+        }
+        let (inode, before) = (std::fs::metadata(&epochs).unwrap().ino(), std::fs::metadata(&epochs).unwrap().len());
+        let damaged = (!huge).then(|| std::fs::read(&epochs).unwrap());
+        let (shard, _) = Shard::open_dir(os(), &dir, Config::default()).unwrap();
+        shard.begin_generation(2).unwrap();
+        drop(shard);
+        let kept = std::fs::metadata(dir.join("epochs.damaged")).unwrap();
+        assert_eq!(kept.len(), before);
+        if huge {
+            assert_eq!(kept.ino(), inode, "the planted file under a second name");
+            assert!(kept.blocks() < 64, "still sparse: {} blocks", kept.blocks());
+        } else {
+            assert_eq!(std::fs::read(dir.join("epochs.damaged")).ok(), damaged, "the damaged bytes, copied");
+        }
+        assert!(!dir.join("epochs.tmp").exists(), "no temporary left");
+    }
+}

@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use felix_codec::format::epochs::MAX_EPOCHS_FILE_LEN;
 use felix_codec::format::file_name::{
     classify, damaged_epochs_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName, EPOCHS_FILE_NAME,
 };
@@ -366,10 +367,11 @@ impl ShardDir {
 
     /// Keeps the whole file `source` as evidence under the first free
     /// `name_for(K)`: a second name of the same file (a hard link: nothing is
-    /// copied, a sparse file stays sparse), with its JSON note, both durable
-    /// before this returns, so removing `source` next destroys nothing. A
-    /// failure takes the evidence name away again (`source` keeps the bytes)
-    /// and removes the note's temporary.
+    /// copied, a sparse file stays sparse — an orphaned index may be a file
+    /// planted there, of any size), with its JSON note, both durable before
+    /// this returns, so removing `source` next destroys nothing. A failure
+    /// takes the evidence name away again (`source` keeps the bytes) and
+    /// removes the note's temporary.
     pub(crate) fn keep_whole_as_evidence(
         &self,
         name_for: &dyn Fn(u32) -> String,
@@ -384,16 +386,38 @@ impl ShardDir {
         kept
     }
 
-    /// Keeps the (damaged) epochs file under the first free
-    /// `epochs.damaged[-K]` as a second name of the same file (a hard link:
-    /// nothing is copied), so the rename of a new epochs file over it
-    /// destroys nothing; the link is durable before this returns. Returns
-    /// the name used.
+    /// Keeps the (damaged) epochs file as evidence under the first free
+    /// `epochs.damaged[-K]`, before a sound one replaces it, durable before
+    /// this returns. Its bytes are copied through `epochs.tmp` (a name of
+    /// the format's own, which recovery clears) and linked to that name: a
+    /// second name of the same file would, after a crash before the rename
+    /// of the new epochs file, leave `epochs` and its evidence one file, and
+    /// an operator's change to `epochs` would change the evidence (the
+    /// simulator's seed 212451). A file longer than any epochs file
+    /// ([`MAX_EPOCHS_FILE_LEN`]) is not one the engine wrote: it gets the
+    /// second name, so none of its bytes are written again. Returns the name used.
     pub(crate) fn keep_damaged_epochs(&self) -> Result<String, EngineError> {
-        let name = self.first_free_link(&self.epochs(), &damaged_epochs_name)?;
-        // Durable before the rename that will take the old name away.
-        self.io.sync_dir(&self.path)?;
-        Ok(name)
+        let epochs = self.epochs();
+        let len = self.io.len(&epochs)?;
+        if len > MAX_EPOCHS_FILE_LEN as u64 {
+            let name = self.first_free_link(&epochs, &damaged_epochs_name)?;
+            self.io.sync_dir(&self.path)?;
+            return Ok(name);
+        }
+        let tmp = self.file(&temporary_name(EPOCHS_FILE_NAME));
+        let kept = self.copy_to_temporary(&tmp, &epochs, 0, len).and_then(|()| self.first_free_link(&tmp, &damaged_epochs_name));
+        match kept {
+            Ok(name) => {
+                self.io.remove_if_exists(&tmp)?;
+                // Durable before the rename that will take the old name away.
+                self.io.sync_dir(&self.path)?;
+                Ok(name)
+            }
+            Err(e) => {
+                self.io.remove_own_after_failure(&tmp);
+                Err(e)
+            }
+        }
     }
 
     /// Links `source` to the first free `name_for(1)`, `name_for(2)`, …;
