@@ -956,21 +956,33 @@ impl World {
     /// Drops the writer (a clean close syncs) and the reader.
     fn stop(&mut self) {
         self.pending.clear();
-        self.unsynced.clear();
         self.reader = None;
         if let Some(w) = self.writer.take() {
             self.stats.ops += 1;
+            // No fault armed, none fired: the close's sync covers what the writer acknowledged.
+            let clean = !self.stopped && !self.faulted && !self.io.is_dead();
             drop(w);
+            if clean && !self.io.is_dead() {
+                for o in std::mem::take(&mut self.unsynced) {
+                    if let Some(r) = self.model.get_mut(&o) {
+                        r.sure = true;
+                    }
+                }
+            }
         }
+        self.unsynced.clear();
         self.stopped = false;
     }
 
     fn reboot(&mut self) {
         self.pending.clear();
         self.unsynced.clear();
-        self.reader = None;
-        self.writer = None;
-        self.io = Arc::new(self.io.crash());
+        // The power goes first: a writer dropped before it would close cleanly and sync
+        // what it wrote, and no power cut would ever lose an unsynced record.
+        let (writer, reader) = (self.writer.take(), self.reader.take());
+        let cut = Arc::new(self.io.crash());
+        drop((writer, reader));
+        self.io = cut;
         self.stopped = false;
         self.faulted = false;
         self.reopen(None);
