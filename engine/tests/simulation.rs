@@ -494,26 +494,6 @@ impl World {
         self.clock_micros += 1000;
         // The engine's clock (how fresh its last check of the writer's lock is) is the simulation's.
         self.io.set_clock_nanos(self.clock_micros * 1000);
-        // A crash, a restart or an operator's hands: what no sync covered is no longer known to be written.
-        if !matches!(
-            step,
-            Step::Append { .. }
-                | Step::Write { .. }
-                | Step::Commit
-                | Step::GroupCommit
-                | Step::Read { .. }
-                | Step::OffsetForTime { .. }
-                | Step::Seal
-                | Step::Retention { .. }
-                | Step::TruncateAfter { .. }
-                | Step::TruncateFrom { .. }
-                | Step::BeginGeneration { .. }
-                | Step::RecordGeneration { .. }
-                | Step::OpenReader
-                | Step::DropReader
-        ) {
-            self.unsynced.clear();
-        }
         match step {
             Step::Append { sizes, fill } => self.broker(|w, s| w.append(s, sizes, *fill, true)),
             Step::Write { sizes, fill } => self.broker(|w, s| w.append(s, sizes, *fill, false)),
@@ -619,7 +599,8 @@ impl World {
                 }
                 for (i, p) in payloads.into_iter().enumerate() {
                     let offset = start + i as u64;
-                    if let Some(old) = self.model.get(&offset).filter(|r| r.sure) {
+                    // (Under `NoSync` an acknowledged record not yet synced is this writer's all the same.)
+                    if let Some(old) = self.model.get(&offset).filter(|r| r.sure || self.unsynced.contains(&offset)) {
                         violation(
                             "acknowledged-once",
                             format!("offset {offset} given again (acknowledged before, {} bytes)", old.payload.len()),
@@ -978,16 +959,30 @@ impl World {
         self.reader = None;
         if let Some(w) = self.writer.take() {
             self.stats.ops += 1;
+            // No fault armed, none fired: the close's sync covers what the writer acknowledged.
+            let clean = !self.stopped && !self.faulted && !self.io.is_dead();
             drop(w);
+            if clean && !self.io.is_dead() {
+                for o in std::mem::take(&mut self.unsynced) {
+                    if let Some(r) = self.model.get_mut(&o) {
+                        r.sure = true;
+                    }
+                }
+            }
         }
+        self.unsynced.clear();
         self.stopped = false;
     }
 
     fn reboot(&mut self) {
         self.pending.clear();
-        self.reader = None;
-        self.writer = None;
-        self.io = Arc::new(self.io.crash());
+        self.unsynced.clear();
+        // The power goes first: a writer dropped before it would close cleanly and sync
+        // what it wrote, and no power cut would ever lose an unsynced record.
+        let (writer, reader) = (self.writer.take(), self.reader.take());
+        let cut = Arc::new(self.io.crash());
+        drop((writer, reader));
+        self.io = cut;
         self.stopped = false;
         self.faulted = false;
         self.reopen(None);
@@ -1229,6 +1224,7 @@ impl World {
         self.writer = None;
         self.reader = None;
         self.pending.clear();
+        self.unsynced.clear();
         let before_epochs = self.epochs.clone();
         match self.open_checked(&shard_dir(), backup) {
             Some(shard) => {
@@ -1437,7 +1433,9 @@ impl World {
         }
         let mut lost = Vec::new();
         for (o, r) in &self.model {
-            if r.sure && !got.contains_key(o) {
+            // Under `NoSync`, what this writer acknowledged and no sync covered yet must be
+            // there too, for as long as it lives (only a crash or a close may lose it).
+            if (r.sure || self.unsynced.contains(o)) && !got.contains_key(o) {
                 lost.push(*o);
             }
         }

@@ -1474,6 +1474,15 @@ test('issue 18, every hand: the selected file\'s row is scrolled into the overvi
   await p.locator('#hash-timing').waitFor({ timeout: 60000 });
   // On open the most severe problem is selected: its file, row 250, is in view.
   assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 250, drawn: true, inView: true }, 'on open');
+  // Ctrl held for another shortcut (Ctrl+C, a copy) is not the browser's find: the selected row is still held.
+  await p.locator('#sample').focus();
+  await p.keyboard.press('Control+c');
+  await p.keyboard.press('Meta+a');
+  await p.locator('.overview .tablebox').evaluate((box) => { box.scrollTop = 0; });
+  await p.selectOption('#severity-filter', { index: 1 });
+  await p.waitForTimeout(400);
+  assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 250, drawn: true, inView: true }, 'after Ctrl+C the selected row is still held');
+  await p.selectOption('#severity-filter', { index: 0 });
   // The browser's own find (Ctrl+F) scrolls the box to a match elsewhere: the rows drawn again after
   // (here by a change of the problems' filter) no longer pull the box back to the selected row.
   await p.locator('#sample').focus();

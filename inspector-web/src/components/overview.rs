@@ -251,7 +251,7 @@ fn use_reveal_selected(table: &NodeRef, selected: Option<RowId>, rows: &Rc<Vec<R
         let pinned = Rc::clone(&pinned);
         use_effect_with((), move |()| {
             let listener = crate::web::KeyListener::new(move |e| {
-                if e.ctrl_key() || e.meta_key() || e.key() == "F3" {
+                if opens_find(e) {
                     *pinned.borrow_mut() = false;
                 }
             });
@@ -259,6 +259,15 @@ fn use_reveal_selected(table: &NodeRef, selected: Option<RowId>, rows: &Rc<Vec<R
         });
     }
     Callback::from(move |()| *pinned.borrow_mut() = false)
+}
+
+/// Whether `e` is the browser's find or its next match: Ctrl+F or Cmd+F,
+/// Ctrl+G or Cmd+G (with Shift: the match before), F3. Ctrl or Cmd held for
+/// anything else (a copy, a tab switch, a zoom) leaves the selected row held.
+fn opens_find(e: &KeyboardEvent) -> bool {
+    // The key's place, whatever the layout prints on it (Ctrl+F on a Cyrillic layout is "а").
+    let letter = matches!(e.code().as_str(), "KeyF" | "KeyG") || matches!(e.key().to_ascii_lowercase().as_str(), "f" | "g");
+    e.key() == "F3" || ((e.ctrl_key() || e.meta_key()) && !e.alt_key() && letter)
 }
 
 /// Rows per block of the overview (the unit the browser lays out or skips).
