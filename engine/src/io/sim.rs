@@ -146,6 +146,9 @@ impl SimIo {
     }
 
     /// Sets the simulated clock (nanoseconds; it should only move forward).
+    /// It reads 0 until set and never moves by itself: a test that wants
+    /// the engine's time-bound checks (how fresh the writer's lock check is)
+    /// to come round moves it, as the simulator does each step.
     pub fn set_clock_nanos(&self, nanos: u64) {
         self.clock.store(nanos, std::sync::atomic::Ordering::Release);
     }
