@@ -152,8 +152,13 @@ enum Step {
     FailAt {
         calls: u64,
     },
-    /// Power cut: the durable image is what the next boot finds.
-    Reboot,
+    /// Power cut: the durable image is what the next boot finds. With
+    /// `stop_first`, the writer is stopped cleanly before the power goes
+    /// (an operator's `systemctl stop`, then the outage): its close must have
+    /// synced everything it acknowledged.
+    Reboot {
+        stop_first: bool,
+    },
     /// The process restarts (after a fail-stop): written bytes stay.
     Restart,
     // The operator.
@@ -262,7 +267,7 @@ fn step(rng: &mut Rng) -> Step {
         60..=61 => Step::SecondWriter,
         62..=64 => Step::CrashAtSync { syncs: rng.range(1, 12) },
         65..=67 => Step::FailAt { calls: rng.range(1, 25) },
-        68..=70 => Step::Reboot,
+        68..=70 => Step::Reboot { stop_first: false },
         71..=73 => Step::Restart,
         74..=75 => Step::Recover,
         76..=77 => Step::RecoverTool { read_fault: rng.chance(50).then(|| rng.range(1, 40)) },
@@ -289,7 +294,14 @@ fn schedule(seed: u64) -> Schedule {
     let index_spacing_bytes = rng.range(1, 1024);
     let retention_segments = rng.range(2, 8);
     let n = rng.range(30, 200);
-    let steps: Vec<Step> = (0..n).map(|_| step(&mut rng)).collect();
+    let mut steps: Vec<Step> = (0..n).map(|_| step(&mut rng)).collect();
+    // Drawn apart from the steps, so every seed's steps stay what they were.
+    let mut stops = Rng(seed ^ 0xC105_E5EE_5700_9ED0);
+    for s in &mut steps {
+        if let Step::Reboot { stop_first } = s {
+            *stop_first = stops.below(3) == 0;
+        }
+    }
     let places = (0..steps.len()).collect();
     // Drawn apart from the steps, so every seed's steps stay what they were.
     let durability = if Rng(seed ^ 0x5EED_D0A8_1E5C_0DE5).below(4) == 0 { Durability::NoSync } else { Durability::EveryBatch };
@@ -523,12 +535,12 @@ impl World {
                     self.faulted = true;
                 }
             }
-            Step::Reboot => self.reboot(),
+            Step::Reboot { stop_first } => self.reboot(*stop_first),
             Step::Restart => {
                 // The writer's clean close syncs: an armed crash may fire in it.
                 self.stop();
                 if self.io.is_dead() {
-                    self.reboot();
+                    self.reboot(false);
                 } else {
                     self.io.clear_faults();
                     self.faulted = false;
@@ -974,7 +986,12 @@ impl World {
         self.stopped = false;
     }
 
-    fn reboot(&mut self) {
+    fn reboot(&mut self, stop_first: bool) {
+        if stop_first {
+            // A clean stop's sync makes what the writer acknowledged sure; the
+            // power cut after it must find all of it.
+            self.stop();
+        }
         self.pending.clear();
         self.unsynced.clear();
         // The power goes first: a writer dropped before it would close cleanly and sync
