@@ -1670,6 +1670,25 @@ test('issue 18, print: a 300-file overview prints every row, not the scroll box\
   assert.ok(await p.evaluate(() => { const b = document.querySelector('.overview .tablebox'); return b.scrollHeight > b.clientHeight; }), 'on screen it scrolls in its box');
 });
 
+test('issue 18, print: on a portrait page the problems, the records and the hex view fit the paper, none cut at its edge', async () => {
+  const p = await sampleOpened('.recgrid');
+  await p.emulateMedia({ media: 'print' });
+  // A4's printable width at 96 dpi.
+  await p.setViewportSize({ width: 718, height: 1000 });
+  const over = await p.evaluate(() => {
+    const cut = (sel) => {
+      const box = document.querySelector(sel);
+      const last = box.querySelector('[role="columnheader"]:last-of-type, .head > :last-child');
+      const inside = !last || last.getBoundingClientRect().right <= box.getBoundingClientRect().right + 1;
+      return { over: Math.max(0, box.scrollWidth - box.clientWidth), inside };
+    };
+    return { problems: cut('#problems'), records: cut('.recgrid'), hex: cut('#hex'), page: Math.max(0, document.documentElement.scrollWidth - innerWidth) };
+  });
+  const fits = { over: 0, inside: true };
+  assert.deepEqual(over, { problems: fits, records: fits, hex: fits, page: 0 });
+  await p.emulateMedia({ media: 'screen' });
+});
+
 test('issue 18 (links): a link cut short, an empty #s= or JSON of another shape is refused in words, naming the field — never the parser\'s text', async () => {
   const dir = shard('acme_default_payments_0');
   const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
