@@ -149,6 +149,44 @@ fn a_torn_tail_is_named_as_damage_not_a_divergence() {
     assert!(out.contains("B damage (blocks the comparison)") && out.contains("Truncated at byte"), "{out}");
 }
 
+/// Rot in an older segment: `recover` refuses and says what would make it
+/// succeed — the file from a healthy replica — and doing exactly that does.
+#[test]
+fn following_recovers_words_on_a_refused_shard_makes_it_succeed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a/acme_default_orders_0-0d3aed4b998d2798");
+    let b = tmp.path().join("b/acme_default_orders_0-0d3aed4b998d2798");
+    append(&a, Some(1), "common", 0..50);
+    copy_dir(&a, &b);
+    let oldest = a.join("00000000000000000000.log");
+    let mut bytes = std::fs::read(&oldest).unwrap();
+    let needle = payload("common", 3);
+    let at = bytes.windows(needle.len()).position(|w| w == needle.as_slice()).unwrap();
+    bytes[at + 2] ^= 0x20;
+    std::fs::write(&oldest, bytes).unwrap();
+    let said = |o: &Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let o = run(&["recover", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", said(&o));
+    assert!(
+        said(&o).contains(
+            "recover refuses until 00000000000000000000.log (the damaged record at offset 3) is replaced: copy that file from a \
+             healthy replica of this shard (`felix-storage diff` against it shows where the two first differ), after moving this \
+             replica's copy out of the shard's folder as evidence; then run recover again"
+        ),
+        "{}",
+        said(&o)
+    );
+    let (code, v) = diff_json(&b, &a);
+    assert_eq!((code, &v["b"]["findings"][0]["offset"]), (Some(1), &serde_json::json!(3)), "{v}");
+    std::fs::rename(&oldest, tmp.path().join("evidence.log")).unwrap();
+    std::fs::copy(b.join("00000000000000000000.log"), &oldest).unwrap();
+    let o = run(&["recover", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let o = run(&["inspect", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(diff_json(&b, &a).0, Some(0));
+}
+
 #[test]
 fn an_empty_replica_and_a_follower_that_began_mid_log() {
     let tmp = tempfile::tempdir().unwrap();

@@ -821,6 +821,15 @@ test('the recovery preview of the dropped demo shards is the CLI\'s plan', async
   assert.match(await p.locator('section.detail h2').textContent(), /acme_default_payments_0-[0-9a-f]+\/00000000000000000001\.log/);
   const audit = p.locator('section.recovery[data-shard^="acme_default_audit_0"]');
   assert.match(await audit.locator('.verdict').textContent(), /refuses/);
+  // Refused for rot no flag allows cutting: what would make it succeed, in the CLI's words, before the
+  // command (which alone would only refuse again).
+  const auditDir = join(root, shards.find((s) => s.startsWith('acme_default_audit_0')));
+  const cliSaid = spawnSync(CLI, ['recover', auditDir, '--dry-run']);
+  const advice = `${cliSaid.stdout}${cliSaid.stderr}`.split('\n').map((l) => l.slice(l.indexOf(': ') + 2)).find((l) => l.startsWith('recover refuses until'));
+  assert.match(advice, /^recover refuses until 00000000000000000000\.log \(the damaged record at offset 24\) is replaced: copy that file from a healthy replica/);
+  assert.equal(await audit.locator('.to-succeed').textContent(), `To make recovery succeed: ${advice}`);
+  assert.match(await audit.locator('p', { has: p.locator('code.command') }).textContent(), /^Then, on the broker: felix-storage recover '<root>\/acme_default_audit_0-[0-9a-f]+'/);
+  assert.equal(await payments.locator('.to-succeed').count(), 0, 'a shard recover repairs gets the command alone');
   assert.deepEqual(await axeViolations(p), [], 'the recovery previews are accessible');
 });
 

@@ -56,7 +56,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// "at offset 60", "at offsets 1, 2, 3 and 4 more".
-fn at_offsets(offsets: &[u64]) -> String {
+pub(crate) fn at_offsets(offsets: &[u64]) -> String {
     let named: Vec<String> = offsets.iter().take(OFFSETS_NAMED).map(|o| format!("{o}")).collect();
     let word = if offsets.len() == 1 { "offset" } else { "offsets" };
     let more = offsets.len().saturating_sub(OFFSETS_NAMED);
@@ -93,7 +93,7 @@ fn describe(found: &[(Topic, Option<u64>)], lost: &str) -> Vec<String> {
 }
 
 /// "a, b and c".
-fn and_list(parts: &[String]) -> String {
+pub(crate) fn and_list(parts: &[String]) -> String {
     match parts.split_last() {
         None => String::new(),
         Some((last, [])) => last.clone(),

@@ -288,6 +288,51 @@ impl ShardPlan {
     pub fn is_clean(&self) -> bool {
         self.actions.is_empty() && self.remaining_findings.is_empty() && self.remaining_omitted == 0
     }
+
+    /// What would make recovery succeed on a shard it refuses for damage no
+    /// flag allows it to cut, in words — the same in `recover` and on the
+    /// page: re-replicate each such file from a healthy replica, naming the
+    /// damaged records' offsets. `None` when the plan is not refused so, or
+    /// when `--repair-checksum-tail` alone would let it run (the command
+    /// then carries the flag).
+    #[must_use]
+    pub fn to_succeed(&self) -> Option<String> {
+        let mut files: Vec<&str> = Vec::new();
+        for a in &self.actions {
+            // One refusal per finding: each file once, in the plan's order.
+            if let Action::Refuse { file, allowed_by: None, .. } = a {
+                if !files.contains(&file.as_str()) {
+                    files.push(file);
+                }
+            }
+        }
+        if files.is_empty() {
+            return None;
+        }
+        let named: Vec<String> = files.iter().map(|file| self.damaged_in(file)).collect();
+        let list = crate::doc::sentence::and_list(&named);
+        let (is, those, copies) = if files.len() == 1 { ("is", "that file", "copy") } else { ("are", "those files", "copies") };
+        Some(format!(
+            "recover refuses until {list} {is} replaced: copy {those} from a healthy replica of this shard \
+             (`felix-storage diff` against it shows where the two first differ), after moving this replica's {copies} \
+             out of the shard's folder as evidence; then run recover again"
+        ))
+    }
+
+    /// "00000000000000000001.log (the damaged record at offset 60)": a
+    /// refused file and what in it no recovery may cut.
+    fn damaged_in(&self, file: &str) -> String {
+        let never = || self.remaining_findings.iter().filter(move |f| f.file == file && f.finding.repair == Repair::Never);
+        let offsets: Vec<u64> = never().filter_map(|f| f.finding.offset).collect();
+        let first_byte = never().map(|f| f.finding.position).min();
+        let what = match (offsets.len(), first_byte) {
+            (0, Some(byte)) => format!("damaged from byte {byte}"),
+            (0, None) => "damaged".into(),
+            (1, _) => format!("the damaged record {}", crate::doc::sentence::at_offsets(&offsets)),
+            _ => format!("the damaged records {}", crate::doc::sentence::at_offsets(&offsets)),
+        };
+        format!("{file} ({what})")
+    }
 }
 
 /// Plans for several shards: what `recover --dry-run --json` prints.
@@ -611,6 +656,50 @@ mod tests {
         assert_eq!(p.remaining_findings.len(), 1);
         let p = plan_shard(&facts, RepairOptions { repair_checksum_tail: true });
         assert_eq!(names(&p), ["cut", "rebuild-index"]);
+    }
+
+    #[test]
+    fn a_hard_refusal_says_what_would_make_recovery_succeed_and_an_opt_in_one_leaves_it_to_the_flag() {
+        let rot = |position, offset| Finding {
+            offset,
+            ..finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, position, position + 30, Repair::Never)
+        };
+        let torn = finding(CorruptionKind::Truncated { needed: 40, available: 9 }, 100, 109, Repair::Always);
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(0, false, vec![rot(60, Some(7))], 60, 200), seg(1, true, vec![torn], 100, 109)],
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert_eq!(
+            p.to_succeed().as_deref(),
+            Some(
+                "recover refuses until 00000000000000000000.log (the damaged record at offset 7) is replaced: copy that file \
+                 from a healthy replica of this shard (`felix-storage diff` against it shows where the two first differ), after \
+                 moving this replica's copy out of the shard's folder as evidence; then run recover again"
+            )
+        );
+        // Two files; more offsets than a sentence names; a damaged header (no offset) by its byte.
+        let many: Vec<Finding> = (0..5).map(|i| rot(60 + 40 * i, Some(10 + i))).collect();
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(0, false, many, 60, 400), seg(1, true, vec![rot(48, None)], 48, 200)],
+            ..ShardFacts::default()
+        };
+        let said = plan_shard(&facts, RepairOptions::default()).to_succeed().unwrap();
+        assert!(
+            said.starts_with(
+                "recover refuses until 00000000000000000000.log (the damaged records at offsets 10, 11, 12 and 2 more) \
+                 and 00000000000000000001.log (damaged from byte 48) are replaced: copy those files"
+            ),
+            "{said}"
+        );
+        assert!(said.contains("this replica's copies out of the shard's folder"), "{said}");
+        // Opt-in damage: the flag is what makes it succeed, and the command carries it.
+        let tail = finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 100, 140, Repair::OptIn);
+        let facts = ShardFacts { path: "s".into(), segments: vec![seg(1, true, vec![tail], 100, 140)], ..ShardFacts::default() };
+        assert_eq!(plan_shard(&facts, RepairOptions::default()).to_succeed(), None);
+        assert_eq!(plan_shard(&ShardFacts::default(), RepairOptions::default()).to_succeed(), None);
     }
 
     #[test]

@@ -142,6 +142,9 @@ fn print_plan(dir: &Path, plan: &ShardPlan, executed: bool, dry_run: bool) {
     if plan.remaining_omitted > 0 {
         say!("{}: remains: {} more findings not listed (past 10,000 in a file)", dir.display(), plan.remaining_omitted);
     }
+    if let Some(words) = plan.to_succeed() {
+        say!("{}: {words}", dir.display());
+    }
     if plan.is_clean() {
         say!("{}: clean, nothing to do", dir.display());
     }

@@ -126,13 +126,24 @@ fn action_item(
 /// (`model::replica::recover_command`), or — when the shard's name cannot be
 /// typed safely in a shell — which folder to run it on, in words.
 fn on_the_broker(name: &str, plan: &ShardPlan) -> Html {
+    // A shard refused for damage no flag allows cutting: first what would
+    // make recovery succeed (the codec's words, as `recover` prints them),
+    // and the command only as the step after it — alone it would only refuse.
+    let to_succeed = plan.to_succeed();
+    let lead = if to_succeed.is_some() { "Then, on the broker: " } else { "On the broker: " };
+    let first = to_succeed.map(|words| html! { <p class="to-succeed">{ "To make recovery succeed: " }{ words }</p> });
+    html! { <>{ first.unwrap_or_default() }{ command_line(lead, name, plan) }</> }
+}
+
+/// The command for `plan`, after `lead`.
+fn command_line(lead: &str, name: &str, plan: &ShardPlan) -> Html {
     match recover_command(name, plan) {
         Some(command) => html! {
-            <p>{ "On the broker: " }<code class="command">{ command }</code>{ " (add --dry-run to see the same plan first)" }</p>
+            <p>{ lead }<code class="command">{ command }</code>{ " (add --dry-run to see the same plan first)" }</p>
         },
         None => html! {
             <p class="no-command">
-                { format!("On the broker: run felix-storage recover{} (add --dry-run to see the same plan first) on the folder ", recover_flag(plan)) }
+                { format!("{lead}run felix-storage recover{} (add --dry-run to see the same plan first) on the folder ", recover_flag(plan)) }
                 <TextField text={name.to_string()} />
                 { ". No command is printed: the folder's name holds characters a shell cannot be given as shown here (the escape, pasted, would name another folder)." }
             </p>
