@@ -589,7 +589,7 @@ test('issue 18, every record: the last of 3 million records is found by offset, 
     // Past the last offset: the page says so and names the last one.
     await jump(`@${last + 1000}`);
     await p.locator('.jump-error').waitFor();
-    assert.equal(await p.locator('.jump-error').textContent(), `no such offset ${last + 1000} (the last is ${last})`);
+    assert.equal(await p.locator('.jump-error').textContent(), `no such offset ${last + 1000} in this file (its last is ${last})`);
     assert.deepEqual([p.errors, p.panics], [[], []]);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -2048,6 +2048,35 @@ test('issue 18 find: a known payload string in the sample shard is found in its 
   assert.deepEqual(p.errors, []);
   await p.locator('#find').scrollIntoViewIfNeeded();
   await p.screenshot({ path: join(ARTIFACTS, 'find-sample.png') });
+});
+
+test('issue 18 review: Find says which of its listed matches the list draws, numbered as listed; a long hex query is measured whole', async () => {
+  const p = await sampleOpened('#overview tbody tr');
+  await p.fill('#find-query', 'order_id');
+  await p.press('#find-query', 'Enter');
+  await p.waitForFunction(() => /^\d+ matches in 3 files$/.test(document.querySelector('#find-status')?.textContent ?? ''), null, { timeout: 15000 });
+  const total = Number((await p.locator('#find-status').textContent()).split(' ')[0]);
+  assert.ok(total > 100, `${total}`);
+  assert.equal(await p.locator('#find-results li.match').count(), 100);
+  assert.equal(await p.locator('#find-drawn').textContent(), `drawn here: matches 1 to 100 of the ${total} listed (${total - 100} not drawn; next and previous step to them)`);
+  // Stepping back to the last match draws the list's end, numbered from where it starts.
+  await p.click('#find-prev');
+  await p.locator('#find-results li.match[aria-current="true"]').waitFor();
+  assert.equal(await p.locator('#find-drawn').textContent(), `drawn here: matches ${total - 99} to ${total} of the ${total} listed (${total - 100} not drawn; next and previous step to them)`);
+  assert.equal(await p.locator('#find-results').getAttribute('start'), String(total - 99));
+  assert.deepEqual(await axeViolations(p), []);
+  await p.selectOption('#find-mode', 'hex');
+  await p.fill('#find-query', '00'.repeat(5000));
+  await p.click('#find-go');
+  assert.equal(await p.locator('#find-refused').textContent(), 'the query is 5000 bytes long; at most 256 are searched');
+});
+
+test('issue 18 review: the jump box speaks of the file shown — offset 80 of the sample is the next segment\'s, not missing from the shard', async () => {
+  const p = await sampleOpened('#jump');
+  await p.fill('#jump', '@80');
+  await p.press('#jump', 'Enter');
+  await p.locator('.jump-error').waitFor();
+  assert.equal(await p.locator('.jump-error').textContent(), 'no such offset 80 in this file (its last is 79)');
 });
 
 test('issue 18 find: hex bytes across a whole dropped root: every occurrence counted as a naive search counts it, n/p stepping wraps', async () => {

@@ -151,7 +151,10 @@ fn match_line(files: &[(Dropped, Blob)], file: u32, position: u64, record: Optio
 fn results_view(state: &FindState, files: &[(Dropped, Blob)], dispatch: &Callback<FindAction>) -> Html {
     let Some(s) = &state.search else { return html! {} };
     let r = &s.results;
-    let items = r.visible(SHOWN_MATCHES).filter_map(|i| r.items.get(i).map(|m| (i, m))).map(|(i, (file, f))| {
+    let shown = r.visible(SHOWN_MATCHES);
+    let drawn = r.drawn(&shown);
+    let start = (shown.start + 1).to_string();
+    let items = shown.filter_map(|i| r.items.get(i).map(|m| (i, m))).map(|(i, (file, f))| {
         let current = r.current == Some(i);
         let onclick = dispatch.reform(move |_: MouseEvent| FindAction::Pick(i));
         html! {
@@ -165,7 +168,8 @@ fn results_view(state: &FindState, files: &[(Dropped, Blob)], dispatch: &Callbac
         <>
             <p id="find-status" role="status">{ r.summary(s.done) }</p>
             if let Some(e) = &s.error { <div class="banner error" id="find-error" role="alert"><Message text={e.clone()} /></div> }
-            <ol id="find-results" class="find-results">{ for items }</ol>
+            <ol id="find-results" class="find-results" {start}>{ for items }</ol>
+            if let Some(d) = drawn { <p id="find-drawn" class="find-drawn">{ d }</p> }
         </>
     }
 }

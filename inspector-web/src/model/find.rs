@@ -91,15 +91,19 @@ pub fn parse_query(query: &str, mode: Mode) -> Result<Vec<u8>, QueryError> {
         Mode::Text => query.as_bytes().to_vec(),
         Mode::Hex => {
             let mut digits = Vec::new();
+            let mut count = 0usize;
             for (at, c) in query.chars().enumerate() {
                 match c.to_digit(16) {
-                    Some(d) => digits.push(d as u8),
-                    None if c.is_whitespace() => {}
+                    // Past the longest needle the digits are only counted: the error says how long the query is.
+                    Some(d) if count < 2 * MAX_NEEDLE_BYTES => digits.push(d as u8),
+                    Some(_) => {}
+                    None if c.is_whitespace() => continue,
                     None => return Err(QueryError::NotHex { at, found: c }),
                 }
-                if digits.len() > 2 * MAX_NEEDLE_BYTES {
-                    return Err(QueryError::TooLong { bytes: digits.len() / 2 });
-                }
+                count += 1;
+            }
+            if count > 2 * MAX_NEEDLE_BYTES {
+                return Err(QueryError::TooLong { bytes: count.div_ceil(2) });
             }
             if digits.len() % 2 == 1 {
                 return Err(QueryError::OddDigits);
@@ -351,6 +355,21 @@ impl Results {
 }
 
 impl Results {
+    /// What the list drawn (`shown`, from [`Results::visible`]) leaves out of
+    /// the listed matches, in words — `None` when it draws them all.
+    #[must_use]
+    pub fn drawn(&self, shown: &std::ops::Range<usize>) -> Option<String> {
+        let n = self.items.len();
+        (shown.len() < n).then(|| {
+            let left = n - shown.len();
+            format!(
+                "drawn here: matches {} to {} of the {n} listed ({left} not drawn; next and previous step to them)",
+                shown.start + 1,
+                shown.end
+            )
+        })
+    }
+
     /// The indexes to draw: at most `max`, around the selected one.
     #[must_use]
     pub fn visible(&self, max: usize) -> std::ops::Range<usize> {
@@ -492,7 +511,13 @@ mod tests {
         assert_eq!(e, QueryError::NotHex { at: 2, found: '\u{202e}' });
         assert_eq!(e.to_string(), "character 3 (\\u{202e}) is not a hex digit: type bytes as pairs of 0-9 and a-f, such as de ad be ef");
         assert_eq!(parse_query(&"x".repeat(257), Mode::Text), Err(QueryError::TooLong { bytes: 257 }));
-        assert!(matches!(parse_query(&"ab".repeat(10_000), Mode::Hex), Err(QueryError::TooLong { .. })));
+        assert_eq!(
+            parse_query(&"ab".repeat(10_000), Mode::Hex),
+            Err(QueryError::TooLong { bytes: 10_000 }),
+            "counted whole, not where the count stopped"
+        );
+        assert_eq!(parse_query(&"00 ".repeat(257), Mode::Hex), Err(QueryError::TooLong { bytes: 257 }));
+        assert_eq!(parse_query(&"00".repeat(256), Mode::Hex).map(|n| n.len()), Ok(256));
     }
 
     /// Records met in file order, each when the bytes up to its end were
@@ -573,6 +598,17 @@ mod tests {
         assert_eq!(r.visible(100), MAX_LISTED - 100..MAX_LISTED);
         r.current = Some(3);
         assert_eq!(r.visible(100), 0..100);
+        assert_eq!(
+            r.drawn(&r.visible(100)).as_deref(),
+            Some("drawn here: matches 1 to 100 of the 1000 listed (900 not drawn; next and previous step to them)")
+        );
+        r.current = Some(500);
+        assert_eq!(
+            r.drawn(&r.visible(100)).as_deref(),
+            Some("drawn here: matches 451 to 550 of the 1000 listed (900 not drawn; next and previous step to them)")
+        );
+        r.items.truncate(100);
+        assert_eq!(r.drawn(&r.visible(100)), None, "every listed match drawn: nothing to say");
     }
 
     #[test]

@@ -440,8 +440,8 @@ impl std::fmt::Display for JumpError {
         match self {
             Self::NotAnOffset(t) => write!(f, "{} is not a record offset", quote(t)),
             Self::NoRecords { offset } => write!(f, "no such offset {offset}: the file holds no intact record"),
-            Self::PastLast { offset, last } => write!(f, "no such offset {offset} (the last is {last})"),
-            Self::NotFound(offset) => write!(f, "no record with offset {offset} was found"),
+            Self::PastLast { offset, last } => write!(f, "no such offset {offset} in this file (its last is {last})"),
+            Self::NotFound(offset) => write!(f, "no record with offset {offset} was found in this file"),
             Self::NotHex(t) => write!(f, "{} is not a hex byte position", quote(t)),
             Self::NotAPosition(t) => write!(f, "{} is not a byte position (try 1234, 0x4d2 or @offset)", quote(t)),
             Self::NotATime(t, e) => write!(f, "{} is not a time: {e}", quote(t)),
@@ -628,7 +628,7 @@ mod tests {
         assert_eq!(jump("@999", false), Err(JumpError::PastLast { offset: 999, last }));
         assert_eq!(
             jump("@999", true).unwrap_err().to_string(),
-            format!("no such offset 999 (the last is {last})"),
+            format!("no such offset 999 in this file (its last is {last})"),
             "whatever the list holds"
         );
         // Within the file's offsets but past a cut list: the page reads the file near it.
@@ -636,7 +636,7 @@ mod tests {
         if let Some(lost) = lost {
             assert_eq!(jump(&format!("@{lost}"), true), Ok(Jump::Offset(lost)));
             assert_eq!(jump(&format!("@{lost}"), false), Err(JumpError::NotFound(lost)));
-            assert_eq!(window_missed(Want::Offset(lost)), format!("no record with offset {lost} was found"));
+            assert_eq!(window_missed(Want::Offset(lost)), format!("no record with offset {lost} was found in this file"));
         }
         let cut = Rows::default();
         let cut_file = |last_offset| JumpFile { records: &cut, capped: true, last_offset, time: None, size };
