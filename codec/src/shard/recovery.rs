@@ -10,7 +10,7 @@
 //! | a temporary of the engine's own (`<format name>.tmp`)       | `remove-temporary` |
 //! | the newest segment is an unfinished creation (< 32 bytes)   | `remove-unfinished` (its bytes, if any, move to evidence first) |
 //! | every finding of the newest segment is repairable (`always`, or `opt-in` with `--repair-checksum-tail`) | `cut` at the end of its clean prefix (the cut bytes move to evidence first), then `rebuild-index` |
-//! | a segment finding that is not repairable                    | `refuse` (naming the flag that would allow it, for `opt-in`) |
+//! | a segment finding that is not repairable                    | `refuse` (naming the flag only where it would turn the refusal into the cut: the newest segment, every finding `opt-in` or `always`) |
 //! | an index with a finding, a torn entry, entries missing, or no index at all | `rebuild-index` |
 //! | an index with no segment of its id, or beside an unfinished newest segment (an orphan: it indexes nothing) | `remove-orphan-index` (its bytes move to evidence `NNN.index.cut-0` first) |
 //! | an epochs finding                                           | nothing: the file reads as empty; the finding remains |
@@ -494,12 +494,18 @@ impl Draft {
             self.cut_segments.push(seg.id);
             return;
         }
+        // The flag is named only where it would turn this refusal into the
+        // cut above: the newest segment, every finding of it cuttable with it
+        // (it never cuts an older segment, nor past damage it may not cut).
+        let with_flag = RepairOptions { repair_checksum_tail: true };
+        let flag_lifts =
+            !options.repair_checksum_tail && seg.newest && segment_kinds && seg.findings.iter().all(|f| cuttable(f, with_flag));
         for f in &seg.findings {
             self.left.push(remaining(&seg.file, f));
             if cuttable(f, options) && seg.newest {
                 continue; // repairable, but the segment as a whole is refused
             }
-            let allowed_by = (f.repair == Repair::OptIn && !options.repair_checksum_tail).then(|| OPT_IN_FLAG.into());
+            let allowed_by = (f.repair == Repair::OptIn && flag_lifts).then(|| OPT_IN_FLAG.into());
             self.refusals.push(Action::Refuse {
                 file: seg.file.clone(),
                 position: f.position(),
@@ -700,6 +706,37 @@ mod tests {
         let facts = ShardFacts { path: "s".into(), segments: vec![seg(1, true, vec![tail], 100, 140)], ..ShardFacts::default() };
         assert_eq!(plan_shard(&facts, RepairOptions::default()).to_succeed(), None);
         assert_eq!(plan_shard(&ShardFacts::default(), RepairOptions::default()).to_succeed(), None);
+    }
+
+    #[test]
+    fn the_flag_is_named_only_where_it_would_lift_the_refusal() {
+        let tail_rot =
+            |position| finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, position, position + 40, Repair::OptIn);
+        let rot = finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 60, 90, Repair::Never);
+        let flags = |facts: &ShardFacts| -> Vec<Option<String>> {
+            let p = plan_shard(facts, RepairOptions::default());
+            p.actions
+                .iter()
+                .filter_map(|a| if let Action::Refuse { allowed_by, .. } = a { Some(allowed_by.clone()) } else { None })
+                .collect()
+        };
+        // An older segment's rotten last record: the flag cuts only the newest segment's tail.
+        let older = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(0, false, vec![tail_rot(100)], 100, 140), seg(1, true, vec![], 32, 32)],
+            ..ShardFacts::default()
+        };
+        assert_eq!(flags(&older), [None]);
+        let p = plan_shard(&older, RepairOptions { repair_checksum_tail: true });
+        assert!(p.refused(), "the flag does not lift it: {:?}", p.actions);
+        assert!(plan_shard(&older, RepairOptions::default()).to_succeed().is_some());
+        // The newest segment's rotten tail behind damage no flag allows cutting.
+        let behind =
+            ShardFacts { path: "s".into(), segments: vec![seg(1, true, vec![rot, tail_rot(100)], 60, 140)], ..ShardFacts::default() };
+        assert_eq!(flags(&behind), [None, None]);
+        // Alone, the flag lifts it, and says so.
+        let alone = ShardFacts { path: "s".into(), segments: vec![seg(1, true, vec![tail_rot(100)], 100, 140)], ..ShardFacts::default() };
+        assert_eq!(flags(&alone), [Some("--repair-checksum-tail".into())]);
     }
 
     #[test]
