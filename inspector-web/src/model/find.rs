@@ -60,8 +60,12 @@ pub enum QueryError {
         /// The character.
         found: char,
     },
-    /// An odd number of hex digits.
-    OddDigits,
+    /// A run of hex digits (between spaces) of an odd length: "0 0" is not
+    /// the byte 00, nor is "abc" two bytes.
+    OddDigits {
+        /// The run's first character, from 0.
+        at: usize,
+    },
 }
 
 impl fmt::Display for QueryError {
@@ -77,7 +81,9 @@ impl fmt::Display for QueryError {
                     found.escape_debug()
                 )
             }
-            Self::OddDigits => write!(f, "an odd number of hex digits: each byte is two digits"),
+            Self::OddDigits { at } => {
+                write!(f, "the hex digits from character {} are an odd number: each byte is two digits, such as de ad be ef", at + 1)
+            }
         }
     }
 }
@@ -92,21 +98,30 @@ pub fn parse_query(query: &str, mode: Mode) -> Result<Vec<u8>, QueryError> {
         Mode::Hex => {
             let mut digits = Vec::new();
             let mut count = 0usize;
+            // The run of digits since the last space: where it began, how long it is.
+            let mut run = (0usize, 0usize);
             for (at, c) in query.chars().enumerate() {
                 match c.to_digit(16) {
                     // Past the longest needle the digits are only counted: the error says how long the query is.
                     Some(d) if count < 2 * MAX_NEEDLE_BYTES => digits.push(d as u8),
                     Some(_) => {}
-                    None if c.is_whitespace() => continue,
+                    None if c.is_whitespace() => {
+                        if run.1 % 2 == 1 {
+                            return Err(QueryError::OddDigits { at: run.0 });
+                        }
+                        run = (at + 1, 0);
+                        continue;
+                    }
                     None => return Err(QueryError::NotHex { at, found: c }),
                 }
                 count += 1;
+                run.1 += 1;
             }
             if count > 2 * MAX_NEEDLE_BYTES {
                 return Err(QueryError::TooLong { bytes: count.div_ceil(2) });
             }
-            if digits.len() % 2 == 1 {
-                return Err(QueryError::OddDigits);
+            if run.1 % 2 == 1 {
+                return Err(QueryError::OddDigits { at: run.0 });
             }
             digits.chunks(2).map(|p| p.iter().fold(0u8, |acc, d| (acc << 4) | d)).collect()
         }
@@ -506,7 +521,15 @@ mod tests {
         assert_eq!(parse_query("é", Mode::Text), Ok("é".as_bytes().to_vec()));
         assert_eq!(parse_query("", Mode::Text), Err(QueryError::Empty));
         assert_eq!(parse_query("  ", Mode::Hex), Err(QueryError::Empty));
-        assert_eq!(parse_query("abc", Mode::Hex), Err(QueryError::OddDigits));
+        assert_eq!(parse_query("abc", Mode::Hex), Err(QueryError::OddDigits { at: 0 }));
+        // Digits are never joined across a space: "0 0" is not the byte 00.
+        assert_eq!(parse_query("0 0", Mode::Hex), Err(QueryError::OddDigits { at: 0 }));
+        assert_eq!(parse_query("de a d", Mode::Hex), Err(QueryError::OddDigits { at: 3 }));
+        assert_eq!(
+            parse_query("de a d", Mode::Hex).unwrap_err().to_string(),
+            "the hex digits from character 4 are an odd number: each byte is two digits, such as de ad be ef"
+        );
+        assert_eq!(parse_query(" de  ad\tbeef ", Mode::Hex), Ok(vec![0xde, 0xad, 0xbe, 0xef]));
         let e = parse_query("de\u{202e}ad", Mode::Hex).unwrap_err();
         assert_eq!(e, QueryError::NotHex { at: 2, found: '\u{202e}' });
         assert_eq!(e.to_string(), "character 3 (\\u{202e}) is not a hex digit: type bytes as pairs of 0-9 and a-f, such as de ad be ef");

@@ -382,7 +382,9 @@ pub enum Jump {
 /// Why a jump box entry goes nowhere: what was not understood, or not found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JumpError {
-    /// `@…` followed by what is not a number (the text, as typed).
+    /// Nothing typed.
+    Empty,
+    /// `@…` followed by what is not a number (the whole entry, as typed).
     NotAnOffset(String),
     /// A record offset in a file that holds no intact record.
     NoRecords {
@@ -438,7 +440,8 @@ impl std::fmt::Display for JumpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let quote = |t: &str| quote(&short(t, ECHO_CHARS));
         match self {
-            Self::NotAnOffset(t) => write!(f, "{} is not a record offset", quote(t)),
+            Self::Empty => write!(f, "type a byte position (1234 or 0x4d2), a record offset (@60) or a time (2026-11-01T09:00:15Z)"),
+            Self::NotAnOffset(t) => write!(f, "{} is not a record offset (try @60)", quote(t)),
             Self::NoRecords { offset } => write!(f, "no such offset {offset}: the file holds no intact record"),
             Self::PastLast { offset, last } => write!(f, "no such offset {offset} in this file (its last is {last})"),
             Self::NotFound(offset) => write!(f, "no record with offset {offset} was found in this file"),
@@ -470,13 +473,20 @@ impl std::fmt::Display for JumpError {
 pub fn parse_jump(text: &str, file: &JumpFile<'_>) -> Result<Jump, JumpError> {
     let JumpFile { records, capped, last_offset, size, .. } = *file;
     let t = text.trim();
+    if t.is_empty() {
+        return Err(JumpError::Empty);
+    }
+    // A minus sign before digits is a negative number, not a date.
+    if t.strip_prefix('-').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(JumpError::NotAPosition(t.to_string()));
+    }
     if let Some(when) = t.strip_prefix("time").map(str::trim).or_else(|| t.contains('-').then_some(t)) {
         let at = parse_time(when).map_err(|e| JumpError::NotATime(when.to_string(), e))?;
         return jump_to_time(at, file);
     }
     let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
     if let Some(o) = record {
-        let offset: u64 = o.parse().map_err(|_| JumpError::NotAnOffset(o.to_string()))?;
+        let offset: u64 = o.parse().map_err(|_| JumpError::NotAnOffset(t.to_string()))?;
         if let Some(r) = records.iter().find(|r| r.offset == offset) {
             let (start, end) = r.selection(size);
             return Ok(Jump::Range(start, end));
@@ -645,7 +655,11 @@ mod tests {
         assert_eq!(jump("zz", false), Err(JumpError::NotAPosition("zz".into())));
         assert_eq!(jump("zz", false).unwrap_err().to_string(), "\u{2068}zz\u{2069} is not a byte position (try 1234, 0x4d2 or @offset)");
         assert_eq!(jump("0xzz", false), Err(JumpError::NotHex("0xzz".into())));
-        assert_eq!(jump("@x", false), Err(JumpError::NotAnOffset("x".into())));
+        assert_eq!(jump("@x", false), Err(JumpError::NotAnOffset("@x".into())));
+        // Nothing, a bare @, a negative number: each in words that name what was typed.
+        assert_eq!(jump("  ", false), Err(JumpError::Empty));
+        assert_eq!(jump("@", false).unwrap_err().to_string(), "\u{2068}@\u{2069} is not a record offset (try @60)");
+        assert_eq!(jump("-1", false), Err(JumpError::NotAPosition("-1".into())));
         assert_eq!(jump("99999999", false), Err(JumpError::PastEnd { pos: 99_999_999, size }));
         assert!(jump("99999999", false).unwrap_err().to_string().contains("past the end"));
         assert_eq!(click_selection(FileKind::Segment, recs, size, r.position + 30), (r.position, r.end()));
