@@ -27,10 +27,21 @@ pub fn verdicts(props: &Props) -> Html {
             <h2 id="verdicts-heading">{ "Verdict" }</h2>
             <ul>
                 { for props.verdicts.iter().map(|v| html! {
-                    <li class="verdict" data-label={v.label.clone()}><TextField text={v.label.clone()} />{ ": " }<span class="sentence">{ &v.sentence }</span>
+                    <li class="verdict" data-label={v.label.clone()}><TextField text={v.label.clone()} />{ ": " }<span class="sentence">{ for v.spans().into_iter().map(sentence_part) }</span>
                         if let Some(t) = &v.time { <div class="shard-time">{ "time: " }{ t }</div> }</li>
                 }) }
             </ul>
         </section>
+    }
+}
+
+/// A run of the sentence: code keeps its backticks in the text (the line's
+/// text is the CLI's, character for character), hidden from sight and from
+/// screen readers.
+fn sentence_part((code, text): (bool, &str)) -> Html {
+    if code {
+        html! { <code><span class="tick">{ "`" }</span>{ text }<span class="tick">{ "`" }</span></code> }
+    } else {
+        html! { { text } }
     }
 }
