@@ -53,7 +53,7 @@ pub fn app() -> Html {
             if let Some(e) = &state.error { <div class="banner error" id="error" role="alert"><Message text={e.clone()} /></div> }
             if let Some(claim) = &state.claim {
                 <SharedBanner claim={Rc::clone(claim)} tally={state.tally()} dropped={!state.files.is_empty()}
-                    unpaired={Rc::new(state.unpaired().iter().map(|f| f.path.clone()).collect::<Vec<_>>())}
+                    unpaired={Rc::new(state.unpaired().iter().map(|f| f.path.clone()).collect::<Vec<_>>())} points_at={state.link_points_at()}
                     on_close={loader.to(|l, ()| l.close())} />
             }
             <Progress files={state.files.clone()} live={Rc::clone(&state.live)} />

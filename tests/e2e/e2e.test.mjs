@@ -830,6 +830,10 @@ test('the recovery preview of the dropped demo shards is the CLI\'s plan', async
   assert.equal(await audit.locator('.to-succeed').textContent(), `To make recovery succeed: ${advice}`);
   assert.match(await audit.locator('p', { has: p.locator('code.command') }).textContent(), /^Then, on the broker: felix-storage recover '<root>\/acme_default_audit_0-[0-9a-f]+'/);
   assert.equal(await payments.locator('.to-succeed').count(), 0, 'a shard recover repairs gets the command alone');
+  // A shard with nothing to do gets no command to run.
+  const orders = p.locator('section.recovery[data-shard^="acme_default_orders_0"]');
+  assert.equal(await orders.locator('.verdict').textContent(), 'nothing to do');
+  assert.deepEqual([await orders.locator('code.command').count(), await orders.locator('.no-command').count()], [0, 0]);
   assert.deepEqual(await axeViolations(p), [], 'the recovery previews are accessible');
 });
 
@@ -1189,6 +1193,9 @@ test('issue 18, the verdict first: one sentence per shard, the CLI\'s own, above
   assert.deepEqual(await p.locator('#verdicts li .shard-time').allTextContents(), cliTimes);
   const payments = cli.find((l) => l.startsWith('root/acme_default_payments_0'));
   assert.match(payments, /a torn tail .*that `recover` would fix$/);
+  // The command it quotes is shown as code, its backticks kept in the text but not drawn.
+  const code = p.locator('#verdicts li', { hasText: 'acme_default_payments_0' }).locator('.sentence code');
+  assert.deepEqual([await code.textContent(), await code.innerText()], ['`recover`', 'recover']);
   assert.equal(await p.evaluate(() => document.querySelector('main').firstElementChild.id), 'verdicts', 'above everything');
   const worst = await p.locator('#problems .gridbody [role=row] .sev').allTextContents();
   assert.ok(worst.includes('error'));
@@ -1856,7 +1863,12 @@ test('issue 18 (links): a link that points at bytes selects exactly them, in vie
   const fresh = await page();
   await fresh.goto(url);
   await fresh.locator('#shared-banner').waitFor({ timeout: 15000 });
+  // The banner says where the link points, and that no dropped file holds those bytes yet.
+  const pointsAt = new RegExp(`^bytes ${start}\\.\\.${end} of .*00000000000000000001\\.log — `);
+  assert.match(await fresh.locator('#shared-at').textContent(), pointsAt);
+  assert.equal(await fresh.locator('#shared-at .point-status').textContent(), 'not dropped: drop that file (or its folder) to see them');
   await drop(fresh, await folder(dir));
+  await fresh.waitForFunction(() => document.querySelector('#shared-at .point-status')?.textContent === 'the dropped file holds them (selected when it was read)', null, { timeout: 30000 });
   const first = fresh.locator(`#hex span[data-pos="${start}"].sel`);
   await first.waitFor({ timeout: 30000 });
   assert.ok(await first.isVisible(), 'the first byte pointed at is in view');
@@ -2069,6 +2081,10 @@ test('issue 18 review: Find says which of its listed matches the list draws, num
   await p.fill('#find-query', '00'.repeat(5000));
   await p.click('#find-go');
   assert.equal(await p.locator('#find-refused').textContent(), 'the query is 5000 bytes long; at most 256 are searched');
+  // Digits are never joined across a space: "0 0" is not the byte 00.
+  await p.fill('#find-query', '0 0');
+  await p.click('#find-go');
+  await p.waitForFunction(() => document.querySelector('#find-refused')?.textContent.startsWith('the hex digits from character 1 are an odd number'), null, { timeout: 5000 });
 });
 
 test('issue 18 review: the jump box speaks of the file shown — offset 80 of the sample is the next segment\'s, not missing from the shard', async () => {
@@ -2077,6 +2093,16 @@ test('issue 18 review: the jump box speaks of the file shown — offset 80 of th
   await p.press('#jump', 'Enter');
   await p.locator('.jump-error').waitFor();
   assert.equal(await p.locator('.jump-error').textContent(), 'no such offset 80 in this file (its last is 79)');
+  // Nothing, a bare @, a negative number: words that name what was typed (not an empty quote, not a time).
+  for (const [typed, said] of [
+    ['', 'type a byte position (1234 or 0x4d2), a record offset (@60) or a time (2026-11-01T09:00:15Z)'],
+    ['@', '@ is not a record offset (try @60)'],
+    ['-1', '-1 is not a byte position (try 1234, 0x4d2 or @offset)'],
+  ]) {
+    await p.fill('#jump', typed);
+    await p.press('#jump', 'Enter');
+    await p.waitForFunction((said) => document.querySelector('.jump-error')?.textContent === said, said, { timeout: 5000 });
+  }
 });
 
 test('issue 18 find: hex bytes across a whole dropped root: every occurrence counted as a naive search counts it, n/p stepping wraps', async () => {

@@ -154,7 +154,10 @@ fn command_line(lead: &str, name: &str, plan: &ShardPlan) -> Html {
 /// What recovery would do to `plan`'s shard, in words.
 #[must_use]
 pub fn verdict(plan: &ShardPlan) -> &'static str {
-    if plan.refused() {
+    let others = plan.actions.iter().any(|a| !matches!(a, Action::Refuse { .. }));
+    if plan.refused() && others {
+        "recovery refuses this shard: nothing in it would change (the other steps below run only once nothing is refused)"
+    } else if plan.refused() {
         "recovery refuses this shard: nothing in it would change"
     } else if plan.actions.is_empty() {
         "nothing to do"
@@ -189,7 +192,8 @@ pub fn plan_section(
             if !plan.remaining_findings.is_empty() {
                 <p class="remains">{ format!("{} findings would remain", plan.remaining_findings.len()) }</p>
             }
-            { on_the_broker(name, plan) }
+            // Nothing to run: no command (recover would do nothing).
+            if !plan.actions.is_empty() { { on_the_broker(name, plan) } }
             <details>
                 <summary>{ "the plan as JSON (recover --dry-run --json)" }</summary>
                 // A scroll box of its own: focusable, so the keyboard scrolls it too.

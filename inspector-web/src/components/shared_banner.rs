@@ -8,7 +8,7 @@ use yew::prelude::*;
 
 use super::text_field::TextField;
 use crate::share::shared::Source;
-use crate::state::{Claim, Tally};
+use crate::state::{Claim, LinkPoint, PointStatus, Tally};
 
 /// Props.
 #[derive(Properties, PartialEq)]
@@ -21,8 +21,31 @@ pub struct Props {
     pub dropped: bool,
     /// Dropped files the report does not list.
     pub unpaired: Rc<Vec<String>>,
+    /// The bytes the link points at, if it points at any.
+    pub points_at: Option<LinkPoint>,
     /// Close the shared report.
     pub on_close: Callback<()>,
+}
+
+/// "bytes 1692..1775 of FILE — …": where the link points, and whether the
+/// dropped files hold those bytes.
+fn points_at(point: &LinkPoint) -> Html {
+    let at = &point.at;
+    let status = match point.status {
+        PointStatus::NotDropped => "not dropped: drop that file (or its folder) to see them".to_string(),
+        PointStatus::Reading => "reading the dropped file…".to_string(),
+        PointStatus::Held { cut_at: None } => "the dropped file holds them (selected when it was read)".to_string(),
+        PointStatus::Held { cut_at: Some(size) } => {
+            format!("the dropped file is {size} bytes long: the bytes up to its end were selected when it was read")
+        }
+        PointStatus::PastEnd { size } => format!("the dropped file is only {size} bytes long: it holds none of them"),
+    };
+    html! {
+        <>
+            <dt>{ "points at" }</dt>
+            <dd id="shared-at">{ format!("bytes {}..{} of ", at.start, at.end) }<TextField text={at.file.clone()} />{ " — " }<span class="point-status">{ status }</span></dd>
+        </>
+    }
 }
 
 fn stated(v: Option<String>) -> Html {
@@ -64,6 +87,7 @@ pub fn shared_banner(props: &Props) -> Html {
                 <dt>{ "shared by" }</dt><dd id="shared-by">{ stated(c.provenance.shared_by.clone()) }</dd>
                 <dt>{ "made" }</dt><dd id="shared-made">{ stated(c.provenance.made_at_micros.map(format_micros)) }</dd>
                 <dt>{ "build" }</dt><dd id="shared-build">{ stated(c.provenance.build.clone()) }</dd>
+                { props.points_at.as_ref().map(points_at).unwrap_or_default() }
             </dl>
             <p id="check-status" data-state={state} aria-live="polite">{ status }</p>
             if !props.unpaired.is_empty() {

@@ -105,6 +105,34 @@ pub struct Claim {
     pub pairing: Vec<Option<FileId>>,
 }
 
+/// Where a shared link points, and what the dropped files make of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkPoint {
+    /// The file, as the report lists it, and the bytes.
+    pub at: At,
+    /// What the dropped files make of it.
+    pub status: PointStatus,
+}
+
+/// What the dropped files make of the bytes a link points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointStatus {
+    /// No dropped file pairs with the file the link names.
+    NotDropped,
+    /// The paired file is still being read.
+    Reading,
+    /// The paired file holds them (`cut_at`: its size, when the range runs past it).
+    Held {
+        /// The dropped file's size, when the range ends past it.
+        cut_at: Option<u64>,
+    },
+    /// The paired file ends before them.
+    PastEnd {
+        /// The dropped file's size.
+        size: u64,
+    },
+}
+
 /// A shard's verdict (or a lone file's), as the page shows it first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
@@ -115,6 +143,20 @@ pub struct Verdict {
     /// The span of time its records cover, in the codec's words
     /// ([`felix_codec::doc::text::shard_time_words`]); none for a lone file.
     pub time: Option<String>,
+}
+
+impl Verdict {
+    /// The sentence in runs of plain text and code (`false`/`true`): a
+    /// command the codec quotes in backticks ("that `recover` would fix")
+    /// is shown as code. An unpaired backtick stays text.
+    #[must_use]
+    pub fn spans(&self) -> Vec<(bool, &str)> {
+        let parts: Vec<&str> = self.sentence.split('`').collect();
+        if parts.len().is_multiple_of(2) {
+            return vec![(false, self.sentence.as_str())];
+        }
+        parts.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).map(|(i, p)| (i % 2 == 1, p)).collect()
+    }
 }
 
 /// Counts of the checks, for the banner.
@@ -364,6 +406,22 @@ impl State {
         }
     }
 
+    /// Where the shared link points, and whether a dropped file holds those
+    /// bytes: the banner says so, so a link is never silently not followed.
+    #[must_use]
+    pub fn link_points_at(&self) -> Option<LinkPoint> {
+        let claim = self.claim.as_ref()?;
+        let at = claim.provenance.at.as_ref()?;
+        let i = claim.files.iter().position(|f| f.path == at.file)?;
+        let status = match claim.pairing.get(i).copied().flatten().and_then(|id| self.file(id)) {
+            None => PointStatus::NotDropped,
+            Some(f) if f.scanned.is_none() => PointStatus::Reading,
+            Some(f) if at.start >= f.size => PointStatus::PastEnd { size: f.size },
+            Some(f) => PointStatus::Held { cut_at: (at.end > f.size).then_some(f.size) },
+        };
+        Some(LinkPoint { at: at.clone(), status })
+    }
+
     /// Selects the bytes the shared link points at, once the file it names is
     /// paired with a dropped file and scanned (the range cut to that file's size).
     fn select_pointed(&mut self) -> bool {
@@ -563,6 +621,16 @@ impl yew::Reducible for State {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_verdict_shows_the_command_it_quotes_as_code() {
+        let v = |s: &str| super::Verdict { label: "s".into(), sentence: s.into(), time: None };
+        let said = v("a torn tail that `recover` would fix");
+        assert_eq!(said.spans(), [(false, "a torn tail that "), (true, "recover"), (false, " would fix")]);
+        assert_eq!(v("clean: nothing to do").spans(), [(false, "clean: nothing to do")]);
+        assert_eq!(v("`a` and `b`").spans(), [(true, "a"), (false, " and "), (true, "b")]);
+        assert_eq!(v("one ` alone").spans(), [(false, "one ` alone")]);
+    }
+
     use super::*;
     use crate::model::sample;
     use crate::model::scan::scan_all;
@@ -718,6 +786,34 @@ mod tests {
         shared.provenance.at = Some(shared::At { file: path, start: 1692, end: 1720 });
         let s = scan_backwards(State::default().apply(Action::Open(shared)).apply(Action::Load(dropped(&shorter))), &shorter);
         assert_eq!((s.selected, s.range), (Some(RowId::Shared(2)), Some((1692, 1700))));
+        assert_eq!(s.link_points_at().map(|p| p.status), Some(PointStatus::Held { cut_at: Some(1700) }));
+    }
+
+    #[test]
+    fn the_banner_is_told_whether_the_dropped_files_hold_the_bytes_a_link_points_at() {
+        let files = sample::files();
+        let mut shared = shared_from(&files);
+        let path = shared.report.files[2].path.clone();
+        let at = shared::At { file: path, start: 1692, end: 1720 };
+        shared.provenance.at = Some(at.clone());
+        let opened = State::default().apply(Action::Open(shared));
+        let status = |s: &State| s.link_points_at().map(|p| (p.at, p.status));
+        assert_eq!(status(&opened), Some((at.clone(), PointStatus::NotDropped)), "nothing dropped yet");
+        // Only the other files dropped: the one it names is not.
+        let others: Vec<_> = files.iter().enumerate().filter(|(i, _)| *i != 2).map(|(_, f)| f.clone()).collect();
+        let s = scan_backwards(opened.clone().apply(Action::Load(dropped(&others))), &others);
+        assert_eq!(status(&s), Some((at.clone(), PointStatus::NotDropped)));
+        // Dropped but still being read, then held.
+        let s = opened.clone().apply(Action::Load(dropped(&files)));
+        assert_eq!(status(&s), Some((at.clone(), PointStatus::Reading)));
+        let s = scan_backwards(s, &files);
+        assert_eq!(status(&s), Some((at.clone(), PointStatus::Held { cut_at: None })));
+        // A file of the same name that ends before the bytes.
+        let mut short = files.clone();
+        short[2].1.truncate(1000);
+        let s = scan_backwards(opened.apply(Action::Load(dropped(&short))), &short);
+        assert_eq!(status(&s), Some((at, PointStatus::PastEnd { size: 1000 })));
+        assert_eq!(State::default().link_points_at(), None);
     }
 
     #[test]
