@@ -990,7 +990,8 @@ test('issue 18.3: every note the CLI prints is beside its file, and a file that 
   const check = async (p, cli) => {
     await p.locator('#overview tbody tr').nth(cli.files.length - 1).waitFor({ timeout: 15000 });
     const rows = await p.locator('#overview tbody tr').evaluateAll((trs) => trs.map((tr) => ({
-      path: tr.querySelector('td.path bdi.field').textContent,
+      // The path whole: its shard's folders (not drawn: the shard column shows them) and the name.
+      path: [...tr.querySelectorAll('td.path > .in-shard > bdi.field, td.path > bdi.field')].map((b) => b.textContent).join(''),
       notes: [...tr.querySelectorAll('td.path .notes li')].map((li) => li.textContent),
       badge: tr.querySelector('.badge').textContent,
       kind: tr.children[2].textContent,
@@ -1626,6 +1627,11 @@ test('issue 18, screen reader: the overview rows the accessibility tree holds sa
 test('issue 18, every hand: the focused overview row\'s ring is drawn whole — at a block\'s first and last rows too', async () => {
   const p = await sampleOpened('#overview tbody tr >> nth=6');
   await p.locator('#hash-timing').waitFor({ timeout: 15000 });
+  // The file column draws the file's name; its shard's folder is the shard column's (kept in the text and the title).
+  const cell = p.locator('#overview tr[data-row="3"] td.path');
+  assert.match(await cell.textContent(), /^acme_default_orders_0-[0-9a-f]+\/00000000000000000001\.log$/);
+  assert.equal(await cell.innerText(), '00000000000000000001.log');
+  assert.equal(await cell.getAttribute('title'), await cell.textContent());
   await p.locator('#overview tr[data-row="3"]').focus();
   // The sample's 7 rows are one block: rows 0 and 6 are its edges.
   for (const [key, row] of [['Home', 0], ['ArrowDown', 1], ['End', 6]]) {

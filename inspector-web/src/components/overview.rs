@@ -11,6 +11,7 @@ use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
 use super::text_field::TextField;
+use crate::model::group::within_shard;
 use crate::model::verify::{self, Check};
 use crate::share::shared::short;
 use crate::state::{Row, RowId};
@@ -28,6 +29,18 @@ pub struct Props {
     pub shared: bool,
     /// Selects a row.
     pub on_select: Callback<RowId>,
+}
+
+/// The file's path, its shard's folders (the shard column's) kept in the
+/// text but not drawn: the cell shows the file's name.
+fn path_words(f: &FileReport) -> Html {
+    let (folders, name) = within_shard(&f.path, f.shard.as_deref());
+    html! {
+        <>
+            if !folders.is_empty() { <span class="in-shard"><TextField text={folders.to_string()} /></span> }
+            <TextField text={name.to_string()} />
+        </>
+    }
 }
 
 fn opt(v: Option<u64>) -> String {
@@ -437,7 +450,7 @@ fn file_row(p: &RowProps, r: &Row, on_select: &Callback<RowId>, on_cursor: &Call
         <tr key={row_key(id)} role="row" data-row={i.to_string()} aria-rowindex={(i + 2).to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
             tabindex={if stop { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
             <td role="cell" class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
-            <td role="cell" class="path"><TextField text={f.path.clone()} />{ notes(f) }</td>
+            <td role="cell" class="path" title={f.path.clone()}>{ path_words(f) }{ notes(f) }</td>
             <td role="cell">{ f.kind.as_str() }</td>
             <td role="cell" class="num">{ f.size }</td>
             <td role="cell" class="num">{ opt(f.base_offset) }</td>

@@ -42,6 +42,18 @@ pub fn shard_of(path: &str) -> Option<&str> {
     }
 }
 
+/// A path split where its shard's folder ends: the folders up to and
+/// including the shard's (`"root/shard/"`), and the file's name — the
+/// overview shows the shard in a column of its own. `("", path)` when the
+/// file's folder is not named `shard`.
+#[must_use]
+pub fn within_shard<'a>(path: &'a str, shard: Option<&str>) -> (&'a str, &'a str) {
+    match (path.rsplit_once('/'), shard) {
+        (Some((dir, name)), Some(shard)) if file_name(dir) == shard => path.split_at(path.len() - name.len()),
+        _ => ("", path),
+    }
+}
+
 /// The order the CLI inspects what it finds in a folder — folder by folder,
 /// each folder's own files first by name, then its subfolders by name — so
 /// files dropped or picked in any order give `inspect --json`'s report.
@@ -213,5 +225,14 @@ mod tests {
                 "root/s-1/epochs",
             ]
         );
+    }
+
+    #[test]
+    fn a_path_splits_where_its_shards_folder_ends() {
+        assert_eq!(super::within_shard("root/s-1/00.log", Some("s-1")), ("root/s-1/", "00.log"));
+        assert_eq!(super::within_shard("s-1/00.log", Some("s-1")), ("s-1/", "00.log"));
+        assert_eq!(super::within_shard("00.log", None), ("", "00.log"));
+        assert_eq!(super::within_shard("other/00.log", Some("s-1")), ("", "other/00.log"));
+        assert_eq!(super::within_shard("s-1/x/00.log", Some("s-1")), ("", "s-1/x/00.log"));
     }
 }
