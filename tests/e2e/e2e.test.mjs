@@ -1197,6 +1197,10 @@ test('issue 18, the verdict first: one sentence per shard, the CLI\'s own, above
   // The command it quotes is shown as code, its backticks kept in the text but not drawn.
   const code = p.locator('#verdicts li', { hasText: 'acme_default_payments_0' }).locator('.sentence code');
   assert.deepEqual([await code.textContent(), await code.innerText()], ['`recover`', 'recover']);
+  // A time in the verdict is never broken at its hyphens (at 390 px it read "2026-" / "11-01T09…").
+  await p.setViewportSize({ width: 390, height: 844 });
+  const stamps = await p.locator('#verdicts .shard-time .nowrap').evaluateAll((ss) => ss.map((s) => [s.textContent, s.getClientRects().length]));
+  assert.ok(stamps.length >= 2 && stamps.every(([t, lines]) => /^\d{4}-\d\d-\d\dT/.test(t) && lines === 1), JSON.stringify(stamps));
   assert.equal(await p.evaluate(() => document.querySelector('main').firstElementChild.id), 'verdicts', 'above everything');
   const worst = await p.locator('#problems .gridbody [role=row] .sev').allTextContents();
   assert.ok(worst.includes('error'));

@@ -78,7 +78,7 @@ fn check_cell(check: Option<&Check>) -> Html {
 /// `text` with each of its times and dates (a word holding a digit and a
 /// `-`) kept on one line: a browser breaks a line after a hyphen, even
 /// between digits, and split `2026-12-02T…` in two.
-fn unbroken(text: &str) -> Html {
+pub(crate) fn unbroken(text: &str) -> Html {
     let mut parts = Vec::new();
     let mut plain = String::new();
     for (i, word) in text.split(' ').enumerate() {

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
+use super::overview::unbroken;
 use super::text_field::TextField;
 use crate::state::Verdict;
 
@@ -28,7 +29,7 @@ pub fn verdicts(props: &Props) -> Html {
             <ul>
                 { for props.verdicts.iter().map(|v| html! {
                     <li class="verdict" data-label={v.label.clone()}><TextField text={v.label.clone()} />{ ": " }<span class="sentence">{ for v.spans().into_iter().map(sentence_part) }</span>
-                        if let Some(t) = &v.time { <div class="shard-time">{ "time: " }{ t }</div> }</li>
+                        if let Some(t) = &v.time { <div class="shard-time">{ "time: " }{ unbroken(t) }</div> }</li>
                 }) }
             </ul>
         </section>
