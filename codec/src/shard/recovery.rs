@@ -312,10 +312,20 @@ impl ShardPlan {
         let named: Vec<String> = files.iter().map(|file| self.damaged_in(file)).collect();
         let list = crate::doc::sentence::and_list(&named);
         let (is, those, copies) = if files.len() == 1 { ("is", "that file", "copy") } else { ("are", "those files", "copies") };
+        // A rotten tail the flag may cut is refused too: the run after the
+        // copy needs the flag (or that file copied as well).
+        let flag = self.actions.iter().find_map(|a| match a {
+            Action::Refuse { file, allowed_by: Some(flag), .. } => Some((file.as_str(), flag.as_str())),
+            _ => None,
+        });
+        let then = flag.map_or_else(
+            || "then run recover again".into(),
+            |(file, flag)| format!("then run recover again with {flag} (or copy {file} from the replica too)"),
+        );
         Some(format!(
             "recover refuses until {list} {is} replaced: copy {those} from a healthy replica of this shard \
              (`felix-storage diff` against it shows where the two first differ), after moving this replica's {copies} \
-             out of the shard's folder as evidence; then run recover again"
+             out of the shard's folder as evidence; {then}"
         ))
     }
 
@@ -701,6 +711,20 @@ mod tests {
             "{said}"
         );
         assert!(said.contains("this replica's copies out of the shard's folder"), "{said}");
+        // Rot in an older segment and a rotten tail of the newest: after the copy, the flag (or a second copy).
+        let older_and_tail = ShardFacts {
+            path: "s".into(),
+            segments: vec![
+                seg(0, false, vec![rot(60, Some(7))], 60, 200),
+                seg(1, true, vec![finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 100, 140, Repair::OptIn)], 100, 140),
+            ],
+            ..ShardFacts::default()
+        };
+        let said = plan_shard(&older_and_tail, RepairOptions::default()).to_succeed().unwrap();
+        assert!(
+            said.ends_with("then run recover again with --repair-checksum-tail (or copy 00000000000000000001.log from the replica too)"),
+            "{said}"
+        );
         // Opt-in damage: the flag is what makes it succeed, and the command carries it.
         let tail = finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 100, 140, Repair::OptIn);
         let facts = ShardFacts { path: "s".into(), segments: vec![seg(1, true, vec![tail], 100, 140)], ..ShardFacts::default() };
