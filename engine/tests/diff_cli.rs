@@ -170,7 +170,7 @@ fn following_recovers_words_on_a_refused_shard_makes_it_succeed() {
     assert!(
         said(&o).contains(
             "recover refuses until 00000000000000000000.log (the damaged record at offset 3) is replaced: copy that file from a \
-             healthy replica of this shard (`felix-storage diff` against it shows where the two first differ), after moving this \
+             healthy replica of this shard (`felix-storage diff` against it shows which offsets this copy lost and whether that replica holds them), after moving this \
              replica's copy out of the shard's folder as evidence; then run recover again"
         ),
         "{}",
@@ -180,6 +180,50 @@ fn following_recovers_words_on_a_refused_shard_makes_it_succeed() {
     assert_eq!((code, &v["b"]["findings"][0]["offset"]), (Some(1), &serde_json::json!(3)), "{v}");
     std::fs::rename(&oldest, tmp.path().join("evidence.log")).unwrap();
     std::fs::copy(b.join("00000000000000000000.log"), &oldest).unwrap();
+    let o = run(&["recover", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let o = run(&["inspect", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(diff_json(&b, &a).0, Some(0));
+}
+
+/// A segment lost from the middle of a shard (issue 18's second review,
+/// F1): the words name the offsets to restore, not the whole file after
+/// the gap, and restoring that segment from the replica makes recovery succeed.
+#[test]
+fn a_segment_lost_from_the_middle_is_restored_from_a_replica_as_recover_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a/acme_default_orders_0-0d3aed4b998d2798");
+    let b = tmp.path().join("b/acme_default_orders_0-0d3aed4b998d2798");
+    append(&a, Some(1), "common", 0..50);
+    copy_dir(&a, &b);
+    let mut logs: Vec<PathBuf> =
+        std::fs::read_dir(&a).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "log")).collect();
+    logs.sort();
+    assert!(logs.len() >= 3, "small segments: {logs:?}");
+    std::fs::remove_file(&logs[1]).unwrap();
+    let said = |o: &Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let o = run(&["inspect", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", said(&o));
+    let text = said(&o);
+    let missing = text.split("verdict: offsets ").nth(1).and_then(|t| t.split(' ').next()).unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        text.contains(&format!("verdict: offsets {missing} are missing between two segments (not repairable: fetch them from a replica)")),
+        "{text}"
+    );
+    let next = logs[2].file_name().unwrap().to_str().unwrap();
+    let o = run(&["recover", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", said(&o));
+    assert!(
+        said(&o).contains(&format!(
+            "recover refuses until the segment with offsets {missing} (missing before {next}) is restored: copy the segment \
+             holding them from a healthy replica of this shard"
+        )),
+        "{}",
+        said(&o)
+    );
+    assert!(logs[2].exists() && !said(&o).contains("as evidence"), "the file after the gap is whole and stays: {}", said(&o));
+    std::fs::copy(b.join(logs[1].file_name().unwrap()), &logs[1]).unwrap();
     let o = run(&["recover", a.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", said(&o));
     let o = run(&["inspect", a.to_str().unwrap()]);

@@ -245,10 +245,44 @@ pub struct FindingReport {
     pub repair: Repair,
     /// The details and one plain sentence of what it means.
     pub message: String,
+    /// A `SegmentDiscontinuity`'s two offsets, so words can name the
+    /// offsets missing (or held twice) between the segments; absent for
+    /// every other kind.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub discontinuity: Option<Discontinuity>,
+}
+
+/// Where a segment's offsets should start, and where they do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Discontinuity {
+    /// The offset that would follow the previous segment.
+    pub expected: u64,
+    /// This segment's base offset.
+    pub found: u64,
+}
+
+impl Discontinuity {
+    /// "offsets 190..=236 are missing between two segments", or "offsets
+    /// 150..=189 are held by two segments": what the gap means, in words.
+    #[must_use]
+    pub fn words(self) -> String {
+        let range = |a: u64, b: u64| if a == b { format!("offset {a} is") } else { format!("offsets {a}..={b} are") };
+        if self.found > self.expected {
+            format!("{} missing between two segments", range(self.expected, self.found - 1))
+        } else {
+            format!("{} held by two segments", range(self.found, self.expected.saturating_sub(1).max(self.found)))
+        }
+    }
 }
 
 impl From<&Finding> for FindingReport {
     fn from(f: &Finding) -> Self {
+        let discontinuity = match f.kind {
+            crate::CorruptionKind::SegmentDiscontinuity { expected, found } => Some(Discontinuity { expected, found }),
+            _ => None,
+        };
         Self {
             kind: f.kind.name().into(),
             position: f.position(),
@@ -256,6 +290,7 @@ impl From<&Finding> for FindingReport {
             offset: f.offset,
             repair: f.repair,
             message: format!("{}; {}", f.kind, f.kind.meaning()),
+            discontinuity,
         }
     }
 }

@@ -35,6 +35,8 @@ enum Topic {
     Epochs,
     /// A segment's own header.
     Header,
+    /// Offsets missing (or held twice) between two segments.
+    Gap,
 }
 
 fn topic(file: FileKind, f: &FindingReport) -> Topic {
@@ -43,6 +45,7 @@ fn topic(file: FileKind, f: &FindingReport) -> Topic {
         (FileKind::Epochs, _) => Topic::Epochs,
         (_, "Truncated") => Topic::TornTail,
         (_, "SegmentMagic" | "SegmentVersion" | "SegmentFlags" | "SegmentHeaderChecksum") => Topic::Header,
+        (_, "SegmentDiscontinuity") => Topic::Gap,
         _ => Topic::Record,
     }
 }
@@ -65,15 +68,19 @@ pub(crate) fn at_offsets(offsets: &[u64]) -> String {
 }
 
 /// The damage of one repair verdict, in words ("1 record lost to rot at offset 60").
-fn describe(found: &[(Topic, Option<u64>)], lost: &str) -> Vec<String> {
+fn describe(found: &[(Topic, &FindingReport)], lost: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let records: Vec<u64> = found.iter().filter(|(t, _)| *t == Topic::Record).filter_map(|(_, o)| *o).collect();
-    let unplaced = found.iter().filter(|(t, o)| *t == Topic::Record && o.is_none()).count();
+    let records: Vec<u64> = found.iter().filter(|(t, _)| *t == Topic::Record).filter_map(|(_, f)| f.offset).collect();
+    let unplaced = found.iter().filter(|(t, f)| *t == Topic::Record && f.offset.is_none()).count();
     if !records.is_empty() {
         out.push(format!("{} {lost} {}", plural(records.len(), "record", "records"), at_offsets(&records)));
     }
     if unplaced > 0 {
         out.push(plural(unplaced, "damaged record header", "damaged record headers"));
+    }
+    // A gap names its offsets (a report without them: in words only).
+    for (_, f) in found.iter().filter(|(t, _)| *t == Topic::Gap) {
+        out.push(f.discontinuity.map_or_else(|| "offsets missing or held twice between two segments".into(), |d| d.words()));
     }
     let count = |t: Topic| found.iter().filter(|(x, _)| *x == t).count();
     let words = [
@@ -90,6 +97,19 @@ fn describe(found: &[(Topic, Option<u64>)], lost: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The repair a finding gets in the shard's plan: a segment's damage that
+/// is not in the shard's newest segment is refused whatever its own
+/// verdict (recovery cuts only the newest segment's tail), so the sentence
+/// calls it what the plan does.
+fn in_plan(file: &FileReport, newest: Option<u64>, f: &FindingReport) -> Repair {
+    let older_segment = file.kind == FileKind::Segment && file.segment_id.is_some() && file.segment_id != newest;
+    if older_segment {
+        Repair::Never
+    } else {
+        f.repair
+    }
 }
 
 /// "a, b and c".
@@ -111,14 +131,20 @@ pub(crate) fn and_list(parts: &[String]) -> String {
 /// replica); a torn tail and a stale index that `recover` would fix".
 #[must_use]
 pub fn sentence(files: &[&FileReport]) -> String {
-    let of = |r: Repair| -> Vec<(Topic, Option<u64>)> {
-        files.iter().flat_map(|f| f.findings.iter().filter(move |x| x.repair == r).map(move |x| (topic(f.kind, x), x.offset))).collect()
+    let newest = files.iter().filter(|f| f.kind == FileKind::Segment).filter_map(|f| f.segment_id).max();
+    let of = |r: Repair| -> Vec<(Topic, &FindingReport)> {
+        files
+            .iter()
+            .flat_map(|f| f.findings.iter().filter(move |x| in_plan(f, newest, x) == r).map(move |x| (topic(f.kind, x), x)))
+            .collect()
     };
     let (never, opt_in, always) = (of(Repair::Never), of(Repair::OptIn), of(Repair::Always));
     let mut parts = Vec::new();
     let lost = describe(&never, "lost to rot");
     if !lost.is_empty() {
-        let them = if never.len() == 1 { "it" } else { "them" };
+        let wide_gap = |f: &FindingReport| f.discontinuity.is_none_or(|d| d.found.abs_diff(d.expected) > 1);
+        let many = never.len() > 1 || never.iter().any(|(t, f)| *t == Topic::Gap && wide_gap(f));
+        let them = if many { "them" } else { "it" };
         parts.push(format!("{} (not repairable: fetch {them} from a replica)", and_list(&lost)));
     }
     let tail = describe(&opt_in, "damaged");
@@ -192,7 +218,7 @@ mod tests {
     use super::*;
 
     fn finding(kind: &str, offset: Option<u64>, repair: Repair) -> FindingReport {
-        FindingReport { kind: kind.into(), position: 0, end: 1, offset, repair, message: String::new() }
+        FindingReport { kind: kind.into(), position: 0, end: 1, offset, repair, message: String::new(), discontinuity: None }
     }
 
     fn file(kind: FileKind, findings: Vec<FindingReport>) -> FileReport {
@@ -225,6 +251,35 @@ mod tests {
         assert_eq!(sentence(&[&tail]), "1 record damaged at offset 9 at a segment's tail that `recover --repair-checksum-tail` would cut");
         assert_eq!(sentence(&[&file(FileKind::Segment, Vec::new())]), "clean: nothing to do");
         assert_eq!(sentence(&[&file(FileKind::Unknown, Vec::new())]), "not judged: no Felix file");
+    }
+
+    #[test]
+    fn a_gap_names_its_offsets_and_an_older_segments_tail_is_not_the_flags() {
+        use crate::doc::report::Discontinuity;
+        let gap = |expected, found| FindingReport {
+            discontinuity: Some(Discontinuity { expected, found }),
+            ..finding("SegmentDiscontinuity", None, Repair::Never)
+        };
+        assert_eq!(
+            sentence(&[&file(FileKind::Segment, alloc::vec![gap(190, 237)])]),
+            "offsets 190..=236 are missing between two segments (not repairable: fetch them from a replica)"
+        );
+        assert_eq!(
+            sentence(&[&file(FileKind::Segment, alloc::vec![gap(237, 200)])]),
+            "offsets 200..=236 are held by two segments (not repairable: fetch them from a replica)"
+        );
+        assert_eq!(
+            sentence(&[&file(FileKind::Segment, alloc::vec![gap(5, 6)])]).split(" (").next(),
+            Some("offset 5 is missing between two segments")
+        );
+        // A rotten last record of an older segment: recovery refuses it, the flag never cuts it.
+        let mut older = file(FileKind::Segment, alloc::vec![finding("RecordChecksum", Some(9), Repair::OptIn)]);
+        older.segment_id = Some(1);
+        let mut newest = file(FileKind::Segment, Vec::new());
+        newest.segment_id = Some(2);
+        assert_eq!(sentence(&[&older, &newest]), "1 record lost to rot at offset 9 (not repairable: fetch it from a replica)");
+        older.segment_id = Some(3);
+        assert!(sentence(&[&older, &newest]).contains("`recover --repair-checksum-tail` would cut"));
     }
 
     #[test]

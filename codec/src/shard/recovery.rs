@@ -40,6 +40,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::doc::report::FindingReport;
+use crate::doc::sentence::{and_list, at_offsets};
 use crate::format::file_name::{evidence_name, index_file_name};
 use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
 use crate::verdict::repair::{RepairOptions, OPT_IN_FLAG};
@@ -309,9 +310,32 @@ impl ShardPlan {
         if files.is_empty() {
             return None;
         }
-        let named: Vec<String> = files.iter().map(|file| self.damaged_in(file)).collect();
-        let list = crate::doc::sentence::and_list(&named);
-        let (is, those, copies) = if files.len() == 1 { ("is", "that file", "copy") } else { ("are", "those files", "copies") };
+        // A file to replace, for damage in its own bytes; a segment to
+        // restore, for offsets missing before a file (its own bytes are whole).
+        let replaced: Vec<String> = files.iter().filter_map(|file| self.damaged_in(file)).collect();
+        let restored: Vec<String> = files.iter().flat_map(|file| self.missing_before(file)).collect();
+        let (is, those, copies) = if replaced.len() == 1 { ("is", "that file", "copy") } else { ("are", "those files", "copies") };
+        let until = match (replaced.is_empty(), restored.is_empty()) {
+            (false, true) => format!("{} {is} replaced", and_list(&replaced)),
+            (true, _) => format!("{} {} restored", and_list(&restored), if restored.len() == 1 { "is" } else { "are" }),
+            (false, false) => format!("{} {is} replaced and {} restored", and_list(&replaced), and_list(&restored)),
+        };
+        let what = match (replaced.is_empty(), restored.is_empty()) {
+            (false, true) => those,
+            (true, _) => {
+                if restored.len() == 1 {
+                    "the segment holding them"
+                } else {
+                    "the segments holding them"
+                }
+            }
+            (false, false) => "them",
+        };
+        let evidence = if replaced.is_empty() {
+            String::new()
+        } else {
+            format!(", after moving this replica's {copies} out of the shard's folder as evidence")
+        };
         // A rotten tail the flag may cut is refused too: the run after the
         // copy needs the flag (or that file copied as well).
         let flag = self.actions.iter().find_map(|a| match a {
@@ -322,26 +346,55 @@ impl ShardPlan {
             || "then run recover again".into(),
             |(file, flag)| format!("then run recover again with {flag} (or copy {file} from the replica too)"),
         );
+        let unlisted = match self.remaining_omitted {
+            0 => String::new(),
+            n => format!(" ({n} more findings are not listed: `felix-storage inspect` names every damaged file)"),
+        };
         Some(format!(
-            "recover refuses until {list} {is} replaced: copy {those} from a healthy replica of this shard \
-             (`felix-storage diff` against it shows where the two first differ), after moving this replica's {copies} \
-             out of the shard's folder as evidence; {then}"
+            "recover refuses until {until}: copy {what} from a healthy replica of this shard \
+             (`felix-storage diff` against it shows which offsets this copy lost and whether that replica holds them){evidence}; {then}{unlisted}"
         ))
     }
 
+    /// The findings that remain in a refused `file`.
+    fn findings_in<'a>(&'a self, file: &'a str) -> impl Iterator<Item = &'a FindingReport> + 'a {
+        self.remaining_findings.iter().filter(move |f| f.file == file).map(|f| &f.finding)
+    }
+
     /// "00000000000000000001.log (the damaged record at offset 60)": a
-    /// refused file and what in it no recovery may cut.
-    fn damaged_in(&self, file: &str) -> String {
-        let never = || self.remaining_findings.iter().filter(move |f| f.file == file && f.finding.repair == Repair::Never);
-        let offsets: Vec<u64> = never().filter_map(|f| f.finding.offset).collect();
-        let first_byte = never().map(|f| f.finding.position).min();
-        let what = match (offsets.len(), first_byte) {
-            (0, Some(byte)) => format!("damaged from byte {byte}"),
-            (0, None) => "damaged".into(),
-            (1, _) => format!("the damaged record {}", crate::doc::sentence::at_offsets(&offsets)),
-            _ => format!("the damaged records {}", crate::doc::sentence::at_offsets(&offsets)),
+    /// refused file and what in it no recovery may cut; `None` when its
+    /// only such finding is a gap before it.
+    fn damaged_in(&self, file: &str) -> Option<String> {
+        let own = || self.findings_in(file).filter(|f| f.discontinuity.is_none());
+        let overlap = self.findings_in(file).filter_map(|f| f.discontinuity).find(|d| d.found < d.expected);
+        let offsets: Vec<u64> = own().filter_map(|f| f.offset).collect();
+        let first_byte = own().map(|f| f.position).min();
+        let what = match (offsets.len(), first_byte, overlap) {
+            (0, None, Some(d)) => format!("its first offsets, from {}, repeat the segment before it", d.found),
+            (0, None, None) if !self.missing_before(file).is_empty() => return None,
+            (0, None, None) => "damaged".into(),
+            (0, Some(byte), _) => format!("damaged from byte {byte}"),
+            (1, _, _) => format!("the damaged record {}", at_offsets(&offsets)),
+            _ => format!("the damaged records {}", at_offsets(&offsets)),
         };
-        format!("{file} ({what})")
+        Some(format!("{file} ({what})"))
+    }
+
+    /// "the segment with offsets 190..=236 (missing before
+    /// 00000000000000000005.log)": each gap of offsets before `file`.
+    fn missing_before(&self, file: &str) -> Vec<String> {
+        self.findings_in(file)
+            .filter_map(|f| f.discontinuity)
+            .filter(|d| d.found > d.expected)
+            .map(|d| {
+                let range = if d.found - d.expected == 1 {
+                    format!("offset {}", d.expected)
+                } else {
+                    format!("offsets {}..={}", d.expected, d.found - 1)
+                };
+                format!("the segment with {range} (missing before {file})")
+            })
+            .collect()
     }
 }
 
@@ -691,7 +744,7 @@ mod tests {
             p.to_succeed().as_deref(),
             Some(
                 "recover refuses until 00000000000000000000.log (the damaged record at offset 7) is replaced: copy that file \
-                 from a healthy replica of this shard (`felix-storage diff` against it shows where the two first differ), after \
+                 from a healthy replica of this shard (`felix-storage diff` against it shows which offsets this copy lost and whether that replica holds them), after \
                  moving this replica's copy out of the shard's folder as evidence; then run recover again"
             )
         );
@@ -730,6 +783,60 @@ mod tests {
         let facts = ShardFacts { path: "s".into(), segments: vec![seg(1, true, vec![tail], 100, 140)], ..ShardFacts::default() };
         assert_eq!(plan_shard(&facts, RepairOptions::default()).to_succeed(), None);
         assert_eq!(plan_shard(&ShardFacts::default(), RepairOptions::default()).to_succeed(), None);
+    }
+
+    #[test]
+    fn a_segment_missing_from_the_middle_is_to_be_restored_not_its_successor_replaced() {
+        // Segment 4 (offsets 190..=236) lost: segment 5 starts at 237.
+        let gap = |expected, found| finding(CorruptionKind::SegmentDiscontinuity { expected, found }, 8, 16, Repair::Never);
+        let facts = |findings| ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(3, false, vec![], 32, 400), seg(5, true, findings, 32, 400)],
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts(vec![gap(190, 237)]), RepairOptions::default());
+        assert_eq!(
+            p.to_succeed().as_deref(),
+            Some(
+                "recover refuses until the segment with offsets 190..=236 (missing before 00000000000000000005.log) is restored: \
+                 copy the segment holding them from a healthy replica of this shard (`felix-storage diff` against it shows which \
+                 offsets this copy lost and whether that replica holds them); then run recover again"
+            ),
+            "nothing to move out: the file after the gap is whole"
+        );
+        // A gap of one offset, and rot in the same file: both named, and the file's copy moved out.
+        let rot =
+            Finding { offset: Some(240), ..finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 60, 90, Repair::Never) };
+        let said = plan_shard(&facts(vec![gap(236, 237), rot]), RepairOptions::default()).to_succeed().unwrap();
+        assert!(
+            said.starts_with(
+                "recover refuses until 00000000000000000005.log (the damaged record at offset 240) is replaced and the segment \
+                 with offset 236 (missing before 00000000000000000005.log) restored: copy them from"
+            ),
+            "{said}"
+        );
+        assert!(said.contains("after moving this replica's copy out of the shard's folder as evidence"), "{said}");
+        // Offsets held twice: the later file's copy is what to replace.
+        let said = plan_shard(&facts(vec![gap(237, 200)]), RepairOptions::default()).to_succeed().unwrap();
+        assert!(
+            said.starts_with(
+                "recover refuses until 00000000000000000005.log (its first offsets, from 200, repeat the segment before it) is replaced"
+            ),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn findings_past_the_list_are_said_to_exist() {
+        let rot = finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 60, 90, Repair::Never);
+        let facts = ShardFacts { path: "s".into(), segments: vec![seg(0, true, vec![rot], 60, 200)], ..ShardFacts::default() };
+        let mut p = plan_shard(&facts, RepairOptions::default());
+        p.remaining_omitted = 20_000;
+        let said = p.to_succeed().unwrap();
+        assert!(
+            said.ends_with("then run recover again (20000 more findings are not listed: `felix-storage inspect` names every damaged file)"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -259,6 +259,7 @@ mod tests {
             offset: Some(3),
             repair: felix_codec::Repair::Never,
             message: message.into(),
+            discontinuity: None,
         });
         let g = FileReport::new(message.into(), felix_codec::format::file_name::FileKind::Index, 0);
         Report::new(vec![f, g])
