@@ -595,6 +595,40 @@ fn a_folder_holding_only_an_epochs_file_is_judged() {
     assert!(!err(&o).contains("no shard directory"), "{}", err(&o));
 }
 
+/// A damaged epochs file alone (issue 18's second review: the page said
+/// "nothing to do" and gave no advice): recovery leaves it, and says what
+/// to do about it — copy it from a replica, or let the next generation
+/// rewrite it, which keeps the damaged copy.
+#[test]
+fn recover_says_what_to_do_about_a_damaged_epochs_file_it_leaves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = demo(tmp.path(), "root");
+    let dir = root.join(ORDERS);
+    let epochs = dir.join("epochs");
+    let mut bytes = std::fs::read(&epochs).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&epochs, &bytes).unwrap();
+    let o = run(&["recover", "--dry-run", s(&dir)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let advice = format!(
+        "{}: epochs reads as empty and recovery leaves it as it is: copy it from a healthy replica of this shard, after moving \
+         this replica's copy out of the shard's folder as evidence, or let the broker's next generation rewrite it (the engine \
+         keeps the damaged copy as epochs.damaged)",
+        dir.display()
+    );
+    assert!(out(&o).contains(&advice), "{}", out(&o));
+    // Following it: the next generation rewrites the file and keeps the damaged one.
+    let (shard, _) =
+        felix_engine::Shard::open_dir(std::sync::Arc::new(felix_engine::OsIo::new()), &dir, felix_engine::Config::default()).unwrap();
+    let latest = shard.epochs().last().map_or(0, |e| e.generation);
+    shard.begin_generation(latest + 1).unwrap();
+    drop(shard);
+    assert_eq!(std::fs::read(dir.join("epochs.damaged")).unwrap(), bytes, "the damaged copy is kept, byte for byte");
+    let o = run(&["recover", "--dry-run", s(&dir)]);
+    assert!(!out(&o).contains("epochs reads as empty"), "{}", out(&o));
+}
+
 /// The entries of `dir`, sorted.
 fn names_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();

@@ -356,6 +356,21 @@ impl ShardPlan {
         ))
     }
 
+    /// What to do about a damaged epochs file, which no recovery rewrites
+    /// (it reads as empty: no record is lost, but a divergence can no longer
+    /// be repaired automatically); `None` when the epochs file is sound.
+    #[must_use]
+    pub fn epochs_advice(&self) -> Option<String> {
+        let name = crate::format::file_name::EPOCHS_FILE_NAME;
+        self.remaining_findings.iter().any(|f| f.file == name).then(|| {
+            format!(
+                "{name} reads as empty and recovery leaves it as it is: copy it from a healthy replica of this shard, after \
+                 moving this replica's copy out of the shard's folder as evidence, or let the broker's next generation rewrite \
+                 it (the engine keeps the damaged copy as {name}.damaged)"
+            )
+        })
+    }
+
     /// The findings that remain in a refused `file`.
     fn findings_in<'a>(&'a self, file: &'a str) -> impl Iterator<Item = &'a FindingReport> + 'a {
         self.remaining_findings.iter().filter(move |f| f.file == file).map(|f| &f.finding)
@@ -824,6 +839,16 @@ mod tests {
             ),
             "{said}"
         );
+    }
+
+    #[test]
+    fn a_damaged_epochs_file_gets_advice_and_a_sound_one_none() {
+        let damaged = finding(CorruptionKind::EpochsChecksum { stored: 1, computed: 2 }, 0, 60, Repair::Never);
+        let facts = ShardFacts { path: "s".into(), other_findings: vec![("epochs".into(), damaged)], ..ShardFacts::default() };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert!(p.actions.is_empty() && !p.refused());
+        assert!(p.epochs_advice().is_some_and(|w| w.starts_with("epochs reads as empty and recovery leaves it as it is: copy it")));
+        assert_eq!(plan_shard(&ShardFacts::default(), RepairOptions::default()).epochs_advice(), None);
     }
 
     #[test]

@@ -145,6 +145,9 @@ fn print_plan(dir: &Path, plan: &ShardPlan, executed: bool, dry_run: bool) {
     if let Some(words) = plan.to_succeed() {
         say!("{}: {words}", dir.display());
     }
+    if let Some(words) = plan.epochs_advice() {
+        say!("{}: {words}", dir.display());
+    }
     if plan.is_clean() {
         say!("{}: clean, nothing to do", dir.display());
     }
