@@ -169,7 +169,14 @@ fn shard_folders(state: &State, blobs: &[(FileId, Blob)]) -> Option<Rc<crate::co
             .filter_map(|i| dropped.get(*i))
             .filter_map(|d| blobs.iter().find(|(id, _)| id.0 == d.id).map(|(_, b)| (d.path.clone(), d.size, b.clone())))
             .collect();
-        shards.push(ShardFolder { name, files });
+        // Its folder as dropped ("root/shard"): two roots may hold a shard of one name.
+        let folder = g
+            .files
+            .first()
+            .and_then(|i| dropped.get(*i))
+            .and_then(|d| d.path.rsplit_once('/'))
+            .map_or_else(|| name.clone(), |(dir, _)| dir.to_string());
+        shards.push(ShardFolder { name, folder, files });
     }
     (!shards.is_empty()).then(|| Rc::new(Shards { key: dropped.iter().map(|d| d.id).collect(), shards }))
 }

@@ -10,8 +10,8 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 use yew::prelude::*;
 
-use super::text_field::TextField;
-use crate::model::group::within_shard;
+use super::text_field::{shown, TextField};
+use crate::model::group::{shards_in_two_folders, within_shard};
 use crate::model::verify::{self, Check};
 use crate::share::shared::short;
 use crate::state::{Row, RowId};
@@ -40,6 +40,19 @@ fn path_words(f: &FileReport) -> Html {
             if !folders.is_empty() { <span class="in-shard"><TextField text={folders.to_string()} /></span> }
             <TextField text={name.to_string()} />
         </>
+    }
+}
+
+/// The shard column: its name, or — when another folder holds a shard of
+/// the same name — its folder as dropped (`a/s-1/`), so the rows differ.
+fn shard_cell(f: &FileReport, twice: bool) -> Html {
+    match (&f.shard, twice) {
+        (None, _) => html! { "(alone)" },
+        (Some(s), false) => html! { <TextField text={s.clone()} /> },
+        (Some(s), true) => {
+            let (folders, _) = within_shard(&f.path, Some(s));
+            html! { <TextField text={folders.to_string()} /> }
+        }
     }
 }
 
@@ -195,6 +208,11 @@ pub fn overview(props: &Props) -> Html {
     let shown = use_grow_by_frames(props.rows.first().map(|r| r.id), n, selected_at.max(*cursor));
     let unpin = use_reveal_selected(&table, props.selected, &props.rows);
     let cols = columns(props.shared);
+    // A shard of one name under two roots: its rows draw their folders.
+    let twice = use_memo(Rc::as_ptr(&props.rows) as usize, {
+        let rows = Rc::clone(&props.rows);
+        move |_| shards_in_two_folders(rows.iter().map(|r| (r.report.path.as_str(), r.report.shard.as_deref())))
+    });
     // Stable across renders, so a block whose rows did not change is not drawn again.
     let on_select = use_latest(&props.on_select);
     let on_cursor = {
@@ -210,7 +228,7 @@ pub fn overview(props: &Props) -> Html {
         let at = b * BLOCK_ROWS..(b * BLOCK_ROWS + BLOCK_ROWS).min(shown);
         let within = |i: Option<usize>| i.filter(|i| at.contains(i));
         html! {
-            <Block key={b} rows={Rc::clone(&props.rows)} at={at.clone()} selected={within(selected_at)} stop={within(stop)}
+            <Block key={b} rows={Rc::clone(&props.rows)} twice={Rc::clone(&twice)} at={at.clone()} selected={within(selected_at)} stop={within(stop)}
                 shared={props.shared} on_select={(*on_select).clone()} on_cursor={(*on_cursor).clone()} table={table.clone()} />
         }
     });
@@ -299,6 +317,8 @@ fn use_latest(cb: &Callback<RowId>) -> Rc<Callback<RowId>> {
 struct BlockProps {
     /// Every row of the table (the block draws `at`).
     rows: Rc<Vec<Row>>,
+    /// The shards dropped from two folders ([`shards_in_two_folders`]).
+    twice: Rc<std::collections::BTreeSet<String>>,
     /// Which rows the block draws.
     at: std::ops::Range<usize>,
     /// The selected row, if it is in the block.
@@ -319,6 +339,7 @@ impl PartialEq for BlockProps {
         let same_row = |a: &Row, b: &Row| a.id == b.id && Rc::ptr_eq(&a.report, &b.report) && a.file == b.file && a.check == b.check;
         let (Some(mine), Some(theirs)) = (self.rows.get(self.at.clone()), o.rows.get(o.at.clone())) else { return false };
         self.at == o.at
+            && Rc::ptr_eq(&self.twice, &o.twice)
             && self.rows.len() == o.rows.len()
             && mine.iter().zip(theirs).all(|(a, b)| same_row(a, b))
             && (self.selected, self.stop, self.shared) == (o.selected, o.stop, o.shared)
@@ -335,7 +356,8 @@ fn block(p: &BlockProps) -> Html {
     let n = p.rows.len();
     let drawn = rows.iter().enumerate().map(|(k, r)| {
         let i = p.at.start + k;
-        let row = RowProps { i, n, shared: p.shared, selected: p.selected == Some(i), stop: p.stop == Some(i) };
+        let twice = r.report.shard.as_ref().is_some_and(|s| p.twice.contains(s));
+        let row = RowProps { i, n, shared: p.shared, selected: p.selected == Some(i), stop: p.stop == Some(i), twice };
         file_row(&row, r, &p.on_select, &p.on_cursor, &p.table)
     });
     html! {
@@ -353,6 +375,8 @@ struct RowProps {
     selected: bool,
     /// Whether it holds the table's Tab stop.
     stop: bool,
+    /// Whether its shard's name is another folder's too: its folder is drawn.
+    twice: bool,
 }
 
 /// The columns (their widths in the style sheet), the same in the header and every block.
@@ -449,8 +473,8 @@ fn file_row(p: &RowProps, r: &Row, on_select: &Callback<RowId>, on_cursor: &Call
     html! {
         <tr key={row_key(id)} role="row" data-row={i.to_string()} aria-rowindex={(i + 2).to_string()} class={classes!(selected.then_some("selected"))} onclick={on_click} onkeydown={on_key} onfocus={on_focus}
             tabindex={if stop { "0" } else { "-1" }} aria-current={selected.then_some("true")}>
-            <td role="cell" class="shard">{ f.shard.as_ref().map_or_else(|| html! { "(alone)" }, |s| html! { <TextField text={s.clone()} /> }) }</td>
-            <td role="cell" class="path" title={f.path.clone()}>{ path_words(f) }{ notes(f) }</td>
+            <td role="cell" class="shard">{ shard_cell(f, p.twice) }</td>
+            <td role="cell" class="path" title={shown(&f.path)}>{ path_words(f) }{ notes(f) }</td>
             <td role="cell">{ f.kind.as_str() }</td>
             <td role="cell" class="num">{ f.size }</td>
             <td role="cell" class="num">{ opt(f.base_offset) }</td>

@@ -33,7 +33,7 @@ pub fn plan_claim(props: &Props) -> Html {
                 { "A claim, not checked against files: drop the shard folders to see the plan recovery would run on their bytes. " }
                 <button id="plan-claim-close" onclick={close}>{ "Close" }</button>
             </div>
-            { for plan.shards.iter().map(|s| plan_section(file_name(&s.path), s, &[], &[], None)) }
+            { for plan.shards.iter().map(|s| plan_section(file_name(&s.path), file_name(&s.path), s, &[], &[], None)) }
             if let Some(stopped) = &plan.stopped {
                 <p class="stopped">{ "The run stopped in " }<TextField text={stopped.path.clone()} />{ ": " }<TextField text={stopped.error.clone()} />
                     { format!(" ({} of its actions had run)", stopped.done.len()) }</p>

@@ -15,9 +15,10 @@ use yew::prelude::*;
 
 use super::message::Message;
 use super::text_field::{shown, TextField};
+use super::verdicts::codec_words;
 
 use crate::model::group::file_name;
-use crate::model::replica::{plans, recover_command, recover_flag, Planned, ReadFailure, SHOWN_CUT_BYTES};
+use crate::model::replica::{plans, recover_command, recover_flag, remains, Planned, ReadFailure, SHOWN_CUT_BYTES};
 use crate::share::plan_share;
 use crate::ui::hooks::use_errand;
 use crate::web;
@@ -29,6 +30,9 @@ use crate::worker::runner::Errand;
 pub struct ShardFolder {
     /// The shard directory's name.
     pub name: String,
+    /// Its folder as dropped (`root/shard`): what the preview is headed
+    /// with, and how it is told from another root's shard of the same name.
+    pub folder: String,
     /// `(path, size, bytes)` of each file. The size is the one read when the
     /// file was dropped: asking a picked file's `size` again is a synchronous
     /// trip to the disk in Chromium (a third of a millisecond each, 300 in one task).
@@ -116,7 +120,7 @@ fn action_item(
         Action::Refuse { file, position, reason, allowed_by, .. } => html! {
             <li class="action refused" data-action="refuse">
                 { "REFUSED: " }{ field(file) }{ format!(" at byte {position}: ") }{ field(reason) }
-                if let Some(flag) = allowed_by { <span class="allowed-by">{ format!(" — {flag} would allow cutting it") }</span> }
+                if let Some(flag) = allowed_by { <span class="allowed-by">{ format!(" — {flag} would allow cutting it, as the newest segment of the files planned") }</span> }
             </li>
         },
     }
@@ -131,19 +135,26 @@ fn on_the_broker(name: &str, plan: &ShardPlan) -> Html {
     // and the command only as the step after it — alone it would only refuse.
     let to_succeed = plan.to_succeed();
     let lead = if to_succeed.is_some() { "Then, on the broker: " } else { "On the broker: " };
-    let first = to_succeed.map(|words| html! { <p class="to-succeed">{ "To make recovery succeed: " }{ words }</p> });
+    let first = to_succeed.map(|words| html! { <p class="to-succeed">{ "To make recovery succeed: " }{ codec_words(&words) }</p> });
     html! { <>{ first.unwrap_or_default() }{ command_line(lead, name, plan) }</> }
 }
+
+/// What `--dry-run` on the broker shows: the plan of the folder as it is
+/// there — a folder holding more than was dropped (a later segment) plans
+/// otherwise (issue 18's second review: one `.log` dropped from a shard's
+/// folder was planned as its newest segment).
+const DRY_RUN_FIRST: &str =
+    " (add --dry-run first: it plans the folder as the broker holds it, the same plan as this one when that folder holds exactly these files)";
 
 /// The command for `plan`, after `lead`.
 fn command_line(lead: &str, name: &str, plan: &ShardPlan) -> Html {
     match recover_command(name, plan) {
         Some(command) => html! {
-            <p>{ lead }<code class="command">{ command }</code>{ " (add --dry-run to see the same plan first)" }</p>
+            <p>{ lead }<code class="command">{ command }</code>{ DRY_RUN_FIRST }</p>
         },
         None => html! {
             <p class="no-command">
-                { format!("{lead}run felix-storage recover{} (add --dry-run to see the same plan first) on the folder ", recover_flag(plan)) }
+                { format!("{lead}run felix-storage recover{}{DRY_RUN_FIRST} on the folder ", recover_flag(plan)) }
                 <TextField text={name.to_string()} />
                 { ". No command is printed: the folder's name holds characters a shell cannot be given as shown here (the escape, pasted, would name another folder)." }
             </p>
@@ -159,8 +170,10 @@ pub fn verdict(plan: &ShardPlan) -> &'static str {
         "recovery refuses this shard: nothing in it would change (the other steps below run only once nothing is refused)"
     } else if plan.refused() {
         "recovery refuses this shard: nothing in it would change"
-    } else if plan.actions.is_empty() {
+    } else if plan.actions.is_empty() && plan.remaining_findings.is_empty() {
         "nothing to do"
+    } else if plan.actions.is_empty() {
+        "recovery changes nothing in this shard: what it holds is not recovery's to repair (below)"
     } else {
         "recovery would run these steps, in this order"
     }
@@ -168,10 +181,12 @@ pub fn verdict(plan: &ShardPlan) -> &'static str {
 
 /// One shard's preview: the verdict, the actions, what would remain, the
 /// command, the plan as JSON and its download (the CLI's `recover --dry-run
-/// --json` of this shard). For dropped files, `files`, `cut_bytes` and
-/// `on_show` add each cut's bytes; a shared plan has none.
+/// --json` of this shard), headed with `folder` (the shard's folder as
+/// dropped, or a shared plan's path). For dropped files, `files`,
+/// `cut_bytes` and `on_show` add each cut's bytes; a shared plan has none.
 pub fn plan_section(
     name: &str,
+    folder: &str,
     plan: &ShardPlan,
     files: &[(String, u64, Blob)],
     cut_bytes: &[(String, Vec<u8>)],
@@ -185,26 +200,25 @@ pub fn plan_section(
         })
     };
     html! {
-        <section class="recovery" data-shard={name.to_string()} aria-label={format!("recovery preview of {}", shown(name))}>
-            <h3>{ "Recovery preview: " }<TextField text={name.to_string()} /></h3>
+        <section class="recovery" data-shard={name.to_string()} data-folder={folder.to_string()} aria-label={format!("recovery preview of {}", shown(folder))}>
+            <h3>{ "Recovery preview: " }<TextField text={folder.to_string()} /></h3>
             <p class="verdict">{ verdict(plan) }</p>
             <ol class="actions">{ for plan.actions.iter().map(|a| action_item(files, cut_bytes, a, on_show)) }</ol>
-            if !plan.remaining_findings.is_empty() {
-                <p class="remains">{ format!("{} findings would remain", plan.remaining_findings.len()) }</p>
-            }
+            if let Some(remain) = remains(plan) { <p class="remains">{ remain }</p> }
+            if let Some(advice) = plan.epochs_advice() { <p class="epochs-advice">{ "The epochs file: " }{ codec_words(&advice) }</p> }
             // Nothing to run: no command (recover would do nothing).
             if !plan.actions.is_empty() { { on_the_broker(name, plan) } }
             <details>
                 <summary>{ "the plan as JSON (recover --dry-run --json)" }</summary>
                 // A scroll box of its own: focusable, so the keyboard scrolls it too.
-                <pre class="plan-json" role="region" tabindex="0" aria-label={format!("the recovery plan of {} as JSON", shown(name))}>{ json }</pre>
+                <pre class="plan-json" role="region" tabindex="0" aria-label={format!("the recovery plan of {} as JSON", shown(folder))}>{ json }</pre>
                 <button class="download-plan" onclick={download}>{ "Download the plan (JSON)" }</button>
             </details>
         </section>
     }
 }
 
-/// Each shard's plan, or why its bytes could not be read, by shard name.
+/// Each shard's plan, or why its bytes could not be read, by its folder.
 type Previews = Vec<(String, Result<Planned, ReadFailure>)>;
 
 /// Plans `shards` in a worker (or on the page when none starts); `planned`
@@ -216,7 +230,7 @@ fn start_plans(shards: &Shards, planned: &UseStateHandle<Previews>, errand: &Ref
         .map(|s| Folder { name: s.name.clone(), files: s.files.iter().map(|(p, size, _)| (p.clone(), *size)).collect() })
         .collect();
     let blobs = shards.shards.iter().flat_map(|s| s.files.iter().map(|(_, _, b)| b.clone())).collect();
-    let names: Vec<String> = folders.iter().map(|f| f.name.clone()).collect();
+    let names: Vec<String> = shards.shards.iter().map(|s| s.folder.clone()).collect();
     let got: RefCell<Vec<Option<Result<Planned, ReadFailure>>>> = RefCell::new(names.iter().map(|_| None).collect());
     let planned = planned.clone();
     let on = Callback::from(move |answer: Answer| match answer {
@@ -252,10 +266,10 @@ pub fn recovery_preview(props: &Props) -> Html {
         });
     }
     let items = props.shards.shards.iter().filter_map(|shard| {
-        let (_, result) = planned.iter().find(|(n, _)| *n == shard.name)?;
+        let (_, result) = planned.iter().find(|(n, _)| *n == shard.folder)?;
         Some(match result {
-            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()}><p class="error"><Message text={e.to_string()} /></p></section> },
-            Ok(p) => plan_section(&shard.name, &p.plan, &shard.files, &p.cut_bytes, Some(&props.on_show)),
+            Err(e) => html! { <section class="recovery" data-shard={shard.name.clone()} data-folder={shard.folder.clone()}><p class="error"><Message text={e.to_string()} /></p></section> },
+            Ok(p) => plan_section(&shard.name, &shard.folder, &p.plan, &shard.files, &p.cut_bytes, Some(&props.on_show)),
         })
     });
     html! {

@@ -27,6 +27,15 @@ pub struct Props {
     pub on_close: Callback<()>,
 }
 
+/// "; whether it is the report's file is still being checked", until it is.
+fn checking(same: Option<bool>) -> &'static str {
+    if same.is_some() {
+        ""
+    } else {
+        "; whether it is the report's file is still being checked"
+    }
+}
+
 /// "bytes 1692..1775 of FILE — …": where the link points, and whether the
 /// dropped files hold those bytes.
 fn points_at(point: &LinkPoint) -> Html {
@@ -34,9 +43,12 @@ fn points_at(point: &LinkPoint) -> Html {
     let status = match point.status {
         PointStatus::NotDropped => "not dropped: drop that file (or its folder) to see them".to_string(),
         PointStatus::Reading => "reading the dropped file…".to_string(),
-        PointStatus::Held { cut_at: None } => "the dropped file holds them (selected when it was read)".to_string(),
-        PointStatus::Held { cut_at: Some(size) } => {
-            format!("the dropped file is {size} bytes long: the bytes up to its end were selected when it was read")
+        PointStatus::Held { same: Some(false), .. } => {
+            "the dropped file of that name differs from the report's (its row says how): the bytes selected there may not be the ones the link meant".to_string()
+        }
+        PointStatus::Held { cut_at: None, same } => format!("the dropped file holds them (selected when it was read){}", checking(same)),
+        PointStatus::Held { cut_at: Some(size), same } => {
+            format!("the dropped file is {size} bytes long: the bytes up to its end were selected when it was read{}", checking(same))
         }
         PointStatus::PastEnd { size } => format!("the dropped file is only {size} bytes long: it holds none of them"),
     };

@@ -7,8 +7,8 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::overview::unbroken;
-use super::text_field::TextField;
-use crate::state::Verdict;
+use super::text_field::{shown, TextField};
+use crate::state::{code_spans, Verdict};
 
 /// Props.
 #[derive(Properties, PartialEq)]
@@ -34,6 +34,14 @@ pub fn verdicts(props: &Props) -> Html {
             </ul>
         </section>
     }
+}
+
+/// Words the codec wrote (a verdict, what would make recovery succeed), as
+/// the page shows them: escaped by the one rule (they may quote a name from
+/// a shared plan), what they quote in backticks drawn as code.
+pub fn codec_words(text: &str) -> Html {
+    let escaped = shown(text);
+    html! { <>{ for code_spans(&escaped).into_iter().map(sentence_part) }</> }
 }
 
 /// A run of the sentence: code keeps its backticks in the text (the line's

@@ -54,6 +54,23 @@ pub fn within_shard<'a>(path: &'a str, shard: Option<&str>) -> (&'a str, &'a str
     }
 }
 
+/// The shards dropped from more than one folder (a replica's copy beside
+/// another's, under two roots), given each file's `(path, shard)`: the
+/// overview draws those rows' folders, or the two would read the same.
+#[must_use]
+pub fn shards_in_two_folders<'a>(files: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) -> std::collections::BTreeSet<String> {
+    let mut first: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut twice = std::collections::BTreeSet::new();
+    for (path, shard) in files {
+        let Some(shard) = shard else { continue };
+        let (folders, _) = within_shard(path, Some(shard));
+        if *first.entry(shard).or_insert(folders) != folders {
+            twice.insert(shard.to_string());
+        }
+    }
+    twice
+}
+
 /// The order the CLI inspects what it finds in a folder — folder by folder,
 /// each folder's own files first by name, then its subfolders by name — so
 /// files dropped or picked in any order give `inspect --json`'s report.
@@ -173,6 +190,19 @@ mod tests {
         assert_eq!(two.to_string(), format!("drop one report at a time, not {}, {}", quote("a.json"), quote("b\u{202e}.json")));
         assert!(!two.to_string().contains('\u{202e}'), "a hostile name is quoted, never raw");
         assert_eq!(document_first::<()>(Vec::new()), Ok(DropSplit { document: None, files: Vec::new() }));
+    }
+
+    #[test]
+    fn a_shard_under_two_roots_is_told_apart() {
+        let files = [
+            ("a/s-1/00000000000000000000.log", Some("s-1")),
+            ("a/s-1/epochs", Some("s-1")),
+            ("b/s-1/00000000000000000000.log", Some("s-1")),
+            ("a/t-2/00000000000000000000.log", Some("t-2")),
+            ("x.log", None),
+        ];
+        assert_eq!(shards_in_two_folders(files).into_iter().collect::<Vec<_>>(), ["s-1"]);
+        assert!(shards_in_two_folders(files[..2].iter().copied()).is_empty());
     }
 
     #[test]

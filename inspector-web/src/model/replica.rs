@@ -189,6 +189,18 @@ pub fn recover_command(shard: &str, plan: &ShardPlan) -> Option<String> {
     Some(format!("felix-storage recover {word}{}", recover_flag(plan)))
 }
 
+/// "3 findings would remain" — the listed ones and those past the list.
+#[must_use]
+pub fn remains(plan: &ShardPlan) -> Option<String> {
+    let n = (plan.remaining_findings.len() as u64).saturating_add(plan.remaining_omitted);
+    match n {
+        0 => None,
+        1 => Some("1 finding would remain".into()),
+        n if plan.remaining_omitted > 0 => Some(format!("{n} findings would remain ({} not listed)", plan.remaining_omitted)),
+        n => Some(format!("{n} findings would remain")),
+    }
+}
+
 /// The flag `recover` needs for `plan` (`" --repair-checksum-tail"` when a
 /// refusal names it), or nothing.
 #[must_use]
@@ -419,6 +431,25 @@ mod tests {
     use felix_codec::format::index::build_index;
     use felix_codec::format::record::encode_record;
     use felix_codec::format::segment_header::SegmentHeader;
+
+    #[test]
+    fn what_would_remain_counts_the_findings_past_the_list_and_says_one_finding() {
+        let mut plan = plan_in_memory("s", &[]);
+        assert_eq!(remains(&plan), None);
+        let f = felix_codec::doc::report::FindingReport {
+            kind: "RecordChecksum".into(),
+            position: 40,
+            end: 80,
+            offset: Some(1),
+            repair: felix_codec::Repair::Never,
+            message: String::new(),
+            discontinuity: None,
+        };
+        plan.remaining_findings.push(felix_codec::shard::recovery::RemainingFinding { file: "f".into(), finding: f });
+        assert_eq!(remains(&plan).as_deref(), Some("1 finding would remain"));
+        plan.remaining_omitted = 20_000;
+        assert_eq!(remains(&plan).as_deref(), Some("20001 findings would remain (20000 not listed)"));
+    }
 
     #[test]
     fn the_suggested_command_is_pasted_as_shown_or_not_printed() {

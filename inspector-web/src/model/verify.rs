@@ -113,6 +113,14 @@ pub enum Difference {
         /// What the file has (`None`: no intact record).
         actual: Option<TimeSpan>,
     },
+    /// The report gives the file another size than it has (its hash may
+    /// still match: a report is a stranger's, and its size a claim too).
+    Size {
+        /// What the report says.
+        claimed: u64,
+        /// What the file has.
+        actual: u64,
+    },
     /// Findings past the per-file limit, counted differently.
     Omitted {
         /// What the report says.
@@ -166,6 +174,7 @@ impl std::fmt::Display for Difference {
                 }
             }
             Self::Omitted { claimed, actual } => write!(f, "findings past the limit: {claimed} in the report, {actual} here"),
+            Self::Size { claimed, actual } => write!(f, "size differs: the report says {claimed} bytes, the file is {actual}"),
         }
     }
 }
@@ -206,6 +215,9 @@ pub fn check(claimed: &FileReport, actual: &FileReport) -> Check {
         Identity::Differs { algorithm, claimed, actual } => out.push(Difference::Hash { algorithm, claimed, actual }),
         Identity::Unclaimed => out.push(Difference::NoHash),
         Identity::Pending => return Check::Waiting,
+    }
+    if claimed.size != actual.size {
+        out.push(Difference::Size { claimed: claimed.size, actual: actual.size });
     }
     let mut theirs: Vec<(FindingKey, Repair)> = claimed.findings.iter().map(|f| (FindingKey::of(f), f.repair)).collect();
     let mut ours: Vec<(FindingKey, Repair)> = actual.findings.iter().map(|f| (FindingKey::of(f), f.repair)).collect();
@@ -357,6 +369,18 @@ mod tests {
         none.time = None;
         let Check::Differs(why) = check(&s, &none) else { panic!("a claimed time the file has none of differs") };
         assert!(why[0].to_string().ends_with("; the file has no intact record"), "{}", why[0]);
+    }
+
+    /// The same bytes, the same hash, a false size: the row differs and
+    /// says so (issue 18's second review: it read "matches").
+    #[test]
+    fn a_claimed_size_the_file_does_not_have_differs() {
+        let s = &scan_all(&sample::files())[0].report;
+        let mut forged = s.clone();
+        forged.size += 1;
+        let Check::Differs(why) = check(&forged, s) else { panic!("a false size must differ") };
+        assert_eq!(why, vec![Difference::Size { claimed: s.size + 1, actual: s.size }]);
+        assert_eq!(why[0].to_string(), format!("size differs: the report says {} bytes, the file is {}", s.size + 1, s.size));
     }
 
     #[test]

@@ -110,6 +110,8 @@ pub struct Claim {
 pub struct LinkPoint {
     /// The file, as the report lists it, and the bytes.
     pub at: At,
+    /// The report's row of that file.
+    pub row: RowId,
     /// What the dropped files make of it.
     pub status: PointStatus,
 }
@@ -125,6 +127,10 @@ pub enum PointStatus {
     Held {
         /// The dropped file's size, when the range ends past it.
         cut_at: Option<u64>,
+        /// Whether the dropped file is the report's (its check matches);
+        /// `None` while that is being checked. A file that differs holds
+        /// bytes there, but maybe not the ones the link meant.
+        same: Option<bool>,
     },
     /// The paired file ends before them.
     PastEnd {
@@ -151,12 +157,19 @@ impl Verdict {
     /// is shown as code. An unpaired backtick stays text.
     #[must_use]
     pub fn spans(&self) -> Vec<(bool, &str)> {
-        let parts: Vec<&str> = self.sentence.split('`').collect();
-        if parts.len().is_multiple_of(2) {
-            return vec![(false, self.sentence.as_str())];
-        }
-        parts.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).map(|(i, p)| (i % 2 == 1, p)).collect()
+        code_spans(&self.sentence)
     }
+}
+
+/// The codec's words in runs of plain text and code (`false`/`true`): what
+/// it quotes in backticks is code. An unpaired backtick stays text.
+#[must_use]
+pub fn code_spans(text: &str) -> Vec<(bool, &str)> {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return vec![(false, text)];
+    }
+    parts.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).map(|(i, p)| (i % 2 == 1, p)).collect()
 }
 
 /// Counts of the checks, for the banner.
@@ -413,29 +426,33 @@ impl State {
         let claim = self.claim.as_ref()?;
         let at = claim.provenance.at.as_ref()?;
         let i = claim.files.iter().position(|f| f.path == at.file)?;
+        let row = RowId::Shared(u32::try_from(i).ok()?);
+        let same = match self.row(row).and_then(|r| r.check.as_ref()) {
+            Some(Check::Matches) => Some(true),
+            Some(Check::Differs(_)) => Some(false),
+            _ => None,
+        };
         let status = match claim.pairing.get(i).copied().flatten().and_then(|id| self.file(id)) {
             None => PointStatus::NotDropped,
             Some(f) if f.scanned.is_none() => PointStatus::Reading,
             Some(f) if at.start >= f.size => PointStatus::PastEnd { size: f.size },
-            Some(f) => PointStatus::Held { cut_at: (at.end > f.size).then_some(f.size) },
+            Some(f) => PointStatus::Held { cut_at: (at.end > f.size).then_some(f.size), same },
         };
-        Some(LinkPoint { at: at.clone(), status })
+        Some(LinkPoint { at: at.clone(), row, status })
     }
 
-    /// Selects the bytes the shared link points at, once the file it names is
-    /// paired with a dropped file and scanned (the range cut to that file's size).
+    /// Selects the bytes the shared link points at ([`Self::link_points_at`]),
+    /// once the file it names is paired with a dropped file and scanned (the
+    /// range cut to that file's size; none when the file ends before it).
     fn select_pointed(&mut self) -> bool {
-        let Some(claim) = &self.claim else { return false };
-        let Some(at) = &claim.provenance.at else { return false };
-        let Some(i) = claim.files.iter().position(|f| f.path == at.file) else { return false };
-        let Ok(i) = u32::try_from(i) else { return false };
-        let row = RowId::Shared(i);
-        let Some(size) = self.row(row).and_then(|r| self.file(r.file?)).filter(|f| f.scanned.is_some()).map(|f| f.size) else {
-            return false;
+        let Some(point) = self.link_points_at() else { return false };
+        self.range = match point.status {
+            PointStatus::NotDropped | PointStatus::Reading => return false,
+            PointStatus::PastEnd { .. } => None,
+            PointStatus::Held { cut_at, .. } => Some((point.at.start, cut_at.unwrap_or(point.at.end))),
         };
-        self.selected = Some(row);
+        self.selected = Some(point.row);
         self.problem = None;
-        self.range = (at.start < size).then(|| (at.start, at.end.min(size)));
         true
     }
 
@@ -786,7 +803,7 @@ mod tests {
         shared.provenance.at = Some(shared::At { file: path, start: 1692, end: 1720 });
         let s = scan_backwards(State::default().apply(Action::Open(shared)).apply(Action::Load(dropped(&shorter))), &shorter);
         assert_eq!((s.selected, s.range), (Some(RowId::Shared(2)), Some((1692, 1700))));
-        assert_eq!(s.link_points_at().map(|p| p.status), Some(PointStatus::Held { cut_at: Some(1700) }));
+        assert_eq!(s.link_points_at().map(|p| p.status), Some(PointStatus::Held { cut_at: Some(1700), same: Some(false) }));
     }
 
     #[test]
@@ -807,7 +824,12 @@ mod tests {
         let s = opened.clone().apply(Action::Load(dropped(&files)));
         assert_eq!(status(&s), Some((at.clone(), PointStatus::Reading)));
         let s = scan_backwards(s, &files);
-        assert_eq!(status(&s), Some((at.clone(), PointStatus::Held { cut_at: None })));
+        assert_eq!(status(&s), Some((at.clone(), PointStatus::Held { cut_at: None, same: Some(true) })));
+        // A file of that name whose bytes differ from the report's: held, but not the report's.
+        let mut rotten = files.clone();
+        rotten[2].1[40] ^= 1;
+        let s = scan_backwards(opened.clone().apply(Action::Load(dropped(&rotten))), &rotten);
+        assert_eq!(status(&s), Some((at.clone(), PointStatus::Held { cut_at: None, same: Some(false) })));
         // A file of the same name that ends before the bytes.
         let mut short = files.clone();
         short[2].1.truncate(1000);
