@@ -1885,6 +1885,19 @@ test('issue 18 (links): a link that points at bytes selects exactly them, in vie
   assert.match(await fresh.locator('#overview tbody tr.selected').textContent(), /00000000000000000001\.log/);
   const selected = [...new Set(await fresh.locator('#hex span.sel[data-pos]').evaluateAll((s) => s.map((e) => Number(e.dataset.pos))))].sort((x, y) => x - y);
   assert.deepEqual(selected, Array.from({ length: end - start }, (_, i) => start + i), 'exactly the bytes the link points at');
+  // The same link with a file of that name whose bytes differ (one rotten byte): held, but never called the report's.
+  const rotten = await mkdtemp(join(tmpdir(), 'felix-rotten-'));
+  const copy = join(rotten, basename(dir));
+  await mkdir(copy);
+  for (const f of await readdir(dir)) await copyFile(join(dir, f), join(copy, f));
+  const bytes = await readFile(join(copy, '00000000000000000001.log'));
+  bytes[start + 30] ^= 1;
+  await writeFile(join(copy, '00000000000000000001.log'), bytes);
+  const other = await page();
+  await other.goto(url);
+  await drop(other, await folder(copy));
+  await other.waitForFunction(() => document.querySelector('#shared-at .point-status')?.textContent.startsWith('the dropped file of that name differs from the report\'s'), null, { timeout: 30000 });
+  await rm(rotten, { recursive: true, force: true });
   // A crafted link pointing at a file its report does not list: words, not a panic.
   const report = JSON.parse(cliReport(['00000000000000000001.log'], dir));
   const q = await page();
@@ -1945,6 +1958,63 @@ test('issue 18 (links): the page\'s plan JSON and the CLI\'s recover --dry-run -
 });
 
 // Issue 18, "The replica compare": a different shard warned of, a lost offset named, both replicas' bytes side by side.
+
+test('issue 18 second review: a segment lost mid-shard and a damaged epochs file read as the CLI reads them; a shard under two roots reads as two', async () => {
+  const orders = shard('acme_default_orders_0');
+  const name = basename(orders);
+  const parent = await mkdtemp(join(tmpdir(), 'felix-review2-'));
+  const dir = join(parent, name);
+  await mkdir(dir);
+  for (const f of await readdir(orders)) if (f !== '00000000000000000004.log') await copyFile(join(orders, f), join(dir, f));
+  const epochs = await readFile(join(dir, 'epochs'));
+  epochs[epochs.length - 1] ^= 0x40;
+  await writeFile(join(dir, 'epochs'), epochs);
+  const cliLines = (args) => {
+    const o = spawnSync(CLI, args);
+    return `${o.stdout}${o.stderr}`.split('\n').map((l) => l.slice(l.indexOf(': ') + 2));
+  };
+  const verdict = cliLines(['inspect', dir]).find((l) => l.startsWith('verdict: ')).slice('verdict: '.length);
+  assert.match(verdict, /^offsets \d+\.\.=\d+ are missing between two segments and a damaged epochs file \(not repairable: fetch them from a replica\)$/);
+  const plan = cliLines(['recover', '--dry-run', dir]);
+  const toSucceed = plan.find((l) => l.startsWith('recover refuses until'));
+  assert.match(toSucceed, /^recover refuses until the segment with offsets \d+\.\.=\d+ \(missing before 00000000000000000005\.log\) is restored/);
+  const advice = plan.find((l) => l.startsWith('epochs reads as empty'));
+  assert.ok(advice, plan.join('\n'));
+  const p = await page({ width: 320, height: 900 });
+  await p.goto(base);
+  await drop(p, await folder(dir));
+  await p.locator('#verdicts li').first().waitFor({ timeout: 20000 });
+  assert.equal(await p.locator('#verdicts li .sentence').textContent(), verdict);
+  const section = p.locator(`section.recovery[data-folder="${name}"]`);
+  await section.locator('.to-succeed').waitFor({ timeout: 20000 });
+  assert.equal(await section.locator('.to-succeed').textContent(), `To make recovery succeed: ${toSucceed}`);
+  assert.equal(await section.locator('.to-succeed code').first().innerText(), 'felix-storage diff', 'code, its backticks not drawn');
+  assert.equal(await section.locator('.epochs-advice').textContent(), `The epochs file: ${advice}`);
+  assert.equal(await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, 'no sideways scroll at 320 px');
+  // Only the epochs damaged (the segment back): recovery changes nothing, and says what to do instead of "nothing to do".
+  await copyFile(join(orders, '00000000000000000004.log'), join(dir, '00000000000000000004.log'));
+  const q = await page();
+  await q.goto(base);
+  await drop(q, await folder(dir));
+  const alone = q.locator(`section.recovery[data-folder="${name}"]`);
+  await alone.locator('.epochs-advice').waitFor({ timeout: 20000 });
+  assert.match(await alone.locator('.verdict').textContent(), /^recovery changes nothing in this shard/);
+  assert.equal(await alone.locator('code.command').count(), 0, 'nothing to run');
+  // The same shard folder under two roots: two rows told apart, two previews named apart.
+  const payments = shard('acme_default_payments_0');
+  const pname = basename(payments);
+  const two = (await readdir(payments)).sort().flatMap((f) => ['a', 'b'].map((r) => ({ path: `${r}/${pname}/${f}`, from: join(payments, f) })));
+  const r = await page();
+  await r.goto(base);
+  await drop(r, two);
+  for (const root of ['a', 'b']) await r.locator(`section.recovery[data-folder="${root}/${pname}"] .verdict`).waitFor({ timeout: 20000 });
+  const cells = await r.locator('#overview td.shard').allTextContents();
+  assert.ok(cells.includes(`a/${pname}/`) && cells.includes(`b/${pname}/`), cells.join(', '));
+  const headings = await r.locator('section.recovery h3').allTextContents();
+  assert.deepEqual(headings.sort(), [`Recovery preview: a/${pname}`, `Recovery preview: b/${pname}`]);
+  assert.deepEqual(await axeViolations(r), [], 'two previews, two names');
+  await rm(parent, { recursive: true, force: true });
+});
 
 test('issue 18 compare: the demo\'s orders against its payments warns of two different shards and advises no truncation, as the CLI does', async () => {
   const root = join(sample, 'root');

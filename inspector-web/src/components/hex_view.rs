@@ -85,7 +85,14 @@ fn use_jump(props: &Props, size: u64) -> (Callback<KeyboardEvent>, UseStateHandl
         let ticket = jumps.ask();
         let input: HtmlInputElement = e.target_unchecked_into();
         let (d, r) = (&scanned.detail, &scanned.report);
-        let file = JumpFile { records: &d.records, capped: d.records_capped, last_offset: r.last_offset, time: r.time, size };
+        let file = JumpFile {
+            records: &d.records,
+            capped: d.records_capped,
+            first_offset: r.first_offset,
+            last_offset: r.last_offset,
+            time: r.time,
+            size,
+        };
         let want = match parse_jump(&input.value(), &file) {
             Ok(Jump::Range(a, b)) => {
                 error.set(String::new());

@@ -146,11 +146,23 @@ fn on_the_broker(name: &str, plan: &ShardPlan) -> Html {
 const DRY_RUN_FIRST: &str =
     " (add --dry-run first: it plans the folder as the broker holds it, the same plan as this one when that folder holds exactly these files)";
 
+/// A command's words, a flag never broken at its hyphens (at 320 px
+/// `--repair-checksum-tail` read as three lines); the text is the command's.
+fn command_words(command: &str) -> Html {
+    html! {
+        <>{ for command.split_inclusive(' ').map(|w| if w.starts_with("--") {
+            html! { <span class="flag">{ w.to_string() }</span> }
+        } else {
+            html! { { w.to_string() } }
+        }) }</>
+    }
+}
+
 /// The command for `plan`, after `lead`.
 fn command_line(lead: &str, name: &str, plan: &ShardPlan) -> Html {
     match recover_command(name, plan) {
         Some(command) => html! {
-            <p>{ lead }<code class="command">{ command }</code>{ DRY_RUN_FIRST }</p>
+            <p>{ lead }<code class="command">{ command_words(&command) }</code>{ DRY_RUN_FIRST }</p>
         },
         None => html! {
             <p class="no-command">

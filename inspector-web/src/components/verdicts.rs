@@ -41,7 +41,7 @@ pub fn verdicts(props: &Props) -> Html {
 /// a shared plan), what they quote in backticks drawn as code.
 pub fn codec_words(text: &str) -> Html {
     let escaped = shown(text);
-    html! { <>{ for code_spans(&escaped).into_iter().map(sentence_part) }</> }
+    html! { <span class="codec-words">{ for code_spans(&escaped).into_iter().map(sentence_part) }</span> }
 }
 
 /// A run of the sentence: code keeps its backticks in the text (the line's

@@ -391,6 +391,17 @@ pub enum JumpError {
         /// The offset asked for.
         offset: u64,
     },
+    /// A record offset below the file's first one.
+    BeforeFirst {
+        /// The offset asked for.
+        offset: u64,
+        /// The file's first intact record's offset.
+        first: u64,
+    },
+    /// `@-1`: a negative record offset (the whole entry, as typed).
+    NegativeOffset(String),
+    /// `time` with nothing after it.
+    NoTimeGiven,
     /// A record offset past the file's last one.
     PastLast {
         /// The offset asked for.
@@ -444,6 +455,9 @@ impl std::fmt::Display for JumpError {
             Self::NotAnOffset(t) => write!(f, "{} is not a record offset (try @60)", quote(t)),
             Self::NoRecords { offset } => write!(f, "no such offset {offset}: the file holds no intact record"),
             Self::PastLast { offset, last } => write!(f, "no such offset {offset} in this file (its last is {last})"),
+            Self::BeforeFirst { offset, first } => write!(f, "no such offset {offset} in this file (its first is {first})"),
+            Self::NegativeOffset(t) => write!(f, "{} names no record: record offsets start at 0 (try @60)", quote(t)),
+            Self::NoTimeGiven => write!(f, "type a time after \"time\" (time 2026-11-01T09:00:15Z, or time @MICROS)"),
             Self::NotFound(offset) => write!(f, "no record with offset {offset} was found in this file"),
             Self::NotHex(t) => write!(f, "{} is not a hex byte position", quote(t)),
             Self::NotAPosition(t) => write!(f, "{} is not a byte position (try 1234, 0x4d2 or @offset)", quote(t)),
@@ -471,7 +485,7 @@ impl std::fmt::Display for JumpError {
 /// # Errors
 /// What was not understood or not found ([`JumpError`]).
 pub fn parse_jump(text: &str, file: &JumpFile<'_>) -> Result<Jump, JumpError> {
-    let JumpFile { records, capped, last_offset, size, .. } = *file;
+    let JumpFile { records, capped, first_offset, last_offset, size, .. } = *file;
     let t = text.trim();
     if t.is_empty() {
         return Err(JumpError::Empty);
@@ -480,11 +494,17 @@ pub fn parse_jump(text: &str, file: &JumpFile<'_>) -> Result<Jump, JumpError> {
     if t.strip_prefix('-').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
         return Err(JumpError::NotAPosition(t.to_string()));
     }
+    let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
+    if record.is_some_and(|o| o.strip_prefix('-').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))) {
+        return Err(JumpError::NegativeOffset(t.to_string()));
+    }
     if let Some(when) = t.strip_prefix("time").map(str::trim).or_else(|| t.contains('-').then_some(t)) {
+        if when.is_empty() {
+            return Err(JumpError::NoTimeGiven);
+        }
         let at = parse_time(when).map_err(|e| JumpError::NotATime(when.to_string(), e))?;
         return jump_to_time(at, file);
     }
-    let record = t.strip_prefix('@').or_else(|| t.strip_prefix("offset")).map(str::trim);
     if let Some(o) = record {
         let offset: u64 = o.parse().map_err(|_| JumpError::NotAnOffset(t.to_string()))?;
         if let Some(r) = records.iter().find(|r| r.offset == offset) {
@@ -494,6 +514,9 @@ pub fn parse_jump(text: &str, file: &JumpFile<'_>) -> Result<Jump, JumpError> {
         return match last_offset {
             None => Err(JumpError::NoRecords { offset }),
             Some(last) if offset > last => Err(JumpError::PastLast { offset, last }),
+            Some(_) if first_offset.is_some_and(|first| offset < first) => {
+                Err(JumpError::BeforeFirst { offset, first: first_offset.unwrap_or(0) })
+            }
             Some(_) if capped => Ok(Jump::Offset(offset)),
             Some(_) => Err(JumpError::NotFound(offset)),
         };
@@ -515,6 +538,8 @@ pub struct JumpFile<'a> {
     pub records: &'a Rows,
     /// Whether the file has rows past them.
     pub capped: bool,
+    /// The file's first intact record's offset.
+    pub first_offset: Option<u64>,
     /// The file's last intact record's offset.
     pub last_offset: Option<u64>,
     /// The span of its intact records' timestamps (its report's `time`).
@@ -628,7 +653,12 @@ mod tests {
         let files = crate::model::sample::files();
         let s = &scan_all(&files)[0];
         let (recs, size, last) = (&s.detail.records, s.report.size, s.report.last_offset);
-        let jump = |t: &str, capped: bool| parse_jump(t, &JumpFile { records: recs, capped, last_offset: last, time: s.report.time, size });
+        let jump = |t: &str, capped: bool| {
+            parse_jump(
+                t,
+                &JumpFile { records: recs, capped, first_offset: s.report.first_offset, last_offset: last, time: s.report.time, size },
+            )
+        };
         assert_eq!(jump("0x20", false), Ok(Jump::Range(32, 33)));
         assert_eq!(jump("100", false), Ok(Jump::Range(100, 101)));
         let r = recs.get(3).unwrap();
@@ -649,7 +679,7 @@ mod tests {
             assert_eq!(window_missed(Want::Offset(lost)), format!("no record with offset {lost} was found in this file"));
         }
         let cut = Rows::default();
-        let cut_file = |last_offset| JumpFile { records: &cut, capped: true, last_offset, time: None, size };
+        let cut_file = |last_offset| JumpFile { records: &cut, capped: true, first_offset: None, last_offset, time: None, size };
         assert_eq!(parse_jump(&format!("@{last}"), &cut_file(Some(last))), Ok(Jump::Offset(last)));
         assert_eq!(parse_jump("@0", &cut_file(None)).unwrap_err().to_string(), "no such offset 0: the file holds no intact record");
         assert_eq!(jump("zz", false), Err(JumpError::NotAPosition("zz".into())));
@@ -660,6 +690,25 @@ mod tests {
         assert_eq!(jump("  ", false), Err(JumpError::Empty));
         assert_eq!(jump("@", false).unwrap_err().to_string(), "\u{2068}@\u{2069} is not a record offset (try @60)");
         assert_eq!(jump("-1", false), Err(JumpError::NotAPosition("-1".into())));
+        assert_eq!(jump("@-1", false).unwrap_err().to_string(), "\u{2068}@-1\u{2069} names no record: record offsets start at 0 (try @60)");
+        assert_eq!(
+            jump(" time ", false).unwrap_err().to_string(),
+            "type a time after \"time\" (time 2026-11-01T09:00:15Z, or time @MICROS)"
+        );
+        // Below the file's first offset (a later segment's file): named as its last is.
+        let first = s.report.first_offset.unwrap();
+        let later = JumpFile {
+            records: &Rows::default(),
+            capped: true,
+            first_offset: Some(first + 5),
+            last_offset: Some(first + 9),
+            time: None,
+            size,
+        };
+        assert_eq!(
+            parse_jump(&format!("@{first}"), &later).unwrap_err().to_string(),
+            format!("no such offset {first} in this file (its first is {})", first + 5)
+        );
         assert_eq!(jump("99999999", false), Err(JumpError::PastEnd { pos: 99_999_999, size }));
         assert!(jump("99999999", false).unwrap_err().to_string().contains("past the end"));
         assert_eq!(click_selection(FileKind::Segment, recs, size, r.position + 30), (r.position, r.end()));
@@ -689,7 +738,14 @@ mod tests {
         let s = &scan_all(&[("00000000000000000000.log".into(), seg.clone())])[0];
         let (recs, size) = (&s.detail.records, s.report.size);
         assert_eq!(s.report.time, Some(TimeSpan { first: 100, last: 700, min: 100, max: 700 }), "the rotten record's 900 is not believed");
-        let file = |records, capped| JumpFile { records, capped, last_offset: s.report.last_offset, time: s.report.time, size };
+        let file = |records, capped| JumpFile {
+            records,
+            capped,
+            first_offset: s.report.first_offset,
+            last_offset: s.report.last_offset,
+            time: s.report.time,
+            size,
+        };
         let at = |offset: u64| {
             let r = recs.iter().find(|r| r.offset == offset).unwrap();
             Ok(Jump::Range(r.position, r.end()))
@@ -723,7 +779,7 @@ mod tests {
         assert_eq!(jump_to_time(600, &file(&Rows::default(), false)), Err(JumpError::NoRecordAtOrAfter(600)));
         assert_eq!(window_missed(Want::Time { at: 600, from_row: 3 }), "no record at or after 1970-01-01T00:00:00.000600Z was found");
         assert_eq!(sought(Want::Time { at: 600, from_row: 3 }), "the record at or after 1970-01-01T00:00:00.000600Z");
-        let none = JumpFile { records: &Rows::default(), capped: false, last_offset: None, time: None, size };
+        let none = JumpFile { records: &Rows::default(), capped: false, first_offset: None, last_offset: None, time: None, size };
         assert_eq!(
             jump_to_time(0, &none).unwrap_err().to_string(),
             "no record at or after 1970-01-01T00:00:00.000000Z: the file holds no intact record"
@@ -739,6 +795,7 @@ mod tests {
         let file = JumpFile {
             records: &s.detail.records,
             capped: false,
+            first_offset: s.report.first_offset,
             last_offset: s.report.last_offset,
             time: s.report.time,
             size: s.report.size,
