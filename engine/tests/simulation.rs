@@ -1725,12 +1725,21 @@ fn the_engine_keeps_its_promises_under_a_random_schedule() {
 
 /// Shrunk schedules the simulator once failed on, each with what it found:
 /// replayed on every run (a long run's seed would not come round again).
-const FOUND: &[(u64, &[usize], &str)] = &[(
-    212_451,
-    &[1, 2, 4, 5, 7, 8],
-    "a crash between keeping the damaged epochs file as evidence (a hard link) and the rename of the new one \
-     left both names on one file: an operator's truncation of `epochs` changed `epochs.damaged`",
-)];
+const FOUND: &[(u64, &[usize], &str)] = &[
+    (
+        212_451,
+        &[1, 2, 4, 5, 7, 8],
+        "a crash between keeping the damaged epochs file as evidence (a hard link) and the rename of the new one \
+         left both names on one file: an operator's truncation of `epochs` changed `epochs.damaged`",
+    ),
+    (
+        341_995,
+        &[63, 68, 69, 70, 78, 105, 107, 116],
+        "an operator cut a sealed segment's index short and the newest segment to 1 byte: recovery removed the \
+         unfinished newest segment but checked the one before it only as sealed, so the next open (which scans it \
+         in full, as the newest) planned the index rebuild recovery should have done",
+    ),
+];
 
 #[test]
 fn every_schedule_the_simulator_once_failed_on_passes() {
