@@ -386,8 +386,12 @@ struct LogInner {
     retention: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// A group commit's flush is in flight.
     flushing: AtomicBool,
-    /// Bumped when a flush ends: its waiters wake and look again.
-    flushes: tokio::sync::watch::Sender<u64>,
+    /// Flushes ended (the chain's count: a woken waiter passes the wake on
+    /// only when one ended since it began to wait).
+    flush_count: AtomicU64,
+    /// The chain of wake-ups: a flush's end wakes the first waiter, and each
+    /// woken waiter wakes the next, from its own worker.
+    chain: tokio::sync::Notify,
     /// Appends begun: a flush's leader waits while this still moves.
     writes: AtomicU64,
     /// `writes` when the last flush started.
@@ -396,8 +400,6 @@ struct LogInner {
     gather_until: AtomicU64,
     /// The flush leader's thread, while there is one.
     leader: Mutex<Option<std::thread::Thread>>,
-    /// The runtime the log was opened in (the leader wakes waiters through it).
-    runtime: Option<tokio::runtime::Handle>,
 }
 
 /// The flush leader, on a blocking thread: flushes, wakes the waiters, and
@@ -457,21 +459,18 @@ impl Drop for LetGo<'_> {
         let inner = self.0;
         *inner.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         inner.flushing.store(false, Ordering::Release);
-        inner.flushes.send_modify(|n| *n = n.wrapping_add(1));
+        wake_waiters(inner);
     }
 }
 
-/// Wakes every task waiting for a flush from a task of the runtime: its
-/// wakes then go to that worker's own queue, instead of one by one through
-/// the runtime's shared queue from this thread.
+/// Wakes the tasks waiting for a flush, as a chain: the first waiter only,
+/// which wakes the next from its own worker before it looks whether the
+/// flush covered it, and so on ([`DiskLog::commit`]) — each wake goes to the
+/// waking worker's own queue and the publisher's next append follows on that
+/// worker, with no thread hop, as upstream's mutex hand-off does.
 fn wake_waiters(inner: &LogInner) {
-    match &inner.runtime {
-        Some(runtime) => {
-            let flushes = inner.flushes.clone();
-            drop(runtime.spawn(async move { flushes.send_modify(|n| *n = n.wrapping_add(1)) }));
-        }
-        None => inner.flushes.send_modify(|n| *n = n.wrapping_add(1)),
-    }
+    inner.flush_count.fetch_add(1, Ordering::AcqRel);
+    inner.chain.notify_one();
 }
 
 /// Most scheduler rounds a task that starts a flush leader lets others write first.
@@ -580,12 +579,12 @@ impl DiskLog {
             shard,
             retention: Mutex::new(None),
             flushing: AtomicBool::new(false),
-            flushes: tokio::sync::watch::Sender::new(0),
+            flush_count: AtomicU64::new(0),
+            chain: tokio::sync::Notify::new(),
             writes: AtomicU64::new(0),
             writes_at_flush: AtomicU64::new(0),
             gather_until: AtomicU64::new(u64::MAX),
             leader: Mutex::new(None),
-            runtime: tokio::runtime::Handle::try_current().ok(),
         });
         if let (true, Ok(runtime)) = (retains, runtime) {
             let weak = Arc::downgrade(&inner);
@@ -689,11 +688,18 @@ impl DiskLog {
     /// # Errors
     /// `FailStopped` or the IO failure that stopped the shard.
     pub async fn commit(&self, pending: &PendingAppend) -> Result<()> {
-        let mut flushed = self.inner.flushes.subscribe();
         if self.inner.shard.try_commit(&pending.pending)? {
             return Ok(());
         }
         loop {
+            // Waiting before looking: a flush that ends in between wakes this one.
+            let seen = self.inner.flush_count.load(Ordering::Acquire);
+            let notified = self.inner.chain.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.inner.shard.try_commit(&pending.pending)? {
+                return Ok(());
+            }
             if !self.inner.flushing.load(Ordering::Acquire) {
                 self.gather().await;
                 if self.inner.shard.try_commit(&pending.pending)? {
@@ -707,7 +713,15 @@ impl DiskLog {
                 // every waiter's `try_commit` then reports.
                 tokio::task::spawn_blocking(move || lead_flushes(&inner));
             }
-            flushed.changed().await.map_err(|_| EngineError::Closed { dir: self.inner.shard.dir().to_path_buf() })?;
+            notified.await;
+            // The chain: pass the wake on (no await in between, so a
+            // cancelled append cannot break it; a wake that reaches a
+            // dropped waiter goes on to the next) — unless no flush ended
+            // since this one began to wait: then every waiter behind it came
+            // later still, and the next flush's end wakes them.
+            if self.inner.flush_count.load(Ordering::Acquire) != seen {
+                self.inner.chain.notify_one();
+            }
             if self.inner.shard.try_commit(&pending.pending)? {
                 return Ok(());
             }

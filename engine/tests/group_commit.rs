@@ -434,3 +434,50 @@ async fn a_leader_that_panics_strands_no_waiter() {
     }
     assert_eq!(log.durable_offset(), 9);
 }
+
+/// The chain of wake-ups (each woken waiter wakes the next) under
+/// cancellation: 64 publishers, many of whose appends are dropped while they
+/// wait for their flush (a timeout of a few microseconds, and whole tasks
+/// aborted mid-wait). A dropped waiter never breaks the chain: every append
+/// that is awaited to its end is answered, and each one acknowledged is
+/// durable when it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_dropped_mid_wait_never_break_the_chain_of_wake_ups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = DiskLog::open(tmp.path().join("s"), "x", LogConfig::default()).unwrap();
+    let tasks: Vec<_> = (0..64u64)
+        .map(|t| {
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut acked = 0u64;
+                for i in 0..60u64 {
+                    let append = log.append(&[rec(&format!("{t}-{i}"))]);
+                    if (t + i) % 3 == 0 {
+                        // Dropped while it waits (or answered first: both are fine).
+                        let _ = tokio::time::timeout(Duration::from_micros(50 + (t * 7 + i) % 200), append).await;
+                        continue;
+                    }
+                    let r = append.await.unwrap();
+                    assert!(log.durable_offset() > r.last_offset, "acknowledged before it was durable");
+                    acked += 1;
+                }
+                acked
+            })
+        })
+        .collect();
+    // Some whole publishers are aborted while they wait.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    for t in tasks.iter().step_by(9) {
+        t.abort();
+    }
+    let mut answered = 0;
+    for t in tasks {
+        match tokio::time::timeout(Duration::from_secs(60), t).await.expect("a waiter was stranded") {
+            Ok(acked) => answered += acked,
+            Err(e) => assert!(e.is_cancelled(), "{e}"),
+        }
+    }
+    assert!(answered > 0);
+    // After all that, one more append from a fresh task is answered at once.
+    tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("last")])).await.expect("the chain is stuck").unwrap();
+}
