@@ -240,3 +240,30 @@ fn segments_and_the_shard_say_the_time_they_cover_a_clock_that_went_back_include
         [t0 + 5, t0 + 1, t0 - 3_000_000, t0 + 9].map(Value::from).each_ref()
     );
 }
+
+/// One shard folder name under two roots (`a/x`, `b/x`) is two shards, each
+/// with its own verdict, as `recover` plans them: b's torn newest segment is
+/// `recover`'s to cut, not "not repairable" because a holds later segments
+/// (issue 18, third review: the two were one sentence, under a's name only).
+#[test]
+fn one_folder_name_under_two_roots_gets_two_verdicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a/x"), tmp.path().join("b/x"));
+    write_shard(&a);
+    std::fs::create_dir_all(&b).unwrap();
+    let (s0, _) = segment(0, 3, b"torn");
+    std::fs::write(b.join("00000000000000000000.log"), &s0[..s0.len() - 2]).unwrap();
+    let o = run(&["inspect", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let t = text(&o);
+    let verdicts: Vec<&str> = t.lines().filter(|l| l.contains(": verdict: ")).collect();
+    assert_eq!(
+        verdicts,
+        [
+            format!("{}: verdict: clean: nothing to do", a.display()),
+            format!("{}: verdict: a torn tail that `recover` would fix", b.display())
+        ],
+        "{t}"
+    );
+    let plan = run(&["recover", "--dry-run", b.to_str().unwrap()]);
+    assert!(text(&plan).contains("would cut"), "recover cuts what the verdict says it would: {}", text(&plan));
+}

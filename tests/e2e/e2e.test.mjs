@@ -2528,3 +2528,53 @@ test('issue 20 attacked: a clock that went back across a damaged record is marke
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('issue 18 third review: one folder name under two roots reads as two verdicts, as the CLI reads them; a shared report with a forged gap and record count differs from the dropped folder', async () => {
+  const orders = shard('acme_default_orders_0');
+  const payments = shard('acme_default_payments_0');
+  const parent = await mkdtemp(join(tmpdir(), 'felix-review3-'));
+  try {
+    // a/x: orders with a segment lost from its middle; b/x: payments (a torn newest tail).
+    for (const [root, from] of [['a', orders], ['b', payments]]) {
+      await mkdir(join(parent, root, 'x'), { recursive: true });
+      for (const f of await readdir(from)) if (!(root === 'a' && f.startsWith('00000000000000000007.'))) await copyFile(join(from, f), join(parent, root, 'x', f));
+    }
+    const o = spawnSync(CLI, ['inspect', 'a/x', 'b/x'], { cwd: parent }).stdout.toString();
+    const cli = o.split('\n').filter((l) => l.includes(': verdict: ')).map((l) => l.split(': verdict: '));
+    assert.deepEqual(cli.map((v) => v[0]), ['a/x', 'b/x'], o);
+    assert.equal(cli[1][1], 'a torn tail and a stale index that `recover` would fix', 'b\'s torn newest tail is recover\'s to cut');
+    const p = await page({ width: 320, height: 900 });
+    await p.goto(base);
+    const under = async (root) => (await folder(join(parent, root, 'x'))).map((f) => ({ ...f, path: `${root}/${f.path}` }));
+    await drop(p, [...await under('a'), ...await under('b')]);
+    await p.locator('#verdicts li').nth(1).waitFor({ timeout: 20000 });
+    const shown = await p.locator('#verdicts li').evaluateAll((lis) => lis.map((li) => [li.dataset.label, li.querySelector('.sentence').textContent]));
+    assert.deepEqual(shown, cli);
+    assert.deepEqual(await axeViolations(p), []);
+    // A report of a/x with the gap's offsets and a record count forged: dropped, the folder differs and says where.
+    const report = JSON.parse(cliReport(['a/x'], parent));
+    const newest = report.files.find((f) => f.findings.some((x) => x.kind === 'SegmentDiscontinuity'));
+    const gap = newest.findings.find((x) => x.kind === 'SegmentDiscontinuity').discontinuity;
+    const truth = `offsets ${gap.expected}..=${gap.found - 1} are missing between two segments`;
+    gap.expected = gap.found - 1;
+    newest.records += 1;
+    const q = await page();
+    await q.goto(base);
+    await q.evaluate(() => { document.querySelector('#open-report').open = true; });
+    await q.fill('#report-text', JSON.stringify(report));
+    await q.click('#open-report-text');
+    await q.locator('#verdicts li').first().waitFor({ timeout: 15000 });
+    await drop(q, await under('a'));
+    const differs = q.locator('#overview td.check[data-check="differs"]');
+    await differs.first().waitFor({ timeout: 20000 });
+    assert.equal(await differs.count(), 1);
+    const reasons = await differs.locator('.reasons li').allTextContents();
+    assert.deepEqual(reasons, [
+      `SegmentDiscontinuity at byte 8: the report says offset ${gap.expected} is missing between two segments; the files say ${truth}`,
+      `records: the report says ${newest.records}, the file has ${newest.records - 1}`,
+    ]);
+    assert.match(await q.locator('#check-status').textContent(), /, 1 differ,/);
+  } finally {
+    await rm(parent, { recursive: true, force: true });
+  }
+});

@@ -194,16 +194,24 @@ impl ShardVerdict {
     }
 }
 
+/// The directory a file's path names (`None`: a bare name).
+fn dir_of(path: &str) -> Option<&str> {
+    path.rsplit_once('/').map(|(dir, _)| dir)
+}
+
 /// The report's files as they were judged — consecutive files of one shard
 /// together, a file judged alone by itself — each with its [`sentence`]:
 /// what `felix-storage inspect` ends each shard's text with, and what the
 /// page shows above everything.
 #[must_use]
 pub fn by_shard(files: &[&FileReport]) -> Vec<ShardVerdict> {
+    // A shard is its directory: two roots' folders of one name (`a/x`,
+    // `b/x`) are two shards, each with its own sentence, as `recover` plans them.
     let mut out: Vec<ShardVerdict> = Vec::new();
     for (i, f) in files.iter().enumerate() {
+        let same_dir = |v: &ShardVerdict| files.get(v.files.start).is_some_and(|first| dir_of(&first.path) == dir_of(&f.path));
         match out.last_mut() {
-            Some(v) if f.shard.is_some() && v.shard == f.shard && v.files.end == i => v.files.end = i + 1,
+            Some(v) if f.shard.is_some() && v.shard == f.shard && v.files.end == i && same_dir(v) => v.files.end = i + 1,
             _ => out.push(ShardVerdict { shard: f.shard.clone(), files: i..i + 1, sentence: String::new() }),
         }
     }
@@ -296,5 +304,29 @@ mod tests {
         assert_eq!((v[1].label(&files), v[1].sentence.as_str()), ("x", "clean: nothing to do"));
         let in_dir = FileReport { path: "/r/s-1/00000000000000000000.log".into(), ..a.clone() };
         assert_eq!(by_shard(&[&in_dir])[0].label(&[&in_dir]), "/r/s-1", "the shard's directory, as the file lines name it");
+    }
+
+    #[test]
+    fn one_shard_name_under_two_roots_is_two_verdicts() {
+        // `inspect a/x b/x`: every file's shard is "x"; b/x's torn tail is its
+        // own newest segment's (recover cuts it), not a's older segment's.
+        let discontinuity = Some(crate::doc::report::Discontinuity { expected: 332, found: 379 });
+        let mut gap =
+            file(FileKind::Segment, alloc::vec![FindingReport { discontinuity, ..finding("SegmentDiscontinuity", None, Repair::Never) }]);
+        gap.shard = Some("x".into());
+        gap.path = "a/x/00000000000000000008.log".into();
+        gap.segment_id = Some(8);
+        let mut torn = file(FileKind::Segment, alloc::vec![finding("Truncated", Some(59), Repair::Always)]);
+        torn.shard = Some("x".into());
+        torn.path = "b/x/00000000000000000001.log".into();
+        torn.segment_id = Some(1);
+        let files = [&gap, &torn];
+        let v = by_shard(&files);
+        assert_eq!(v.iter().map(|v| v.files.clone()).collect::<Vec<_>>(), [0..1, 1..2]);
+        assert_eq!(
+            (v[0].label(&files), v[0].sentence.as_str()),
+            ("a/x", "offsets 332..=378 are missing between two segments (not repairable: fetch them from a replica)")
+        );
+        assert_eq!((v[1].label(&files), v[1].sentence.as_str()), ("b/x", "a torn tail that `recover` would fix"));
     }
 }

