@@ -231,6 +231,71 @@ fn a_segment_lost_from_the_middle_is_restored_from_a_replica_as_recover_says() {
     assert_eq!(diff_json(&b, &a).0, Some(0));
 }
 
+/// The newest segments lost (issue 18's third review, F4 and F5): the words
+/// say so — an epochs file naming a generation past the log's end, or an
+/// index here without its segment — instead of "a damaged epochs file" to
+/// copy (the replica's is the same) or "clean"; copying the segments back
+/// from the replica, as the words say, makes everything pass.
+#[test]
+fn lost_newest_segments_are_named_and_restored_from_a_replica() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a/acme_default_orders_0-0d3aed4b998d2798");
+    let b = tmp.path().join("b/acme_default_orders_0-0d3aed4b998d2798");
+    append(&a, Some(1), "common", 0..50);
+    append(&a, Some(2), "more", 50..60);
+    copy_dir(&a, &b);
+    let said = |o: &Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let report =
+        |dir: &Path| -> serde_json::Value { serde_json::from_slice(&run(&["inspect", "--json", dir.to_str().unwrap()]).stdout).unwrap() };
+    // Every segment holding offset 49 or later goes, logs and indexes.
+    let r = report(&a);
+    let late: Vec<String> = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "segment" && f["last_offset"].as_u64().is_some_and(|l| l >= 49))
+        .map(|f| Path::new(f["path"].as_str().unwrap()).file_name().unwrap().to_str().unwrap().to_string())
+        .collect();
+    assert!(!late.is_empty() && late.len() < 5, "{late:?}");
+    for log in &late {
+        std::fs::remove_file(a.join(log)).unwrap();
+        std::fs::remove_file(a.join(log.replace(".log", ".index"))).unwrap();
+    }
+    let o = run(&["inspect", a.to_str().unwrap()]);
+    assert!(
+        said(&o).contains(
+            "verdict: the log's newest segments, which may be lost: the epochs file names a generation past its end (not repairable"
+        ),
+        "{}",
+        said(&o)
+    );
+    let o = run(&["recover", "--dry-run", a.to_str().unwrap()]);
+    assert!(
+        said(&o).contains("epochs names a generation that starts past the log's end: the log may have lost its newest segments"),
+        "{}",
+        said(&o)
+    );
+    for log in &late {
+        std::fs::copy(b.join(log), a.join(log)).unwrap();
+    }
+    assert_eq!(run(&["recover", a.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(run(&["inspect", a.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(diff_json(&b, &a).0, Some(0));
+    // Only the newest log lost, its index left behind: not "clean".
+    let newest = late.last().unwrap();
+    std::fs::remove_file(a.join(newest)).unwrap();
+    let o = run(&["inspect", a.to_str().unwrap()]);
+    let text = said(&o);
+    assert!(
+        text.contains("verdict: the newest segment, whose index is here without it (not repairable: fetch it from a replica)"),
+        "{text}"
+    );
+    assert!(text.contains("newer than every segment here: the newest segment (offsets from "), "{text}");
+    std::fs::copy(b.join(newest), a.join(newest)).unwrap();
+    assert_eq!(run(&["recover", a.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(diff_json(&b, &a).0, Some(0));
+}
+
 #[test]
 fn an_empty_replica_and_a_follower_that_began_mid_log() {
     let tmp = tempfile::tempdir().unwrap();

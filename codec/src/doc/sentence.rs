@@ -82,7 +82,12 @@ fn describe(found: &[(Topic, &FindingReport)], lost: &str) -> Vec<String> {
     for (_, f) in found.iter().filter(|(t, _)| *t == Topic::Gap) {
         out.push(f.discontinuity.map_or_else(|| "offsets missing or held twice between two segments".into(), |d| d.words()));
     }
-    let count = |t: Topic| found.iter().filter(|(x, _)| *x == t).count();
+    // The epochs naming a generation past the log's end: the log's newest segments may be gone.
+    let beyond = found.iter().filter(|(t, f)| *t == Topic::Epochs && f.kind == "EpochsBeyondLog").count();
+    if beyond > 0 {
+        out.push("the log's newest segments, which may be lost: the epochs file names a generation past its end".into());
+    }
+    let count = |t: Topic| found.iter().filter(|(x, f)| *x == t && !(t == Topic::Epochs && f.kind == "EpochsBeyondLog")).count();
     let words = [
         (Topic::TornTail, "a torn tail", "torn tails"),
         (Topic::Index, "a stale index", "index findings"),
@@ -140,10 +145,20 @@ pub fn sentence(files: &[&FileReport]) -> String {
     };
     let (never, opt_in, always) = (of(Repair::Never), of(Repair::OptIn), of(Repair::Always));
     let mut parts = Vec::new();
-    let lost = describe(&never, "lost to rot");
+    let mut lost = describe(&never, "lost to rot");
+    // An index newer than every segment: the newest segment it indexed is gone.
+    let newest_index = files.iter().filter(|f| f.kind == FileKind::Index).filter_map(|f| f.segment_id).max();
+    let gone = match (newest_index, newest) {
+        (Some(ix), Some(seg)) => ix > seg,
+        _ => false,
+    };
+    if gone {
+        lost.push("the newest segment, whose index is here without it".into());
+    }
+    let never_count = never.len() + usize::from(gone);
     if !lost.is_empty() {
         let wide_gap = |f: &FindingReport| f.discontinuity.is_none_or(|d| d.found.abs_diff(d.expected) > 1);
-        let many = never.len() > 1 || never.iter().any(|(t, f)| *t == Topic::Gap && wide_gap(f));
+        let many = never_count > 1 || never.iter().any(|(t, f)| *t == Topic::Gap && wide_gap(f));
         let them = if many { "them" } else { "it" };
         parts.push(format!("{} (not repairable: fetch {them} from a replica)", and_list(&lost)));
     }
@@ -288,6 +303,26 @@ mod tests {
         assert_eq!(sentence(&[&older, &newest]), "1 record lost to rot at offset 9 (not repairable: fetch it from a replica)");
         older.segment_id = Some(3);
         assert!(sentence(&[&older, &newest]).contains("`recover --repair-checksum-tail` would cut"));
+    }
+
+    #[test]
+    fn lost_newest_segments_are_named_not_called_a_damaged_epochs_file_or_clean() {
+        let mut epochs = file(FileKind::Epochs, alloc::vec![finding("EpochsBeyondLog", None, Repair::Never)]);
+        epochs.shard = Some("s".into());
+        assert_eq!(
+            sentence(&[&epochs]),
+            "the log's newest segments, which may be lost: the epochs file names a generation past its end (not repairable: fetch it from a replica)"
+        );
+        let mut seg = file(FileKind::Segment, Vec::new());
+        seg.segment_id = Some(3);
+        let mut index = file(FileKind::Index, Vec::new());
+        index.segment_id = Some(4);
+        assert_eq!(
+            sentence(&[&seg, &index]),
+            "the newest segment, whose index is here without it (not repairable: fetch it from a replica)"
+        );
+        index.segment_id = Some(2);
+        assert_eq!(sentence(&[&seg, &index]), "clean: nothing to do", "an older orphan loses nothing the log needs");
     }
 
     #[test]

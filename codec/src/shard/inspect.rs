@@ -551,6 +551,14 @@ impl ShardInspection {
                 Some((id, FileKind::Segment)) if !indexes.contains(&id) => {
                     r.notes.push("no index file: the engine rebuilds it from this segment on open".into());
                 }
+                Some((id, FileKind::Index)) if !segments.is_empty() && segments.iter().all(|s| *s < id) => {
+                    let from = r.base_offset.map_or_else(String::new, |b| format!(" (offsets from {b})"));
+                    r.notes.push(format!(
+                        "no segment with this id, and it is newer than every segment here: the newest segment{from} may be lost \
+                         (`felix-storage diff` against a healthy replica shows whether it holds them); an orphaned index, ignored \
+                         by readers; recovery moves it to evidence"
+                    ));
+                }
                 Some((id, FileKind::Index)) if !segments.contains(&id) => {
                     r.notes.push("no segment with this id: an orphaned index, ignored by readers; recovery moves it to evidence".into());
                 }

@@ -313,7 +313,9 @@ impl ShardPlan {
         // A file to replace, for damage in its own bytes; a segment to
         // restore, for offsets missing before a file (its own bytes are whole).
         let replaced: Vec<String> = files.iter().filter_map(|file| self.damaged_in(file)).collect();
-        let restored: Vec<String> = files.iter().flat_map(|file| self.missing_before(file)).collect();
+        let gaps: Vec<(String, u64)> = files.iter().flat_map(|file| self.missing_before(file)).collect();
+        let one_offset = matches!(gaps.as_slice(), [(_, 1)]);
+        let restored: Vec<String> = gaps.into_iter().map(|(words, _)| words).collect();
         let (is, those, copies) = if replaced.len() == 1 { ("is", "that file", "copy") } else { ("are", "those files", "copies") };
         let until = match (replaced.is_empty(), restored.is_empty()) {
             (false, true) => format!("{} {is} replaced", and_list(&replaced)),
@@ -322,6 +324,7 @@ impl ShardPlan {
         };
         let what = match (replaced.is_empty(), restored.is_empty()) {
             (false, true) => those,
+            (true, _) if one_offset => "the segment holding it",
             (true, _) => {
                 if restored.len() == 1 {
                     "the segment holding them"
@@ -362,7 +365,15 @@ impl ShardPlan {
     #[must_use]
     pub fn epochs_advice(&self) -> Option<String> {
         let name = crate::format::file_name::EPOCHS_FILE_NAME;
-        self.remaining_findings.iter().any(|f| f.file == name).then(|| {
+        let findings = || self.remaining_findings.iter().filter(|f| f.file == name);
+        if findings().any(|f| f.finding.kind == "EpochsBeyondLog") {
+            return Some(format!(
+                "{name} names a generation that starts past the log's end: the log may have lost its newest segments, and \
+                 recovery changes neither; `felix-storage diff` against a healthy replica shows whether it holds offsets this \
+                 copy lacks — if it does, copy the segments holding them from it; then run recover again"
+            ));
+        }
+        findings().next().map(|_| {
             format!(
                 "{name} reads as empty and recovery leaves it as it is: copy it from a healthy replica of this shard, after \
                  moving this replica's copy out of the shard's folder as evidence, or let the broker's next generation rewrite \
@@ -397,7 +408,7 @@ impl ShardPlan {
 
     /// "the segment with offsets 190..=236 (missing before
     /// 00000000000000000005.log)": each gap of offsets before `file`.
-    fn missing_before(&self, file: &str) -> Vec<String> {
+    fn missing_before(&self, file: &str) -> Vec<(String, u64)> {
         self.findings_in(file)
             .filter_map(|f| f.discontinuity)
             .filter(|d| d.found > d.expected)
@@ -407,7 +418,7 @@ impl ShardPlan {
                 } else {
                     format!("offsets {}..={}", d.expected, d.found - 1)
                 };
-                format!("the segment with {range} (missing before {file})")
+                (format!("the segment with {range} (missing before {file})"), d.found - d.expected)
             })
             .collect()
     }
@@ -831,6 +842,8 @@ mod tests {
             "{said}"
         );
         assert!(said.contains("after moving this replica's copy out of the shard's folder as evidence"), "{said}");
+        let said = plan_shard(&facts(vec![gap(236, 237)]), RepairOptions::default()).to_succeed().unwrap();
+        assert!(said.contains("is restored: copy the segment holding it from"), "one offset is 'it': {said}");
         // Offsets held twice: the later file's copy is what to replace.
         let said = plan_shard(&facts(vec![gap(237, 200)]), RepairOptions::default()).to_succeed().unwrap();
         assert!(
