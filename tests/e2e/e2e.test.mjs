@@ -2560,7 +2560,8 @@ test('issue 18 third review: one folder name under two roots reads as two verdic
     newest.records += 1;
     const q = await page();
     await q.goto(base);
-    await q.evaluate(() => { document.querySelector('#open-report').open = true; });
+    await q.locator('#open-report summary').waitFor({ timeout: 15000 });
+    await q.click('#open-report summary');
     await q.fill('#report-text', JSON.stringify(report));
     await q.click('#open-report-text');
     await q.locator('#verdicts li').first().waitFor({ timeout: 15000 });
