@@ -58,6 +58,27 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Replicas A and B of the orders shard, under `tmp` (not yet written).
+fn two_replicas(tmp: &Path) -> (PathBuf, PathBuf) {
+    let shard = "acme_default_orders_0-0d3aed4b998d2798";
+    (tmp.join("a").join(shard), tmp.join("b").join(shard))
+}
+
+/// What a command printed, both streams.
+fn said(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// After following recover's words on A: recover succeeds, inspect finds
+/// nothing, and A is B again.
+fn recovers_clean_and_matches(a: &Path, b: &Path) {
+    let o = run(&["recover", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let o = run(&["inspect", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    assert_eq!(diff_json(b, a).0, Some(0));
+}
+
 /// Replica A with 50 records in generation 1; B begins as a byte-for-byte
 /// copy of them (as a follower's log is); then A appends 10 more in
 /// generation 1 while B, now leader, appends 10 different ones in generation 2.
@@ -154,8 +175,7 @@ fn a_torn_tail_is_named_as_damage_not_a_divergence() {
 #[test]
 fn following_recovers_words_on_a_refused_shard_makes_it_succeed() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = tmp.path().join("a/acme_default_orders_0-0d3aed4b998d2798");
-    let b = tmp.path().join("b/acme_default_orders_0-0d3aed4b998d2798");
+    let (a, b) = two_replicas(tmp.path());
     append(&a, Some(1), "common", 0..50);
     copy_dir(&a, &b);
     let oldest = a.join("00000000000000000000.log");
@@ -164,7 +184,6 @@ fn following_recovers_words_on_a_refused_shard_makes_it_succeed() {
     let at = bytes.windows(needle.len()).position(|w| w == needle.as_slice()).unwrap();
     bytes[at + 2] ^= 0x20;
     std::fs::write(&oldest, bytes).unwrap();
-    let said = |o: &Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let o = run(&["recover", a.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", said(&o));
     assert!(
@@ -180,11 +199,7 @@ fn following_recovers_words_on_a_refused_shard_makes_it_succeed() {
     assert_eq!((code, &v["b"]["findings"][0]["offset"]), (Some(1), &serde_json::json!(3)), "{v}");
     std::fs::rename(&oldest, tmp.path().join("evidence.log")).unwrap();
     std::fs::copy(b.join("00000000000000000000.log"), &oldest).unwrap();
-    let o = run(&["recover", a.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
-    let o = run(&["inspect", a.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
-    assert_eq!(diff_json(&b, &a).0, Some(0));
+    recovers_clean_and_matches(&a, &b);
 }
 
 /// A segment lost from the middle of a shard (issue 18's second review,
@@ -193,8 +208,7 @@ fn following_recovers_words_on_a_refused_shard_makes_it_succeed() {
 #[test]
 fn a_segment_lost_from_the_middle_is_restored_from_a_replica_as_recover_says() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = tmp.path().join("a/acme_default_orders_0-0d3aed4b998d2798");
-    let b = tmp.path().join("b/acme_default_orders_0-0d3aed4b998d2798");
+    let (a, b) = two_replicas(tmp.path());
     append(&a, Some(1), "common", 0..50);
     copy_dir(&a, &b);
     let mut logs: Vec<PathBuf> =
@@ -202,7 +216,6 @@ fn a_segment_lost_from_the_middle_is_restored_from_a_replica_as_recover_says() {
     logs.sort();
     assert!(logs.len() >= 3, "small segments: {logs:?}");
     std::fs::remove_file(&logs[1]).unwrap();
-    let said = |o: &Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let o = run(&["inspect", a.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", said(&o));
     let text = said(&o);
@@ -224,11 +237,7 @@ fn a_segment_lost_from_the_middle_is_restored_from_a_replica_as_recover_says() {
     );
     assert!(logs[2].exists() && !said(&o).contains("as evidence"), "the file after the gap is whole and stays: {}", said(&o));
     std::fs::copy(b.join(logs[1].file_name().unwrap()), &logs[1]).unwrap();
-    let o = run(&["recover", a.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
-    let o = run(&["inspect", a.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
-    assert_eq!(diff_json(&b, &a).0, Some(0));
+    recovers_clean_and_matches(&a, &b);
 }
 
 /// The newest segments lost (issue 18's third review, F4 and F5): the words
@@ -239,12 +248,10 @@ fn a_segment_lost_from_the_middle_is_restored_from_a_replica_as_recover_says() {
 #[test]
 fn lost_newest_segments_are_named_and_restored_from_a_replica() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = tmp.path().join("a/acme_default_orders_0-0d3aed4b998d2798");
-    let b = tmp.path().join("b/acme_default_orders_0-0d3aed4b998d2798");
+    let (a, b) = two_replicas(tmp.path());
     append(&a, Some(1), "common", 0..50);
     append(&a, Some(2), "more", 50..60);
     copy_dir(&a, &b);
-    let said = |o: &Output| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let report =
         |dir: &Path| -> serde_json::Value { serde_json::from_slice(&run(&["inspect", "--json", dir.to_str().unwrap()]).stdout).unwrap() };
     // Every segment holding offset 49 or later goes, logs and indexes.
@@ -278,9 +285,7 @@ fn lost_newest_segments_are_named_and_restored_from_a_replica() {
     for log in &late {
         std::fs::copy(b.join(log), a.join(log)).unwrap();
     }
-    assert_eq!(run(&["recover", a.to_str().unwrap()]).status.code(), Some(0));
-    assert_eq!(run(&["inspect", a.to_str().unwrap()]).status.code(), Some(0));
-    assert_eq!(diff_json(&b, &a).0, Some(0));
+    recovers_clean_and_matches(&a, &b);
     // Only the newest log lost, its index left behind: not "clean".
     let newest = late.last().unwrap();
     std::fs::remove_file(a.join(newest)).unwrap();
@@ -608,8 +613,7 @@ fn two_different_shards_are_warned_of_and_no_truncation_is_advised() {
 #[test]
 fn an_offset_lost_to_rot_is_named_with_the_replica_that_holds_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let a = tmp.path().join("a/acme_default_orders_0-0d3aed4b998d2798");
-    let b = tmp.path().join("b/acme_default_orders_0-0d3aed4b998d2798");
+    let (a, b) = two_replicas(tmp.path());
     append(&a, Some(1), "common", 0..20);
     copy_dir(&a, &b);
     // Rot one payload byte of offset 3 in B's first segment.
