@@ -172,6 +172,13 @@ pub fn code_spans(text: &str) -> Vec<(bool, &str)> {
     parts.into_iter().enumerate().filter(|(_, p)| !p.is_empty()).map(|(i, p)| (i % 2 == 1, p)).collect()
 }
 
+/// A claim's row once its file matches: the dropped file's report — its
+/// own messages and notes — under the claim's path and shard (where the
+/// report put it). Everything the check compares is the same in both.
+fn own_words(claim: &FileReport, actual: &FileReport) -> FileReport {
+    FileReport { path: claim.path.clone(), shard: claim.shard.clone(), ..actual.clone() }
+}
+
 /// Counts of the checks, for the banner.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -227,6 +234,10 @@ pub struct State {
     pub focus_hex: u32,
     /// The person chose the selection (until then, the first problem is selected as results arrive).
     pub chosen: bool,
+    /// Each claim row's own words once its file matches ([`own_words`]),
+    /// with the dropped report they were made from (by address): made once,
+    /// so a row that did not change is not drawn again.
+    matched: Vec<Option<(usize, Rc<FileReport>)>>,
 }
 
 /// What can happen.
@@ -360,6 +371,8 @@ impl State {
 
     fn derive(&mut self) {
         let by_id: HashMap<FileId, &Loaded> = self.files.iter().map(|f| (f.id, f)).collect();
+        let mut matched = std::mem::take(&mut self.matched);
+        matched.resize(self.claim.as_ref().map_or(0, |c| c.files.len()), None);
         let rows: Vec<Row> = match &self.claim {
             Some(claim) => claim
                 .files
@@ -367,12 +380,31 @@ impl State {
                 .enumerate()
                 .map(|(i, report)| {
                     let file = claim.pairing.get(i).copied().flatten();
+                    let actual = file.and_then(|id| by_id.get(&id)).and_then(|f| f.report.as_ref());
                     let check = (!self.files.is_empty()).then(|| match file.and_then(|id| by_id.get(&id)) {
                         None => Check::NoFile,
                         Some(Loaded { report: None, .. }) => Check::Waiting,
                         Some(Loaded { report: Some(r), .. }) => verify::check(report, r),
                     });
-                    Row { id: RowId::Shared(u32::try_from(i).unwrap_or(u32::MAX)), report: Rc::clone(report), file, check }
+                    // Matched: the file's own words, not the report's (its messages and notes are
+                    // not compared: a stranger's "harmless" never stands beside "matches").
+                    let shown = match (&check, actual) {
+                        (Some(Check::Matches), Some(actual)) => {
+                            let key = Rc::as_ptr(actual) as usize;
+                            match matched.get(i).cloned().flatten() {
+                                Some((k, view)) if k == key => Some(view),
+                                _ => Some(Rc::new(own_words(report, actual))),
+                            }
+                            .inspect(|view| {
+                                if let Some(slot) = matched.get_mut(i) {
+                                    *slot = Some((key, Rc::clone(view)));
+                                }
+                            })
+                        }
+                        _ => None,
+                    };
+                    let report = shown.unwrap_or_else(|| Rc::clone(report));
+                    Row { id: RowId::Shared(u32::try_from(i).unwrap_or(u32::MAX)), report, file, check }
                 })
                 .collect(),
             None => self
@@ -398,6 +430,7 @@ impl State {
                 .collect(),
         );
         self.rows = Rc::new(rows);
+        self.matched = matched;
     }
 
     fn select_problem(&mut self, p: ProblemId) {
@@ -851,6 +884,36 @@ mod tests {
         assert_eq!(s.tally(), Tally { matches: 7, ..Tally::default() });
         assert!(s.detail().is_some(), "the selected claim now shows its file's bytes");
         assert!(s.unpaired().is_empty());
+    }
+
+    /// A report whose words were forged (a finding's message, a note) but
+    /// whose facts match the files: once matched, each row shows the file's
+    /// own words, never the stranger's beside "matches" (issue 18's third review).
+    #[test]
+    fn a_matched_claim_shows_the_files_own_words() {
+        let files = sample::files();
+        let mut shared = shared_from(&files);
+        let i = shared.report.files.iter().position(|f| !f.findings.is_empty()).unwrap();
+        shared.report.files[i].findings[0].message = "harmless".into();
+        shared.report.files[i].notes.push("all good: trust me".into());
+        let claimed = shared.report.files[i].clone();
+        let s = scan_backwards(State::default().apply(Action::Open(shared)).apply(Action::Load(dropped(&files))), &files);
+        assert_eq!(s.rows[i].check, Some(Check::Matches), "messages and notes are not compared");
+        let shown = &s.rows[i].report;
+        assert_ne!(shown.findings[0].message, "harmless");
+        assert!(!shown.notes.iter().any(|n| n == "all good: trust me"), "{:?}", shown.notes);
+        assert_eq!((&shown.path, &shown.shard), (&claimed.path, &claimed.shard), "where the report put it");
+        // Made once: a later action that changes nothing keeps the same row (it is not drawn again).
+        let before = Rc::clone(&s.rows[i].report);
+        let s = s.apply(Action::Filter(Filter::default()));
+        assert!(Rc::ptr_eq(&before, &s.rows[i].report));
+        // Before the files are in, the claim's words are shown as the claim's.
+        let s = State::default().apply(Action::Open({
+            let mut shared = shared_from(&files);
+            shared.report.files[i].notes.push("all good: trust me".into());
+            shared
+        }));
+        assert!(s.rows[i].report.notes.iter().any(|n| n == "all good: trust me"));
     }
 
     #[test]
