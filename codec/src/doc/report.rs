@@ -268,12 +268,30 @@ impl Discontinuity {
     /// 150..=189 are held by two segments": what the gap means, in words.
     #[must_use]
     pub fn words(self) -> String {
-        let range = |a: u64, b: u64| if a == b { format!("offset {a} is") } else { format!("offsets {a}..={b} are") };
-        if self.found > self.expected {
-            format!("{} missing between two segments", range(self.expected, self.found - 1))
-        } else {
-            format!("{} held by two segments", range(self.found, self.expected.saturating_sub(1).max(self.found)))
-        }
+        let verb = |a: u64, b: u64| if a == b { "is" } else { "are" };
+        let (a, b) = match self.missing() {
+            Some(missing) => (*missing.start(), *missing.end()),
+            None => (self.found, self.expected.saturating_sub(1).max(self.found)),
+        };
+        let what = if self.found > self.expected { "missing between" } else { "held by" };
+        format!("{} {} {what} two segments", offsets_words(a, b), verb(a, b))
+    }
+
+    /// The offsets missing between the two segments, when some are (none
+    /// when they overlap instead).
+    #[must_use]
+    pub fn missing(self) -> Option<core::ops::RangeInclusive<u64>> {
+        (self.found > self.expected).then(|| self.expected..=self.found - 1)
+    }
+}
+
+/// "offset 5" or "offsets 190..=236": a range of offsets, both ends included.
+#[must_use]
+pub fn offsets_words(first: u64, last: u64) -> String {
+    if first == last {
+        format!("offset {first}")
+    } else {
+        format!("offsets {first}..={last}")
     }
 }
 

@@ -37,11 +37,14 @@ enum Topic {
     Header,
     /// Offsets missing (or held twice) between two segments.
     Gap,
+    /// The epochs file names a generation past the log's end.
+    LogEnd,
 }
 
 fn topic(file: FileKind, f: &FindingReport) -> Topic {
     match (file, f.kind.as_str()) {
         (FileKind::Index, _) => Topic::Index,
+        (FileKind::Epochs, _) if f.kind == "EpochsBeyondLog" => Topic::LogEnd,
         (FileKind::Epochs, _) => Topic::Epochs,
         (_, "Truncated") => Topic::TornTail,
         (_, "SegmentMagic" | "SegmentVersion" | "SegmentFlags" | "SegmentHeaderChecksum") => Topic::Header,
@@ -82,12 +85,11 @@ fn describe(found: &[(Topic, &FindingReport)], lost: &str) -> Vec<String> {
     for (_, f) in found.iter().filter(|(t, _)| *t == Topic::Gap) {
         out.push(f.discontinuity.map_or_else(|| "offsets missing or held twice between two segments".into(), |d| d.words()));
     }
-    // The epochs naming a generation past the log's end: the log's newest segments may be gone.
-    let beyond = found.iter().filter(|(t, f)| *t == Topic::Epochs && f.kind == "EpochsBeyondLog").count();
-    if beyond > 0 {
+    let count = |t: Topic| found.iter().filter(|(x, _)| *x == t).count();
+    // The epochs naming a generation past the log's end (once, however many): the log's newest segments may be gone.
+    if count(Topic::LogEnd) > 0 {
         out.push("the log's newest segments, which may be lost: the epochs file names a generation past its end".into());
     }
-    let count = |t: Topic| found.iter().filter(|(x, f)| *x == t && !(t == Topic::Epochs && f.kind == "EpochsBeyondLog")).count();
     let words = [
         (Topic::TornTail, "a torn tail", "torn tails"),
         (Topic::Index, "a stale index", "index findings"),

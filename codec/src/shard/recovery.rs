@@ -39,7 +39,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::doc::report::FindingReport;
+use crate::doc::report::{offsets_words, FindingReport};
 use crate::doc::sentence::{and_list, at_offsets};
 use crate::format::file_name::{evidence_name, index_file_name};
 use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
@@ -410,15 +410,10 @@ impl ShardPlan {
     /// 00000000000000000005.log)": each gap of offsets before `file`.
     fn missing_before(&self, file: &str) -> Vec<(String, u64)> {
         self.findings_in(file)
-            .filter_map(|f| f.discontinuity)
-            .filter(|d| d.found > d.expected)
-            .map(|d| {
-                let range = if d.found - d.expected == 1 {
-                    format!("offset {}", d.expected)
-                } else {
-                    format!("offsets {}..={}", d.expected, d.found - 1)
-                };
-                (format!("the segment with {range} (missing before {file})"), d.found - d.expected)
+            .filter_map(|f| f.discontinuity?.missing())
+            .map(|missing| {
+                let (first, last) = (*missing.start(), *missing.end());
+                (format!("the segment with {} (missing before {file})", offsets_words(first, last)), last - first + 1)
             })
             .collect()
     }
