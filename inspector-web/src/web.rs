@@ -395,6 +395,31 @@ impl Drop for KeyListener {
     }
 }
 
+/// Calls `f` after layout each time one of the watched elements changes
+/// size, for as long as the value lives.
+pub struct SizeWatch {
+    observer: web_sys::ResizeObserver,
+    _f: wasm_bindgen::closure::Closure<dyn Fn()>,
+}
+
+impl SizeWatch {
+    /// Watches `elements`; `None` where the browser has no `ResizeObserver`.
+    pub fn new(elements: &[web_sys::Element], f: impl Fn() + 'static) -> Option<Self> {
+        let f = wasm_bindgen::closure::Closure::<dyn Fn()>::new(f);
+        let observer = web_sys::ResizeObserver::new(f.as_ref().unchecked_ref()).ok()?;
+        for e in elements {
+            observer.observe(e);
+        }
+        Some(Self { observer, _f: f })
+    }
+}
+
+impl Drop for SizeWatch {
+    fn drop(&mut self) {
+        self.observer.disconnect();
+    }
+}
+
 /// The page URL with `fragment` in place of the current one.
 #[must_use]
 pub fn url_with_fragment(fragment: &str) -> String {

@@ -1529,6 +1529,10 @@ test('issue 18, every hand: the selected file\'s row is scrolled into the overvi
   // Find is below the bytes: the reader scrolls back up to the overview (the box was not scrolled since).
   await p.locator('#overview-heading').scrollIntoViewIfNeeded();
   assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 280, drawn: true, inView: true }, 'a Find match');
+  // The window made smaller (the box shorter, a scroll bar along its foot): the row is still held in view.
+  await p.setViewportSize({ width: 900, height: 600 });
+  assert.deepEqual(await overviewRowShown(p, 'selected'), { row: 280, drawn: true, inView: true }, 'the window made smaller');
+  await p.setViewportSize({ width: 1300, height: 900 });
   // The same folder's report, opened from a link in a fresh page: its most severe problem's row is in view.
   const report = JSON.parse(await download(p, '#download-json'));
   assert.equal(report.files.length, 300);

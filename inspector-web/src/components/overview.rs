@@ -158,32 +158,39 @@ fn focused(row: &Element) -> bool {
 /// Scrolls the overview's own box (never the page) so `row` shows whole,
 /// below the box's sticky header: the browser's own scroll to a focused row
 /// stops at the box's top edge, under the header.
-/// `page`: the window too, so the row is on screen.
+/// `page`: the keyboard's row — the box scrolls no further than it must (a
+/// step at a time) and the window too, so the row is on screen. Else a
+/// selection made elsewhere: a row out of view is brought to the middle of
+/// the box, with its neighbours around it, so a scroll bar appearing or a
+/// block above it drawn at its own height later never leaves it at an edge.
 fn reveal(row: &Element, page: bool) {
     let Some(table) = row.closest("#overview").ok().flatten() else { return };
     let Some(scroller) = table.parent_element() else { return };
     let bounds = scroller.get_bounding_client_rect();
     let top = table.query_selector(".ov-head").ok().flatten().map_or(bounds.top(), |h| h.get_bounding_client_rect().bottom());
     let bottom = bounds.top() + f64::from(scroller.client_top() + scroller.client_height());
-    if let Some(by) = into_view(&row.get_bounding_client_rect(), top, bottom) {
+    if let Some(by) = into_view(&row.get_bounding_client_rect(), top, bottom, !page) {
         scroller.set_scroll_top(scroller.scroll_top().saturating_add(by));
     }
     let Some(window) = web_sys::window().filter(|_| page) else { return };
     let height = window.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
-    if let Some(by) = into_view(&row.get_bounding_client_rect(), 0.0, height) {
+    if let Some(by) = into_view(&row.get_bounding_client_rect(), 0.0, height, false) {
         window.scroll_by_with_x_and_y(0.0, f64::from(by));
     }
 }
 
 /// How far to scroll so `r` shows whole between `top` and `bottom` (its top
-/// edge if it is taller); `None` if it does.
-fn into_view(r: &web_sys::DomRect, top: f64, bottom: f64) -> Option<i32> {
-    let by = if r.top() < top {
-        (r.top() - top).floor()
-    } else if r.bottom() > bottom {
-        (r.bottom() - bottom).min(r.top() - top).ceil()
-    } else {
+/// edge if it is taller); `None` if it does. `middle`: to the middle of the
+/// space, not its nearest edge.
+fn into_view(r: &web_sys::DomRect, top: f64, bottom: f64, middle: bool) -> Option<i32> {
+    let by = if r.top() >= top && r.bottom() <= bottom {
         return None;
+    } else if middle || r.height() > bottom - top {
+        (r.top() - top - ((bottom - top - r.height()) / 2.0).max(0.0)).floor()
+    } else if r.top() < top {
+        (r.top() - top).floor()
+    } else {
+        (r.bottom() - bottom).ceil()
     };
     #[allow(clippy::cast_possible_truncation)]
     Some(by as i32)
@@ -258,14 +265,32 @@ pub fn overview(props: &Props) -> Html {
 /// The selected file's row kept in the overview's box (not the page) from
 /// the moment the selection changes — on open, by a problem, by Find, by a
 /// link — through the renders that follow (rows filling in, blocks drawn at
-/// their own heights), until the reader scrolls the box: the callback it
-/// returns, for the box's wheel, touch, pointer and key events.
+/// their own heights, the box or the table resized by a scroll bar or a
+/// column), until the reader scrolls the box: the callback it returns, for
+/// the box's wheel, touch, pointer and key events.
 #[hook]
 fn use_reveal_selected(table: &NodeRef, selected: Option<RowId>, rows: &Rc<Vec<Row>>) -> Callback<()> {
     let pinned = use_mut_ref(|| false);
     {
         let pinned = Rc::clone(&pinned);
         use_effect_with(selected, move |_| *pinned.borrow_mut() = true);
+    }
+    {
+        // A block the browser skipped while the box was off screen is laid out when it comes
+        // back, at its own height: each change of size puts the row back, after layout, before paint.
+        let (table, pinned) = (table.clone(), Rc::clone(&pinned));
+        use_effect_with((), move |()| {
+            let watch = table.cast::<Element>().and_then(|t| {
+                let again = table.clone();
+                crate::web::SizeWatch::new(&[t.parent_element()?, t], move || {
+                    let row = again.cast::<Element>().and_then(|t| t.query_selector("tr[aria-current=\"true\"]").ok().flatten());
+                    if let Some(row) = row.filter(|_| *pinned.borrow()) {
+                        reveal(&row, false);
+                    }
+                })
+            });
+            move || drop(watch)
+        });
     }
     {
         let (table, pinned) = (table.clone(), Rc::clone(&pinned));
