@@ -176,8 +176,8 @@ impl fmt::Display for EngineError {
             ),
             Self::TruncatedAway { offsets, cut_at } => write!(
                 f,
-                "offsets {}..{} were truncated away (from offset {cut_at}) before they became durable: not acknowledged",
-                offsets.start, offsets.end
+                "{} were truncated away (from offset {cut_at}) before they became durable: not acknowledged",
+                felix_codec::shard::diff::OffsetRange { from: offsets.start, to: offsets.end }.words()
             ),
         }
     }

@@ -121,7 +121,10 @@ fn a_follower_copy_then_ten_different_each_diverges_at_50_exit_1() {
     let out = String::from_utf8(text.stdout).unwrap();
     assert_eq!(text.status.code(), Some(1));
     assert!(out.contains("FIRST DIVERGENT OFFSET 50:"), "{out}");
-    assert!(out.contains("A truncates to 50 (drops offsets 50..60)"), "{out}");
+    assert!(out.contains("A truncates to 50 (drops offsets 50..=59)"), "{out}");
+    // Offsets in the words `inspect` uses, the last one included (the JSON's ranges stay half-open).
+    assert!(out.contains("common range: offsets 0..=59 (60 records compared)"), "{out}");
+    assert!(out.contains(": offsets 0..=59 (60 intact)"), "{out}");
     let json = run(&["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]).stdout;
     for shown in [out.as_bytes(), &json] {
         assert!(!String::from_utf8_lossy(shown).contains(SECRET), "a payload leaked into the diff");

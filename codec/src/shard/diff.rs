@@ -59,7 +59,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
-use crate::doc::report::{one_line, FileReport};
+use crate::doc::report::{offsets_words, one_line, FileReport};
 use crate::doc::text::span_words;
 use crate::format::epochs::{end_of_generation, truncation_point, Epoch};
 use crate::format::file_name::{classify, segment_file_name, EntryName, FileKind};
@@ -605,6 +605,27 @@ pub struct OffsetRange {
     pub to: u64,
 }
 
+impl OffsetRange {
+    /// The range in the words every verdict uses ([`offsets_words`]: its
+    /// last offset included — "offsets 10..=12", "offset 30"), so `diff`,
+    /// `inspect` and the page name the same offsets the same way; "no
+    /// offsets" when it is empty.
+    ///
+    /// ```
+    /// use felix_codec::shard::diff::OffsetRange;
+    /// assert_eq!(OffsetRange { from: 10, to: 13 }.words(), "offsets 10..=12");
+    /// assert_eq!(OffsetRange { from: 30, to: 31 }.words(), "offset 30");
+    /// assert_eq!(OffsetRange { from: 5, to: 5 }.words(), "no offsets");
+    /// ```
+    #[must_use]
+    pub fn words(&self) -> String {
+        if self.to <= self.from {
+            return "no offsets".into();
+        }
+        offsets_words(self.from, self.to - 1)
+    }
+}
+
 /// One record at the first divergence: where it is and its header's
 /// values, never its payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -869,12 +890,12 @@ impl Diff {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for (name, s) in [("A", &self.a), ("B", &self.b)] {
-            let first = s.first_offset.map_or_else(|| "no record".into(), |f| format!("offsets {f}..{}", s.next_offset));
+            let first = s.first_offset.map_or_else(|| "no record".into(), |f| OffsetRange { from: f, to: s.next_offset }.words());
             let _ = writeln!(out, "{name}: {}: {first} ({} intact), epochs {}", one_line(&s.path), s.records, epochs_text(&s.epochs));
         }
         match self.common_range {
             Some(r) => {
-                let _ = writeln!(out, "common range: {}..{} ({} records compared)", r.from, r.to, self.compared_records);
+                let _ = writeln!(out, "common range: {} ({} records compared)", r.words(), self.compared_records);
             }
             None => out.push_str("common range: none\n"),
         }
@@ -903,7 +924,7 @@ impl Diff {
         }
         for (name, ranges) in [("A", &self.only_a), ("B", &self.only_b)] {
             for r in ranges {
-                let _ = writeln!(out, "only {name} holds offsets {}..{}", r.from, r.to);
+                let _ = writeln!(out, "only {name} holds {}", r.words());
             }
         }
         for line in self.lost_sentences() {
@@ -979,8 +1000,7 @@ impl Diff {
 fn lost_sentence(name: &str, other: &str, l: &Lost, side: &SideReport) -> String {
     let (from, to) = (l.range.from, l.range.to);
     let count = to.saturating_sub(from);
-    let (what, pronoun) =
-        if count == 1 { (format!("offset {from}"), "it") } else { (format!("offsets {from}..{to} ({count} records)"), "them") };
+    let (what, pronoun) = if count == 1 { (l.range.words(), "it") } else { (format!("{} ({count} records)", l.range.words()), "them") };
     let cause = side
         .findings
         .iter()
@@ -996,13 +1016,13 @@ fn lost_sentence(name: &str, other: &str, l: &Lost, side: &SideReport) -> String
 
 /// What a side does as the other's follower, in words, from its truncation
 /// point (`None`: the epochs give none): "truncates to T (drops offsets
-/// T..N)" or "keeps everything (truncation point T)". The CLI's text and the
+/// T..=N-1)" or "keeps everything (truncation point T)". The CLI's text and the
 /// page both say it with this.
 #[must_use]
 pub fn follower_action(side: &SideReport, truncate_to: Option<u64>) -> Option<String> {
     let next = side.next_offset;
     Some(match truncate_to? {
-        t if t < next => format!("truncates to {t} (drops offsets {t}..{next})"),
+        t if t < next => format!("truncates to {t} (drops {})", OffsetRange { from: t, to: next }.words()),
         // `next_offset` stops at u64::MAX: whether the side holds that offset
         // is not known here (a note says so when it does).
         t if t == u64::MAX => format!("keeps the offsets below {t} (truncation point {t})"),
@@ -1226,7 +1246,7 @@ mod tests {
         assert_eq!(d.lost_a.iter().map(|l| l.range).collect::<Vec<_>>(), [OffsetRange { from: 10, to: 13 }]);
         assert!(d.lost_b.is_empty());
         assert!(
-            d.lost_sentences()[0].starts_with("A lost offsets 10..13 (3 records); B still holds them intact, from byte 332"),
+            d.lost_sentences()[0].starts_with("A lost offsets 10..=12 (3 records); B still holds them intact, from byte 332"),
             "{:?}",
             d.lost_sentences()
         );

@@ -10,7 +10,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use felix_codec::shard::diff::{Diff, RecordRef, Side, SideReport};
+use felix_codec::shard::diff::{Diff, OffsetRange, RecordRef, Side, SideReport};
 use web_sys::{Blob, File, HtmlInputElement};
 use yew::prelude::*;
 
@@ -195,7 +195,7 @@ fn timeline(side: &SideReport, axis_end: u64) -> Html {
     let bars = side.epochs.iter().enumerate().map(|(i, [g, start])| {
         let end = side.epochs.get(i + 1).map_or(side.next_offset, |e| e[1]);
         let (left, width) = (scale(*start), (scale(end) - scale(*start)).max(0.5));
-        html! { <span class="epoch" style={format!("left:{left:.2}%;width:{width:.2}%")} title={format!("generation {g}: offsets {start}..{end}")}>{ format!("g{g}") }</span> }
+        html! { <span class="epoch" style={format!("left:{left:.2}%;width:{width:.2}%")} title={format!("generation {g}: {}", OffsetRange { from: *start, to: end }.words())}>{ format!("g{g}") }</span> }
     });
     html! { <div class="timeline" role="img" aria-label={format!("epochs of {}", shown(&side.path))}>{ for bars }</div> }
 }
@@ -276,7 +276,7 @@ fn side_column(d: &Diff, side: Side, axis_end: u64) -> Html {
         Side::B => ("B", "A", &d.b),
     };
     let range = match s.first_offset {
-        Some(f) => format!("offsets {f}..{} ({} intact records)", s.next_offset, s.records),
+        Some(f) => format!("{} ({} intact records)", OffsetRange { from: f, to: s.next_offset }.words(), s.records),
         None => "no record".into(),
     };
     let truncation = d.follower_line(side).unwrap_or_else(|| format!("as a follower of {other}: the epochs give no truncation point"));
@@ -301,7 +301,7 @@ fn render_diff(d: &Diff, bytes: Option<&Shown>, unmask: bool, on_unmask: Callbac
     let verdict = if d.identical { "identical" } else { "different" };
     let common = d.common_range.map_or_else(
         || "no offset in common".into(),
-        |r| format!("common range {}..{}: {} records compared, {} differ", r.from, r.to, d.compared_records, d.divergent_records),
+        |r| format!("common range {}: {} records compared, {} differ", r.words(), d.compared_records, d.divergent_records),
     );
     html! {
         <div class="diff-result">
@@ -316,8 +316,8 @@ fn render_diff(d: &Diff, bytes: Option<&Shown>, unmask: bool, on_unmask: Callbac
                 { side_column(d, Side::A, axis_end) }
                 { side_column(d, Side::B, axis_end) }
             </div>
-            { for d.only_a.iter().map(|r| html! { <p class="only">{ format!("only A holds offsets {}..{}", r.from, r.to) }</p> }) }
-            { for d.only_b.iter().map(|r| html! { <p class="only">{ format!("only B holds offsets {}..{}", r.from, r.to) }</p> }) }
+            { for d.only_a.iter().map(|r| html! { <p class="only">{ format!("only A holds {}", r.words()) }</p> }) }
+            { for d.only_b.iter().map(|r| html! { <p class="only">{ format!("only B holds {}", r.words()) }</p> }) }
             if let Some(t) = &d.divergent_time {
                 <p id="divergent-time">{ divergent_time_words(t) }</p>
             }

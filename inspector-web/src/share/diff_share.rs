@@ -354,11 +354,8 @@ pub fn markdown(d: &Diff) -> String {
     out.push('\n');
     match &d.common_range {
         Some(r) => {
-            let _ = writeln!(
-                out,
-                "Common range: {}..{} ({} records compared, {} differ).\n",
-                r.from, r.to, d.compared_records, d.divergent_records
-            );
+            let _ =
+                writeln!(out, "Common range: {} ({} records compared, {} differ).\n", r.words(), d.compared_records, d.divergent_records);
         }
         None => out.push_str("No offset in common.\n\n"),
     }
@@ -371,7 +368,7 @@ pub fn markdown(d: &Diff) -> String {
     }
     for (name, ranges) in [("A", &d.only_a), ("B", &d.only_b)] {
         for r in ranges {
-            let _ = writeln!(out, "- only {name} holds offsets {}..{}", r.from, r.to);
+            let _ = writeln!(out, "- only {name} holds {}", r.words());
         }
     }
     for (name, s) in [("A", &d.a), ("B", &d.b)] {
