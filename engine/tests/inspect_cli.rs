@@ -267,3 +267,39 @@ fn one_folder_name_under_two_roots_gets_two_verdicts() {
     let plan = run(&["recover", "--dry-run", b.to_str().unwrap()]);
     assert!(text(&plan).contains("would cut"), "recover cuts what the verdict says it would: {}", text(&plan));
 }
+
+/// A record header damaged in the middle of a segment is placed by its
+/// neighbours' offsets when exactly one is missing between them: the verdict
+/// names the offset to fetch from a replica, as it does for a damaged payload.
+/// Two headers in a row damaged cannot be told apart: the verdict says so.
+#[test]
+fn a_damaged_record_header_is_placed_by_its_neighbours_offsets() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (damaged, placed) in [(&[4usize][..], Some(4u64)), (&[4, 5][..], None)] {
+        let shard = tmp.path().join(format!("acme_default_orders_{}-0d3aed4b998d2798", damaged.len()));
+        std::fs::create_dir_all(&shard).unwrap();
+        let (mut bytes, positions) = segment(0, 10, b"payload");
+        for &i in damaged {
+            // Byte 2 of the header: its payload length, which the header's checksum covers.
+            bytes[positions[i] as usize + 2] ^= 0x40;
+        }
+        std::fs::write(shard.join("00000000000000000000.log"), &bytes).unwrap();
+        let o = run(&["inspect", shard.to_str().unwrap(), "--json"]);
+        assert_eq!(o.status.code(), Some(1));
+        let v = json(&o);
+        let findings = &v["files"][0]["findings"];
+        assert_eq!(findings.as_array().unwrap().len(), 1, "{findings}");
+        assert_eq!(findings[0]["kind"], "RecordHeaderChecksum");
+        assert_eq!(findings[0]["position"], positions[damaged[0]]);
+        assert_eq!(findings[0]["offset"].as_u64(), placed);
+        let t = text(&run(&["inspect", shard.to_str().unwrap()]));
+        let verdict = t.lines().find(|l| l.contains(": verdict: ")).unwrap();
+        match placed {
+            Some(o) => assert!(
+                verdict.ends_with(&format!("1 record lost to rot at offset {o} (not repairable: fetch it from a replica)")),
+                "{verdict}"
+            ),
+            None => assert!(verdict.contains("1 damaged record header (not repairable"), "{verdict}"),
+        }
+    }
+}

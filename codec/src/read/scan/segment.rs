@@ -485,10 +485,22 @@ impl SegmentScanner {
     fn resume(&mut self, sink: &mut dyn Sink) {
         if let State::Resync { start, kind, offset } = core::mem::replace(&mut self.state, State::RecordHeader) {
             let at = self.at;
+            let offset = offset.or_else(|| self.one_lost_offset());
             self.finding(kind, start, at, offset, sink);
         }
         self.resynced = true;
         self.on_record_header(sink);
+    }
+
+    /// The damage's place by its neighbours' offsets, when its own header
+    /// cannot say it: the one offset missing between the record before it
+    /// and the header the scan resumes at (in `buf`) — the record whose
+    /// header was damaged. `None` when none is missing (bytes that hold no
+    /// record) or several are (the damage's records cannot be told apart).
+    fn one_lost_offset(&self) -> Option<u64> {
+        let ExpectedOffset::Exactly(expected) = self.expected else { return None };
+        let resumed = be::u64_at(self.buf.get(..RECORD_HEADER_LEN)?, crate::format::record::OFFSET_AT);
+        (resumed.checked_sub(expected) == Some(1)).then_some(expected)
     }
 
     /// Searches `chunk` (after the bytes carried in `buf`, which start at
