@@ -563,3 +563,67 @@ async fn a_pass_that_could_not_unlink_is_retried_and_a_failed_directory_fsync_st
     assert_eq!(log.append(&[rec("n")]).await.unwrap_err(), stopped);
     assert_eq!(log.enforce_retention_now().await.unwrap_err(), stopped);
 }
+
+/// Upstream's recovery (`disk_log/recovery.rs`, `discard_abandoned_preparations`)
+/// reopens the states a crash leaves across its rollover — which builds the
+/// next segment before it swaps it in, and installs it before it flushes the
+/// one it retires — and a broker that swaps its log for ours must too: the
+/// next segment created and no more, or a prefix of its header; a header and
+/// no record at a base below the log's end, or above it; two such, from two
+/// crashes; each with the retired segment's last record torn or whole. The
+/// segments that never took effect are moved to evidence and removed, the
+/// torn record cut, every whole record read back, and appends go on from the
+/// tail. A header and no record at the log's end is a finished roll: kept.
+#[tokio::test]
+async fn a_rollover_a_crash_left_unfinished_reopens_as_upstream_s_recovery_reopens_it() {
+    use felix_codec::format::segment_header::SegmentHeader;
+    let header = |base: u64| SegmentHeader::new(base, 1_700_000_000).encode().to_vec();
+    let abandoned: [(&str, Vec<Vec<u8>>); 6] = [
+        ("created, no header", vec![Vec::new()]),
+        ("a prefix of a header", vec![header(5)[..20].to_vec()]),
+        ("built below the end", vec![header(3)]),
+        ("stranded above the end", vec![header(9)]),
+        ("two crashes", vec![header(7), header(2)]),
+        ("a finished roll", vec![header(5)]),
+    ];
+    for torn in [false, true] {
+        for (what, planted) in &abandoned {
+            let tmp = tempfile::tempdir().unwrap();
+            let log = open(tmp.path(), small(FsyncMode::OnCommit));
+            // Three records of 36 bytes a segment: 0..=2 in segment 0, 3..=4 in segment 1.
+            append_each(&log, &["record-0", "record-1", "record-2", "record-3", "record-4"]).await;
+            log.shutdown().await.unwrap();
+            drop(log);
+            let retired = tmp.path().join("00000000000000000001.log");
+            if torn {
+                let len = std::fs::metadata(&retired).unwrap().len();
+                std::fs::OpenOptions::new().write(true).open(&retired).unwrap().set_len(len - 3).unwrap();
+            }
+            for (k, bytes) in planted.iter().enumerate() {
+                std::fs::write(tmp.path().join(format!("{:020}.log", 2 + k)), bytes).unwrap();
+            }
+            let kept = *what == "a finished roll" && !torn;
+            let log =
+                DiskLog::open(tmp.path(), "t/ns/s/0", small(FsyncMode::OnCommit)).unwrap_or_else(|e| panic!("{what}, torn {torn}: {e}"));
+            let end = if torn { 4 } else { 5 };
+            assert_eq!(log.tail_offset().await.unwrap(), end, "{what}, torn {torn}");
+            let read: Vec<u64> = read_from(&log, 0).await.into_iter().map(|(o, _)| o).collect();
+            assert_eq!(read, (0..end).collect::<Vec<_>>(), "{what}, torn {torn}");
+            let ids: Vec<u64> = log.segments().iter().map(|s| s.id).collect();
+            assert_eq!(ids, if kept { vec![0, 1, 2] } else { vec![0, 1] }, "{what}, torn {torn}");
+            for (k, bytes) in planted.iter().enumerate() {
+                let name = format!("{:020}.log", 2 + k);
+                let evidence = tmp.path().join(format!("{name}.cut-0"));
+                if kept {
+                    assert!(tmp.path().join(&name).exists());
+                } else {
+                    assert!(!tmp.path().join(&name).exists(), "{what}, torn {torn}: {name} removed");
+                    assert_eq!(evidence.exists(), !bytes.is_empty(), "{what}, torn {torn}: {name}'s bytes kept as evidence");
+                }
+            }
+            let next = log.append(&[rec("after")]).await.unwrap();
+            assert_eq!(next.first_offset, end, "{what}, torn {torn}: appends go on from the tail");
+            log.shutdown().await.unwrap();
+        }
+    }
+}

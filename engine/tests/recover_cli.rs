@@ -206,3 +206,48 @@ fn a_plan_file_that_is_not_the_runs_is_refused_before_anything_changes() {
     assert_eq!(run(&["recover", r, "--dry-run", "--plan", &whole]).status.code(), Some(2));
     assert_eq!(std::fs::metadata(&log).unwrap().len(), size);
 }
+
+/// A rollover a crash left unfinished as upstream's broker leaves one — the
+/// next segment built (a header, no record, a base past the retired
+/// segment's whole records) and the retired segment's last record torn —
+/// reads as what it is: `inspect`'s verdict names the torn tail and the
+/// unfinished segment, with a note on that file; `recover` removes the one
+/// (bytes kept as evidence) and cuts the other, and `inspect` then finds
+/// the shard clean.
+#[test]
+fn an_unfinished_rollover_with_a_torn_retired_segment_is_recovered_as_inspect_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let r = root.to_str().unwrap();
+    let mut produce = Command::new(env!("CARGO_BIN_EXE_felix-storage"))
+        .args(["produce", "--shard", "acme/default/orders/0", r])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut produce.stdin.take().unwrap(), b"one\ntwo\nthree\nfour\n").unwrap();
+    assert!(produce.wait().unwrap().success());
+    let shard = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path();
+    let s = shard.to_str().unwrap();
+    let retired = shard.join("00000000000000000000.log");
+    let len = std::fs::metadata(&retired).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&retired).unwrap().set_len(len - 2).unwrap();
+    let header = felix_codec::format::segment_header::SegmentHeader::new(4, 1_700_000_000_000_000).encode();
+    std::fs::write(shard.join("00000000000000000001.log"), header).unwrap();
+    let text = |o: &Output| String::from_utf8(o.stdout.clone()).unwrap();
+    let before = text(&run(&["inspect", s]));
+    assert!(before.contains(": verdict: a torn tail and 1 unfinished segment that `recover` would fix\n"), "{before}");
+    assert!(
+        before.contains("00000000000000000001.log: note: a rollover that never took effect: this segment holds a header and no record, and its base offset 4 is not where the segment before it ends (offset 3 would follow)"),
+        "{before}"
+    );
+    let (code, done) = plan(&["recover", s, "--json"]);
+    assert_eq!(code, Some(0), "{done}");
+    let shard_plan = &done["shards"][0];
+    assert_eq!(actions(shard_plan, "remove-unfinished")[0]["evidence"], "00000000000000000001.log.cut-0");
+    assert_eq!(actions(shard_plan, "cut")[0]["file"], "00000000000000000000.log");
+    assert_eq!(std::fs::read(shard.join("00000000000000000001.log.cut-0")).unwrap(), header);
+    let after = run(&["inspect", s]);
+    assert_eq!(after.status.code(), Some(0), "{}", text(&after));
+    assert!(text(&after).contains(": verdict: clean: nothing to do\n"), "{}", text(&after));
+}

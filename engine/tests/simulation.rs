@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use felix_codec::format::epochs::Epoch;
 use felix_codec::format::file_name::{classify, index_file_name, segment_file_name, EntryName, EPOCHS_FILE_NAME, LOCK_FILE_NAME};
 use felix_codec::format::record::RECORD_HEADER_LEN;
-use felix_codec::format::segment_header::SEGMENT_HEADER_LEN;
+use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::read::reader::SegmentReader;
 use felix_codec::shard::inspect::{InputFile, ShardInspection};
 use felix_codec::shard::recovery::{plan_shard, Action, ShardPlan};
@@ -195,8 +195,14 @@ enum Step {
     OrphanIndex {
         torn: bool,
     },
+    /// A rollover that never took effect, as a crash leaves one: the next
+    /// segment created and no more (`stranded` 0, or 4: a prefix of its
+    /// header), or — as upstream's broker builds the next segment before it
+    /// swaps it in — a whole header and no record at a base offset below
+    /// the log's end (1), above it (2), or at it (3: a finished roll, kept).
     UnfinishedRoll {
         torn_index: bool,
+        stranded: u8,
     },
     LoneEpochs {
         kind: u8,
@@ -279,7 +285,7 @@ fn step(rng: &mut Rng) -> Step {
         87..=89 => Step::Truncate { file: rng.pick(), at: rng.pick() },
         90..=93 => Step::FlipBit { file: rng.pick(), at: rng.pick(), bit: u8::try_from(rng.below(8)).unwrap() },
         94..=95 => Step::OrphanIndex { torn: rng.chance(50) },
-        96..=97 => Step::UnfinishedRoll { torn_index: rng.chance(50) },
+        96..=97 => Step::UnfinishedRoll { torn_index: rng.chance(50), stranded: 0 },
         _ => Step::LoneEpochs { kind: u8::try_from(rng.below(4)).unwrap() },
     }
 }
@@ -297,9 +303,13 @@ fn schedule(seed: u64) -> Schedule {
     let mut steps: Vec<Step> = (0..n).map(|_| step(&mut rng)).collect();
     // Drawn apart from the steps, so every seed's steps stay what they were.
     let mut stops = Rng(seed ^ 0xC105_E5EE_5700_9ED0);
+    let mut rolls = Rng(seed ^ 0x0AB4_D0BE_D5E6_0001);
     for s in &mut steps {
         if let Step::Reboot { stop_first } = s {
             *stop_first = stops.below(3) == 0;
+        }
+        if let Step::UnfinishedRoll { stranded, .. } = s {
+            *stranded = u8::try_from(rolls.below(5)).unwrap();
         }
     }
     let places = (0..steps.len()).collect();
@@ -567,10 +577,19 @@ impl World {
                 let bytes: &[u8] = if *torn { b"FLSI\0\x02" } else { b"garbage, not an index at all" };
                 w.io.put(&shard_dir().join(index_file_name(id)), bytes);
             }),
-            Step::UnfinishedRoll { torn_index } => self.offline(|w| {
+            Step::UnfinishedRoll { torn_index, stranded } => self.offline(|w| {
                 // No roll can follow a segment at id u64::MAX: nothing to leave unfinished.
                 let Some(id) = w.newest_id().map_or(Some(0), |n| n.checked_add(1)) else { return };
-                w.io.put(&shard_dir().join(segment_file_name(id)), b"");
+                let end = w.log_end();
+                let header = |base: u64| SegmentHeader::new(base, 1_700_000_000_000_000).encode().to_vec();
+                let segment = match stranded {
+                    0 => Vec::new(),
+                    1 => header(end.saturating_sub(1 + end % 3)),
+                    2 => header(end.saturating_add(1 + end % 5)),
+                    3 => header(end),
+                    _ => header(end)[..usize::try_from(end % 32).unwrap()].to_vec(),
+                };
+                w.io.put(&shard_dir().join(segment_file_name(id)), &segment);
                 let bytes: &[u8] = if *torn_index { b"FLSI\0\x02" } else { b"" };
                 w.io.put(&shard_dir().join(index_file_name(id)), bytes);
             }),
@@ -1096,6 +1115,15 @@ impl World {
 
     fn newest_id(&self) -> Option<u64> {
         self.segment_ids().last().copied()
+    }
+
+    /// The offset after the newest segment's last intact record, as its
+    /// bytes on disk say (0 with no segment).
+    fn log_end(&self) -> u64 {
+        let files = self.io.files_in(&shard_dir());
+        let newest = self.newest_id().and_then(|id| files.get(&shard_dir().join(segment_file_name(id))));
+        let ctx = felix_codec::read::scan::ScanContext { newest_segment: true, ..Default::default() };
+        newest.and_then(|b| felix_codec::read::scan::segment::scan_segment(b, ctx).next_offset()).unwrap_or(0)
     }
 
     fn move_segment(&mut self, which: Pick, to: NewId, copy: bool) {

@@ -17,6 +17,8 @@ use alloc::vec::Vec;
 
 use crate::doc::report::{FileReport, FindingReport};
 use crate::format::file_name::FileKind;
+use crate::format::segment_header::SEGMENT_HEADER_LEN;
+use crate::shard::tail::{abandoned_tail, TailShape};
 use crate::Repair;
 
 /// Offsets a sentence names before "and N more".
@@ -119,6 +121,28 @@ fn in_plan(file: &FileReport, newest: Option<u64>, f: &FindingReport) -> Repair 
     }
 }
 
+/// The log's newest segment, as recovery leaves it, and how many newer
+/// segments it removes as never having taken effect
+/// ([`crate::shard::recovery::abandoned_tail`], from the reports).
+fn log_tail(files: &[&FileReport]) -> (Option<u64>, usize) {
+    let mut segments: Vec<&FileReport> = files.iter().copied().filter(|f| f.kind == FileKind::Segment && f.segment_id.is_some()).collect();
+    segments.sort_by_key(|f| f.segment_id);
+    let shapes: Vec<TailShape> = segments
+        .iter()
+        .map(|f| {
+            let empty = f.records == 0 && f.findings.is_empty() && f.findings_omitted == 0;
+            TailShape {
+                unfinished: empty && f.base_offset.is_none() && f.size < SEGMENT_HEADER_LEN as u64,
+                empty_at: f.base_offset.filter(|_| empty && f.size == SEGMENT_HEADER_LEN as u64),
+                next_offset: f.last_offset.map_or(f.base_offset, |l| l.checked_add(1)),
+            }
+        })
+        .collect();
+    let gone = abandoned_tail(&shapes);
+    let newest = segments.len().checked_sub(gone + 1).and_then(|k| segments.get(k)).or(segments.last()).and_then(|f| f.segment_id);
+    (newest, gone)
+}
+
 /// "a, b and c".
 pub(crate) fn and_list(parts: &[String]) -> String {
     match parts.split_last() {
@@ -138,7 +162,7 @@ pub(crate) fn and_list(parts: &[String]) -> String {
 /// replica); a torn tail and a stale index that `recover` would fix".
 #[must_use]
 pub fn sentence(files: &[&FileReport]) -> String {
-    let newest = files.iter().filter(|f| f.kind == FileKind::Segment).filter_map(|f| f.segment_id).max();
+    let (newest, unfinished) = log_tail(files);
     let of = |r: Repair| -> Vec<(Topic, &FindingReport)> {
         files
             .iter()
@@ -168,7 +192,10 @@ pub fn sentence(files: &[&FileReport]) -> String {
     if !tail.is_empty() {
         parts.push(format!("{} at a segment's tail that `recover --repair-checksum-tail` would cut", and_list(&tail)));
     }
-    let fixed = describe(&always, "damaged");
+    let mut fixed = describe(&always, "damaged");
+    if unfinished > 0 {
+        fixed.push(plural(unfinished, "unfinished segment", "unfinished segments"));
+    }
     if !fixed.is_empty() {
         parts.push(format!("{} that `recover` would fix", and_list(&fixed)));
     }

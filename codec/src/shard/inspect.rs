@@ -31,10 +31,11 @@ use crate::doc::report::FileReport;
 use crate::format::epochs::EPOCH_ENTRY_LEN;
 use crate::format::file_name::{classify, describe_magic, parse_file_name, EntryName, FileKind};
 use crate::format::index::BASE_OFFSET_AT as INDEX_BASE_OFFSET_AT;
-use crate::format::segment_header::BASE_OFFSET_AT as SEGMENT_BASE_OFFSET_AT;
+use crate::format::segment_header::{BASE_OFFSET_AT as SEGMENT_BASE_OFFSET_AT, SEGMENT_HEADER_LEN};
 use crate::read::scan::epochs::entry_position;
 use crate::read::scan::{EpochsScanner, IndexCheck, IndexScanner, IndexSummary, Item, ScanContext, SegmentScanner, Sink};
 use crate::shard::recovery::{IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts};
+use crate::shard::tail::{abandoned_tail, TailShape};
 use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
 
 /// A file to inspect: its path as shown, its bare name and its size.
@@ -80,6 +81,10 @@ pub struct ShardInspection {
     /// Per file, the cross-file findings past the per-file limit, counted only.
     extra_omitted: Vec<u64>,
     writer_live: bool,
+    /// The newest segments recovery removes (files, newest first), and the
+    /// segment then newest, once every scan is done ([`Self::settle_tail`]).
+    abandoned: Vec<usize>,
+    tail: Option<usize>,
 }
 
 /// The streaming scan of one file. Its kind is fixed by the name, or by the
@@ -277,6 +282,8 @@ impl ShardInspection {
             extra: (0..n).map(|_| Vec::new()).collect(),
             extra_omitted: alloc::vec![0; n],
             writer_live: false,
+            abandoned: Vec::new(),
+            tail: None,
         }
     }
 
@@ -373,14 +380,19 @@ impl ShardInspection {
     /// ([`crate::shard::recovery::plan_shard`]); `path` names the shard directory.
     #[must_use]
     pub fn finish_with_facts(mut self, path: String) -> (Vec<FileReport>, ShardFacts) {
+        self.settle_tail();
         self.cross_check();
         let facts = self.facts(path);
         let mut reports = Vec::with_capacity(self.files.len());
+        let abandoned: Vec<Option<String>> = (0..self.files.len()).map(|i| self.abandoned_note(i)).collect();
         let done_all: Vec<Option<Done>> = self.done.drain(..).collect();
         for (i, (file, done)) in self.files.iter().zip(done_all).enumerate() {
             let ctx = self.ctx(i);
             let done = done.unwrap_or(Done::Unknown { size: file.size, first: Vec::new() });
             let mut report = file_report(file.path.clone(), &file.name, &ctx, done);
+            if let Some(Some(note)) = abandoned.get(i) {
+                report.notes.push(note.clone());
+            }
             if let Some(extra) = self.extra.get(i) {
                 report.add_findings(extra);
             }
@@ -406,10 +418,10 @@ impl ShardInspection {
                 file: f.name.clone(),
                 id,
                 size: s.size,
-                newest: Some(id) == self.newest_segment_id,
+                newest: self.abandoned.contains(&i) || self.tail.map_or(Some(id) == self.newest_segment_id, |t| t == i),
                 findings,
                 clean_prefix_end: s.clean_prefix_end,
-                unfinished: s.unfinished,
+                unfinished: s.unfinished || self.abandoned.contains(&i),
             });
         }
         let index_of = |id: u64| self.files.iter().position(|f| parse_file_name(&f.name) == Some((id, FileKind::Index)));
@@ -487,8 +499,43 @@ impl ShardInspection {
         }
     }
 
-    fn cross_check(&mut self) {
+    /// Which newest segments never took effect (recovery removes them:
+    /// [`crate::shard::recovery::abandoned_tail`]), and the segment before
+    /// them, newest once they are gone, judged as the newest.
+    fn settle_tail(&mut self) {
         let segs = self.segments_by_id();
+        let shapes: Vec<TailShape> = segs.iter().filter_map(|(_, i)| self.segment(*i)).map(tail_shape).collect();
+        let gone = if shapes.len() == segs.len() { abandoned_tail(&shapes) } else { 0 };
+        self.abandoned = segs.iter().rev().take(gone).map(|(_, i)| *i).collect();
+        if gone == 0 {
+            return;
+        }
+        self.tail = segs.len().checked_sub(gone + 1).and_then(|k| segs.get(k)).map(|(_, i)| *i);
+        if let Some(Some(Done::Segment(s))) = self.tail.and_then(|t| self.done.get_mut(t)) {
+            s.judge_as_newest();
+        }
+    }
+
+    /// The note of a segment recovery removes as a rollover that never took
+    /// effect (an unfinished creation says so itself).
+    fn abandoned_note(&self, i: usize) -> Option<String> {
+        let s = self.segment(i).filter(|s| !s.unfinished && self.abandoned.contains(&i))?;
+        let base = s.header?.base_offset;
+        let segs = self.segments_by_id();
+        let k = segs.iter().position(|(_, f)| *f == i)?;
+        let before = k.checked_sub(1).and_then(|b| segs.get(b)).and_then(|(_, f)| self.segment(*f))?.next_offset();
+        let ends = before.map_or_else(|| "no offset".into(), |e| format!("offset {e}"));
+        Some(format!(
+            "a rollover that never took effect: this segment holds a header and no record, and its base offset {base} is not \
+             where the segment before it ends ({ends} would follow); it holds nothing to lose: recovery moves its bytes to \
+             evidence and removes it, and the segment before it is the newest"
+        ))
+    }
+
+    fn cross_check(&mut self) {
+        let mut segs = self.segments_by_id();
+        // The segments recovery removes continue nothing.
+        segs.retain(|(_, i)| !self.abandoned.contains(i));
         let mut extra: Vec<(usize, Finding)> = Vec::new();
         // Consecutive segments continue each other's offsets.
         for pair in segs.windows(2) {
@@ -571,6 +618,12 @@ impl ShardInspection {
             }
         }
     }
+}
+
+/// What [`abandoned_tail`] needs of a segment's scan.
+fn tail_shape(s: &crate::read::scan::SegmentSummary) -> TailShape {
+    let header_only = s.records == 0 && s.findings.findings.is_empty() && s.size == SEGMENT_HEADER_LEN as u64;
+    TailShape { unfinished: s.unfinished, empty_at: s.header.filter(|_| header_only).map(|h| h.base_offset), next_offset: s.next_offset() }
 }
 
 fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileReport {

@@ -8,7 +8,7 @@
 //! | fact                                                        | action |
 //! |-------------------------------------------------------------|--------|
 //! | a temporary of the engine's own (`<format name>.tmp`)       | `remove-temporary` |
-//! | the newest segment is an unfinished creation (< 32 bytes)   | `remove-unfinished` (its bytes, if any, move to evidence first) |
+//! | the newest segment is an unfinished creation (< 32 bytes), or a rollover that never took effect (a header, no record, and a base offset that is not where the segment before it ends), repeatedly ([`abandoned_tail`]) | `remove-unfinished` (its bytes, if any, move to evidence first); the segment before it is then the newest, and judged as such |
 //! | every finding of the newest segment is repairable (`always`, or `opt-in` with `--repair-checksum-tail`) | `cut` at the end of its clean prefix (the cut bytes move to evidence first), then `rebuild-index` |
 //! | a segment finding that is not repairable                    | `refuse` (naming the flag only where it would turn the refusal into the cut: the newest segment, every finding `opt-in` or `always`) |
 //! | an index with a finding, a torn entry, entries missing, or no index at all | `rebuild-index` |
@@ -63,9 +63,14 @@ pub struct SegmentFacts {
     pub findings: Vec<Finding>,
     /// Where its clean prefix ends: what a cut keeps.
     pub clean_prefix_end: u64,
-    /// Shorter than a header and holding a prefix of one, as the newest segment.
+    /// A newest segment that never took effect, which recovery removes
+    /// ([`abandoned_tail`]): shorter than a header and holding a prefix of
+    /// one (an unfinished creation), or a header and no record at a base
+    /// offset that is not where the segment before it ends.
     pub unfinished: bool,
 }
+
+pub use crate::shard::tail::{abandoned_tail, TailShape};
 
 pub use crate::format::index::IndexProblem;
 
@@ -552,14 +557,21 @@ impl Draft {
     /// cut a newest segment's repairable tail, or refuse what may not be cut.
     fn segment(&mut self, seg: &SegmentFacts, options: RepairOptions) {
         if seg.unfinished && seg.newest {
-            self.actions.push(Action::RemoveUnfinished {
-                file: seg.file.clone(),
-                bytes: seg.size,
-                reason: format!(
+            let reason = if seg.size < crate::format::segment_header::SEGMENT_HEADER_LEN as u64 {
+                format!(
                     "the newest segment holds {} of its header's 32 bytes and no record: an unfinished creation \
                      (a header is fsynced before any record may claim to live in a segment)",
                     seg.size
-                ),
+                )
+            } else {
+                "the newest segment holds a header and no record, at a base offset that is not where the segment before it \
+                 ends: a rollover that never took effect"
+                    .into()
+            };
+            self.actions.push(Action::RemoveUnfinished {
+                file: seg.file.clone(),
+                bytes: seg.size,
+                reason,
                 evidence: (seg.size > 0).then(|| evidence_name(seg.id, 0, 1)),
             });
             return;

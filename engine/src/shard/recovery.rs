@@ -24,7 +24,9 @@ use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::read::reader::{ChunkedReader, ReadError};
 use felix_codec::read::scan::index::quick_check;
 use felix_codec::read::scan::{EpochsScanner, IndexCheck, IndexScanner, Item, RecordStatus, ScanContext, SegmentScanner};
-use felix_codec::shard::recovery::{plan_shard, Action, IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts, ShardPlan};
+use felix_codec::shard::recovery::{
+    abandoned_tail, plan_shard, Action, IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts, ShardPlan, TailShape,
+};
 use felix_codec::verdict::repair::{repair_verdict, Place, RepairOptions};
 use felix_codec::{CorruptionKind, CorruptionSite, Finding, Repair};
 
@@ -152,19 +154,35 @@ fn check_segments(dir: &ShardDir, ids: &[u64], config: &Config, mode: Mode, writ
         };
         checked.push(c);
     }
-    // An unfinished newest segment is removed by the plan, and the one
-    // before it is then the newest, which the next open scans in full: scan
-    // it in full now (still judged as an older segment), so that what that
-    // scan finds — an index short of its records — is planned by this
-    // recovery, not left for the next open (simulator seed 341995).
-    if let [.., before, last] = checked.as_mut_slice() {
-        if last.facts.unfinished && last.facts.newest {
-            let mut full = check_newest(dir, before.facts.id, config, None)?;
-            full.facts.newest = false;
-            *before = full;
-        }
+    // Newest segments that never took effect (an unfinished creation, a
+    // rollover never swapped in) are removed by the plan — the codec's rule,
+    // as `inspect` applies it — and the one before them is then the newest:
+    // it is scanned in full and judged as the newest now, so that what the
+    // next open would find there (a torn tail, an index short of its
+    // records) is planned by this recovery (simulator seed 341995).
+    let gone = abandoned_tail(&checked.iter().map(tail_shape).collect::<Vec<_>>());
+    let keep = checked.len() - gone;
+    for c in checked.iter_mut().skip(keep) {
+        c.facts.unfinished = true;
+        c.facts.newest = true;
+        c.state = None;
+        c.damaged = None;
+    }
+    if let Some(before) = keep.checked_sub(1).filter(|_| gone > 0).and_then(|k| checked.get_mut(k)) {
+        *before = check_newest(dir, before.facts.id, config, None)?;
     }
     Ok(checked)
+}
+
+/// What the codec's [`abandoned_tail`] needs of a checked segment.
+fn tail_shape(c: &Checked) -> TailShape {
+    let state = c.state.as_ref().or(c.damaged.as_ref());
+    let header_only = c.facts.size == SEGMENT_HEADER_LEN as u64 && c.facts.findings.is_empty();
+    TailShape {
+        unfinished: c.facts.unfinished,
+        empty_at: state.filter(|s| header_only && s.next == s.base).map(|s| s.base),
+        next_offset: state.map(|s| s.next),
+    }
 }
 
 /// Consecutive segments continue each other's offsets: a segment whose base
@@ -172,10 +190,12 @@ fn check_segments(dir: &ShardDir, ids: &[u64], config: &Config, mode: Mode, writ
 fn mark_discontinuities(dir: &ShardDir, checked: &mut [Checked]) {
     let mut previous_next: Option<u64> = None;
     for c in checked {
+        // A segment recovery removes continues nothing.
+        if c.facts.unfinished {
+            continue;
+        }
         let Some(state) = &c.state else {
-            if !c.facts.unfinished {
-                previous_next = None;
-            }
+            previous_next = None;
             continue;
         };
         if let Some(expected) = previous_next.filter(|e| *e != state.base) {

@@ -116,9 +116,24 @@ pub struct SegmentSummary {
     /// Bytes past the last whole record that a live writer may still be
     /// writing (reported as a note, not a finding).
     pub in_flight_bytes: u64,
+    /// Each finding's verdict were this segment the newest (the same as
+    /// `findings` when it was scanned as the newest): recovery judges the
+    /// segment before an abandoned newest one as the newest
+    /// ([`SegmentSummary::judge_as_newest`]).
+    pub as_newest: Vec<crate::Repair>,
 }
 
 impl SegmentSummary {
+    /// Takes the verdicts this segment's findings get as the shard's newest
+    /// segment: recovery removes every newer one (a creation or a rollover
+    /// that never took effect, [`crate::shard::recovery::abandoned_tail`]),
+    /// so its tail is the log's tail.
+    pub fn judge_as_newest(&mut self) {
+        for (f, r) in self.findings.findings.iter_mut().zip(&self.as_newest) {
+            f.repair = *r;
+        }
+    }
+
     /// The offset the log would assign next, as far as this segment tells.
     #[must_use]
     pub fn next_offset(&self) -> Option<u64> {
@@ -347,11 +362,16 @@ impl SegmentScanner {
     }
 
     fn place(&self, kind: &CorruptionKind, start: u64, end: u64, file_len: u64, intact_after: bool) -> Place {
+        self.place_as(self.ctx.newest_segment, kind, start, end, file_len, intact_after)
+    }
+
+    /// [`Self::place`] in the newest segment or another.
+    fn place_as(&self, newest: bool, kind: &CorruptionKind, start: u64, end: u64, file_len: u64, intact_after: bool) -> Place {
         if start < SEGMENT_HEADER_LEN as u64 {
             Place::SegmentHeader
         } else if self.header_rejected {
             Place::RejectedSegment
-        } else if self.ctx.newest_segment && !intact_after {
+        } else if newest && !intact_after {
             Place::Tail(TailDamage::of(kind, start, end, file_len))
         } else {
             Place::Elsewhere
@@ -609,6 +629,7 @@ impl SegmentScanner {
             State::RecordHeader | State::Stopped => {}
         }
         self.settle_verdicts(total);
+        let as_newest = self.verdicts_as_newest(total);
         let clean_prefix_end = match (self.clean_prefix_end, self.header) {
             (Some(end), _) => end,
             (None, Some(_)) => total - in_flight_bytes,
@@ -622,6 +643,7 @@ impl SegmentScanner {
             last_offset: self.last_offset,
             time: self.time,
             clean_prefix_end,
+            as_newest,
             findings: self.findings,
             unfinished,
             in_flight_bytes,
@@ -643,6 +665,16 @@ impl SegmentScanner {
         }
         self.finding(kind, at, total, offset, sink);
         0
+    }
+
+    /// Each finding's final verdict were this the newest segment.
+    fn verdicts_as_newest(&self, file_len: u64) -> Vec<crate::Repair> {
+        let last_intact = self.last_intact_start;
+        let verdict = |f: &Finding| {
+            let intact_after = last_intact.is_some_and(|p| p > f.position());
+            repair_verdict(&f.kind, self.place_as(true, &f.kind, f.position(), f.end, file_len, intact_after))
+        };
+        self.findings.findings.iter().map(verdict).collect()
     }
 
     /// Final verdicts, now that the file's length is known and which

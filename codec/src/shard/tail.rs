@@ -1,0 +1,52 @@
+//! Which of a shard's newest segments never took effect — an unfinished
+//! creation, a rollover never swapped in — and so which segment is the
+//! log's newest once recovery removes them: the one rule the recovery plan,
+//! the verdict's sentence, `inspect`, the page and the engine's open share.
+
+/// What [`abandoned_tail`] needs of one segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TailShape {
+    /// Shorter than a header and holding a prefix of one, as the newest
+    /// segment (the scanner's `unfinished`).
+    pub unfinished: bool,
+    /// Its base offset, when it holds exactly a header that verifies: no
+    /// record, no finding, not a byte more.
+    pub empty_at: Option<u64>,
+    /// The offset after its last intact record (its base when it holds none).
+    pub next_offset: Option<u64>,
+}
+
+/// How many of a shard's newest segments (`shapes` in id order) never took
+/// effect, and so hold nothing to lose: recovery removes them, newest
+/// first, and the segment before them is the log's newest — its tail judged
+/// as the newest segment's. Each is either an unfinished creation (the
+/// newest file, shorter than a header), or a segment that holds a header
+/// and no record and whose base offset is not where the segment before it
+/// ends: a rollover that never took effect (upstream's broker builds the
+/// next segment before it swaps it in, so a crash, or a truncation below
+/// it, leaves one — successive crashes more than one). An empty segment
+/// whose base is where the one before it ends is a finished rollover, kept.
+///
+/// ```
+/// use felix_codec::shard::tail::{abandoned_tail, TailShape};
+/// let full = TailShape { next_offset: Some(10), ..TailShape::default() };
+/// let at = |base| TailShape { empty_at: Some(base), next_offset: Some(base), unfinished: false };
+/// assert_eq!(abandoned_tail(&[full, at(10)]), 0, "a finished rollover");
+/// assert_eq!(abandoned_tail(&[full, at(4)]), 1, "built for offset 4, the log went on to 10");
+/// assert_eq!(abandoned_tail(&[full, at(12), at(15)]), 2, "two crashes");
+/// assert_eq!(abandoned_tail(&[full, TailShape { unfinished: true, ..TailShape::default() }]), 1);
+/// ```
+#[must_use]
+pub fn abandoned_tail(shapes: &[TailShape]) -> usize {
+    let mut left = shapes.len();
+    while let Some(last) = left.checked_sub(1).and_then(|i| shapes.get(i)) {
+        let before = left.checked_sub(2).and_then(|i| shapes.get(i));
+        let unfinished = left == shapes.len() && last.unfinished;
+        let stranded = last.empty_at.is_some_and(|base| before.is_some_and(|b| b.next_offset != Some(base)));
+        if !(unfinished || stranded) {
+            break;
+        }
+        left -= 1;
+    }
+    shapes.len() - left
+}
