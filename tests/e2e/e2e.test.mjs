@@ -2020,6 +2020,36 @@ test('issue 18 second review: a segment lost mid-shard and a damaged epochs file
   await rm(parent, { recursive: true, force: true });
 });
 
+// Upstream's broker builds the next segment before it swaps it in and installs it before it flushes the one it retires:
+// a crash leaves a header-only newest segment at a base that is not where the retired one ends, and that one's last record torn.
+test('a rollover a crash left unfinished reads on the page as the CLI reads it: the verdict, the note on the segment that never took effect, the plan', async () => {
+  const parent = await mkdtemp(join(tmpdir(), 'felix-unfinished-roll-'));
+  const root = join(parent, 'root');
+  execFileSync(CLI, ['produce', root, '--shard', 'acme/default/orders/0'], { input: 'one\ntwo\nthree\nfour\n' });
+  const name = (await readdir(root))[0];
+  const dir = join(root, name);
+  const retired = await readFile(join(dir, '00000000000000000000.log'));
+  await writeFile(join(dir, '00000000000000000000.log'), retired.subarray(0, retired.length - 2));
+  await writeFile(join(dir, '00000000000000000001.log'), retired.subarray(0, 32));
+  await rm(join(dir, 'writer.lock'), { force: true });
+  const lines = `${spawnSync(CLI, ['inspect', dir]).stdout}`.split('\n').map((l) => l.slice(l.indexOf(': ') + 2));
+  const verdict = lines.find((l) => l.startsWith('verdict: ')).slice('verdict: '.length);
+  assert.equal(verdict, 'a torn tail and 1 unfinished segment that `recover` would fix');
+  const note = lines.find((l) => l.startsWith('note: a rollover that never took effect')).slice('note: '.length);
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await folder(dir));
+  await p.locator('#verdicts li').first().waitFor({ timeout: 20000 });
+  assert.equal(await p.locator('#verdicts li .sentence').textContent(), verdict);
+  const row = p.locator('#overview tr', { hasText: '00000000000000000001.log' });
+  assert.ok((await row.locator('li.note').allTextContents()).includes(`note: ${note}`), 'the note beside its file');
+  const actions = await p.locator(`section.recovery[data-folder="${name}"] ol.actions`).textContent({ timeout: 20000 });
+  assert.match(actions, /00000000000000000001\.log/);
+  assert.match(actions, /00000000000000000000\.log/);
+  assert.deepEqual(await axeViolations(p), []);
+  await rm(parent, { recursive: true, force: true });
+});
+
 test('issue 18 compare: the demo\'s orders against its payments warns of two different shards and advises no truncation, as the CLI does', async () => {
   const root = join(sample, 'root');
   const shards = await readdir(root);
