@@ -241,6 +241,7 @@ fn an_unfinished_rollover_with_a_torn_retired_segment_is_recovered_as_inspect_sa
         before.contains("00000000000000000001.log: note: a rollover that never took effect: this segment holds a header and no record, and its base offset 4 is not where the segment before it ends (offset 3 would follow)"),
         "{before}"
     );
+    assert!(!before.contains("00000000000000000001.log: note: no index file"), "recovery removes it, rebuilds nothing: {before}");
     let (code, done) = plan(&["recover", s, "--json"]);
     assert_eq!(code, Some(0), "{done}");
     let shard_plan = &done["shards"][0];

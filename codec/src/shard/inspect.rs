@@ -593,9 +593,10 @@ impl ShardInspection {
             self.files.iter().filter_map(|f| parse_file_name(&f.name)).filter(|(_, k)| *k == kind).map(|(id, _)| id).collect()
         };
         let (segments, indexes) = (ids(FileKind::Segment), ids(FileKind::Index));
-        for (f, r) in self.files.iter().zip(reports.iter_mut()) {
+        for (i, (f, r)) in self.files.iter().zip(reports.iter_mut()).enumerate() {
             match parse_file_name(&f.name) {
-                Some((id, FileKind::Segment)) if !indexes.contains(&id) => {
+                // A segment recovery removes gets no index: its own note says what becomes of it.
+                Some((id, FileKind::Segment)) if !indexes.contains(&id) && !self.abandoned.contains(&i) => {
                     r.notes.push("no index file: the engine rebuilds it from this segment on open".into());
                 }
                 Some((id, FileKind::Index)) if !segments.is_empty() && segments.iter().all(|s| *s < id) => {

@@ -154,7 +154,10 @@ pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
     let mut older_torn = older.clone();
     older_torn.truncate(older.len() - 1);
     let (newer, _) = segment(1, &[b"n1"]);
-    cases.push(("shard-older-torn", dir(vec![("00000000000000000000.log", older_torn), ("00000000000000000001.log", newer.clone())])));
+    cases.push((
+        "shard-older-torn",
+        dir(vec![("00000000000000000000.log", older_torn.clone()), ("00000000000000000001.log", newer.clone())]),
+    ));
     // A segment shorter than its header is an unfinished creation only when it is the newest.
     cases.push((
         "shard-unfinished-newest",
@@ -162,6 +165,21 @@ pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
             ("00000000000000000000.log", older.clone()),
             ("00000000000000000001.log", SegmentHeader::new(2, 5).encode()[..17].to_vec()),
         ]),
+    ));
+    // A rollover that never took effect (upstream's crash states): a header and no record at a base that
+    // is not where the segment before ends; the one before is then the newest, its torn tail repairable.
+    cases.push((
+        "shard-abandoned-roll",
+        dir(vec![
+            ("00000000000000000000.log", older_torn.clone()),
+            ("00000000000000000001.log", SegmentHeader::new(2, 5).encode().to_vec()),
+            ("00000000000000000002.log", SegmentHeader::new(7, 5).encode().to_vec()),
+        ]),
+    ));
+    // A header and no record where the segment before ends: a finished roll, kept (the torn older tail stays damage).
+    cases.push((
+        "shard-finished-roll",
+        dir(vec![("00000000000000000000.log", older_torn), ("00000000000000000001.log", SegmentHeader::new(1, 5).encode().to_vec())]),
     ));
     cases.push((
         "shard-short-older",
