@@ -252,3 +252,141 @@ fn an_unfinished_rollover_with_a_torn_retired_segment_is_recovered_as_inspect_sa
     assert_eq!(after.status.code(), Some(0), "{}", text(&after));
     assert!(text(&after).contains(": verdict: clean: nothing to do\n"), "{}", text(&after));
 }
+
+/// A shard `produce` made, its segment 0 holding records 0..=9 (the `produce`
+/// runs' own files removed), and `planted` segments written beside it.
+fn shard_with(planted: &[(u64, Vec<u8>)], segment_0: impl FnOnce(Vec<u8>) -> Vec<u8>) -> (tempfile::TempDir, std::path::PathBuf) {
+    use felix_codec::format::record::encode_record;
+    use felix_codec::format::segment_header::SegmentHeader;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let produced = Command::new(env!("CARGO_BIN_EXE_felix-storage"))
+        .args(["produce", "--shard", "acme/default/orders/0", root.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(produced.status.success(), "{produced:?}");
+    let shard = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path();
+    for f in std::fs::read_dir(&shard).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|e| e == "log" || e == "index") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let mut seg = SegmentHeader::new(0, 1_700_000_000_000_000).encode().to_vec();
+    for o in 0..10u64 {
+        encode_record(o, 1_700_000_000_000_001, format!("payload-{o}").as_bytes(), &mut seg).unwrap();
+    }
+    std::fs::write(shard.join("00000000000000000000.log"), segment_0(seg)).unwrap();
+    for (id, bytes) in planted {
+        std::fs::write(shard.join(format!("{id:020}.log")), bytes).unwrap();
+    }
+    (tmp, shard)
+}
+
+fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut all: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        // The lock file names the last process that held it.
+        .filter(|p| !p.ends_with("writer.lock"))
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .collect();
+    all.sort();
+    all
+}
+
+/// The engine's own plan for a shard (a reader's open), and `recover`'s:
+/// what each removes, cuts and refuses (the indexes a refused plan would
+/// rebuild are left out: a refused plan runs nothing, and for a segment
+/// whose header is rejected the two list them differently).
+fn engine_and_recover_plans(shard: &Path) -> (Vec<felix_codec::shard::recovery::Action>, Vec<felix_codec::shard::recovery::Action>) {
+    use felix_codec::shard::recovery::Action;
+    use std::sync::Arc;
+    let io: Arc<dyn felix_engine::Io> = Arc::new(felix_engine::OsIo::default());
+    let (_, engine) = felix_engine::Shard::open_read_only(io.clone(), shard, felix_engine::Config::default()).unwrap();
+    let recover = felix_engine::tools::recover::plan(io, shard, felix_codec::verdict::repair::RepairOptions::default()).unwrap();
+    let segments = |actions: Vec<Action>| actions.into_iter().filter(|a| !matches!(a, Action::RebuildIndex { .. })).collect();
+    (segments(engine.plan.actions), segments(recover.plan.actions))
+}
+
+/// A segment that is only a prefix of a header, and not the newest one, is
+/// damage `recover` refuses ("copy it from a replica") even when the
+/// segments after it never took effect — a prefix of a header after a
+/// segment whose header verifies, or an unfinished creation after it. The
+/// broker's open refuses it too, and changes nothing: it does not remove
+/// what `recover` refuses to touch.
+#[test]
+fn a_header_prefix_before_segments_that_never_took_effect_is_refused_by_recover_and_the_broker_alike() {
+    use felix_codec::format::segment_header::SegmentHeader;
+    let header = |base: u64| SegmentHeader::new(base, 1_700_000_000_000_000).encode().to_vec();
+    let cases = [("a finished roll after it", header(10)), ("an unfinished creation after it", header(10)[..5].to_vec())];
+    for (what, newest) in cases {
+        let (tmp, shard) = shard_with(&[(1, header(10)[..10].to_vec()), (2, newest)], |s| s);
+        let s = shard.to_str().unwrap();
+        let (engine, recover) = engine_and_recover_plans(&shard);
+        assert_eq!(engine, recover, "{what}: the broker's plan is recover's");
+        let (code, dry) = plan(&["recover", s, "--dry-run", "--json"]);
+        assert_eq!(code, Some(1), "{what}: {dry}");
+        assert_eq!(actions(&dry["shards"][0], "refuse")[0]["file"], "00000000000000000001.log", "{what}");
+        let before = files_in(&shard);
+        let root = tmp.path().join("root");
+        let mut produce = Command::new(env!("CARGO_BIN_EXE_felix-storage"))
+            .args(["produce", "--shard", "acme/default/orders/0", root.to_str().unwrap()])
+            .stdin(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        produce.stdout.clear();
+        assert!(!produce.status.success(), "{what}: the broker's open refuses what recover refuses");
+        assert_eq!(files_in(&shard), before, "{what}: and changes nothing");
+    }
+}
+
+/// The end of a damaged segment that the next segment is measured against
+/// is the one `inspect` names — after its last intact record — for the
+/// broker's open too, which reads a sealed segment only up to its first
+/// damage: a finished roll after a segment rotted in the middle is kept by
+/// both, and a header-only segment at a base below that end is removed by
+/// both (each refusing the rot).
+#[test]
+fn a_roll_after_a_segment_rotted_in_the_middle_is_judged_by_the_broker_as_recover_judges_it() {
+    use felix_codec::format::segment_header::SegmentHeader;
+    let header = |base: u64| SegmentHeader::new(base, 1_700_000_000_000_000).encode().to_vec();
+    // Records are 37 bytes (28 + "payload-N"); rot in record 7's payload, or in its header.
+    for (rot, at) in [("a record's payload", 32 + 7 * 37 + 30), ("a record's header", 32 + 7 * 37 + 2)] {
+        for (base, kept) in [(10, true), (4, false)] {
+            let (_tmp, shard) = shard_with(&[(1, header(base))], |mut s| {
+                s[at] ^= 0xff;
+                s
+            });
+            let (engine, recover) = engine_and_recover_plans(&shard);
+            assert_eq!(engine, recover, "{rot}, a roll at {base}: the broker's plan is recover's");
+            let removes = recover.iter().any(|a| matches!(a, felix_codec::shard::recovery::Action::RemoveUnfinished { .. }));
+            assert_eq!(removes, !kept, "{rot}, a roll at {base}: {recover:?}");
+            assert!(recover.iter().any(|a| matches!(a, felix_codec::shard::recovery::Action::Refuse { .. })), "{rot}, {base}");
+        }
+    }
+}
+
+/// A segment whose header is rejected tells no end the next segment could
+/// be measured against: a header-only newest segment after it is not judged
+/// a rollover that never took effect — by `inspect`, `recover` or the
+/// broker's open — whatever its base.
+#[test]
+fn a_header_only_segment_after_a_rejected_header_is_judged_alike_by_inspect_recover_and_the_broker() {
+    use felix_codec::format::segment_header::SegmentHeader;
+    use felix_codec::shard::recovery::Action;
+    let header = |base: u64| SegmentHeader::new(base, 1_700_000_000_000_000).encode().to_vec();
+    for base in [10, 4] {
+        let (_tmp, shard) = shard_with(&[(1, header(base))], |mut s| {
+            s[10] ^= 0xff;
+            s
+        });
+        let (engine, recover) = engine_and_recover_plans(&shard);
+        let removes = |plan: &[Action]| plan.iter().any(|a| matches!(a, Action::RemoveUnfinished { .. }));
+        assert!(!removes(&engine) && !removes(&recover), "a roll at {base}: {engine:?} {recover:?}");
+        assert!(engine.iter().chain(&recover).any(|a| matches!(a, Action::Refuse { .. })), "a roll at {base}");
+        let out = String::from_utf8(run(&["inspect", shard.to_str().unwrap()]).stdout).unwrap();
+        assert!(!out.contains("unfinished segment"), "a roll at {base}: {out}");
+    }
+}

@@ -134,7 +134,8 @@ fn log_tail(files: &[&FileReport]) -> (Option<u64>, usize) {
             TailShape {
                 unfinished: empty && f.base_offset.is_none() && f.size < SEGMENT_HEADER_LEN as u64,
                 empty_at: f.base_offset.filter(|_| empty && f.size == SEGMENT_HEADER_LEN as u64),
-                next_offset: f.last_offset.map_or(f.base_offset, |l| l.checked_add(1)),
+                // Records scanned behind a rejected header (no base) tell no end.
+                next_offset: f.base_offset.and(f.last_offset.map_or(f.base_offset, |l| l.checked_add(1))),
             }
         })
         .collect();

@@ -624,7 +624,12 @@ impl ShardInspection {
 /// What [`abandoned_tail`] needs of a segment's scan.
 fn tail_shape(s: &crate::read::scan::SegmentSummary) -> TailShape {
     let header_only = s.records == 0 && s.findings.findings.is_empty() && s.size == SEGMENT_HEADER_LEN as u64;
-    TailShape { unfinished: s.unfinished, empty_at: s.header.filter(|_| header_only).map(|h| h.base_offset), next_offset: s.next_offset() }
+    TailShape {
+        unfinished: s.unfinished,
+        empty_at: s.header.filter(|_| header_only).map(|h| h.base_offset),
+        // Records scanned behind a rejected header tell no end.
+        next_offset: s.header.and(s.next_offset()),
+    }
 }
 
 fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileReport {

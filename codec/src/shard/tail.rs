@@ -12,7 +12,9 @@ pub struct TailShape {
     /// Its base offset, when it holds exactly a header that verifies: no
     /// record, no finding, not a byte more.
     pub empty_at: Option<u64>,
-    /// The offset after its last intact record (its base when it holds none).
+    /// The offset after its last intact record (its base when it holds
+    /// none); `None` when its header was rejected (nothing behind it tells
+    /// where the log ends) or it has none.
     pub next_offset: Option<u64>,
 }
 
@@ -35,6 +37,8 @@ pub struct TailShape {
 /// assert_eq!(abandoned_tail(&[full, at(4)]), 1, "built for offset 4, the log went on to 10");
 /// assert_eq!(abandoned_tail(&[full, at(12), at(15)]), 2, "two crashes");
 /// assert_eq!(abandoned_tail(&[full, TailShape { unfinished: true, ..TailShape::default() }]), 1);
+/// let no_end = TailShape::default();
+/// assert_eq!(abandoned_tail(&[full, no_end, at(10)]), 0, "no end to measure it by (a rejected header before it)");
 /// ```
 #[must_use]
 pub fn abandoned_tail(shapes: &[TailShape]) -> usize {
@@ -42,7 +46,10 @@ pub fn abandoned_tail(shapes: &[TailShape]) -> usize {
     while let Some(last) = left.checked_sub(1).and_then(|i| shapes.get(i)) {
         let before = left.checked_sub(2).and_then(|i| shapes.get(i));
         let unfinished = left == shapes.len() && last.unfinished;
-        let stranded = last.empty_at.is_some_and(|base| before.is_some_and(|b| b.next_offset != Some(base)));
+        // Only an end the segment before tells can prove a base is not where
+        // the log ends: after a segment with no such end (its header rejected,
+        // or a prefix of one) nothing is judged stranded.
+        let stranded = last.empty_at.is_some_and(|base| before.and_then(|b| b.next_offset).is_some_and(|end| end != base));
         if !(unfinished || stranded) {
             break;
         }

@@ -160,7 +160,22 @@ fn check_segments(dir: &ShardDir, ids: &[u64], config: &Config, mode: Mode, writ
     // it is scanned in full and judged as the newest now, so that what the
     // next open would find there (a torn tail, an index short of its
     // records) is planned by this recovery (simulator seed 341995).
-    let gone = abandoned_tail(&checked.iter().map(tail_shape).collect::<Vec<_>>());
+    let mut shapes: Vec<TailShape> = checked.iter().map(tail_shape).collect();
+    // A sealed segment's check stops at its first damage; the end the codec
+    // measures the next segment's base by lies after its last intact record,
+    // past the damage: a full scan tells it, for the segments before the
+    // newest ones that may never have taken effect.
+    for k in (1..checked.len()).rev() {
+        if !shapes.get(k).is_some_and(|s| s.unfinished || s.empty_at.is_some()) {
+            break;
+        }
+        if let (Some(c), Some(shape)) = (checked.get(k - 1), shapes.get_mut(k - 1)) {
+            if c.state.is_none() && c.damaged.is_some() {
+                shape.next_offset = scanned_end(dir, c.facts.id)?;
+            }
+        }
+    }
+    let gone = abandoned_tail(&shapes);
     let keep = checked.len() - gone;
     for c in checked.iter_mut().skip(keep) {
         c.facts.unfinished = true;
@@ -169,9 +184,29 @@ fn check_segments(dir: &ShardDir, ids: &[u64], config: &Config, mode: Mode, writ
         c.damaged = None;
     }
     if let Some(before) = keep.checked_sub(1).filter(|_| gone > 0).and_then(|k| checked.get_mut(k)) {
-        *before = check_newest(dir, before.facts.id, config, None)?;
+        let full = check_newest(dir, before.facts.id, config, None)?;
+        // A prefix of a header is an unfinished creation only as the newest
+        // file: behind a later segment it is damage, as `inspect` judges it
+        // (the codec judges the segment before the removed ones as the
+        // newest for its tail, never as an unfinished creation).
+        if !full.facts.unfinished {
+            *before = full;
+        }
     }
     Ok(checked)
+}
+
+/// The offset after the last intact record of segment `id` (its base when
+/// it holds none), as the codec's full scan tells it; `None` when its header
+/// is rejected ([`TailShape::next_offset`]).
+fn scanned_end(dir: &ShardDir, id: u64) -> Result<Option<u64>, EngineError> {
+    let path = dir.log(id);
+    let len = dir.io.len(&path)?;
+    let mut scanner = SegmentScanner::new(ctx(dir, id, false, false));
+    let mut sink = |_: Item<'_>| {};
+    feed_file(dir, &path, len, |chunk| scanner.feed(chunk, &mut sink))?;
+    let summary = scanner.finish(&mut sink);
+    Ok(summary.header.and(summary.next_offset()))
 }
 
 /// What the codec's [`abandoned_tail`] needs of a checked segment.
