@@ -390,3 +390,44 @@ fn a_header_only_segment_after_a_rejected_header_is_judged_alike_by_inspect_reco
         assert!(!out.contains("unfinished segment"), "a roll at {base}: {out}");
     }
 }
+
+/// A segment that never took effect, built for an offset past where the
+/// segment before it cleanly ends (hostile review F3): upstream's broker
+/// leaves one when a truncation rewinds the log under a segment built ahead,
+/// and recovery removes it as upstream's does — but the offsets between are
+/// held by no segment (lost records look the same), and the log goes on from
+/// the end, reusing them: the verdict and the note name them, never silent.
+#[test]
+fn the_offsets_below_a_segment_built_ahead_are_named_before_recover_removes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let r = root.to_str().unwrap();
+    let mut produce = Command::new(env!("CARGO_BIN_EXE_felix-storage"))
+        .args(["produce", "--shard", "acme/default/orders/0", r])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut produce.stdin.take().unwrap(), b"r0\nr1\nr2\nr3\nr4\nr5\nr6\nr7\nr8\nr9\nr10\nr11\n").unwrap();
+    assert!(produce.wait().unwrap().success());
+    let shard = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path();
+    let s = shard.to_str().unwrap();
+    // Records 10 and 11 (30 and 31 bytes: a 28-byte header and "r10", "r11") cut off at a record's end.
+    let segment = shard.join("00000000000000000000.log");
+    let len = std::fs::metadata(&segment).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&segment).unwrap().set_len(len - 62).unwrap();
+    std::fs::remove_file(shard.join("00000000000000000000.index")).unwrap();
+    let header = felix_codec::format::segment_header::SegmentHeader::new(12, 1_700_000_000_000_000).encode();
+    std::fs::write(shard.join("00000000000000000001.log"), header).unwrap();
+    let text = |o: &Output| String::from_utf8(o.stdout.clone()).unwrap();
+    let before = text(&run(&["inspect", s]));
+    let unheld = "offsets 10..=11 are held by no segment, below a segment that never took effect";
+    let verdict = before.lines().find(|l| l.contains(": verdict: ")).unwrap();
+    assert!(verdict.contains("1 unfinished segment that `recover` would fix") && verdict.contains(unheld), "{verdict}");
+    assert!(verdict.ends_with("the log goes on from offset 10"), "{verdict}");
+    let note = before.lines().find(|l| l.contains("00000000000000000001.log: note: a rollover")).unwrap();
+    assert!(note.contains(unheld), "{note}");
+    let (code, _) = plan(&["recover", s, "--json"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(std::fs::read(shard.join("00000000000000000001.log.cut-0")).unwrap(), header, "its bytes kept");
+}

@@ -18,7 +18,7 @@ use alloc::vec::Vec;
 use crate::doc::report::{FileReport, FindingReport};
 use crate::format::file_name::FileKind;
 use crate::format::segment_header::SEGMENT_HEADER_LEN;
-use crate::shard::tail::{abandoned_tail, TailShape};
+use crate::shard::tail::{abandoned_tail, unheld_words, TailShape};
 use crate::Repair;
 
 /// Offsets a sentence names before "and N more".
@@ -124,7 +124,7 @@ fn in_plan(file: &FileReport, newest: Option<u64>, f: &FindingReport) -> Repair 
 /// The log's newest segment, as recovery leaves it, and how many newer
 /// segments it removes as never having taken effect
 /// ([`crate::shard::recovery::abandoned_tail`], from the reports).
-fn log_tail(files: &[&FileReport]) -> (Option<u64>, usize) {
+fn log_tail(files: &[&FileReport]) -> (Option<u64>, usize, Vec<String>) {
     let mut segments: Vec<&FileReport> = files.iter().copied().filter(|f| f.kind == FileKind::Segment && f.segment_id.is_some()).collect();
     segments.sort_by_key(|f| f.segment_id);
     let shapes: Vec<TailShape> = segments
@@ -141,7 +141,15 @@ fn log_tail(files: &[&FileReport]) -> (Option<u64>, usize) {
         .collect();
     let gone = abandoned_tail(&shapes);
     let newest = segments.len().checked_sub(gone + 1).and_then(|k| segments.get(k)).or(segments.last()).and_then(|f| f.segment_id);
-    (newest, gone)
+    // Offsets below the highest of them that the newest left holds not, past a clean end (a
+    // damaged tail says itself why its last records are missing).
+    let tail = shapes.len().checked_sub(gone + 1).filter(|_| gone > 0).and_then(|k| Some((shapes.get(k)?, segments.get(k)?)));
+    let ahead = shapes.iter().rev().take(gone).filter_map(|s| s.empty_at).max();
+    let unheld = match (tail, ahead) {
+        (Some((t, report)), Some(base)) if report.findings.is_empty() => t.next_offset.and_then(|end| unheld_words(end, base)),
+        _ => None,
+    };
+    (newest, gone, unheld.into_iter().collect())
 }
 
 /// "a, b and c".
@@ -163,7 +171,7 @@ pub(crate) fn and_list(parts: &[String]) -> String {
 /// replica); a torn tail and a stale index that `recover` would fix".
 #[must_use]
 pub fn sentence(files: &[&FileReport]) -> String {
-    let (newest, unfinished) = log_tail(files);
+    let (newest, unfinished, unheld) = log_tail(files);
     let of = |r: Repair| -> Vec<(Topic, &FindingReport)> {
         files
             .iter()
@@ -200,6 +208,7 @@ pub fn sentence(files: &[&FileReport]) -> String {
     if !fixed.is_empty() {
         parts.push(format!("{} that `recover` would fix", and_list(&fixed)));
     }
+    parts.extend(unheld);
     let omitted: u64 = files.iter().map(|f| f.findings_omitted).sum();
     if omitted > 0 {
         parts.push(format!("and {omitted} more findings not listed"));

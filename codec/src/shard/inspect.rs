@@ -35,7 +35,7 @@ use crate::format::segment_header::{BASE_OFFSET_AT as SEGMENT_BASE_OFFSET_AT, SE
 use crate::read::scan::epochs::entry_position;
 use crate::read::scan::{EpochsScanner, IndexCheck, IndexScanner, IndexSummary, Item, ScanContext, SegmentScanner, Sink};
 use crate::shard::recovery::{IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts};
-use crate::shard::tail::{abandoned_tail, TailShape};
+use crate::shard::tail::{abandoned_tail, unheld_words, TailShape};
 use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
 
 /// A file to inspect: its path as shown, its bare name and its size.
@@ -525,10 +525,13 @@ impl ShardInspection {
         let k = segs.iter().position(|(_, f)| *f == i)?;
         let before = k.checked_sub(1).and_then(|b| segs.get(b)).and_then(|(_, f)| self.segment(*f))?.next_offset();
         let ends = before.map_or_else(|| "no offset".into(), |e| format!("offset {e}"));
+        // Past the clean end of the segment left newest (a damaged tail says itself why records are missing).
+        let tail = self.tail.and_then(|t| self.segment(t)).filter(|t| t.findings.findings.is_empty());
+        let unheld = tail.and_then(|t| unheld_words(t.next_offset()?, base)).map_or_else(String::new, |w| format!("; {w}"));
         Some(format!(
             "a rollover that never took effect: this segment holds a header and no record, and its base offset {base} is not \
              where the segment before it ends ({ends} would follow); it holds nothing to lose: recovery moves its bytes to \
-             evidence and removes it, and the segment before it is the newest"
+             evidence and removes it, and the segment before it is the newest{unheld}"
         ))
     }
 

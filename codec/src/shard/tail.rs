@@ -57,3 +57,28 @@ pub fn abandoned_tail(shapes: &[TailShape]) -> usize {
     }
     shapes.len() - left
 }
+
+/// The offsets no segment holds below a segment that never took effect,
+/// built for `base` past where the segment before it ends (`end`) — a
+/// truncation under a segment built ahead (upstream's broker makes one), or
+/// records lost; `None` unless `base` is past `end`. Recovery removes the
+/// segment all the same, as upstream's does (it holds no record), and the
+/// log goes on from `end`: these words are the verdict's and the note's, so
+/// the offsets it may reuse are never passed over in silence.
+///
+/// ```
+/// use felix_codec::shard::tail::unheld_words;
+/// assert_eq!(unheld_words(10, 4), None);
+/// assert!(unheld_words(10, 12).unwrap().starts_with("offsets 10..=11 are held by no segment"));
+/// ```
+#[must_use]
+pub fn unheld_words(end: u64, base: u64) -> Option<alloc::string::String> {
+    let last = base.checked_sub(1).filter(|l| *l >= end)?;
+    Some(alloc::format!(
+        "{} {} held by no segment, below a segment that never took effect: a truncation under a segment built ahead \
+         (upstream's broker builds one), or records lost — `felix-storage diff` against a healthy replica shows whether \
+         one holds them; the log goes on from offset {end}",
+        crate::doc::report::offsets_words(end, last),
+        if last == end { "is" } else { "are" }
+    ))
+}

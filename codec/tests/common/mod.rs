@@ -176,6 +176,15 @@ pub fn corpus() -> Vec<(&'static str, Vec<(String, Vec<u8>)>)> {
             ("00000000000000000002.log", SegmentHeader::new(7, 5).encode().to_vec()),
         ]),
     ));
+    // Built ahead of a clean end, twice: removed, and the offsets no segment holds named.
+    cases.push((
+        "shard-built-ahead",
+        dir(vec![
+            ("00000000000000000000.log", older.clone()),
+            ("00000000000000000001.log", SegmentHeader::new(3, 5).encode().to_vec()),
+            ("00000000000000000002.log", SegmentHeader::new(6, 5).encode().to_vec()),
+        ]),
+    ));
     // A header and no record where the segment before ends: a finished roll, kept (the torn older tail stays damage).
     cases.push((
         "shard-finished-roll",
