@@ -303,3 +303,26 @@ fn a_damaged_record_header_is_placed_by_its_neighbours_offsets() {
         }
     }
 }
+
+/// An intact record at an offset past the one expected (offset 3 missing
+/// from a segment) is not "lost to rot": the verdict says it is intact and
+/// out of order, and that records before it are missing (hostile review).
+#[test]
+fn an_intact_record_out_of_order_is_not_called_lost_to_rot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = tmp.path().join("acme_default_orders_0-0d3aed4b998d2798");
+    std::fs::create_dir_all(&shard).unwrap();
+    let mut bytes = SegmentHeader::new(0, 1_700_000_000_000_000).encode().to_vec();
+    for o in [0u64, 1, 2, 4, 5] {
+        encode_record(o, 1_700_000_000_000_000 + o, b"payload", &mut bytes).unwrap();
+    }
+    std::fs::write(shard.join("00000000000000000000.log"), &bytes).unwrap();
+    let t = text(&run(&["inspect", shard.to_str().unwrap()]));
+    let verdict = t.lines().find(|l| l.contains(": verdict: ")).unwrap();
+    assert!(
+        verdict.ends_with(
+            ": verdict: 1 intact record out of order at offset 4 (records before it missing or misplaced) (not repairable: fetch it from a replica)"
+        ),
+        "{verdict}"
+    );
+}

@@ -27,8 +27,12 @@ pub const OFFSETS_NAMED: usize = 3;
 /// What a finding is about, for the sentence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Topic {
-    /// A record's bytes (its payload, its header, its offset).
+    /// A record's bytes (its payload, its header).
     Record,
+    /// An intact record whose offset is not the one expected (records
+    /// before it missing or misplaced): it is not lost, and the sentence
+    /// says so rather than "lost to rot".
+    OutOfOrder,
     /// The file ends inside a structure.
     TornTail,
     /// An index that does not match its segment.
@@ -51,6 +55,7 @@ fn topic(file: FileKind, f: &FindingReport) -> Topic {
         (_, "Truncated") => Topic::TornTail,
         (_, "SegmentMagic" | "SegmentVersion" | "SegmentFlags" | "SegmentHeaderChecksum") => Topic::Header,
         (_, "SegmentDiscontinuity") => Topic::Gap,
+        (_, "OffsetOutOfOrder") => Topic::OutOfOrder,
         _ => Topic::Record,
     }
 }
@@ -82,6 +87,15 @@ fn describe(found: &[(Topic, &FindingReport)], lost: &str) -> Vec<String> {
     }
     if unplaced > 0 {
         out.push(plural(unplaced, "damaged record header", "damaged record headers"));
+    }
+    let misplaced: Vec<u64> = found.iter().filter(|(t, _)| *t == Topic::OutOfOrder).filter_map(|(_, f)| f.offset).collect();
+    if !misplaced.is_empty() {
+        out.push(format!(
+            "{} {} (records before {} missing or misplaced)",
+            plural(misplaced.len(), "intact record out of order", "intact records out of order"),
+            at_offsets(&misplaced),
+            if misplaced.len() == 1 { "it" } else { "them" }
+        ));
     }
     // A gap names its offsets (a report without them: in words only).
     for (_, f) in found.iter().filter(|(t, _)| *t == Topic::Gap) {
