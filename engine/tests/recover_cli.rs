@@ -216,22 +216,9 @@ fn a_plan_file_that_is_not_the_runs_is_refused_before_anything_changes() {
 /// the shard clean.
 #[test]
 fn an_unfinished_rollover_with_a_torn_retired_segment_is_recovered_as_inspect_says() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    let r = root.to_str().unwrap();
-    let mut produce = Command::new(env!("CARGO_BIN_EXE_felix-storage"))
-        .args(["produce", "--shard", "acme/default/orders/0", r])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut produce.stdin.take().unwrap(), b"one\ntwo\nthree\nfour\n").unwrap();
-    assert!(produce.wait().unwrap().success());
-    let shard = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path();
+    let (_tmp, shard) = produced(b"one\ntwo\nthree\nfour\n");
     let s = shard.to_str().unwrap();
-    let retired = shard.join("00000000000000000000.log");
-    let len = std::fs::metadata(&retired).unwrap().len();
-    std::fs::OpenOptions::new().write(true).open(&retired).unwrap().set_len(len - 2).unwrap();
+    cut_end(&shard.join("00000000000000000000.log"), 2);
     let header = felix_codec::format::segment_header::SegmentHeader::new(4, 1_700_000_000_000_000).encode();
     std::fs::write(shard.join("00000000000000000001.log"), header).unwrap();
     let text = |o: &Output| String::from_utf8(o.stdout.clone()).unwrap();
@@ -399,23 +386,10 @@ fn a_header_only_segment_after_a_rejected_header_is_judged_alike_by_inspect_reco
 /// the end, reusing them: the verdict and the note name them, never silent.
 #[test]
 fn the_offsets_below_a_segment_built_ahead_are_named_before_recover_removes_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    let r = root.to_str().unwrap();
-    let mut produce = Command::new(env!("CARGO_BIN_EXE_felix-storage"))
-        .args(["produce", "--shard", "acme/default/orders/0", r])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut produce.stdin.take().unwrap(), b"r0\nr1\nr2\nr3\nr4\nr5\nr6\nr7\nr8\nr9\nr10\nr11\n").unwrap();
-    assert!(produce.wait().unwrap().success());
-    let shard = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path();
+    let (_tmp, shard) = produced(b"r0\nr1\nr2\nr3\nr4\nr5\nr6\nr7\nr8\nr9\nr10\nr11\n");
     let s = shard.to_str().unwrap();
-    // Records 10 and 11 (30 and 31 bytes: a 28-byte header and "r10", "r11") cut off at a record's end.
-    let segment = shard.join("00000000000000000000.log");
-    let len = std::fs::metadata(&segment).unwrap().len();
-    std::fs::OpenOptions::new().write(true).open(&segment).unwrap().set_len(len - 62).unwrap();
+    // Records 10 and 11 (31 bytes each: a 28-byte header and "r10", "r11") cut off at a record's end.
+    cut_end(&shard.join("00000000000000000000.log"), 62);
     std::fs::remove_file(shard.join("00000000000000000000.index")).unwrap();
     let header = felix_codec::format::segment_header::SegmentHeader::new(12, 1_700_000_000_000_000).encode();
     std::fs::write(shard.join("00000000000000000001.log"), header).unwrap();
@@ -430,4 +404,27 @@ fn the_offsets_below_a_segment_built_ahead_are_named_before_recover_removes_it()
     let (code, _) = plan(&["recover", s, "--json"]);
     assert_eq!(code, Some(0));
     assert_eq!(std::fs::read(shard.join("00000000000000000001.log.cut-0")).unwrap(), header, "its bytes kept");
+}
+
+/// A shard `produce` wrote from `lines` (one record a line), under a root in
+/// a temporary directory kept alive by the first value.
+fn produced(lines: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let mut produce = Command::new(env!("CARGO_BIN_EXE_felix-storage"))
+        .args(["produce", "--shard", "acme/default/orders/0", root.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut produce.stdin.take().unwrap(), lines).unwrap();
+    assert!(produce.wait().unwrap().success());
+    let shard = std::fs::read_dir(&root).unwrap().next().unwrap().unwrap().path();
+    (tmp, shard)
+}
+
+/// Cuts the last `bytes` bytes off `file`.
+fn cut_end(file: &Path, bytes: u64) {
+    let len = std::fs::metadata(file).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(file).unwrap().set_len(len - bytes).unwrap();
 }
