@@ -137,7 +137,7 @@ fn in_plan(file: &FileReport, newest: Option<u64>, f: &FindingReport) -> Repair 
 
 /// The log's newest segment, as recovery leaves it, and how many newer
 /// segments it removes as never having taken effect
-/// ([`crate::shard::recovery::abandoned_tail`], from the reports).
+/// ([`crate::shard::tail::abandoned_tail`], from the reports).
 fn log_tail(files: &[&FileReport]) -> (Option<u64>, usize, Vec<String>) {
     let mut segments: Vec<&FileReport> = files.iter().copied().filter(|f| f.kind == FileKind::Segment && f.segment_id.is_some()).collect();
     segments.sort_by_key(|f| f.segment_id);

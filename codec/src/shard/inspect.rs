@@ -500,7 +500,7 @@ impl ShardInspection {
     }
 
     /// Which newest segments never took effect (recovery removes them:
-    /// [`crate::shard::recovery::abandoned_tail`]), and the segment before
+    /// [`crate::shard::tail::abandoned_tail`]), and the segment before
     /// them, newest once they are gone, judged as the newest.
     fn settle_tail(&mut self) {
         let segs = self.segments_by_id();

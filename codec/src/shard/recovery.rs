@@ -8,7 +8,7 @@
 //! | fact                                                        | action |
 //! |-------------------------------------------------------------|--------|
 //! | a temporary of the engine's own (`<format name>.tmp`)       | `remove-temporary` |
-//! | the newest segment is an unfinished creation (< 32 bytes), or a rollover that never took effect (a header, no record, and a base offset that is not where the segment before it ends), repeatedly ([`abandoned_tail`]) | `remove-unfinished` (its bytes, if any, move to evidence first); the segment before it is then the newest, and judged as such |
+//! | the newest segment is an unfinished creation (< 32 bytes), or a rollover that never took effect (a header, no record, and a base offset that is not where the segment before it ends), repeatedly ([`crate::shard::tail::abandoned_tail`]) | `remove-unfinished` (its bytes, if any, move to evidence first); the segment before it is then the newest, and judged as such |
 //! | every finding of the newest segment is repairable (`always`, or `opt-in` with `--repair-checksum-tail`) | `cut` at the end of its clean prefix (the cut bytes move to evidence first), then `rebuild-index` |
 //! | a segment finding that is not repairable                    | `refuse` (naming the flag only where it would turn the refusal into the cut: the newest segment, every finding `opt-in` or `always`) |
 //! | an index with a finding, a torn entry, entries missing, or no index at all | `rebuild-index` |
@@ -64,13 +64,11 @@ pub struct SegmentFacts {
     /// Where its clean prefix ends: what a cut keeps.
     pub clean_prefix_end: u64,
     /// A newest segment that never took effect, which recovery removes
-    /// ([`abandoned_tail`]): shorter than a header and holding a prefix of
+    /// ([`crate::shard::tail::abandoned_tail`]): shorter than a header and holding a prefix of
     /// one (an unfinished creation), or a header and no record at a base
     /// offset that is not where the segment before it ends.
     pub unfinished: bool,
 }
-
-pub use crate::shard::tail::{abandoned_tail, TailShape};
 
 pub use crate::format::index::IndexProblem;
 

@@ -24,9 +24,8 @@ use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::read::reader::{ChunkedReader, ReadError};
 use felix_codec::read::scan::index::quick_check;
 use felix_codec::read::scan::{EpochsScanner, IndexCheck, IndexScanner, Item, RecordStatus, ScanContext, SegmentScanner};
-use felix_codec::shard::recovery::{
-    abandoned_tail, plan_shard, Action, IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts, ShardPlan, TailShape,
-};
+use felix_codec::shard::recovery::{plan_shard, Action, IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts, ShardPlan};
+use felix_codec::shard::tail::{abandoned_tail, TailShape};
 use felix_codec::verdict::repair::{repair_verdict, Place, RepairOptions};
 use felix_codec::{CorruptionKind, CorruptionSite, Finding, Repair};
 

@@ -126,7 +126,7 @@ pub struct SegmentSummary {
 impl SegmentSummary {
     /// Takes the verdicts this segment's findings get as the shard's newest
     /// segment: recovery removes every newer one (a creation or a rollover
-    /// that never took effect, [`crate::shard::recovery::abandoned_tail`]),
+    /// that never took effect, [`crate::shard::tail::abandoned_tail`]),
     /// so its tail is the log's tail.
     pub fn judge_as_newest(&mut self) {
         for (f, r) in self.findings.findings.iter_mut().zip(&self.as_newest) {
