@@ -29,7 +29,7 @@ const ARTIFACTS = resolve(process.env.ARTIFACTS ?? '../../artifacts');
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
 const AXE = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
 
-let server, base, browser, sample;
+let server, base, browser, sample, scratchRoot;
 const pages = [];
 
 before(async () => {
@@ -51,23 +51,34 @@ before(async () => {
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
   });
-  sample = await mkdtemp(join(tmpdir(), 'felix-e2e-'));
+  // Every folder a test makes goes under one root, removed when the run ends.
+  scratchRoot = await mkdtemp(join(tmpdir(), 'felix-e2e-'));
+  sample = await scratch('sample-');
   execFileSync(CLI, ['demo', join(sample, 'root')]);
   await mkdir(ARTIFACTS, { recursive: true });
 });
 
 after(async () => {
-  // Every page: no uncaught error (a Rust panic surfaces as one), no request off the page's origin.
-  for (const p of pages) {
-    assert.deepEqual(p.errors, [], `uncaught errors on ${p.url()}`);
-    assert.deepEqual(p.panics, [], 'a panic was logged');
-    for (const url of p.requests) {
-      assert.ok(url.startsWith(base) || url.startsWith('blob:') || url.startsWith('data:'), `request left the page: ${url}`);
+  try {
+    // Every page: no uncaught error (a Rust panic surfaces as one), no request off the page's origin.
+    for (const p of pages) {
+      assert.deepEqual(p.errors, [], `uncaught errors on ${p.url()}`);
+      assert.deepEqual(p.panics, [], 'a panic was logged');
+      for (const url of p.requests) {
+        assert.ok(url.startsWith(base) || url.startsWith('blob:') || url.startsWith('data:'), `request left the page: ${url}`);
+      }
     }
+  } finally {
+    await browser?.close();
+    server?.close();
+    if (scratchRoot && !process.env.KEEP_SCRATCH) await rm(scratchRoot, { recursive: true, force: true });
   }
-  await browser?.close();
-  server?.close();
 });
+
+/** A fresh folder for one test, under the run's scratch root (`KEEP_SCRATCH=1` keeps it for a look after a failure). */
+function scratch(prefix) {
+  return mkdtemp(join(scratchRoot, prefix));
+}
 
 function shard(name) {
   const out = execFileSync('ls', [join(sample, 'root')]).toString().split('\n');
@@ -224,7 +235,7 @@ test('a torn .log shows its finding, highlighted bytes, and byte for byte the CL
   await fresh.locator('#hex span[data-pos="1064"].dmg').waitFor();
   assert.equal(await fresh.locator('#permalink-at').getAttribute('title'), null, 'with the file dropped its bytes can be linked');
   // Drop a changed copy: the row differs, and says why.
-  const changedDir = await mkdtemp(join(tmpdir(), 'felix-changed-'));
+  const changedDir = await scratch('changed-');
   const bytes = await readFile(file);
   bytes[200] ^= 0x01;
   await writeFile(join(changedDir, '00000000000000000001.log'), bytes);
@@ -353,7 +364,7 @@ test('a CLI JSON report, dropped or pasted, shows its findings; dropped with its
   const dir = shard('acme_default_clicks_0');
   const json = cliReport([dir]);
   const cli = JSON.parse(json);
-  const reportFile = join(await mkdtemp(join(tmpdir(), 'felix-report-')), 'felix-report.json');
+  const reportFile = join(await scratch('report-'), 'felix-report.json');
   await writeFile(reportFile, json);
   const p = await page();
   await p.goto(base);
@@ -395,7 +406,7 @@ test('a CLI JSON report, dropped or pasted, shows its findings; dropped with its
   const old = JSON.parse(cliReport(['--sha256', dir]));
   for (const f of old.files) delete f.hash;
   assert.ok(old.files.every((f) => /^[0-9a-f]{64}$/.test(f.sha256)));
-  const oldFile = join(await mkdtemp(join(tmpdir(), 'felix-old-')), 'felix-report.json');
+  const oldFile = join(await scratch('old-'), 'felix-report.json');
   await writeFile(oldFile, JSON.stringify(old, null, 2));
   const o = await page();
   await o.goto(base);
@@ -403,7 +414,7 @@ test('a CLI JSON report, dropped or pasted, shows its findings; dropped with its
   await o.locator('#check-status[data-state="checked"]').waitFor({ timeout: 15000 });
   assert.deepEqual(await o.locator('#overview td.check').evaluateAll((cells) => cells.map((c) => c.dataset.check)), old.files.map(() => 'matches'));
   // One changed byte: that row differs by SHA-256.
-  const changed = await mkdtemp(join(tmpdir(), 'felix-old-changed-'));
+  const changed = await scratch('old-changed-');
   const files = await folder(dir);
   for (const f of files) {
     const b = await readFile(f.from);
@@ -431,7 +442,7 @@ test('with no Web Worker the page scans and then hashes on its own, and the repo
 
 // A 72 MiB segment of 4 KiB records (rot in offset 17, a torn tail) in a folder of its own.
 async function largeSegment() {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-large-'));
+  const dir = await scratch('large-');
   const header = segmentHeader();
   const payload = Buffer.alloc(4096 - 28, 0x61);
   const parts = [header];
@@ -462,7 +473,7 @@ test('a large segment on two cores: the verdict first, then the hash worker read
 // the record list keeps (MAX_RECORD_ROWS, 1,000,000). Written in pieces, never
 // held whole. The last record's offset is returned.
 async function gibSegment() {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-gib-'));
+  const dir = await scratch('gib-');
   const f = await open(join(dir, '00000000000000000000.log'), 'w');
   const header = segmentHeader();
   await f.write(header);
@@ -517,7 +528,7 @@ test('a 1 GiB segment with more records than the list keeps: verified to its las
 // 3 million, three times the rows the page holds in memory (MAX_RECORD_ROWS).
 // Written in batches, never held whole; a few seconds.
 async function smallRecordSegment(records) {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-many-'));
+  const dir = await scratch('many-');
   const f = await open(join(dir, '00000000000000000000.log'), 'w');
   const header = segmentHeader();
   await f.write(header);
@@ -724,7 +735,7 @@ const SECRET = 'PAYLOAD-NEVER-SHARED';
 
 // Replica B begins as a byte-for-byte copy of A's first 50 records; then each appends 10 different ones.
 async function replicas() {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-replicas-'));
+  const dir = await scratch('replicas-');
   const [a, b] = [join(dir, 'a'), join(dir, 'b')];
   const produce = (root, lines) => execFileSync(CLI, ['produce', root, '--shard', 'acme/default/orders/0', '--batch', '100'], { input: lines.join('\n') + '\n' });
   produce(a, Array.from({ length: 50 }, (_, i) => `${SECRET}-common-${i}`));
@@ -919,7 +930,7 @@ test('issue 18.1: a root\'s permalink checked with only the payments folder (or 
 
 // A segment of `count` records with 16-byte payloads; every record `rot(o)` holds has a flipped payload byte.
 async function rottedSegment(count, rot) {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-rotted-'));
+  const dir = await scratch('rotted-');
   const header = segmentHeader();
   const parts = [header];
   const at = [];
@@ -973,7 +984,7 @@ test('issue 18.2: damage past the 10,000 listed findings is counted on the page 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89]);
 
 test('issue 18.3: every note the CLI prints is beside its file, and a file that is not a Felix file is never called clean', async () => {
-  const parent = await mkdtemp(join(tmpdir(), 'felix-notes-'));
+  const parent = await scratch('notes-');
   const dir = join(parent, 'odd');
   await mkdir(dir);
   const torn = await readFile(join(shard('acme_default_payments_0'), '00000000000000000001.log'));
@@ -1031,7 +1042,7 @@ test('issue 18.4: bidirectional controls in a name or a sender are shown as the 
   assert.equal(await p.locator('#shared-by').textContent(), 'alice\\u{202e}evil\\u{202c} bob');
   assert.equal(await p.locator('#shared-by bdi').count(), 1, 'isolated from the words around it');
   // A folder whose name holds U+202E: the CLI's escaped path is the page's, in the heading, the problem sentence and the Markdown.
-  const parent = await mkdtemp(join(tmpdir(), 'felix-bidi-'));
+  const parent = await scratch('bidi-');
   const name = 'x\u202etxt.log';
   await mkdir(join(parent, name));
   await copyFile(join(dir, '00000000000000000001.log'), join(parent, name, '00000000000000000001.log'));
@@ -1093,7 +1104,7 @@ test('issue 18.4: a report file opened by name is named in the shared banner and
 
 test('issue 18.4: the recovery preview prints a command only for a name a shell can be given as shown', async () => {
   const dir = shard('acme_default_payments_0');
-  const parent = await mkdtemp(join(tmpdir(), 'felix-cmd-'));
+  const parent = await scratch('cmd-');
   for (const name of ['x\u202etxt.log', 'line\nbreak', "it's payments"]) {
     await mkdir(join(parent, name));
     await copyFile(join(dir, '00000000000000000001.log'), join(parent, name, '00000000000000000001.log'));
@@ -1845,7 +1856,7 @@ test('issue 18 (links): the sample\'s files download as a tar that tar -x reads,
   await p.locator('#sample-tar').waitFor({ timeout: 15000 });
   const [d] = await Promise.all([p.waitForEvent('download'), p.click('#sample-tar')]);
   assert.equal(d.suggestedFilename(), 'felix-sample.tar');
-  const out = await mkdtemp(join(tmpdir(), 'felix-sample-tar-'));
+  const out = await scratch('sample-tar-');
   execFileSync('tar', ['-xf', await d.path(), '-C', out]);
   const [name] = await readdir(out);
   assert.match(name, /^acme_default_orders_0-[0-9a-f]{16}$/);
@@ -1890,7 +1901,7 @@ test('issue 18 (links): a link that points at bytes selects exactly them, in vie
   const selected = [...new Set(await fresh.locator('#hex span.sel[data-pos]').evaluateAll((s) => s.map((e) => Number(e.dataset.pos))))].sort((x, y) => x - y);
   assert.deepEqual(selected, Array.from({ length: end - start }, (_, i) => start + i), 'exactly the bytes the link points at');
   // The same link with a file of that name whose bytes differ (one rotten byte): held, but never called the report's.
-  const rotten = await mkdtemp(join(tmpdir(), 'felix-rotten-'));
+  const rotten = await scratch('rotten-');
   const copy = join(rotten, basename(dir));
   await mkdir(copy);
   for (const f of await readdir(dir)) await copyFile(join(dir, f), join(copy, f));
@@ -1966,7 +1977,7 @@ test('issue 18 (links): the page\'s plan JSON and the CLI\'s recover --dry-run -
 test('issue 18 second review: a segment lost mid-shard and a damaged epochs file read as the CLI reads them; a shard under two roots reads as two', async () => {
   const orders = shard('acme_default_orders_0');
   const name = basename(orders);
-  const parent = await mkdtemp(join(tmpdir(), 'felix-review2-'));
+  const parent = await scratch('review2-');
   const dir = join(parent, name);
   await mkdir(dir);
   for (const f of await readdir(orders)) if (f !== '00000000000000000004.log') await copyFile(join(orders, f), join(dir, f));
@@ -2023,7 +2034,7 @@ test('issue 18 second review: a segment lost mid-shard and a damaged epochs file
 // Upstream's broker builds the next segment before it swaps it in and installs it before it flushes the one it retires:
 // a crash leaves a header-only newest segment at a base that is not where the retired one ends, and that one's last record torn.
 test('a rollover a crash left unfinished reads on the page as the CLI reads it: the verdict, the note on the segment that never took effect, the plan', async () => {
-  const parent = await mkdtemp(join(tmpdir(), 'felix-unfinished-roll-'));
+  const parent = await scratch('unfinished-roll-');
   const root = join(parent, 'root');
   execFileSync(CLI, ['produce', root, '--shard', 'acme/default/orders/0'], { input: 'one\ntwo\nthree\nfour\n' });
   const name = (await readdir(root))[0];
@@ -2073,7 +2084,7 @@ test('issue 18 compare: the demo\'s orders against its payments warns of two dif
 
 // Replica B is A's copy with one payload byte of offset 3 rotted.
 async function rottedReplicas() {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-rot-'));
+  const dir = await scratch('rot-');
   const [a, b] = [join(dir, 'a'), join(dir, 'b')];
   execFileSync(CLI, ['produce', a, '--shard', 'acme/default/orders/0', '--batch', '100'], { input: Array.from({ length: 20 }, (_, i) => `${SECRET}-common-${i}`).join('\n') + '\n' });
   const shardName = (await readdir(a))[0];
@@ -2339,7 +2350,7 @@ function utc(micros) {
 const T0 = 1_796_133_600_000_000n; // 2026-12-01T14:00:00Z
 const clockTime = (o) => T0 + BigInt(o < 20 ? o : o < 30 ? o - 25 : o - 10) * 1_000_000n + 250n;
 async function clockBackShard() {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-clock-'));
+  const dir = await scratch('clock-');
   const shardDir = join(dir, 'acme_default_clock_0');
   await mkdir(shardDir);
   const parts = [];
@@ -2474,7 +2485,7 @@ test('issue 20 compare: the first divergent record\'s time on both sides, in UTC
 
 // A segment of `records` small records, record o written at `ts(o)` µs, the payload of offset `rot` flipped.
 async function timedSegment(records, ts, rot) {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-timed-'));
+  const dir = await scratch('timed-');
   const f = await open(join(dir, '00000000000000000000.log'), 'w');
   const header = segmentHeader();
   await f.write(header);
@@ -2529,7 +2540,7 @@ test('issue 20, past the held rows: a time first reached after the clock went ba
 });
 
 test('issue 20 attacked: a clock that went back across a damaged record is marked; a link with the real hash but a forged time differs once the file is dropped', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'felix-forged-time-'));
+  const dir = await scratch('forged-time-');
   const shardDir = join(dir, 'acme_default_forged_0');
   await mkdir(shardDir);
   // Offsets 0..4 written at T0 + 100, 200, (300, rotted), 50, 60 µs: offset 3 is below offset 1, the damaged 2 between.
@@ -2566,7 +2577,7 @@ test('issue 20 attacked: a clock that went back across a damaged record is marke
 test('issue 18 third review: one folder name under two roots reads as two verdicts, as the CLI reads them; a shared report with a forged gap and record count differs from the dropped folder', async () => {
   const orders = shard('acme_default_orders_0');
   const payments = shard('acme_default_payments_0');
-  const parent = await mkdtemp(join(tmpdir(), 'felix-review3-'));
+  const parent = await scratch('review3-');
   try {
     // a/x: orders with a segment lost from its middle; b/x: payments (a torn newest tail).
     for (const [root, from] of [['a', orders], ['b', payments]]) {
