@@ -89,7 +89,7 @@ fn the_real_run_executes_exactly_the_dry_runs_plan_on_a_demo_root() {
 }
 
 #[test]
-fn a_second_cut_at_the_same_byte_is_printed_with_the_evidence_name_it_used() {
+fn a_second_cut_at_the_same_byte_is_planned_and_printed_with_the_evidence_name_it_uses() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sample");
     let r = root.to_str().unwrap();
@@ -99,8 +99,17 @@ fn a_second_cut_at_the_same_byte_is_printed_with_the_evidence_name_it_used() {
         dry["shards"].as_array().unwrap().iter().find_map(|s| actions(s, "cut").first().map(|c| (s.clone(), (*c).clone()))).unwrap();
     let dir = Path::new(shard["path"].as_str().unwrap());
     let planned = cut["evidence"].as_str().unwrap();
-    // Someone already keeps a file under the planned name: it is never replaced.
+    // Someone already keeps a file under the planned name: it is never
+    // replaced, and the dry run now names the file the real run writes,
+    // as the engine's own plan on open does.
     std::fs::write(dir.join(planned), b"older evidence").unwrap();
+    let (_, again) = plan(&["recover", r, "--dry-run", "--json"]);
+    let replanned = again["shards"].as_array().unwrap().iter().find(|s| s["path"] == shard["path"]).unwrap();
+    assert_eq!(actions(replanned, "cut")[0]["evidence"].as_str().unwrap(), format!("{planned}-2"));
+    let (engine, recover) = engine_and_recover_plans(dir);
+    assert_eq!(engine, recover, "the broker's open plans the same names");
+    let text = String::from_utf8(run(&["recover", r, "--dry-run"]).stdout).unwrap();
+    assert!(text.contains(&format!("would be kept in {planned}-2\n")), "{text}");
     let (_, real) = plan(&["recover", r, "--json"]);
     let done = real["shards"].as_array().unwrap().iter().find(|s| s["path"] == shard["path"]).unwrap();
     let used = actions(done, "cut")[0]["evidence"].as_str().unwrap().to_owned();

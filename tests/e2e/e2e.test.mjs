@@ -848,6 +848,30 @@ test('the recovery preview of the dropped demo shards is the CLI\'s plan', async
   assert.deepEqual(await axeViolations(p), [], 'the recovery previews are accessible');
 });
 
+test('a cut whose evidence name is taken is planned under the name the run writes, on the page as by the CLI', async () => {
+  const payments = shard('acme_default_payments_0');
+  const parent = await scratch('taken-');
+  const dir = join(parent, basename(payments));
+  await mkdir(dir);
+  for (const f of await readdir(payments)) await copyFile(join(payments, f), join(dir, f));
+  // Evidence an earlier recovery kept at the same byte: never replaced, so the next cut's bytes go to -2.
+  await writeFile(join(dir, '00000000000000000001.log.cut-1064'), 'older evidence');
+  const p = await page();
+  await p.goto(base);
+  await drop(p, await folder(dir));
+  const cli = JSON.parse(spawnSync(CLI, ['recover', dir, '--dry-run', '--json']).stdout.toString());
+  const want = cli.shards[0];
+  assert.equal(want.actions.find((a) => a.action === 'cut').evidence, '00000000000000000001.log.cut-1064-2');
+  const section = p.locator(`section.recovery[data-shard="${basename(dir)}"]`);
+  const pre = section.locator('pre.plan-json');
+  await pre.waitFor({ state: 'attached', timeout: 20000 });
+  assert.deepEqual({ ...JSON.parse(await pre.textContent()), path: want.path }, want, "the page's plan is the CLI's");
+  assert.match(await section.locator('[data-action=cut]').textContent(), /77 bytes move to 00000000000000000001\.log\.cut-1064-2/);
+  const ran = JSON.parse(spawnSync(CLI, ['recover', dir, '--json']).stdout.toString());
+  assert.equal(ran.shards[0].actions.find((a) => a.action === 'cut').evidence, '00000000000000000001.log.cut-1064-2', 'the run writes the name the page showed');
+  assert.equal(await readFile(join(dir, '00000000000000000001.log.cut-1064'), 'utf8'), 'older evidence');
+});
+
 test('issue 19: the replica compare and the recovery preview read their folders in a worker of their own, not on the page; with no worker, on the page, in the same words', async () => {
   const [a, b] = await replicas();
   const root = join(sample, 'root');

@@ -227,6 +227,27 @@ pub fn temporary_name(name: &str) -> String {
     format!("{name}{TEMPORARY_SUFFIX}")
 }
 
+/// How many names (`-K` suffixes) recovery tries for one piece of evidence
+/// before it gives up: evidence is never replaced.
+pub const MAX_EVIDENCE_ATTEMPTS: u32 = 10_000;
+
+/// The name recovery keeps a piece of evidence under: the first of
+/// `name_for(1)`, `name_for(2)`, … that is not `present` in the directory,
+/// nor its note's name (as the engine picks it when it keeps the bytes), so
+/// a plan made from a listing names the file the run writes. `name_for(1)`
+/// when every attempt is taken (the run then refuses).
+#[must_use]
+pub fn first_free_evidence_name(name_for: impl Fn(u32) -> String, present: &[String]) -> String {
+    let taken: alloc::collections::BTreeSet<&str> = present.iter().map(String::as_str).collect();
+    if taken.is_empty() {
+        return name_for(1);
+    }
+    (1..=MAX_EVIDENCE_ATTEMPTS)
+        .map(&name_for)
+        .find(|name| !taken.contains(name.as_str()) && !taken.contains(evidence_note_name(name).as_str()))
+        .unwrap_or_else(|| name_for(1))
+}
+
 /// The evidence file for bytes cut from segment `id` at `position`;
 /// `attempt` 1 is the plain name, later attempts (when that name is taken:
 /// evidence is never replaced) add `-attempt`.
@@ -293,6 +314,18 @@ pub fn parse_evidence_name(name: &str) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_free_evidence_name_skips_names_and_notes_already_present() {
+        let name_for = |k| evidence_name(7, 94, k);
+        assert_eq!(first_free_evidence_name(name_for, &[]), "00000000000000000007.log.cut-94");
+        let present = [String::from("00000000000000000007.log.cut-94"), String::from("00000000000000000007.log.cut-94-2.json")];
+        assert_eq!(first_free_evidence_name(name_for, &present), "00000000000000000007.log.cut-94-3", "a note alone takes its name too");
+        let other = [String::from("00000000000000000007.log.cut-95")];
+        assert_eq!(first_free_evidence_name(name_for, &other), "00000000000000000007.log.cut-94");
+        let index = [String::from("00000000000000000003.index.cut-0")];
+        assert_eq!(first_free_evidence_name(|k| index_evidence_name(3, k), &index), "00000000000000000003.index.cut-0-2");
+    }
 
     #[test]
     fn names_round_trip_and_sort_numerically() {

@@ -458,6 +458,7 @@ impl ShardInspection {
             }
             match classify(&f.name) {
                 EntryName::Temporary => facts.temporaries.push(f.name.clone()),
+                EntryName::Evidence { .. } => facts.evidence_present.push(f.name.clone()),
                 EntryName::Index(id) => {
                     facts.index_files.push(IndexFile { file: f.name.clone(), id, size: f.size });
                     // An orphan's findings (a segment's index's are gathered above).

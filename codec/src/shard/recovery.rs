@@ -41,7 +41,7 @@ use alloc::vec::Vec;
 
 use crate::doc::report::{offsets_words, FindingReport};
 use crate::doc::sentence::{and_list, at_offsets};
-use crate::format::file_name::{evidence_name, index_file_name};
+use crate::format::file_name::{evidence_name, first_free_evidence_name, index_evidence_name, index_file_name};
 use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
 use crate::verdict::repair::{RepairOptions, OPT_IN_FLAG};
 
@@ -115,6 +115,10 @@ pub struct ShardFacts {
     /// Per file, its findings past the per-file limit, counted only (as
     /// the report's `findings_omitted`): `(file, count)`, files with none left out.
     pub findings_omitted: Vec<(String, u64)>,
+    /// The evidence files (and their notes) already in the directory: a
+    /// plan names the first evidence name none of them takes, as the run
+    /// picks it ([`first_free_evidence_name`]).
+    pub evidence_present: Vec<String>,
 }
 
 /// One step of a plan.
@@ -512,7 +516,7 @@ fn cuttable(f: &Finding, options: RepairOptions) -> bool {
 /// The plan for one shard: see the module doc for the rules.
 #[must_use]
 pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
-    let mut draft = Draft::default();
+    let mut draft = Draft { present: &facts.evidence_present, ..Draft::default() };
     for file in &facts.temporaries {
         draft.actions.push(Action::RemoveTemporary { file: file.clone(), reason: "an unfinished temporary file of the engine's".into() });
     }
@@ -525,7 +529,7 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
         draft.left.push(remaining(file, f));
     }
     let refused = !draft.refusals.is_empty();
-    let Draft { mut actions, refusals, mut left, cut_segments } = draft;
+    let Draft { mut actions, refusals, mut left, cut_segments, .. } = draft;
     actions.extend(refusals);
     if refused {
         left.extend(kept_by_refusal(facts, &actions, &cut_segments));
@@ -543,14 +547,16 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
 /// A plan while it is drawn: the actions, the refusals (appended last), the
 /// findings left, and the segments cut.
 #[derive(Default)]
-struct Draft {
+struct Draft<'a> {
     actions: Vec<Action>,
     refusals: Vec<Action>,
     left: Vec<RemainingFinding>,
     cut_segments: Vec<u64>,
+    /// The evidence names already taken in the directory.
+    present: &'a [String],
 }
 
-impl Draft {
+impl Draft<'_> {
     /// One segment's share of the plan: remove an unfinished newest segment,
     /// cut a newest segment's repairable tail, or refuse what may not be cut.
     fn segment(&mut self, seg: &SegmentFacts, options: RepairOptions) {
@@ -570,7 +576,7 @@ impl Draft {
                 file: seg.file.clone(),
                 bytes: seg.size,
                 reason,
-                evidence: (seg.size > 0).then(|| evidence_name(seg.id, 0, 1)),
+                evidence: (seg.size > 0).then(|| first_free_evidence_name(|k| evidence_name(seg.id, 0, k), self.present)),
             });
             return;
         }
@@ -583,7 +589,7 @@ impl Draft {
                 bytes: seg.size.saturating_sub(seg.clean_prefix_end),
                 kind: first.kind.name().into(),
                 reason: reason(first),
-                evidence: evidence_name(seg.id, seg.clean_prefix_end, 1),
+                evidence: first_free_evidence_name(|k| evidence_name(seg.id, seg.clean_prefix_end, k), self.present),
             });
             self.cut_segments.push(seg.id);
             return;
@@ -678,7 +684,7 @@ fn orphan_indexes(facts: &ShardFacts) -> Vec<Action> {
             file: ix.file.clone(),
             bytes: ix.size,
             reason: reason.into(),
-            evidence: (ix.size > 0).then(|| crate::format::file_name::index_evidence_name(ix.id, 1)),
+            evidence: (ix.size > 0).then(|| first_free_evidence_name(|k| index_evidence_name(ix.id, k), &facts.evidence_present)),
         });
     }
     out

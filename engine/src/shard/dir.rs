@@ -22,6 +22,7 @@ use std::sync::Arc;
 use felix_codec::format::epochs::MAX_EPOCHS_FILE_LEN;
 use felix_codec::format::file_name::{
     classify, damaged_epochs_name, evidence_note_name, index_file_name, segment_file_name, temporary_name, EntryName, EPOCHS_FILE_NAME,
+    MAX_EVIDENCE_ATTEMPTS,
 };
 
 use crate::error::EngineError;
@@ -30,9 +31,6 @@ use crate::io::{EntryType, Io, LockGuard};
 
 /// Bytes copied per step when evidence is kept.
 const COPY_CHUNK_BYTES: usize = 1 << 20;
-/// Most names tried for one piece of evidence before giving up.
-const MAX_EVIDENCE_ATTEMPTS: u32 = 10_000;
-
 /// The shard directory and the shard's one IO path.
 #[derive(Debug)]
 pub(crate) struct ShardDir {
@@ -63,6 +61,8 @@ pub(crate) struct Listing {
     pub(crate) epochs: bool,
     /// The engine's own leftover temporaries.
     pub(crate) temporaries: Vec<String>,
+    /// Evidence recovery kept (and its notes): names a new piece of evidence must not take.
+    pub(crate) evidence: Vec<String>,
     /// Names that are not the engine's (never read, changed or removed).
     pub(crate) foreign: Vec<String>,
 }
@@ -209,7 +209,8 @@ impl ShardDir {
                 EntryName::Index(id) => out.indexes.push(id),
                 EntryName::Epochs => out.epochs = true,
                 EntryName::Temporary => out.temporaries.push(name.to_string()),
-                EntryName::Lock | EntryName::Evidence { .. } | EntryName::DamagedEpochs => {}
+                EntryName::Evidence { .. } => out.evidence.push(name.to_string()),
+                EntryName::Lock | EntryName::DamagedEpochs => {}
                 EntryName::Foreign => out.foreign.push(name.to_string()),
             }
         }

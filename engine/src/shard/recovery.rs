@@ -92,7 +92,12 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
     // A reader probes the writer's lock before and (for the newest segment,
     // whose tail a writer that started meanwhile may be writing) after the scan.
     let mut writer_live = mode == Mode::ReadOnly && dir.writer_live();
-    let mut facts = ShardFacts { path: dir.path.display().to_string(), temporaries: listing.temporaries.clone(), ..ShardFacts::default() };
+    let mut facts = ShardFacts {
+        path: dir.path.display().to_string(),
+        temporaries: listing.temporaries.clone(),
+        evidence_present: listing.evidence.clone(),
+        ..ShardFacts::default()
+    };
     let mut checked = check_segments(dir, &listing.segments, config, mode, &mut writer_live)?;
     mark_discontinuities(dir, &mut checked);
     for &id in &listing.indexes {
