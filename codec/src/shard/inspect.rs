@@ -545,7 +545,8 @@ impl ShardInspection {
         for pair in segs.windows(2) {
             let [(_, a), (_, b)] = pair else { continue };
             let (Some(sa), Some(sb)) = (self.segment(*a), self.segment(*b)) else { continue };
-            let (Some(expected), Some(hb)) = (sa.next_offset(), sb.header) else { continue };
+            // A segment whose header is rejected tells no end to measure the next by.
+            let (Some(expected), Some(hb)) = (sa.told_end(), sb.header) else { continue };
             let a_tail_damaged = sa.findings.findings.iter().any(|f| f.position() >= sa.clean_prefix_end && f.position() >= 32);
             if hb.base_offset != expected && !(a_tail_damaged && hb.base_offset > expected) {
                 let kind = CorruptionKind::SegmentDiscontinuity { expected, found: hb.base_offset };
@@ -628,12 +629,7 @@ impl ShardInspection {
 /// What [`abandoned_tail`] needs of a segment's scan.
 fn tail_shape(s: &crate::read::scan::SegmentSummary) -> TailShape {
     let header_only = s.records == 0 && s.findings.findings.is_empty() && s.size == SEGMENT_HEADER_LEN as u64;
-    TailShape {
-        unfinished: s.unfinished,
-        empty_at: s.header.filter(|_| header_only).map(|h| h.base_offset),
-        // Records scanned behind a rejected header tell no end.
-        next_offset: s.header.and(s.next_offset()),
-    }
+    TailShape { unfinished: s.unfinished, empty_at: s.header.filter(|_| header_only).map(|h| h.base_offset), next_offset: s.told_end() }
 }
 
 fn file_report(path: String, name: &str, ctx: &ScanContext, done: Done) -> FileReport {

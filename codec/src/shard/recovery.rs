@@ -70,6 +70,17 @@ pub struct SegmentFacts {
     pub unfinished: bool,
 }
 
+impl SegmentFacts {
+    /// Whether its header was rejected (a finding inside the header's bytes
+    /// other than a discontinuity, which a verified header's base makes):
+    /// no record of it can be read, so no index can be built from it.
+    #[must_use]
+    pub fn header_rejected(&self) -> bool {
+        let header_len = crate::format::segment_header::SEGMENT_HEADER_LEN as u64;
+        self.findings.iter().any(|f| f.position() < header_len && !matches!(f.kind, CorruptionKind::SegmentDiscontinuity { .. }))
+    }
+}
+
 pub use crate::format::index::IndexProblem;
 
 /// What is known about one segment's index.
@@ -621,8 +632,9 @@ impl Draft<'_> {
     fn index_rebuilds(&mut self, facts: &ShardFacts) {
         const CUT: &str = "the segment is cut: entries past the cut would point at nothing";
         for ix in &facts.indexes {
-            let unfinished = facts.segments.iter().any(|s| s.id == ix.segment_id && s.unfinished && s.newest);
-            if unfinished {
+            // Nothing to build from: a segment recovery removes, or one whose header is rejected.
+            let nothing = facts.segments.iter().any(|s| s.id == ix.segment_id && ((s.unfinished && s.newest) || s.header_rejected()));
+            if nothing {
                 continue;
             }
             let why = match (&ix.problem, self.cut_segments.contains(&ix.segment_id)) {

@@ -143,6 +143,14 @@ impl SegmentSummary {
             (None, None) => None,
         }
     }
+
+    /// Where this segment tells the log ends, for judging the segment after
+    /// it: [`Self::next_offset`], but `None` when its header was rejected —
+    /// records scanned behind a header that does not verify tell no end.
+    #[must_use]
+    pub fn told_end(&self) -> Option<u64> {
+        self.header.and(self.next_offset())
+    }
 }
 
 #[derive(Debug)]
