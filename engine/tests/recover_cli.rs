@@ -444,3 +444,64 @@ fn cut_end(file: &Path, bytes: u64) {
     let len = std::fs::metadata(file).unwrap().len();
     std::fs::OpenOptions::new().write(true).open(file).unwrap().set_len(len - bytes).unwrap();
 }
+
+/// Hostile review 30: the broker's open judges the segment after a damaged
+/// one, and a damaged segment itself, as `recover` does — action for
+/// action, in the same order: an overlap after a segment rotted in the
+/// middle (measured against the end `inspect` names, past the rot), a gap
+/// before a segment that is itself rotted, a segment rotted twice (each rot
+/// refused), and a gap whose records are also out of order (the refusals in
+/// byte order). `recover` refuses each; the broker's plan is its plan.
+#[test]
+fn the_broker_plans_the_damage_after_and_inside_a_rotted_segment_as_recover_does() {
+    use felix_codec::format::record::encode_record;
+    use felix_codec::format::segment_header::SegmentHeader;
+    use felix_codec::shard::recovery::Action;
+    let segment = |base: u64, offsets: std::ops::Range<u64>, rot: &[usize]| {
+        let mut s = SegmentHeader::new(base, 1_700_000_000_000_000).encode().to_vec();
+        for o in offsets {
+            encode_record(o, 1_700_000_000_000_001, format!("payload-{o}").as_bytes(), &mut s).unwrap();
+        }
+        // Records are 37 bytes (28 + "payload-N"): rot in record r's payload.
+        for r in rot {
+            s[32 + r * 37 + 30] ^= 0xff;
+        }
+        s
+    };
+    // What a case plants: segments 1 and 2, which records of segment 0 rot, the refusals planned.
+    type Case = (&'static str, Vec<(u64, Vec<u8>)>, &'static [usize], &'static [&'static str]);
+    let cases: [Case; 4] = [
+        (
+            "an overlap after a rotted segment",
+            vec![(1, segment(4, 4..14, &[])), (2, segment(14, 14..15, &[]))],
+            &[3],
+            &["RecordChecksum", "SegmentDiscontinuity"],
+        ),
+        (
+            "a gap before a rotted segment",
+            vec![(1, segment(12, 12..20, &[3])), (2, segment(20, 20..21, &[]))],
+            &[],
+            &["SegmentDiscontinuity", "RecordChecksum"],
+        ),
+        (
+            "a segment rotted twice",
+            vec![(1, segment(10, 10..20, &[])), (2, segment(20, 20..21, &[]))],
+            &[3, 7],
+            &["RecordChecksum", "RecordChecksum"],
+        ),
+        (
+            "a gap and records out of order",
+            vec![(1, segment(4, 10..20, &[])), (2, segment(20, 20..21, &[]))],
+            &[],
+            &["SegmentDiscontinuity", "OffsetOutOfOrder"],
+        ),
+    ];
+    for (what, planted, rot, refused) in cases {
+        let (_tmp, shard) = shard_with(&planted, |_| segment(0, 0..10, rot));
+        let (engine, recover) = engine_and_recover_plans(&shard);
+        let kinds: Vec<&str> =
+            recover.iter().filter_map(|a| if let Action::Refuse { kind, .. } = a { Some(kind.as_str()) } else { None }).collect();
+        assert_eq!(kinds, refused, "{what}: {recover:?}");
+        assert_eq!(engine, recover, "{what}: the broker's plan is recover's");
+    }
+}

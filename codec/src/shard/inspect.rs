@@ -546,10 +546,8 @@ impl ShardInspection {
             let [(_, a), (_, b)] = pair else { continue };
             let (Some(sa), Some(sb)) = (self.segment(*a), self.segment(*b)) else { continue };
             // A segment whose header is rejected tells no end to measure the next by.
-            let (Some(expected), Some(hb)) = (sa.told_end(), sb.header) else { continue };
-            let a_tail_damaged = sa.findings.findings.iter().any(|f| f.position() >= sa.clean_prefix_end && f.position() >= 32);
-            if hb.base_offset != expected && !(a_tail_damaged && hb.base_offset > expected) {
-                let kind = CorruptionKind::SegmentDiscontinuity { expected, found: hb.base_offset };
+            let Some(hb) = sb.header else { continue };
+            if let Some(kind) = crate::shard::tail::discontinuity(sa.told_end(), sa.tail_damaged(), hb.base_offset) {
                 let at = SEGMENT_BASE_OFFSET_AT as u64;
                 extra.push((*b, Finding { kind, site: self.ctx(*b).site(at), end: at + 8, offset: None, repair: Repair::Never }));
             }

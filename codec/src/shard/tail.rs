@@ -3,6 +3,31 @@
 //! log's newest once recovery removes them: the one rule the recovery plan,
 //! the verdict's sentence, `inspect`, the page and the engine's open share.
 
+use crate::verdict::corruption::CorruptionKind;
+
+/// Whether a segment whose header verifies, at `base`, continues the one
+/// before it: a [`CorruptionKind::SegmentDiscontinuity`] when `base` is not
+/// where that one tells the log ends (`told_end`: after its last intact
+/// record, past any damage; `None` when its header was rejected — then
+/// nothing is measured), unless that one's tail is damaged
+/// (`tail_damaged`) and `base` lies past its end (records lost in its tail
+/// would have held the offsets between). The one rule `inspect`, `recover`
+/// and the engine's open judge consecutive segments by.
+///
+/// ```
+/// use felix_codec::shard::tail::discontinuity;
+/// assert!(discontinuity(Some(10), false, 10).is_none());
+/// assert!(discontinuity(Some(10), false, 12).is_some(), "a gap");
+/// assert!(discontinuity(Some(10), true, 12).is_none(), "the gap lies in the damaged tail");
+/// assert!(discontinuity(Some(10), true, 4).is_some(), "an overlap is never explained by damage");
+/// assert!(discontinuity(None, false, 4).is_none(), "a rejected header tells no end");
+/// ```
+#[must_use]
+pub fn discontinuity(told_end: Option<u64>, tail_damaged: bool, base: u64) -> Option<CorruptionKind> {
+    let expected = told_end?;
+    (base != expected && !(tail_damaged && base > expected)).then_some(CorruptionKind::SegmentDiscontinuity { expected, found: base })
+}
+
 /// What [`abandoned_tail`] needs of one segment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TailShape {

@@ -25,7 +25,7 @@ use felix_codec::read::reader::{ChunkedReader, ReadError};
 use felix_codec::read::scan::index::quick_check;
 use felix_codec::read::scan::{EpochsScanner, IndexCheck, IndexScanner, Item, RecordStatus, ScanContext, SegmentScanner};
 use felix_codec::shard::recovery::{plan_shard, Action, IndexFacts, IndexFile, IndexProblem, SegmentFacts, ShardFacts, ShardPlan};
-use felix_codec::shard::tail::{abandoned_tail, TailShape};
+use felix_codec::shard::tail::{abandoned_tail, discontinuity, TailShape};
 use felix_codec::verdict::repair::{repair_verdict, Place, RepairOptions};
 use felix_codec::{CorruptionKind, CorruptionSite, Finding, Repair};
 
@@ -99,7 +99,7 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
         ..ShardFacts::default()
     };
     let mut checked = check_segments(dir, &listing.segments, config, mode, &mut writer_live)?;
-    mark_discontinuities(dir, &mut checked);
+    mark_discontinuities(dir, &mut checked)?;
     for &id in &listing.indexes {
         let size = dir.io.len(&dir.index(id))?;
         facts.index_files.push(IndexFile { file: index_file_name(id), id, size });
@@ -224,27 +224,57 @@ fn tail_shape(c: &Checked) -> TailShape {
     }
 }
 
-/// Consecutive segments continue each other's offsets: a segment whose base
-/// is not its predecessor's next offset gets a `SegmentDiscontinuity`.
-fn mark_discontinuities(dir: &ShardDir, checked: &mut [Checked]) {
-    let mut previous_next: Option<u64> = None;
+/// Consecutive segments continue each other's offsets, by the codec's rule
+/// ([`discontinuity`], as `inspect` judges them): a segment whose base is not
+/// where its predecessor tells the log ends gets a `SegmentDiscontinuity`.
+/// A sealed segment whose damage refuses the shard is scanned in full first,
+/// as `inspect` scans it: every finding of it is planned (the quick check
+/// stops at the first), and the end it tells lies past its damage.
+fn mark_discontinuities(dir: &ShardDir, checked: &mut [Checked]) -> Result<(), EngineError> {
+    // The end the segment before tells, and whether its tail is damaged.
+    let mut told: (Option<u64>, bool) = (None, false);
     for c in checked {
         // A segment recovery removes continues nothing.
         if c.facts.unfinished {
             continue;
         }
-        let Some(state) = &c.state else {
-            previous_next = None;
-            continue;
+        let scanned = match (&c.state, &c.damaged) {
+            (None, Some(_)) if !c.facts.newest => Some(rescan_damaged(dir, &mut c.facts)?),
+            _ => None,
         };
-        if let Some(expected) = previous_next.filter(|e| *e != state.base) {
-            let kind = CorruptionKind::SegmentDiscontinuity { expected, found: state.base };
+        let base = c.state.as_ref().or(c.damaged.as_ref()).map(|s| s.base);
+        if let Some(kind) = base.and_then(|base| discontinuity(told.0, told.1, base)) {
             let at = felix_codec::format::segment_header::BASE_OFFSET_AT as u64;
-            let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(state.id), position: at };
+            let site = CorruptionSite { shard: Some(dir.name.clone()), segment_id: Some(c.facts.id), position: at };
             c.facts.findings.push(Finding { kind, site, end: at + 8, offset: None, repair: Repair::Never });
+            // In byte order, as `inspect` lists them.
+            c.facts.findings.sort_by_key(Finding::position);
         }
-        previous_next = Some(state.next);
+        told = match (scanned, &c.state) {
+            (Some(s), _) => s,
+            (None, Some(s)) => (Some(s.next), false),
+            (None, None) => (None, false),
+        };
     }
+    Ok(())
+}
+
+/// Scans a damaged sealed segment in full with the codec's scanner: its
+/// findings become every one the scanner reports (the quick check stops at
+/// the first), its clean prefix the scanner's; returns the end it tells and
+/// whether its tail is damaged.
+fn rescan_damaged(dir: &ShardDir, facts: &mut SegmentFacts) -> Result<(Option<u64>, bool), EngineError> {
+    let path = dir.log(facts.id);
+    let len = dir.io.len(&path)?;
+    let mut scanner = SegmentScanner::new(ctx(dir, facts.id, false, false));
+    let mut sink = |_: Item<'_>| {};
+    feed_file(dir, &path, len, |chunk| scanner.feed(chunk, &mut sink))?;
+    let summary = scanner.finish(&mut sink);
+    let mut findings = summary.findings.findings.clone();
+    findings.sort_by_key(Finding::position);
+    facts.findings = findings;
+    facts.clean_prefix_end = summary.clean_prefix_end;
+    Ok((summary.told_end(), summary.tail_damaged()))
 }
 
 /// The plan executed, each rebuilt index written from its segment's entries,

@@ -151,6 +151,15 @@ impl SegmentSummary {
     pub fn told_end(&self) -> Option<u64> {
         self.header.and(self.next_offset())
     }
+
+    /// Whether its records area holds damage at or past its clean prefix:
+    /// a segment whose tail is damaged may have lost the offsets up to the
+    /// next segment's base ([`crate::shard::tail::discontinuity`]).
+    #[must_use]
+    pub fn tail_damaged(&self) -> bool {
+        let header_len = crate::format::segment_header::SEGMENT_HEADER_LEN as u64;
+        self.findings.findings.iter().any(|f| f.position() >= self.clean_prefix_end && f.position() >= header_len)
+    }
 }
 
 #[derive(Debug)]
