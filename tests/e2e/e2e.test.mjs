@@ -72,6 +72,8 @@ after(async () => {
     await browser?.close();
     server?.close();
     if (scratchRoot && !process.env.KEEP_SCRATCH) await rm(scratchRoot, { recursive: true, force: true });
+    // Kept for a look: say where (a run leaves nothing else to find it by).
+    else if (scratchRoot) process.stderr.write(`KEEP_SCRATCH: the run's folders are kept in ${scratchRoot}\n`);
   }
 });
 
