@@ -505,3 +505,57 @@ fn the_broker_plans_the_damage_after_and_inside_a_rotted_segment_as_recover_does
         assert_eq!(engine, recover, "{what}: the broker's plan is recover's");
     }
 }
+
+/// A sealed index beside a segment whose header is rejected (hostile review,
+/// stop 30): its entries cannot be checked against records nothing can read,
+/// so `inspect` does not call it stale, and promises no index fix `recover`
+/// would not make — the verdict, the dry run and the broker's plan agree.
+#[test]
+fn an_index_beside_a_rejected_segment_header_is_not_judged_stale() {
+    let (_tmp, shard) = produced(b"one\ntwo\nthree\nfour\n");
+    let s = shard.to_str().unwrap();
+    let log = shard.join("00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[0] = 0;
+    std::fs::write(&log, bytes).unwrap();
+    assert!(shard.join("00000000000000000000.index").exists(), "produce wrote the index");
+    let out = run(&["inspect", s]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("IndexEntryMismatch") && !text.contains("stale index"), "{text}");
+    assert!(text.contains("SegmentMagic"), "{text}");
+    let (code, dry) = plan(&["recover", s, "--dry-run", "--json"]);
+    assert_eq!(code, Some(1), "{dry}");
+    let shard_plan = &dry["shards"][0];
+    assert!(actions(shard_plan, "rebuild-index").is_empty(), "{dry}");
+    assert!(!dry.to_string().contains("IndexEntryMismatch"), "nothing remains that no recovery would fix: {dry}");
+    let (engine, recover) = engine_and_recover_plans(&shard);
+    assert_eq!(engine, recover);
+}
+
+/// Every name the evidence of a cut could take is taken (hostile review,
+/// stop 30): the run cuts nothing, replaces nothing, and its error names the
+/// evidence's own name, not a temporary.
+#[test]
+fn a_cut_with_every_evidence_name_taken_changes_nothing_and_names_the_evidence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sample");
+    let r = root.to_str().unwrap();
+    assert!(run(&["demo", r]).status.success());
+    let (_, dry) = plan(&["recover", r, "--dry-run", "--json"]);
+    let (file, _, _) = payments_cut(&dry);
+    let dir = file.parent().unwrap();
+    let shard = dry["shards"].as_array().unwrap().iter().find(|s| s["path"].as_str().unwrap().contains("payments")).unwrap();
+    let planned = actions(shard, "cut")[0]["evidence"].as_str().unwrap().to_owned();
+    std::fs::write(dir.join(&planned), b"kept 1").unwrap();
+    for k in 2..=10_000 {
+        std::fs::write(dir.join(format!("{planned}-{k}")), format!("kept {k}")).unwrap();
+    }
+    let before = std::fs::read(&file).unwrap();
+    let out = run(&["recover", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let said = String::from_utf8(out.stderr).unwrap();
+    assert!(said.contains(&format!("{planned}: ")) && said.contains("numbered variants are taken"), "{said}");
+    assert!(!said.contains(&format!("{planned}.tmp")), "{said}");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing cut");
+    assert_eq!(std::fs::read(dir.join(format!("{planned}-10000"))).unwrap(), b"kept 10000");
+}

@@ -354,7 +354,11 @@ impl ShardInspection {
                 self.pending_index.push(PendingIndex { segment_id, index_file: i, entries });
             }
         }
-        if let Some((findings, omitted)) = index_findings {
+        // Entries are checked against records only behind a header that
+        // verifies: behind a rejected one nothing is a record, so the index
+        // is not judged stale (no index is rebuilt from such a segment).
+        let header_rejected = matches!(&done, Done::Segment(summary) if summary.header.is_none());
+        if let Some((findings, omitted)) = index_findings.filter(|_| !header_rejected) {
             if let Some(&(_, index_file)) = self.checking.iter().find(|(seg, _)| *seg == i) {
                 if let Some(extra) = self.extra.get_mut(index_file) {
                     extra.extend(findings);

@@ -351,8 +351,20 @@ impl ShardDir {
             self.io.sync_dir(&self.path)?;
             return Ok(name);
         }
-        let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("{MAX_EVIDENCE_ATTEMPTS} evidence names are taken"));
-        Err(self.io.latch(EngineError::io(tmp, "link", &e)))
+        Err(self.every_name_taken(name_for))
+    }
+
+    /// Every name `name_for` gives is taken: the shard stops, and the error
+    /// names the evidence's own name (not a temporary).
+    fn every_name_taken(&self, name_for: &dyn Fn(u32) -> String) -> EngineError {
+        let e = std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "this name and its {} numbered variants are taken: move some evidence out of the shard's folder",
+                MAX_EVIDENCE_ATTEMPTS - 1
+            ),
+        );
+        self.io.latch(EngineError::io(&self.file(&name_for(1)), "keep evidence", &e))
     }
 
     /// The note for the evidence `name` (its name filled in), written to the
@@ -430,7 +442,6 @@ impl ShardDir {
                 return Ok(name);
             }
         }
-        let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("{MAX_EVIDENCE_ATTEMPTS} evidence names are taken"));
-        Err(self.io.latch(EngineError::io(source, "link", &e)))
+        Err(self.every_name_taken(name_for))
     }
 }

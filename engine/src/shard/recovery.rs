@@ -204,13 +204,17 @@ fn check_segments(dir: &ShardDir, ids: &[u64], config: &Config, mode: Mode, writ
 /// it holds none), as the codec's full scan tells it; `None` when its header
 /// is rejected ([`TailShape::next_offset`]).
 fn scanned_end(dir: &ShardDir, id: u64) -> Result<Option<u64>, EngineError> {
+    Ok(full_scan(dir, id)?.told_end())
+}
+
+/// Segment `id` scanned in full by the codec's scanner, as `inspect` scans it.
+fn full_scan(dir: &ShardDir, id: u64) -> Result<felix_codec::read::scan::SegmentSummary, EngineError> {
     let path = dir.log(id);
     let len = dir.io.len(&path)?;
     let mut scanner = SegmentScanner::new(ctx(dir, id, false, false));
     let mut sink = |_: Item<'_>| {};
     feed_file(dir, &path, len, |chunk| scanner.feed(chunk, &mut sink))?;
-    let summary = scanner.finish(&mut sink);
-    Ok(summary.header.and(summary.next_offset()))
+    Ok(scanner.finish(&mut sink))
 }
 
 /// What the codec's [`abandoned_tail`] needs of a checked segment.
@@ -264,12 +268,7 @@ fn mark_discontinuities(dir: &ShardDir, checked: &mut [Checked]) -> Result<(), E
 /// the first), its clean prefix the scanner's; returns the end it tells and
 /// whether its tail is damaged.
 fn rescan_damaged(dir: &ShardDir, facts: &mut SegmentFacts) -> Result<(Option<u64>, bool), EngineError> {
-    let path = dir.log(facts.id);
-    let len = dir.io.len(&path)?;
-    let mut scanner = SegmentScanner::new(ctx(dir, facts.id, false, false));
-    let mut sink = |_: Item<'_>| {};
-    feed_file(dir, &path, len, |chunk| scanner.feed(chunk, &mut sink))?;
-    let summary = scanner.finish(&mut sink);
+    let summary = full_scan(dir, facts.id)?;
     let mut findings = summary.findings.findings.clone();
     findings.sort_by_key(Finding::position);
     facts.findings = findings;
