@@ -169,6 +169,11 @@ enum Step {
     /// `read_fault`, the n-th read from then on fails once (a bad sector).
     RecoverTool {
         read_fault: Option<u64>,
+        /// 1: the newest segment's last record torn first (a crash the
+        /// operator recovers before the broker starts); 2: that, and the
+        /// name the cut's evidence would take already taken by older
+        /// evidence (the plan must name, and the run write, the next one).
+        tear: u8,
     },
     DeleteLockThenSecondWriter,
     RenameSegment {
@@ -224,6 +229,19 @@ struct Schedule {
     places: Vec<usize>,
 }
 
+/// The evidence names a plan gives, action by action.
+fn evidence_names(plan: &felix_codec::shard::recovery::ShardPlan) -> Vec<Option<String>> {
+    use felix_codec::shard::recovery::Action;
+    plan.actions
+        .iter()
+        .map(|a| match a {
+            Action::Cut { evidence, .. } => Some(evidence.clone()),
+            Action::RemoveUnfinished { evidence, .. } | Action::RemoveOrphanIndex { evidence, .. } => evidence.clone(),
+            _ => None,
+        })
+        .collect()
+}
+
 const STRAY_NAMES: [&str; 4] = ["notes.txt", "00000000000000000001.log.bak", "backup.tar", ".DS_Store"];
 
 fn sizes(rng: &mut Rng) -> Vec<Size> {
@@ -276,7 +294,7 @@ fn step(rng: &mut Rng) -> Step {
         68..=70 => Step::Reboot { stop_first: false },
         71..=73 => Step::Restart,
         74..=75 => Step::Recover,
-        76..=77 => Step::RecoverTool { read_fault: rng.chance(50).then(|| rng.range(1, 40)) },
+        76..=77 => Step::RecoverTool { read_fault: rng.chance(50).then(|| rng.range(1, 40)), tear: 0 },
         78 => Step::DeleteLockThenSecondWriter,
         79..=81 => Step::RenameSegment { which: rng.pick(), to: new_id(rng) },
         82..=83 => Step::CopySegment { which: rng.pick(), to: new_id(rng) },
@@ -304,12 +322,16 @@ fn schedule(seed: u64) -> Schedule {
     // Drawn apart from the steps, so every seed's steps stay what they were.
     let mut stops = Rng(seed ^ 0xC105_E5EE_5700_9ED0);
     let mut rolls = Rng(seed ^ 0x0AB4_D0BE_D5E6_0001);
+    let mut tears = Rng(seed ^ 0x007E_A20F_E71D_E9CE);
     for s in &mut steps {
         if let Step::Reboot { stop_first } = s {
             *stop_first = stops.below(3) == 0;
         }
         if let Step::UnfinishedRoll { stranded, .. } = s {
             *stranded = u8::try_from(rolls.below(5)).unwrap();
+        }
+        if let Step::RecoverTool { tear, .. } = s {
+            *tear = u8::try_from(tears.below(3)).unwrap();
         }
     }
     let places = (0..steps.len()).collect();
@@ -563,7 +585,7 @@ impl World {
                     self.reopen(None);
                 }
             }
-            Step::RecoverTool { read_fault } => self.recover_tool(*read_fault),
+            Step::RecoverTool { read_fault, tear } => self.recover_tool(*read_fault, *tear),
             Step::RenameSegment { which, to } => self.move_segment(*which, *to, false),
             Step::CopySegment { which, to } => self.move_segment(*which, *to, true),
             Step::StrayFile { name } => self.stray_file(*name),
@@ -1035,12 +1057,15 @@ impl World {
     /// verdict and the real run refuses or completes (no mutating fault is
     /// armed while an operator works); the reopen that follows checks every
     /// promise as after any recovery.
-    fn recover_tool(&mut self, read_fault: Option<u64>) {
+    fn recover_tool(&mut self, read_fault: Option<u64>, tear: u8) {
         if !self.ready_for_operator() {
             return;
         }
         self.stop();
         let dir = shard_dir();
+        if tear > 0 {
+            self.tear_newest_record(tear == 2);
+        }
         let before = self.io.files_in(&dir);
         if let Some(n) = read_fault {
             self.io.fail_read_at(n);
@@ -1080,10 +1105,45 @@ impl World {
                 if o.plan.refused() && self.io.files_in(&dir) != before {
                     violation("refusal-changes-nothing", "a refused recover changed the files");
                 }
+                // The dry run names the evidence the run writes (nothing changed in between).
+                if o.failure.is_none() && evidence_names(&o.plan) != evidence_names(&d.plan) {
+                    violation(
+                        "planned-evidence-is-written",
+                        format!("the dry run named {:?}; the run wrote {:?}", evidence_names(&d.plan), evidence_names(&o.plan)),
+                    );
+                }
             }
             (Ok(_), None) => unreachable!("a dry run that succeeded is followed by the real run"),
         }
         self.reopen(None);
+    }
+
+    /// Tears the newest segment's last record (a few bytes off its end), as
+    /// a crash leaves it, the writer stopped; with `evidence_taken`, first
+    /// plants older evidence under the name the cut's would take, learned
+    /// from a dry run.
+    fn tear_newest_record(&mut self, evidence_taken: bool) {
+        let Some(id) = self.newest_id() else { return };
+        let path = shard_dir().join(segment_file_name(id));
+        let Some(bytes) = self.io.contents(&path) else { return };
+        let len = bytes.len() as u64;
+        if len <= (SEGMENT_HEADER_LEN + RECORD_HEADER_LEN) as u64 {
+            return;
+        }
+        let position = len - 1 - (self.clock_micros % 5).min(len - SEGMENT_HEADER_LEN as u64 - 1);
+        self.io.put(&path, &bytes[..usize::try_from(position).unwrap()]);
+        self.forget_from(&bytes, position);
+        if !evidence_taken {
+            return;
+        }
+        let options = RepairOptions { repair_checksum_tail: self.config.repair_checksum_tail };
+        let Ok(dry) = felix_engine::tools::recover::plan(self.dyn_io(), &shard_dir(), options) else { return };
+        for name in evidence_names(&dry.plan).into_iter().flatten() {
+            let older = shard_dir().join(name);
+            let kept = format!("older evidence, planted at {}", self.clock_micros).into_bytes();
+            self.io.put(&older, &kept);
+            self.evidence.insert(older, kept);
+        }
     }
 
     fn ready_for_operator(&self) -> bool {
