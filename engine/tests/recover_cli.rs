@@ -22,12 +22,18 @@ fn actions<'a>(shard: &'a Value, kind: &str) -> Vec<&'a Value> {
     shard["actions"].as_array().unwrap().iter().filter(|a| a["action"] == kind).collect()
 }
 
-#[test]
-fn the_real_run_executes_exactly_the_dry_runs_plan_on_a_demo_root() {
+/// A root `felix-storage demo` made, in a temporary directory kept alive by the first value.
+fn demo_root() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sample");
+    assert!(run(&["demo", root.to_str().unwrap()]).status.success());
+    (tmp, root)
+}
+
+#[test]
+fn the_real_run_executes_exactly_the_dry_runs_plan_on_a_demo_root() {
+    let (_tmp, root) = demo_root();
     let r = root.to_str().unwrap();
-    assert!(run(&["demo", r]).status.success());
     let (dry_code, dry) = plan(&["recover", r, "--dry-run", "--json"]);
     assert_eq!(dry["plan_version"], 1);
     let shards = dry["shards"].as_array().unwrap();
@@ -90,10 +96,8 @@ fn the_real_run_executes_exactly_the_dry_runs_plan_on_a_demo_root() {
 
 #[test]
 fn a_second_cut_at_the_same_byte_is_planned_and_printed_with_the_evidence_name_it_uses() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("sample");
+    let (_tmp, root) = demo_root();
     let r = root.to_str().unwrap();
-    assert!(run(&["demo", r]).status.success());
     let (_, dry) = plan(&["recover", r, "--dry-run", "--json"]);
     let (shard, cut) =
         dry["shards"].as_array().unwrap().iter().find_map(|s| actions(s, "cut").first().map(|c| (s.clone(), (*c).clone()))).unwrap();
@@ -128,10 +132,8 @@ fn payments_cut(plan: &Value) -> (std::path::PathBuf, u64, u64) {
 
 #[test]
 fn recover_with_the_reviewed_plan_runs_it_and_refuses_a_shard_that_changed_since() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("sample");
+    let (tmp, root) = demo_root();
     let r = root.to_str().unwrap();
-    assert!(run(&["demo", r]).status.success());
     let dry = run(&["recover", r, "--dry-run", "--json"]);
     let reviewed = tmp.path().join("plan.json");
     std::fs::write(&reviewed, &dry.stdout).unwrap();
@@ -172,10 +174,8 @@ fn recover_with_the_reviewed_plan_runs_it_and_refuses_a_shard_that_changed_since
 
 #[test]
 fn a_plan_file_that_is_not_the_runs_is_refused_before_anything_changes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("sample");
+    let (tmp, root) = demo_root();
     let r = root.to_str().unwrap();
-    assert!(run(&["demo", r]).status.success());
     let dry: Value = serde_json::from_slice(&run(&["recover", r, "--dry-run", "--json"]).stdout).unwrap();
     let (log, _, _) = payments_cut(&dry);
     let size = std::fs::metadata(&log).unwrap().len();
@@ -537,10 +537,8 @@ fn an_index_beside_a_rejected_segment_header_is_not_judged_stale() {
 /// evidence's own name, not a temporary.
 #[test]
 fn a_cut_with_every_evidence_name_taken_changes_nothing_and_names_the_evidence() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("sample");
+    let (_tmp, root) = demo_root();
     let r = root.to_str().unwrap();
-    assert!(run(&["demo", r]).status.success());
     let (_, dry) = plan(&["recover", r, "--dry-run", "--json"]);
     let (file, _, _) = payments_cut(&dry);
     let dir = file.parent().unwrap();

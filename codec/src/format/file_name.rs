@@ -232,13 +232,13 @@ pub fn temporary_name(name: &str) -> String {
 pub const MAX_EVIDENCE_ATTEMPTS: u32 = 10_000;
 
 /// The name recovery keeps a piece of evidence under: the first of
-/// `name_for(1)`, `name_for(2)`, … that is not `present` in the directory,
-/// nor its note's name (as the engine picks it when it keeps the bytes), so
-/// a plan made from a listing names the file the run writes. `name_for(1)`
-/// when every attempt is taken (the run then refuses).
+/// `name_for(1)`, `name_for(2)`, … that is not `taken` in the directory
+/// (the evidence names present there), nor its note's name (as the engine
+/// picks it when it keeps the bytes), so a plan made from a listing names
+/// the file the run writes. `name_for(1)` when every attempt is taken (the
+/// run then refuses).
 #[must_use]
-pub fn first_free_evidence_name(name_for: impl Fn(u32) -> String, present: &[String]) -> String {
-    let taken: alloc::collections::BTreeSet<&str> = present.iter().map(String::as_str).collect();
+pub fn first_free_evidence_name(name_for: impl Fn(u32) -> String, taken: &alloc::collections::BTreeSet<&str>) -> String {
     if taken.is_empty() {
         return name_for(1);
     }
@@ -318,12 +318,13 @@ mod tests {
     #[test]
     fn the_first_free_evidence_name_skips_names_and_notes_already_present() {
         let name_for = |k| evidence_name(7, 94, k);
-        assert_eq!(first_free_evidence_name(name_for, &[]), "00000000000000000007.log.cut-94");
-        let present = [String::from("00000000000000000007.log.cut-94"), String::from("00000000000000000007.log.cut-94-2.json")];
+        let set = |names: &[&'static str]| names.iter().copied().collect::<alloc::collections::BTreeSet<&str>>();
+        assert_eq!(first_free_evidence_name(name_for, &set(&[])), "00000000000000000007.log.cut-94");
+        let present = set(&["00000000000000000007.log.cut-94", "00000000000000000007.log.cut-94-2.json"]);
         assert_eq!(first_free_evidence_name(name_for, &present), "00000000000000000007.log.cut-94-3", "a note alone takes its name too");
-        let other = [String::from("00000000000000000007.log.cut-95")];
+        let other = set(&["00000000000000000007.log.cut-95"]);
         assert_eq!(first_free_evidence_name(name_for, &other), "00000000000000000007.log.cut-94");
-        let index = [String::from("00000000000000000003.index.cut-0")];
+        let index = set(&["00000000000000000003.index.cut-0"]);
         assert_eq!(first_free_evidence_name(|k| index_evidence_name(3, k), &index), "00000000000000000003.index.cut-0-2");
     }
 

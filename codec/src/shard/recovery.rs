@@ -527,14 +527,16 @@ fn cuttable(f: &Finding, options: RepairOptions) -> bool {
 /// The plan for one shard: see the module doc for the rules.
 #[must_use]
 pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
-    let mut draft = Draft { present: &facts.evidence_present, ..Draft::default() };
+    // The names already taken, gathered once for every evidence name the plan gives.
+    let taken: alloc::collections::BTreeSet<&str> = facts.evidence_present.iter().map(String::as_str).collect();
+    let mut draft = Draft { actions: Vec::new(), refusals: Vec::new(), left: Vec::new(), cut_segments: Vec::new(), taken: &taken };
     for file in &facts.temporaries {
         draft.actions.push(Action::RemoveTemporary { file: file.clone(), reason: "an unfinished temporary file of the engine's".into() });
     }
     for seg in &facts.segments {
         draft.segment(seg, options);
     }
-    draft.actions.extend(orphan_indexes(facts));
+    draft.actions.extend(orphan_indexes(facts, &taken));
     draft.index_rebuilds(facts);
     for (file, f) in &facts.other_findings {
         draft.left.push(remaining(file, f));
@@ -557,14 +559,13 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
 
 /// A plan while it is drawn: the actions, the refusals (appended last), the
 /// findings left, and the segments cut.
-#[derive(Default)]
 struct Draft<'a> {
     actions: Vec<Action>,
     refusals: Vec<Action>,
     left: Vec<RemainingFinding>,
     cut_segments: Vec<u64>,
     /// The evidence names already taken in the directory.
-    present: &'a [String],
+    taken: &'a alloc::collections::BTreeSet<&'a str>,
 }
 
 impl Draft<'_> {
@@ -587,7 +588,7 @@ impl Draft<'_> {
                 file: seg.file.clone(),
                 bytes: seg.size,
                 reason,
-                evidence: (seg.size > 0).then(|| first_free_evidence_name(|k| evidence_name(seg.id, 0, k), self.present)),
+                evidence: (seg.size > 0).then(|| first_free_evidence_name(|k| evidence_name(seg.id, 0, k), self.taken)),
             });
             return;
         }
@@ -600,7 +601,7 @@ impl Draft<'_> {
                 bytes: seg.size.saturating_sub(seg.clean_prefix_end),
                 kind: first.kind.name().into(),
                 reason: reason(first),
-                evidence: first_free_evidence_name(|k| evidence_name(seg.id, seg.clean_prefix_end, k), self.present),
+                evidence: first_free_evidence_name(|k| evidence_name(seg.id, seg.clean_prefix_end, k), self.taken),
             });
             self.cut_segments.push(seg.id);
             return;
@@ -684,7 +685,7 @@ fn kept_by_refusal(facts: &ShardFacts, actions: &[Action], cut_segments: &[u64])
 /// by `remove-unfinished` before this runs). Left in place, its findings
 /// would stay "repairable" after every recovery, and a new segment of that
 /// id could not be created without replacing it.
-fn orphan_indexes(facts: &ShardFacts) -> Vec<Action> {
+fn orphan_indexes(facts: &ShardFacts, taken: &alloc::collections::BTreeSet<&str>) -> Vec<Action> {
     let mut out = Vec::new();
     for ix in &facts.index_files {
         let reason = match facts.segments.iter().find(|s| s.id == ix.id) {
@@ -696,7 +697,7 @@ fn orphan_indexes(facts: &ShardFacts) -> Vec<Action> {
             file: ix.file.clone(),
             bytes: ix.size,
             reason: reason.into(),
-            evidence: (ix.size > 0).then(|| first_free_evidence_name(|k| index_evidence_name(ix.id, k), &facts.evidence_present)),
+            evidence: (ix.size > 0).then(|| first_free_evidence_name(|k| index_evidence_name(ix.id, k), taken)),
         });
     }
     out

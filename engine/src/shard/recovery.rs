@@ -269,11 +269,11 @@ fn mark_discontinuities(dir: &ShardDir, checked: &mut [Checked]) -> Result<(), E
 /// whether its tail is damaged.
 fn rescan_damaged(dir: &ShardDir, facts: &mut SegmentFacts) -> Result<(Option<u64>, bool), EngineError> {
     let summary = full_scan(dir, facts.id)?;
-    let mut findings = summary.findings.findings.clone();
-    findings.sort_by_key(Finding::position);
-    facts.findings = findings;
+    let told = (summary.told_end(), summary.tail_damaged());
+    facts.findings = summary.findings.findings;
+    facts.findings.sort_by_key(Finding::position);
     facts.clean_prefix_end = summary.clean_prefix_end;
-    Ok((summary.told_end(), summary.tail_damaged()))
+    Ok(told)
 }
 
 /// The plan executed, each rebuilt index written from its segment's entries,
