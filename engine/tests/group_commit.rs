@@ -36,6 +36,8 @@ struct ParkAfterSync {
     panic_next: AtomicBool,
     gate: Mutex<(bool, bool)>, // (parked, released)
     changed: Condvar,
+    /// The thread of each `write_at` and `sync_data`, in order.
+    threads: Mutex<Vec<(&'static str, std::thread::ThreadId)>>,
 }
 
 impl ParkAfterSync {
@@ -47,6 +49,7 @@ impl ParkAfterSync {
             panic_next: AtomicBool::new(false),
             gate: Mutex::new((false, false)),
             changed: Condvar::new(),
+            threads: Mutex::default(),
         }
     }
     fn arm(&self) {
@@ -95,6 +98,7 @@ impl Io for ParkAfterSync {
         self.sim.create(path)
     }
     fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {
+        self.threads.lock().unwrap().push(("write", std::thread::current().id()));
         self.sim.write_at(path, pos, data)
     }
     fn set_len(&self, path: &Path, len: u64) -> io::Result<()> {
@@ -102,6 +106,7 @@ impl Io for ParkAfterSync {
     }
     fn sync_data(&self, path: &Path) -> io::Result<()> {
         assert!(!self.panic_next.swap(false, Ordering::SeqCst), "an Io that panics in sync_data");
+        self.threads.lock().unwrap().push(("sync", std::thread::current().id()));
         self.sim.sync_data(path)?;
         if self.armed.swap(false, Ordering::SeqCst) {
             let mut g = self.gate.lock().unwrap();
@@ -411,28 +416,68 @@ fn the_interval_flusher_does_not_take_records_rewritten_after_a_truncation_for_s
     assert_eq!(rebooted.shard().next_offset(), 11, "a record written 200 intervals ago was never synced");
 }
 
-/// A flush leader whose sync panics (a bug in an `Io` implementation): the
-/// publishers waiting on it are not stranded — the next one leads, and the
-/// engine's "a sync is in flight" mark does not outlive the panic.
+/// A flush whose sync panics (a bug in an `Io` implementation) strands no
+/// publisher: the next flush is led afresh, and the engine's "a sync is in
+/// flight" mark does not outlive the panic. Whoever flushed: a lone
+/// publisher on its own thread (multi-threaded runtime, one publisher), a
+/// leader on a blocking thread (a current-thread runtime has no lone flush),
+/// and either among 8 publishers.
+#[test]
+fn a_flush_that_panics_strands_no_publisher() {
+    for (multi, publishers) in [(true, 1), (true, 8), (false, 1), (false, 8)] {
+        let rt = if multi {
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+        } else {
+            tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+        };
+        let sim = Arc::new(SimIo::new());
+        let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+        let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+        rt.block_on(async {
+            log.append(&[rec("first")]).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await; // the first leader lets go
+            io.panic_next.store(true, Ordering::SeqCst);
+            let tasks: Vec<_> = (0..publishers)
+                .map(|t| {
+                    let log = log.clone();
+                    tokio::spawn(async move { log.append(&[rec(&format!("p-{t}"))]).await })
+                })
+                .collect();
+            for t in tasks {
+                let r = tokio::time::timeout(Duration::from_secs(10), t).await.expect("a publisher was stranded by a panicking flush");
+                r.unwrap().unwrap();
+            }
+        });
+        assert!(!io.panic_next.load(Ordering::SeqCst), "the panicking sync never ran (multi {multi}, {publishers} publishers)");
+        assert_eq!(log.durable_offset(), 1 + publishers, "multi {multi}, {publishers} publishers");
+    }
+}
+
+/// A lone publisher on a multi-threaded runtime flushes on its own thread
+/// (`block_in_place`): each append's `fdatasync` runs on the thread that
+/// wrote it, one an append, with no hop to a leader's thread and back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_leader_that_panics_strands_no_waiter() {
+async fn a_lone_publisher_flushes_on_its_own_thread() {
     let sim = Arc::new(SimIo::new());
     let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
     let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
-    log.append(&[rec("first")]).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await; // the first leader lets go
-    io.panic_next.store(true, Ordering::SeqCst);
-    let tasks: Vec<_> = (0..8)
-        .map(|t| {
-            let log = log.clone();
-            tokio::spawn(async move { log.append(&[rec(&format!("p-{t}"))]).await })
-        })
-        .collect();
-    for t in tasks {
-        let r = tokio::time::timeout(Duration::from_secs(10), t).await.expect("a waiter was stranded by a panicking leader").unwrap();
-        r.unwrap();
+    log.append(&[rec("creates the segment")]).await.unwrap();
+    io.threads.lock().unwrap().clear();
+    let publisher = log.clone();
+    tokio::spawn(async move {
+        for i in 0..50 {
+            publisher.append(&[rec(&format!("r-{i}"))]).await.unwrap();
+        }
+    })
+    .await
+    .unwrap();
+    let seen = io.threads.lock().unwrap().clone();
+    let syncs: Vec<usize> = (0..seen.len()).filter(|&i| seen[i].0 == "sync").collect();
+    assert_eq!(syncs.len(), 50, "one flush an append: {seen:?}");
+    for i in syncs {
+        assert!(i > 0 && seen[i - 1] == ("write", seen[i].1), "the flush at {i} ran on another thread than the write before it: {seen:?}");
     }
-    assert_eq!(log.durable_offset(), 9);
+    assert_eq!(log.durable_offset(), 51);
 }
 
 /// The chain of wake-ups (each woken waiter wakes the next) under
