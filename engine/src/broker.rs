@@ -7,12 +7,12 @@
 //! Where the blocking happens: an append writes inline (a write into the page
 //! cache), unless it rolls the segment; rolls, reads, truncation and sealing
 //! run on tokio's blocking pool (`spawn_blocking`). An `OnCommit` flush runs
-//! on a flush leader's blocking thread, or, for a lone waiter on a
-//! multi-threaded runtime, on the waiter's own thread once `block_in_place`
-//! has handed its worker's other tasks to another thread: never on a thread
-//! that other tasks wait for. Group commit: many appends in flight share one
-//! flush. The periodic policy's flusher is the engine's own thread (no timer
-//! task), so it works whichever runtime calls in.
+//! on a flush leader's blocking thread, never inside a task's poll: a waiter
+//! only awaits, so a timeout or an abort ends its wait at once, and no
+//! runtime, `LocalSet` or worker is held for an `fdatasync`. Group commit:
+//! many appends in flight share one flush. The periodic policy's flusher is
+//! the engine's own thread (no timer task), so it works whichever runtime
+//! calls in.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -454,28 +454,6 @@ fn lead_flushes(inner: &LogInner) {
     }
 }
 
-/// One flush by the only waiter, on its own thread (`block_in_place` has
-/// handed the worker's other tasks to another thread first): with nobody
-/// else's write to gather, a hop to a leader's thread and back would cost two
-/// thread wake-ups an append and fold in nothing. Lets go as a leader does.
-///
-/// A failed flush stops the shard, which the waiter's `try_commit` reports.
-/// A panic in the flush (an `Io`'s bug) is the flush's, as on a leader's
-/// thread: it is reported by the panic hook, the mark is let go, and the
-/// waiter looks again (the next flush is led afresh).
-fn flush_alone(inner: &LogInner) {
-    let _lets_go = LetGo(inner);
-    inner.writes_at_flush.store(inner.writes.load(Ordering::Acquire), Ordering::Release);
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.shard.sync_for_commit()));
-}
-
-/// Whether the calling task runs on a multi-threaded runtime, where
-/// `block_in_place` moves the worker's other tasks to another thread
-/// (elsewhere it would panic, or block the only worker).
-fn on_a_pool_worker() -> bool {
-    tokio::runtime::Handle::try_current().is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
-}
-
 /// The flush leader letting go: no leader, no flush, and the waiters woken
 /// so one of them leads if anything is left.
 struct LetGo<'a>(&'a LogInner);
@@ -509,11 +487,6 @@ const SPIN_BEFORE_PARK: std::time::Duration = std::time::Duration::from_micros(5
 const MAX_GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl LogInner {
-    /// No write is unsynced but the caller's own: no one to gather.
-    fn alone(&self) -> bool {
-        self.writes.load(Ordering::Acquire).saturating_sub(self.writes_at_flush.load(Ordering::Acquire)) <= 1
-    }
-
     /// Counts a write; the one the gathering flush leader waits for wakes it.
     /// Only `OnCommit` has a leader: the other policies count nothing (a
     /// counter two workers take turns on costs every append).
@@ -732,10 +705,6 @@ impl DiskLog {
                 return Ok(());
             }
             if !self.inner.flushing.load(Ordering::Acquire) {
-                if self.inner.alone() && on_a_pool_worker() && !self.inner.flushing.swap(true, Ordering::AcqRel) {
-                    tokio::task::block_in_place(|| flush_alone(&self.inner));
-                    continue;
-                }
                 self.gather().await;
                 if self.inner.shard.try_commit(&pending.pending)? {
                     return Ok(());

@@ -36,8 +36,6 @@ struct ParkAfterSync {
     panic_next: AtomicBool,
     gate: Mutex<(bool, bool)>, // (parked, released)
     changed: Condvar,
-    /// The thread of each `write_at` and `sync_data`, in order.
-    threads: Mutex<Vec<(&'static str, std::thread::ThreadId)>>,
 }
 
 impl ParkAfterSync {
@@ -49,7 +47,6 @@ impl ParkAfterSync {
             panic_next: AtomicBool::new(false),
             gate: Mutex::new((false, false)),
             changed: Condvar::new(),
-            threads: Mutex::default(),
         }
     }
     fn arm(&self) {
@@ -98,7 +95,6 @@ impl Io for ParkAfterSync {
         self.sim.create(path)
     }
     fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {
-        self.threads.lock().unwrap().push(("write", std::thread::current().id()));
         self.sim.write_at(path, pos, data)
     }
     fn set_len(&self, path: &Path, len: u64) -> io::Result<()> {
@@ -106,7 +102,6 @@ impl Io for ParkAfterSync {
     }
     fn sync_data(&self, path: &Path) -> io::Result<()> {
         assert!(!self.panic_next.swap(false, Ordering::SeqCst), "an Io that panics in sync_data");
-        self.threads.lock().unwrap().push(("sync", std::thread::current().id()));
         self.sim.sync_data(path)?;
         if self.armed.swap(false, Ordering::SeqCst) {
             let mut g = self.gate.lock().unwrap();
@@ -418,10 +413,8 @@ fn the_interval_flusher_does_not_take_records_rewritten_after_a_truncation_for_s
 
 /// A flush whose sync panics (a bug in an `Io` implementation) strands no
 /// publisher: the next flush is led afresh, and the engine's "a sync is in
-/// flight" mark does not outlive the panic. Whoever flushed: a lone
-/// publisher on its own thread (multi-threaded runtime, one publisher), a
-/// leader on a blocking thread (a current-thread runtime has no lone flush),
-/// and either among 8 publishers.
+/// flight" mark does not outlive the panic. One publisher or 8, on a
+/// multi-threaded runtime or a current-thread one.
 #[test]
 fn a_flush_that_panics_strands_no_publisher() {
     for (multi, publishers) in [(true, 1), (true, 8), (false, 1), (false, 8)] {
@@ -451,33 +444,6 @@ fn a_flush_that_panics_strands_no_publisher() {
         assert!(!io.panic_next.load(Ordering::SeqCst), "the panicking sync never ran (multi {multi}, {publishers} publishers)");
         assert_eq!(log.durable_offset(), 1 + publishers, "multi {multi}, {publishers} publishers");
     }
-}
-
-/// A lone publisher on a multi-threaded runtime flushes on its own thread
-/// (`block_in_place`): each append's `fdatasync` runs on the thread that
-/// wrote it, one an append, with no hop to a leader's thread and back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lone_publisher_flushes_on_its_own_thread() {
-    let sim = Arc::new(SimIo::new());
-    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
-    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
-    log.append(&[rec("creates the segment")]).await.unwrap();
-    io.threads.lock().unwrap().clear();
-    let publisher = log.clone();
-    tokio::spawn(async move {
-        for i in 0..50 {
-            publisher.append(&[rec(&format!("r-{i}"))]).await.unwrap();
-        }
-    })
-    .await
-    .unwrap();
-    let seen = io.threads.lock().unwrap().clone();
-    let syncs: Vec<usize> = (0..seen.len()).filter(|&i| seen[i].0 == "sync").collect();
-    assert_eq!(syncs.len(), 50, "one flush an append: {seen:?}");
-    for i in syncs {
-        assert!(i > 0 && seen[i - 1] == ("write", seen[i].1), "the flush at {i} ran on another thread than the write before it: {seen:?}");
-    }
-    assert_eq!(log.durable_offset(), 51);
 }
 
 /// The chain of wake-ups (each woken waiter wakes the next) under
@@ -525,4 +491,136 @@ async fn waiters_dropped_mid_wait_never_break_the_chain_of_wake_ups() {
     assert!(answered > 0);
     // After all that, one more append from a fresh task is answered at once.
     tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("last")])).await.expect("the chain is stuck").unwrap();
+}
+
+/// Releases `io`'s parked sync from another thread after `after`.
+fn release_after(io: &Arc<ParkAfterSync>, after: Duration) -> std::thread::JoinHandle<()> {
+    let io = Arc::clone(io);
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        io.release();
+    })
+}
+
+/// A `LocalSet` on a multi-threaded runtime (`LocalSet::block_on`, a
+/// broker's `!Send` handlers): an append there, alone on its log, neither
+/// panics (tokio forbids `block_in_place` inside a `LocalSet`, whatever the
+/// runtime's flavor) nor leaves the log's "a flush is in flight" mark set —
+/// a publisher on the runtime's workers is answered after it.
+#[test]
+fn a_lone_append_in_a_local_set_neither_panics_nor_strands_the_log() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let local = tokio::task::LocalSet::new();
+    let in_local = {
+        let log = log.clone();
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            local.block_on(&rt, async move {
+                let direct = log.append(&[rec("in the local set's own future")]).await;
+                let log2 = log.clone();
+                let spawned = tokio::task::spawn_local(async move { log2.append(&[rec("in a spawn_local task")]).await }).await;
+                (direct.is_ok(), spawned.map(|r| r.is_ok()))
+            })
+        }))
+    };
+    drop(local);
+    let after = rt.block_on(async {
+        let log = log.clone();
+        let t = tokio::spawn(async move { log.append(&[rec("a worker's publisher, after")]).await });
+        tokio::time::timeout(Duration::from_secs(10), t).await
+    });
+    assert!(matches!(after, Ok(Ok(Ok(_)))), "a publisher after the local set was stranded: {after:?}");
+    let (direct, spawned) = in_local.expect("an append in a LocalSet panicked");
+    assert!(direct, "the local set's own append failed");
+    assert!(matches!(spawned, Ok(true)), "the spawn_local append failed: {spawned:?}");
+    assert_eq!(log.durable_offset(), 3);
+}
+
+/// A multi-threaded runtime's handle entered inside a current-thread
+/// runtime (to spawn onto it, or to open a log whose retention task runs
+/// there): the flavor of `Handle::current()` says multi-threaded, but the
+/// thread is the current-thread runtime's. An append there neither panics nor
+/// strands the log.
+#[test]
+fn a_lone_append_under_an_entered_multi_thread_handle_neither_panics_nor_strands_the_log() {
+    let mt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let ct = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let entered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ct.block_on(async {
+            let _on_mt = mt.handle().enter();
+            log.append(&[rec("entered")]).await.is_ok()
+        })
+    }));
+    let after = mt.block_on(async {
+        let log = log.clone();
+        let t = tokio::spawn(async move { log.append(&[rec("after")]).await });
+        tokio::time::timeout(Duration::from_secs(10), t).await
+    });
+    assert!(matches!(after, Ok(Ok(Ok(_)))), "a publisher after it was stranded: {after:?}");
+    assert!(entered.expect("the append panicked"), "the append failed");
+    assert_eq!(log.durable_offset(), 2);
+}
+
+/// A broker bounds a produce request's wait (`tokio::time::timeout`) and
+/// answers the client when it runs out, acknowledging nothing: an append
+/// whose flush hangs (a stalled disk) must let the timeout fire — alone on
+/// its log too, where no one else's write is to be gathered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_append_under_a_timeout_answers_when_its_flush_hangs() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    log.append(&[rec("creates the segment")]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await; // the first flush lets go
+    io.arm();
+    let releaser = release_after(&io, Duration::from_secs(3));
+    let publisher = log.clone();
+    let task = tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        let r = tokio::time::timeout(Duration::from_millis(200), publisher.append(&[rec("its flush hangs")])).await;
+        (r.is_err(), started.elapsed())
+    });
+    let (timed_out, waited) = task.await.unwrap();
+    releaser.join().unwrap();
+    assert!(
+        timed_out && waited < Duration::from_secs(2),
+        "a 200 ms timeout on an append answered after {waited:?} (timed out: {timed_out})"
+    );
+}
+
+/// The blocking pool full (`max_blocking_threads` reached: reads, rolls and
+/// flushes of other shards on a stalled disk) and one worker: an append whose
+/// flush hangs must not stop the runtime — its timers fire, its other tasks
+/// run — while the append waits.
+#[test]
+fn a_hung_flush_with_the_blocking_pool_full_does_not_stop_the_runtimes_timers() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).max_blocking_threads(1).enable_all().build().unwrap();
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    rt.block_on(async {
+        log.append(&[rec("creates the segment")]).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await; // the first flush lets go
+        let (free, occupied) = std::sync::mpsc::channel::<()>();
+        let occupier = tokio::task::spawn_blocking(move || occupied.recv());
+        io.arm();
+        let releaser = release_after(&io, Duration::from_secs(3));
+        let publisher = log.clone();
+        let appender = tokio::spawn(async move { publisher.append(&[rec("its flush hangs")]).await });
+        std::thread::sleep(Duration::from_millis(50)); // the worker takes the appender
+        let started = std::time::Instant::now();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let waited = started.elapsed();
+        free.send(()).unwrap();
+        releaser.join().unwrap();
+        appender.await.unwrap().unwrap();
+        occupier.await.unwrap().unwrap();
+        assert!(waited < Duration::from_millis(1500), "a 100 ms sleep took {waited:?} while a flush hung");
+    });
+    assert_eq!(log.durable_offset(), 2);
 }
