@@ -135,6 +135,14 @@ impl Io for ParkAfterSync {
     }
 }
 
+/// A log with the default config on a simulated disk whose syncs can be
+/// held ([`ParkAfterSync`]).
+fn parked_log() -> (Arc<ParkAfterSync>, DiskLog) {
+    let io = Arc::new(ParkAfterSync::new(Arc::new(SimIo::new())));
+    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    (io, log)
+}
+
 #[path = "support/facade.rs"]
 mod facade;
 use facade::read_all;
@@ -423,9 +431,7 @@ fn a_flush_that_panics_strands_no_publisher() {
         } else {
             tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
         };
-        let sim = Arc::new(SimIo::new());
-        let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
-        let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+        let (io, log) = parked_log();
         rt.block_on(async {
             log.append(&[rec("first")]).await.unwrap();
             tokio::time::sleep(Duration::from_millis(100)).await; // the first leader lets go
@@ -510,9 +516,7 @@ fn release_after(io: &Arc<ParkAfterSync>, after: Duration) -> std::thread::JoinH
 #[test]
 fn a_lone_append_in_a_local_set_neither_panics_nor_strands_the_log() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let sim = Arc::new(SimIo::new());
-    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
-    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let (_io, log) = parked_log();
     let local = tokio::task::LocalSet::new();
     let in_local = {
         let log = log.clone();
@@ -547,9 +551,7 @@ fn a_lone_append_in_a_local_set_neither_panics_nor_strands_the_log() {
 fn a_lone_append_under_an_entered_multi_thread_handle_neither_panics_nor_strands_the_log() {
     let mt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let ct = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let sim = Arc::new(SimIo::new());
-    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
-    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let (_io, log) = parked_log();
     let entered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         ct.block_on(async {
             let _on_mt = mt.handle().enter();
@@ -572,9 +574,7 @@ fn a_lone_append_under_an_entered_multi_thread_handle_neither_panics_nor_strands
 /// its log too, where no one else's write is to be gathered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lone_append_under_a_timeout_answers_when_its_flush_hangs() {
-    let sim = Arc::new(SimIo::new());
-    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
-    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let (io, log) = parked_log();
     log.append(&[rec("creates the segment")]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await; // the first flush lets go
     io.arm();
@@ -600,9 +600,7 @@ async fn a_lone_append_under_a_timeout_answers_when_its_flush_hangs() {
 #[test]
 fn a_hung_flush_with_the_blocking_pool_full_does_not_stop_the_runtimes_timers() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).max_blocking_threads(1).enable_all().build().unwrap();
-    let sim = Arc::new(SimIo::new());
-    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
-    let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
+    let (io, log) = parked_log();
     rt.block_on(async {
         log.append(&[rec("creates the segment")]).await.unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await; // the first flush lets go
