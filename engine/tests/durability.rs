@@ -469,3 +469,118 @@ fn a_read_error_in_recover_s_plan_fails_the_run_and_changes_nothing() {
 fn cuts_of(plan: &felix_codec::shard::recovery::ShardPlan) -> usize {
     plan.actions.iter().filter(|a| matches!(a, Action::Cut { .. })).count()
 }
+
+// ------------------------------------------- the unwritten tail (EveryBatch)
+
+fn one(payload: &[u8]) -> [felix_engine::shard::Append<'_>; 1] {
+    [felix_engine::shard::Append { payload, timestamp_micros: Some(1) }]
+}
+
+/// Bytes the active segment counts that its file does not hold yet.
+fn unwritten(io: &SimIo, shard: &Shard) -> u64 {
+    let counted = shard.segments().last().unwrap().size_bytes;
+    counted - io.contents(&newest_log(io)).unwrap().len() as u64
+}
+
+/// Under `EveryBatch` an append's records wait in memory for the sync that
+/// acknowledges them, and that sync writes every waiting append at once:
+/// 64 appends, no IO call until the group commit, then a handful for all
+/// of them — not one write an append.
+#[test]
+fn a_group_commit_writes_every_append_waiting_for_it_in_one_go() {
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, Config::default()).unwrap();
+    // The first append creates the segment.
+    shard.append(&[&payload(0)]).unwrap();
+    let before = io.mutations();
+    let pending: Vec<_> = (1..=64).map(|i| shard.write(&one(&payload(i))).unwrap()).collect();
+    assert_eq!(io.mutations(), before, "an append wrote before its sync");
+    assert!(unwritten(&io, &shard) > 0);
+    assert!(!shard.try_commit(&pending[0]).unwrap(), "acknowledged before any sync");
+    shard.sync_for_commit().unwrap();
+    let calls = io.mutations() - before;
+    assert!(calls <= 4, "one group commit of 64 appends made {calls} mutating IO calls");
+    assert_eq!(unwritten(&io, &shard), 0);
+    assert!(pending.iter().all(|p| shard.try_commit(p).unwrap()));
+    let want: Vec<(u64, Vec<u8>)> = (0..=64).map(|i| (i, payload(i))).collect();
+    assert_eq!(read_all(&shard), want);
+    drop(shard);
+    assert_eq!(read_all(&open(&io, Config::default()).unwrap()), want);
+}
+
+/// Memory bounded by design: however many appends wait for a sync that does
+/// not come, the tail kept in memory stays under 256 KiB; a batch that
+/// would pass it is written at once, with the tail, and nothing is lost.
+#[test]
+fn the_unwritten_tail_never_passes_256_kib() {
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, Config::default()).unwrap();
+    let big = vec![7u8; 3000];
+    let mut peak = 0;
+    for i in 0..400u64 {
+        shard.write(&one(&big)).unwrap();
+        let left = unwritten(&io, &shard);
+        assert!(left <= felix_engine::shard::UNWRITTEN_MAX_BYTES as u64, "append {i}: {left} bytes unwritten");
+        peak = peak.max(left);
+    }
+    assert!(peak > 200 << 10, "the tail never filled ({peak} bytes)");
+    // A batch larger than the bound goes straight to the file.
+    let huge = vec![9u8; 300 << 10];
+    shard.write(&one(&huge)).unwrap();
+    assert_eq!(unwritten(&io, &shard), 0);
+    shard.sync().unwrap();
+    assert_eq!(read_all(&shard).len(), 401);
+}
+
+/// Everything that works on the active segment's file first writes the
+/// unwritten tail: a cut inside it, a cut below it, a restart, a seal (whose
+/// checksum is the file's own CRC-32), a close and a drop each leave the
+/// file holding exactly the records the shard says it holds.
+#[test]
+fn cuts_seals_and_closes_see_the_records_still_waiting_for_a_sync() {
+    let write = |shard: &Shard, n: u64| {
+        for i in 0..n {
+            shard.write(&one(&payload(i))).unwrap();
+        }
+    };
+    let offsets = |shard: &Shard| read_all(shard).into_iter().map(|(o, _)| o).collect::<Vec<_>>();
+    // A cut inside the tail, then one below what the file held.
+    let io = Arc::new(SimIo::new());
+    let shard = open(&io, Config::default()).unwrap();
+    write(&shard, 6);
+    shard.sync().unwrap();
+    write(&shard, 10);
+    shard.truncate_after(11).unwrap();
+    assert_eq!(offsets(&shard), (0..12).collect::<Vec<_>>());
+    write(&shard, 3);
+    shard.truncate_after(3).unwrap();
+    write(&shard, 2);
+    shard.sync().unwrap();
+    assert_eq!(offsets(&shard), (0..6).collect::<Vec<_>>());
+    drop(shard);
+    assert_eq!(offsets(&open(&io, Config::default()).unwrap()), (0..6).collect::<Vec<_>>());
+    // A restart below the oldest record, with records waiting.
+    let shard = open(&io, Config::default()).unwrap();
+    write(&shard, 4);
+    shard.truncate_from(0).unwrap();
+    write(&shard, 2);
+    shard.sync().unwrap();
+    assert_eq!(offsets(&shard), vec![0, 1]);
+    // A seal: the checksum covers every record, and is the file's.
+    write(&shard, 5);
+    let (info, checksum) = shard.seal().unwrap();
+    let sealed = io.contents(&dir().join(felix_codec::format::file_name::segment_file_name(info.id))).unwrap();
+    assert_eq!(sealed.len() as u64, info.size_bytes);
+    assert_eq!(checksum, u64::from(crc32fast::hash(&sealed)));
+    assert_eq!(info.next_offset, 7);
+    // A close, and a drop, with records waiting: both write and sync them.
+    write(&shard, 3);
+    shard.close().unwrap();
+    drop(shard);
+    let shard = open(&io, Config::default()).unwrap();
+    assert_eq!(offsets(&shard), (0..10).collect::<Vec<_>>());
+    write(&shard, 2);
+    drop(shard);
+    let io = Arc::new(io.crash());
+    assert_eq!(offsets(&open(&io, Config::default()).unwrap()), (0..12).collect::<Vec<_>>());
+}

@@ -42,7 +42,7 @@ use dir::ShardDir;
 
 pub use felix_codec::format::epochs::{bound_epochs, truncation_point};
 pub use retention::RetentionPass;
-pub use writer::{Append, Pending, LOCK_CHECK_FRESH};
+pub use writer::{Append, Pending, LOCK_CHECK_FRESH, UNWRITTEN_MAX_BYTES};
 
 /// Default segment size: 128 MiB.
 pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 128 << 20;
@@ -269,6 +269,13 @@ pub(crate) struct Inner {
     pub(crate) unreadable: Option<(PathBuf, felix_codec::Finding)>,
     /// The append path's encode buffer, reused.
     pub(crate) encode_buf: Vec<u8>,
+    /// Under `EveryBatch`: records encoded and given their offsets and
+    /// positions (the active segment's `len` counts them) but not yet
+    /// written to its file — the tail of the active segment. The next sync
+    /// writes them first, in one write, so a group commit makes one write
+    /// and one `fdatasync` instead of a write per append
+    /// ([`writer::write_out`]). Never more than [`UNWRITTEN_MAX_BYTES`].
+    pub(crate) unwritten: Vec<u8>,
     /// Each segment's time index, built by the first seek by time that reaches it.
     pub(crate) times: time::TimeIndexes,
 }
@@ -444,6 +451,7 @@ impl Shard {
             recent_cuts: std::collections::VecDeque::new(),
             unreadable: r.unreadable,
             encode_buf: Vec::new(),
+            unwritten: Vec::new(),
             times: time::TimeIndexes::default(),
         };
         let shared = Arc::new(Shared {
@@ -564,12 +572,15 @@ impl Shard {
         let writable = !shared.read_only && stopped.is_ok();
         let mut result = if writable { self.sync() } else { stopped };
         {
-            let g = shared.lock();
+            let mut g = shared.lock();
             if result.is_ok() && writable && g.durable_next < g.next_offset {
                 // Written after the sync above: the active segment holds it
                 // (a roll syncs the segment it leaves).
-                if let Some(active) = g.segments.last() {
-                    result = shared.dir.io.mutation(|| shared.dir.io.sync_data(&shared.dir.log(active.id)));
+                if let Some(id) = g.segments.last().map(|s| s.id) {
+                    result = shared.dir.io.mutation(|| {
+                        writer::write_out(shared, &mut g)?;
+                        shared.dir.io.sync_data(&shared.dir.log(id))
+                    });
                 }
             }
             shared.dir.io.close(&shared.dir.path);

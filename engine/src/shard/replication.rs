@@ -169,6 +169,7 @@ impl Shard {
 /// directory). A crash in between leaves a prefix of the old log — never an
 /// empty directory a reopen would restart at offset 0.
 fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineError> {
+    super::writer::write_out(shared, g)?;
     // The history first: a failure past this point leaves no generation
     // starting past the end of what remains (with no segment at all too).
     let epochs: Vec<Epoch> = g.epochs.iter().copied().filter(|e| e.start_offset < offset).collect();
@@ -213,6 +214,8 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
 
 /// The IO of [`Shard::truncate_after`]: any failure in it stops the shard.
 fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), EngineError> {
+    // The cut walks the active segment's file: every record it counts is in it.
+    super::writer::write_out(shared, g)?;
     // The history first: a failure (or crash) anywhere below leaves every
     // generation starting at or before the end of the log that remains, as
     // the codec requires (`EpochsBeyondLog`); the records past the cut then
