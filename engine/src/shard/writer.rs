@@ -473,8 +473,13 @@ fn defer(g: &mut Inner, buf: &mut Vec<u8>) -> bool {
     }
     let Some(seg) = g.segments.last_mut() else { return false };
     seg.len += buf.len() as u64;
-    g.unwritten.extend_from_slice(buf);
-    buf.clear();
+    if g.unwritten.is_empty() {
+        // The first append since the last flush: its buffer becomes the tail, uncopied.
+        std::mem::swap(&mut g.unwritten, buf);
+    } else {
+        g.unwritten.extend_from_slice(buf);
+        buf.clear();
+    }
     true
 }
 
@@ -490,6 +495,9 @@ fn flush(shared: &Shared, g: &mut Inner, buf: &mut Vec<u8>) -> Result<(), Engine
     if !g.unwritten.is_empty() {
         dir.io.write_at(&path, seg.len - g.unwritten.len() as u64, &g.unwritten)?;
         g.unwritten.clear();
+        if g.unwritten.capacity() > KEPT_ENCODE_BUF_BYTES {
+            g.unwritten = Vec::new();
+        }
     }
     if !buf.is_empty() {
         dir.io.write_at(&path, seg.len, buf)?;
