@@ -639,7 +639,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         if g.durable_next >= end.min(g.next_offset) {
             return Ok(g);
         }
-        if g.syncing {
+        if g.syncing.is_some() {
             shared.synced.wait(&mut g);
             continue;
         }
@@ -648,7 +648,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         let (id, path, target_len) = (seg.id, shared.dir.log(seg.id), seg.len);
         let (target, truncations) = (g.next_offset, g.truncations);
         let appends = std::mem::take(&mut g.appends_since_sync);
-        g.syncing = true;
+        g.syncing = Some(id);
         drop(g);
         // Even if the sync panics (an `Io`'s bug), the mark goes: a stuck
         // one would hold every later sync, and the drop's, forever.
@@ -656,7 +656,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         let result = timed_sync(shared, &path, appends);
         std::mem::forget(in_flight);
         g = shared.lock();
-        g.syncing = false;
+        g.syncing = None;
         shared.synced.notify_all();
         result?;
         // A truncation during the sync cut what it covered, and the offsets
@@ -685,7 +685,7 @@ struct SyncInFlight<'a>(&'a Shared);
 
 impl Drop for SyncInFlight<'_> {
     fn drop(&mut self) {
-        self.0.lock().syncing = false;
+        self.0.lock().syncing = None;
         self.0.synced.notify_all();
     }
 }
