@@ -585,6 +585,35 @@ fn cuts_seals_and_closes_see_the_records_still_waiting_for_a_sync() {
     assert_eq!(offsets(&open(&io, Config::default()).unwrap()), (0..12).collect::<Vec<_>>());
 }
 
+/// `close` syncs, then — under the shard's lock, so nothing slips in after —
+/// syncs again whatever was written while its first sync was in flight.
+/// That second sync must write the unwritten tail first: a write that
+/// returned before the close took the lock was promised durable by the
+/// close (its commit answers `Closed`, but the record is the log's), and a
+/// power cut after a clean close must find it.
+#[test]
+fn a_close_writes_the_records_appended_while_its_first_sync_was_in_flight() {
+    let io = Arc::new(SimIo::new());
+    let shard = Arc::new(open(&io, Config::default()).unwrap());
+    shard.append(&[b"the segment exists"]).unwrap();
+    shard.write(&one(b"waiting when the close starts")).unwrap();
+    io.hold_syncs();
+    let closer = {
+        let shard = Arc::clone(&shard);
+        std::thread::spawn(move || shard.close())
+    };
+    io.wait_for_held_sync(); // the close's first sync is in flight, the shard's lock free
+    let late = shard.write(&one(b"written during the close's first sync")).unwrap();
+    io.release_syncs();
+    closer.join().unwrap().unwrap();
+    assert!(matches!(shard.commit(&late), Err(EngineError::Closed { .. })));
+    drop(shard);
+    let io = Arc::new(io.crash());
+    let got: Vec<Vec<u8>> = read_all(&open(&io, Config::default()).unwrap()).into_iter().map(|(_, p)| p).collect();
+    let want: [&[u8]; 3] = [b"the segment exists", b"waiting when the close starts", b"written during the close's first sync"];
+    assert_eq!(got, want.map(<[u8]>::to_vec));
+}
+
 /// A payload that says what it must be: `w{t}-{i}-{j}:` then a body its
 /// header determines (writer `t`, batch `i`, record `j`); some are nearly a
 /// segment long, so rolls come in the middle of a batch and of the tail.
