@@ -34,7 +34,7 @@ use felix_codec::shard::recovery::{plan_shard, Action, ShardPlan};
 use felix_codec::verdict::repair::RepairOptions;
 use felix_codec::Repair;
 use felix_engine::io::sim::SimIo;
-use felix_engine::shard::{Append, Pending};
+use felix_engine::shard::{Append, Pending, UNWRITTEN_MAX_BYTES};
 use felix_engine::{Config, Durability, EngineError, Io, Recovery, Shard};
 
 // ------------------------------------------------------------ the PRNG
@@ -403,6 +403,9 @@ struct World {
     evidence: BTreeMap<PathBuf, Vec<u8>>,
     lone_dirs: u64,
     check_rng: Rng,
+    /// Whether a clean stop closes the writer (`Shard::close`, the broker's
+    /// shutdown) before it drops it, or only drops it.
+    close_rng: Rng,
     stats: Stats,
     /// Reads the checks make (engine operations too).
     check_reads: Cell<u64>,
@@ -451,6 +454,7 @@ impl World {
             evidence: BTreeMap::new(),
             lone_dirs: 0,
             check_rng: Rng(s.seed ^ 0xC0FF_EE00_D15E_A5E5),
+            close_rng: Rng(s.seed ^ 0x00C1_05ED_0B4D_7A11),
             stats: Stats::default(),
             check_reads: Cell::new(0),
         };
@@ -840,9 +844,23 @@ impl World {
         self.stats.ops += 1;
         match shard.seal() {
             Ok(_) if self.stopped => violation("fail-stop", "a stopped shard sealed a segment"),
-            Ok(_) => {
+            Ok((info, checksum)) => {
                 if shard.next_offset() != next {
                     violation("seal", format!("sealing moved the next offset from {next} to {}", shard.next_offset()));
+                }
+                // The sealed file holds every byte the segment counts (none
+                // left in memory), and the checksum is the file's own.
+                let file = self.io.contents(&shard_dir().join(segment_file_name(info.id))).unwrap_or_default();
+                if file.len() as u64 != info.size_bytes || u64::from(crc32fast::hash(&file)) != checksum {
+                    violation(
+                        "seal",
+                        format!(
+                            "segment {} sealed as {} bytes, checksum {checksum}; its file holds {} bytes",
+                            info.id,
+                            info.size_bytes,
+                            file.len()
+                        ),
+                    );
                 }
             }
             Err(_) if self.stopped => {}
@@ -1009,17 +1027,37 @@ impl World {
 
     // ----------------------------------------------------- machine and operator
 
-    /// Drops the writer (a clean close syncs) and the reader.
+    /// Stops the writer — closed first (`Shard::close`, the broker's
+    /// shutdown) or only dropped: either is a clean close that syncs — and
+    /// drops the reader.
     fn stop(&mut self) {
-        self.pending.clear();
+        let pending = std::mem::take(&mut self.pending);
         self.reader = None;
         if let Some(w) = self.writer.take() {
             self.stats.ops += 1;
             // No fault armed, none fired: the close's sync covers what the writer acknowledged.
             let clean = !self.stopped && !self.faulted && !self.io.is_dead();
+            if clean && self.close_rng.chance(50) {
+                self.stats.ops += 2;
+                if let Err(e) = w.close() {
+                    violation("close", format!("a clean close failed: {e}"));
+                }
+                if !matches!(w.append(&[b"after the close"]), Err(EngineError::Closed { .. })) {
+                    violation("close", "an append after the close was not refused as Closed");
+                }
+            }
             drop(w);
             if clean && !self.io.is_dead() {
                 for o in std::mem::take(&mut self.unsynced) {
+                    if let Some(r) = self.model.get_mut(&o) {
+                        r.sure = true;
+                    }
+                }
+                // A clean close makes everything written durable, acknowledged
+                // or not: the batches still waiting for their commit too
+                // (under `EveryBatch`, the shard's unwritten tail, in memory
+                // until a sync writes it). A power cut from here finds them.
+                for o in pending.iter().flat_map(|p| p.offsets.clone()) {
                     if let Some(r) = self.model.get_mut(&o) {
                         r.sure = true;
                     }
@@ -1269,13 +1307,17 @@ impl World {
         if bytes.is_empty() {
             return;
         }
-        let position = at.within(0, bytes.len() as u64 - 1);
-        let mut damaged = bytes.clone();
-        match bit {
-            Some(b) => damaged[usize::try_from(position).unwrap()] ^= 1 << (b % 8),
-            None => damaged.truncate(usize::try_from(position).unwrap()),
-        }
         self.offline(|w| {
+            // The bytes as the stopped writer left them: its clean close
+            // wrote what waited in memory (the unwritten tail) after the
+            // listing above.
+            let bytes = w.io.contents(&path).unwrap_or(bytes);
+            let position = at.within(0, bytes.len() as u64 - 1);
+            let mut damaged = bytes.clone();
+            match bit {
+                Some(b) => damaged[usize::try_from(position).unwrap()] ^= 1 << (b % 8),
+                None => damaged.truncate(usize::try_from(position).unwrap()),
+            }
             w.io.put(&path, &damaged);
             match classify(path.file_name().unwrap().to_str().unwrap()) {
                 EntryName::Segment(_) => w.forget_from(&bytes, position),
@@ -1538,6 +1580,22 @@ impl World {
                 violation("fail-stop", format!("a stopped shard answered a read with {} records", r.len()));
             }
             return;
+        }
+        // Every sealed segment's file holds exactly the bytes the shard
+        // counts; the active one's all of them but the unwritten tail (under
+        // `EveryBatch`, at most `UNWRITTEN_MAX_BYTES`; none under `NoSync`):
+        // never more, so no hole and no overlap.
+        let segments = shard.segments();
+        for (i, s) in segments.iter().enumerate() {
+            let file = self.io.contents(&shard_dir().join(segment_file_name(s.id))).map_or(0, |b| b.len() as u64);
+            let active = i + 1 == segments.len();
+            let tail = if active && self.config.durability == Durability::EveryBatch { UNWRITTEN_MAX_BYTES as u64 } else { 0 };
+            if file > s.size_bytes || s.size_bytes - file > tail {
+                violation(
+                    "segment-bytes",
+                    format!("segment {} counts {} bytes, its file holds {file} (active: {active})", s.id, s.size_bytes),
+                );
+            }
         }
         let got = self.read_all(shard);
         let (first, next) = (shard.first_offset(), shard.next_offset());

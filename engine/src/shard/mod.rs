@@ -250,7 +250,10 @@ pub(crate) struct Inner {
     pub(crate) visible_next: u64,
     /// Active segment length visible to reads.
     pub(crate) visible_len: u64,
-    pub(crate) syncing: bool,
+    /// The segment a sync in flight is flushing (by path, outside the
+    /// shard's lock): what removes segment files spares it
+    /// ([`Shared::spare_flushing`]).
+    pub(crate) syncing: Option<u64>,
     pub(crate) epochs: Vec<Epoch>,
     pub(crate) warnings: Vec<String>,
     pub(crate) shutdown: bool,
@@ -333,6 +336,21 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock()
+    }
+
+    /// Waits, on the shard's lock `g`, while a sync in flight is flushing a
+    /// segment `doomed` says the caller will remove. The sync names its
+    /// segment by path and runs outside the lock: removing that file under
+    /// it fails the sync ("no such file") and stops the shard, a fail-stop
+    /// no disk caused. A cut inside the segment being synced does not wait
+    /// (the sync's own check of the truncations claims nothing it cut).
+    pub(crate) fn spare_flushing(&self, g: &mut MutexGuard<'_, Inner>, doomed: impl Fn(&Inner, u64) -> bool) {
+        while let Some(id) = g.syncing {
+            if !doomed(g, id) {
+                return;
+            }
+            self.synced.wait(g);
+        }
     }
 
     pub(crate) fn writable(&self) -> Result<(), EngineError> {
@@ -441,7 +459,7 @@ impl Shard {
             durable_len: active_len,
             visible_next: next_offset,
             visible_len: active_len,
-            syncing: false,
+            syncing: None,
             epochs: r.epochs,
             warnings: r.recovery.warnings.clone(),
             shutdown: false,

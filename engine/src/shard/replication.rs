@@ -125,6 +125,8 @@ impl Shard {
         let shared = &*self.shared;
         shared.writable()?;
         let mut g = shared.lock();
+        // The restart removes every segment but the oldest (which it replaces).
+        shared.spare_flushing(&mut g, |g, id| g.segments.iter().skip(1).any(|s| s.id == id));
         if offset >= g.next_offset && g.segments.iter().all(|s| s.next == s.base) {
             return Ok(());
         }
@@ -152,6 +154,10 @@ impl Shard {
         shared.writable()?;
         let keep_next = offset.saturating_add(1);
         let mut g = shared.lock();
+        // The cut removes every segment after the oldest that starts at or past it.
+        shared.spare_flushing(&mut g, |g, id| {
+            keep_next < g.next_offset && g.segments.iter().skip(1).any(|s| s.id == id && s.base >= keep_next)
+        });
         if keep_next >= g.next_offset {
             return Ok(());
         }

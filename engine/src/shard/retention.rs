@@ -55,6 +55,12 @@ impl Shard {
         let mut pass = RetentionPass::default();
         let mut unlink_failure = None;
         while g.segments.len() > 1 {
+            // The oldest may be a segment a sync in flight is flushing (the
+            // active one when that sync began, rolled away since).
+            shared.spare_flushing(&mut g, |g, id| g.segments.first().is_some_and(|s| s.id == id));
+            if g.segments.len() <= 1 {
+                break;
+            }
             let total: u64 = g.segments.iter().map(|s| s.len).sum();
             let Some(oldest) = g.segments.first() else { break };
             let over_bytes = shared.config.retention_bytes.is_some_and(|limit| total > limit);

@@ -473,10 +473,19 @@ fn defer(g: &mut Inner, buf: &mut Vec<u8>) -> bool {
     }
     let Some(seg) = g.segments.last_mut() else { return false };
     seg.len += buf.len() as u64;
-    if g.unwritten.is_empty() {
-        // The first append since the last flush: its buffer becomes the tail, uncopied.
+    if g.unwritten.is_empty() && buf.capacity() <= UNWRITTEN_MAX_BYTES {
+        // The first append since the last flush: its buffer becomes the
+        // tail, uncopied — unless it holds more memory than the tail may
+        // (a batch's buffer that grew for the records a roll already wrote).
         std::mem::swap(&mut g.unwritten, buf);
     } else {
+        // Grown by doubling, never past the bound: `extend` alone would
+        // double it to nearly twice the bound's length.
+        let need = g.unwritten.len() + buf.len();
+        if need > g.unwritten.capacity() {
+            let grown = need.max(g.unwritten.capacity().saturating_mul(2)).min(UNWRITTEN_MAX_BYTES);
+            g.unwritten.reserve_exact(grown - g.unwritten.len());
+        }
         g.unwritten.extend_from_slice(buf);
         buf.clear();
     }
@@ -639,7 +648,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         if g.durable_next >= end.min(g.next_offset) {
             return Ok(g);
         }
-        if g.syncing {
+        if g.syncing.is_some() {
             shared.synced.wait(&mut g);
             continue;
         }
@@ -648,7 +657,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         let (id, path, target_len) = (seg.id, shared.dir.log(seg.id), seg.len);
         let (target, truncations) = (g.next_offset, g.truncations);
         let appends = std::mem::take(&mut g.appends_since_sync);
-        g.syncing = true;
+        g.syncing = Some(id);
         drop(g);
         // Even if the sync panics (an `Io`'s bug), the mark goes: a stuck
         // one would hold every later sync, and the drop's, forever.
@@ -656,7 +665,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
         let result = timed_sync(shared, &path, appends);
         std::mem::forget(in_flight);
         g = shared.lock();
-        g.syncing = false;
+        g.syncing = None;
         shared.synced.notify_all();
         result?;
         // A truncation during the sync cut what it covered, and the offsets
@@ -685,7 +694,7 @@ struct SyncInFlight<'a>(&'a Shared);
 
 impl Drop for SyncInFlight<'_> {
     fn drop(&mut self) {
-        self.0.lock().syncing = false;
+        self.0.lock().syncing = None;
         self.0.synced.notify_all();
     }
 }
@@ -739,4 +748,45 @@ pub(crate) fn spawn_flusher(shared: Arc<Shared>, micros: u64) -> std::io::Result
             };
         }
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::{Append, RECORD_HEADER_LEN, UNWRITTEN_MAX_BYTES};
+    use crate::io::sim::SimIo;
+    use crate::shard::{Config, Shard};
+
+    /// The bound is on the tail's memory, not only its length: a batch
+    /// whose buffer grew for records a roll wrote, then leaves its last
+    /// record waiting, does not hand that buffer over as the tail; and a
+    /// batch of nearly 256 KiB, then small ones, leave the tail holding at
+    /// most 256 KiB (a `Vec` grown by doubling would keep nearly twice that).
+    #[test]
+    fn the_unwritten_tail_never_holds_more_memory_than_its_bound() {
+        let io = Arc::new(SimIo::new());
+        let config = Config { segment_size_bytes: 1 << 20, ..Config::default() };
+        let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
+        let (big, last) = (vec![1u8; 240 << 10], vec![2u8; 100 << 10]);
+        let rolled: Vec<Append<'_>> =
+            [&big, &big, &big, &big, &last].iter().map(|p| Append { payload: p, timestamp_micros: Some(1) }).collect();
+        shard.write(&rolled).unwrap();
+        {
+            let g = shard.shared.lock();
+            assert_eq!((g.segments.len(), g.unwritten.len()), (2, last.len() + RECORD_HEADER_LEN), "the last record waits, past a roll");
+            assert!(g.unwritten.capacity() <= UNWRITTEN_MAX_BYTES, "the tail holds {} bytes of memory", g.unwritten.capacity());
+        }
+        shard.sync().unwrap();
+        let big = vec![1u8; UNWRITTEN_MAX_BYTES - RECORD_HEADER_LEN - 1024];
+        shard.write(&[Append { payload: &big, timestamp_micros: Some(1) }]).unwrap();
+        for _ in 0..8 {
+            shard.write(&[Append { payload: &[2u8; 100], timestamp_micros: Some(1) }]).unwrap();
+        }
+        let g = shard.shared.lock();
+        assert_eq!(g.unwritten.len(), big.len() + 9 * RECORD_HEADER_LEN + 800, "every batch still waits");
+        assert!(g.unwritten.capacity() <= UNWRITTEN_MAX_BYTES, "the tail holds {} bytes of memory", g.unwritten.capacity());
+    }
 }
