@@ -530,6 +530,12 @@ fn the_unwritten_tail_never_passes_256_kib() {
     assert_eq!(unwritten(&io, &shard), 0);
     shard.sync().unwrap();
     assert_eq!(read_all(&shard).len(), 401);
+    // A batch past `DEFERRED_BATCH_MAX_BYTES` never waits, even with room in the tail.
+    let large = vec![5u8; felix_engine::shard::DEFERRED_BATCH_MAX_BYTES];
+    shard.write(&one(&large)).unwrap();
+    assert_eq!(unwritten(&io, &shard), 0);
+    shard.write(&one(&big)).unwrap();
+    assert!(unwritten(&io, &shard) > 0);
 }
 
 /// Everything that works on the active segment's file first writes the

@@ -42,7 +42,7 @@ use dir::ShardDir;
 
 pub use felix_codec::format::epochs::{bound_epochs, truncation_point};
 pub use retention::RetentionPass;
-pub use writer::{Append, Pending, LOCK_CHECK_FRESH, UNWRITTEN_MAX_BYTES};
+pub use writer::{Append, Pending, DEFERRED_BATCH_MAX_BYTES, LOCK_CHECK_FRESH, UNWRITTEN_MAX_BYTES};
 
 /// Default segment size: 128 MiB.
 pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 128 << 20;
