@@ -514,9 +514,6 @@ fn flush(shared: &Shared, g: &mut Inner, buf: &mut Vec<u8>) -> Result<(), Engine
     if !g.unwritten.is_empty() {
         dir.io.write_at(&path, seg.len - g.unwritten.len() as u64, &g.unwritten)?;
         g.unwritten.clear();
-        if g.unwritten.capacity() > KEPT_ENCODE_BUF_BYTES {
-            g.unwritten = Vec::new();
-        }
     }
     if !buf.is_empty() {
         dir.io.write_at(&path, seg.len, buf)?;
