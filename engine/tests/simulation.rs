@@ -132,6 +132,14 @@ enum Step {
     TruncateFrom {
         at: Pick,
     },
+    /// A storm of truncations (a replica's tail rewritten again and again):
+    /// `count` times, one record written and cut again — more than the
+    /// shard's truncation history holds, so batches written before it must
+    /// still be told apart from the ones it cut.
+    TruncateStorm {
+        count: u8,
+        fill: u64,
+    },
     BeginGeneration {
         bump: u64,
     },
@@ -271,7 +279,8 @@ fn new_id(rng: &mut Rng) -> NewId {
 fn step(rng: &mut Rng) -> Step {
     match rng.below(100) {
         0..=29 => Step::Append { sizes: sizes(rng), fill: rng.next() },
-        30..=33 => Step::Write { sizes: sizes(rng), fill: rng.next() },
+        30..=32 => Step::Write { sizes: sizes(rng), fill: rng.next() },
+        33 => Step::TruncateStorm { count: u8::try_from(rng.range(1, 80)).unwrap(), fill: rng.next() },
         34..=35 => Step::Commit,
         36 => Step::GroupCommit,
         43..=44 => Step::OffsetForTime { at: rng.pick() },
@@ -553,6 +562,7 @@ impl World {
             Step::Retention { age_micros } => self.broker(|w, s| w.retention(s, *age_micros)),
             Step::TruncateAfter { at } => self.broker(|w, s| w.truncate(s, *at, false)),
             Step::TruncateFrom { at } => self.broker(|w, s| w.truncate(s, *at, true)),
+            Step::TruncateStorm { count, fill } => self.broker(|w, s| w.truncate_storm(s, *count, *fill)),
             Step::BeginGeneration { bump } => self.broker(|w, s| w.begin_generation(s, *bump)),
             Step::RecordGeneration { bump, at } => self.broker(|w, s| w.record_generation(s, *bump, *at)),
             Step::OpenReader => self.open_reader(),
@@ -922,6 +932,27 @@ impl World {
         let first = shard.first_offset();
         let next = shard.next_offset();
         let offset = at.within(first.saturating_sub(3), next + 2);
+        self.cut(shard, offset, from);
+    }
+
+    /// `count` times: a record written (not committed) and cut again, each
+    /// cut above every batch still pending from before the storm.
+    fn truncate_storm(&mut self, shard: &Shard, count: u8, fill: u64) {
+        for i in 0..count {
+            if self.stopped {
+                return;
+            }
+            let keep = shard.next_offset();
+            self.append(shard, &[Size::Small(16)], fill.wrapping_add(u64::from(i)), false);
+            self.cut(shard, keep, true);
+        }
+    }
+
+    /// `truncate_after(offset)` (or `truncate_from` when `from`), checked
+    /// against the model.
+    fn cut(&mut self, shard: &Shard, offset: u64, from: bool) {
+        let first = shard.first_offset();
+        let next = shard.next_offset();
         self.stats.ops += 1;
         let result = if from { shard.truncate_from(offset) } else { shard.truncate_after(offset) };
         match result {

@@ -42,7 +42,7 @@ use dir::ShardDir;
 
 pub use felix_codec::format::epochs::{bound_epochs, truncation_point};
 pub use retention::RetentionPass;
-pub use writer::{Append, Pending, DEFERRED_BATCH_MAX_BYTES, LOCK_CHECK_FRESH, UNWRITTEN_MAX_BYTES};
+pub use writer::{Append, Pending, DEFERRED_BATCH_MAX_BYTES, INLINE_LOCK_PATIENCE, LOCK_CHECK_FRESH, UNWRITTEN_MAX_BYTES};
 
 /// Default segment size: 128 MiB.
 pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 128 << 20;
@@ -262,9 +262,9 @@ pub(crate) struct Inner {
     pub(crate) next_segment_id: Option<u64>,
     /// Appends written since the last sync started (the next sync's fan-in).
     pub(crate) appends_since_sync: u64,
-    /// Truncations so far, and the lowest offset each cut from (the last
-    /// [`TRUNCATION_HISTORY`]): a pending batch written before one that cut
-    /// below its end is gone, and its commit says so.
+    /// Truncations so far, and where they cut ([`Inner::note_cut`]): a
+    /// pending batch written before one that cut below its end is gone, and
+    /// its commit says so.
     pub(crate) truncations: u64,
     pub(crate) recent_cuts: std::collections::VecDeque<(u64, u64)>,
     /// A reader's shard that recovery refuses: reads past the last readable
@@ -290,31 +290,40 @@ pub(crate) fn id_after(newest: Option<u64>) -> Option<u64> {
     newest.map_or(Some(0), |id| id.checked_add(1))
 }
 
-/// How many truncations a pending batch's commit can tell apart; an older
-/// batch facing more is refused as if cut (truncations are rare).
+/// The most entries the truncation history keeps ([`Inner::note_cut`]).
 pub(crate) const TRUNCATION_HISTORY: usize = 64;
 
 impl Inner {
-    /// Records a truncation that cut every record from `cut_at` on.
+    /// Records truncation number `truncations + 1`, which cut every record
+    /// from `cut_at` on. The history (`recent_cuts`, `(number, cut)`) keeps,
+    /// for every `seen`, the lowest cut of the truncations after it as the
+    /// cut of its first entry numbered past `seen`: a later truncation that
+    /// cut as low or lower makes the entries before it with higher cuts
+    /// useless, so they go, and the cuts rise from front to back. Past
+    /// [`TRUNCATION_HISTORY`] entries the two oldest merge into the later
+    /// number with the lower cut — never a cut missed, at worst an older
+    /// pending batch told it was cut a little lower than it was.
     pub(crate) fn note_cut(&mut self, cut_at: u64) {
         self.verified_next = self.verified_next.min(cut_at);
         self.truncations += 1;
+        while self.recent_cuts.back().is_some_and(|(_, c)| *c >= cut_at) {
+            self.recent_cuts.pop_back();
+        }
         self.recent_cuts.push_back((self.truncations, cut_at));
         if self.recent_cuts.len() > TRUNCATION_HISTORY {
-            self.recent_cuts.pop_front();
+            if let (Some((_, lowest)), Some(next)) = (self.recent_cuts.pop_front(), self.recent_cuts.front_mut()) {
+                next.1 = lowest;
+            }
         }
     }
 
-    /// Where a truncation after `seen` cut below `end`, if one did.
+    /// Where a truncation after `seen` cut below `end`, if one did (the
+    /// lowest such cut).
     pub(crate) fn cut_since(&self, seen: u64, end: u64) -> Option<u64> {
         if self.truncations == seen {
             return None;
         }
-        let oldest_known = self.recent_cuts.front().map_or(u64::MAX, |(n, _)| *n);
-        if seen + 1 < oldest_known {
-            return Some(self.recent_cuts.iter().map(|(_, c)| *c).min().unwrap_or(0));
-        }
-        self.recent_cuts.iter().filter(|(n, _)| *n > seen).map(|(_, c)| *c).filter(|c| *c < end).min()
+        self.recent_cuts.iter().find(|(n, _)| *n > seen).map(|(_, c)| *c).filter(|c| *c < end)
     }
 }
 
@@ -567,6 +576,12 @@ impl Shard {
         if let Some(h) = flusher {
             let _ = h.join();
         }
+    }
+
+    /// Whether [`Shard::close`] ran (on this handle or a clone).
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.shared.dir.io.is_closed()
     }
 
     /// Closes the shard while other holders may still share it: stops the
