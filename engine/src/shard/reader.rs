@@ -52,11 +52,46 @@ impl Shard {
     /// As [`Shard::read`].
     pub fn read_bounded(&self, from_offset: u64, max_bytes: usize, max_records: usize) -> Result<Vec<StoredRecord>, EngineError> {
         let started = std::time::Instant::now();
-        let out = self.read_inner(from_offset, max_bytes, max_records.max(1))?;
+        let out = self.consistently(|| self.read_inner(from_offset, max_bytes, max_records.max(1)))?;
         metrics::counter!(crate::metrics_names::READ_RECORDS_TOTAL).increment(out.len() as u64);
         metrics::counter!(crate::metrics_names::READ_BYTES_TOTAL).increment(out.iter().map(|r| r.payload.len() as u64).sum::<u64>());
         metrics::histogram!(crate::metrics_names::READ_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
         Ok(out)
+    }
+
+    /// Runs a read (`read`, `read_ranges`) until no truncation and no removal
+    /// of the oldest segment came while it ran. A read walks the files
+    /// without the shard's lock, from a snapshot taken under it; a
+    /// truncation meanwhile may cut what it walks (a short read, or records
+    /// rewritten at the same offsets and not yet durable), and retention may
+    /// remove a file it is about to open. So its answer — records or an
+    /// error — counts only when the shard's truncation count and oldest
+    /// segment are the same after it as before; otherwise it runs again, from
+    /// a fresh snapshot (which says `Trimmed` when the offset went).
+    ///
+    /// # Errors
+    /// The read's own; an IO error saying so when [`READ_ATTEMPTS`] runs in
+    /// a row were raced (records it cannot vouch for are never returned).
+    pub(super) fn consistently<T>(&self, mut read: impl FnMut() -> Result<T, EngineError>) -> Result<T, EngineError> {
+        for _ in 0..READ_ATTEMPTS {
+            let before = self.read_epoch();
+            let answer = read();
+            if self.read_epoch() == before {
+                return answer;
+            }
+        }
+        Err(EngineError::Io {
+            path: self.shared.dir.path.clone(),
+            op: "read",
+            message: format!("{READ_ATTEMPTS} reads in a row raced a truncation or a retention pass; read again"),
+        })
+    }
+
+    /// What a racing truncation or retention pass changes: the shard's
+    /// truncation count and its oldest segment's id.
+    fn read_epoch(&self) -> (u64, Option<u64>) {
+        let g = self.shared.lock();
+        (g.truncations, g.segments.first().map(|s| s.id))
     }
 
     /// The segments a read from `from_offset` walks, as `(id, base offset,
@@ -92,6 +127,7 @@ impl Shard {
         Ok(Some((segs, g.visible_next)))
     }
 
+    /// One run of [`Shard::read_bounded`] (see [`Shard::consistently`]).
     fn read_inner(&self, from_offset: u64, max_bytes: usize, max_records: usize) -> Result<Vec<StoredRecord>, EngineError> {
         let shared = &*self.shared;
         let Some((segments, end)) = self.segments_from(from_offset)? else { return Ok(Vec::new()) };
@@ -335,3 +371,7 @@ pub fn walk_segment_file(
     })?;
     Ok(FileWalk { header, defect: walked.defect })
 }
+
+/// How many times a read runs again when truncations or retention keep
+/// racing it ([`Shard::consistently`]).
+const READ_ATTEMPTS: u32 = 64;

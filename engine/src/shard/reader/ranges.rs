@@ -69,6 +69,11 @@ impl Shard {
     /// `Trimmed`, `FailStopped`, IO failures, or damage met in the records
     /// read (then no range is returned).
     pub fn read_ranges(&self, from_offset: u64, max_bytes: usize) -> Result<Vec<RecordRange>, EngineError> {
+        self.consistently(|| self.read_ranges_once(from_offset, max_bytes))
+    }
+
+    /// One run of [`Shard::read_ranges`] (see `Shard::consistently`).
+    fn read_ranges_once(&self, from_offset: u64, max_bytes: usize) -> Result<Vec<RecordRange>, EngineError> {
         let shared = &*self.shared;
         let Some((segments, end)) = self.segments_from(from_offset)? else { return Ok(Vec::new()) };
         let mut out: Vec<RecordRange> = Vec::new();
