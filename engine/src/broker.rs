@@ -5,8 +5,10 @@
 //! `async` feature (tokio). `docs/broker.md` maps every item to upstream's.
 //!
 //! Where the blocking happens: an append writes inline (a write into the page
-//! cache), unless it rolls the segment; rolls, reads, truncation and sealing
-//! run on tokio's blocking pool (`spawn_blocking`). An `OnCommit` flush runs
+//! cache), unless it rolls the segment or the shard's lock stays taken past
+//! `shard::INLINE_LOCK_PATIENCE` (held through another task's syncs); rolls,
+//! reads, truncation, sealing, opens and those waits run on tokio's blocking
+//! pool (`spawn_blocking`). An `OnCommit` flush runs
 //! on a flush leader's blocking thread, never inside a task's poll: a waiter
 //! only awaits, so a timeout or an abort ends its wait at once, and no
 //! runtime, `LocalSet` or worker is held for an `fdatasync`. Group commit:
@@ -374,13 +376,17 @@ async fn sweep(inner: Arc<LogInner>) -> Result<RetentionOutcome> {
     }
 }
 
+/// The Tokio runtime the caller runs on, or the error that says it needs one
+/// (polled by another executor, the facade answers instead of panicking).
+fn runtime() -> Result<tokio::runtime::Handle> {
+    tokio::runtime::Handle::try_current().map_err(|_| invalid(NO_RUNTIME))
+}
+
+const NO_RUNTIME: &str = "the broker facade runs its blocking work on a Tokio runtime: poll it from a task of one";
+
 /// Runs blocking engine work on tokio's blocking pool.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| EngineError::Io {
-        path: PathBuf::new(),
-        op: "blocking task",
-        message: e.to_string(),
-    })?
+    runtime()?.spawn_blocking(f).await.map_err(|e| EngineError::Io { path: PathBuf::new(), op: "blocking task", message: e.to_string() })?
 }
 
 struct LogInner {
@@ -692,7 +698,7 @@ impl DiskLog {
     /// # Errors
     /// `FailStopped` or the IO failure that stopped the shard.
     pub async fn commit(&self, pending: &PendingAppend) -> Result<()> {
-        if self.inner.shard.try_commit(&pending.pending)? {
+        if self.committed(&pending.pending).await? {
             return Ok(());
         }
         loop {
@@ -701,21 +707,24 @@ impl DiskLog {
             let notified = self.inner.chain.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.inner.shard.try_commit(&pending.pending)? {
+            if self.committed(&pending.pending).await? {
                 return Ok(());
             }
             if !self.inner.flushing.load(Ordering::Acquire) {
                 self.gather().await;
-                if self.inner.shard.try_commit(&pending.pending)? {
+                if self.committed(&pending.pending).await? {
                     return Ok(());
                 }
             }
+            // Looked up before the mark is set: without a runtime no leader
+            // could start, and a mark left set would strand every waiter.
+            let runtime = runtime()?;
             if !self.inner.flushing.swap(true, Ordering::AcqRel) {
                 let inner = Arc::clone(&self.inner);
                 // Not tied to this future: a cancelled append cannot strand
                 // the other waiters. A failed flush stops the shard, which
                 // every waiter's `try_commit` then reports.
-                tokio::task::spawn_blocking(move || lead_flushes(&inner));
+                runtime.spawn_blocking(move || lead_flushes(&inner));
             }
             notified.await;
             // The chain: pass the wake on (no await in between, so a
@@ -726,10 +735,22 @@ impl DiskLog {
             if self.inner.flush_count.load(Ordering::Acquire) != seen {
                 self.inner.chain.notify_one();
             }
-            if self.inner.shard.try_commit(&pending.pending)? {
+            if self.committed(&pending.pending).await? {
                 return Ok(());
             }
         }
+    }
+
+    /// Whether `pending` may be acknowledged now ([`Shard::try_commit`]),
+    /// asked inline — unless the shard's lock stays taken past
+    /// [`crate::shard::INLINE_LOCK_PATIENCE`] (a roll, a seal, a truncation
+    /// or retention holds it through its syncs): then from a blocking thread.
+    async fn committed(&self, pending: &Pending) -> Result<bool> {
+        if let Some(answer) = self.inner.shard.try_commit_inline(pending)? {
+            return Ok(answer);
+        }
+        let (inner, pending) = (Arc::clone(&self.inner), pending.clone());
+        blocking(move || inner.shard.try_commit(&pending)).await
     }
 
     /// Before leading a flush: lets the tasks that are ready run first, for
@@ -879,7 +900,7 @@ pub struct DiskLogProvider {
     root: PathBuf,
     config: LogConfig,
     io: Arc<dyn Io>,
-    open_logs: Mutex<HashMap<ShardKey, DiskLog>>,
+    open_logs: Arc<Mutex<HashMap<ShardKey, DiskLog>>>,
 }
 
 impl DiskLogProvider {
@@ -897,7 +918,7 @@ impl DiskLogProvider {
     /// An invalid configuration.
     pub fn with_io(io: Arc<dyn Io>, root: impl Into<PathBuf>, config: LogConfig) -> Result<Self> {
         config.validate()?;
-        Ok(Self { root: root.into(), config, io, open_logs: Mutex::new(HashMap::new()) })
+        Ok(Self { root: root.into(), config, io, open_logs: Arc::new(Mutex::new(HashMap::new())) })
     }
 
     /// The root.
@@ -912,19 +933,18 @@ impl DiskLogProvider {
         &self.config
     }
 
-    /// Opens, or returns the open, log of `shard`.
+    /// Opens, or returns the open, log of `shard` — opened anew when the
+    /// one it handed out was shut down (upstream's logs stay usable after
+    /// theirs; ours release the shard's lock, so the provider opens it again).
+    /// Blocking: it may wait for the shard's lock (`wait_for_lock`) and runs
+    /// recovery; async code opens through [`LogProvider::open`], which runs
+    /// it on the blocking pool.
     ///
     /// # Errors
     /// As [`DiskLog::open`].
     pub fn open_shard(&self, shard: &ShardKey) -> Result<DiskLog> {
-        let mut open = self.open_logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(log) = open.get(shard) {
-            return Ok(log.clone());
-        }
         let dir = Shard::dir_of(&self.root, &shard.codec());
-        let log = DiskLog::open_with_io(Arc::clone(&self.io), dir, shard.label(), self.config.clone())?;
-        open.insert(shard.clone(), log.clone());
-        Ok(log)
+        open_cached(&self.open_logs, shard, || DiskLog::open_with_io(Arc::clone(&self.io), dir, shard.label(), self.config.clone()))
     }
 
     /// The shards open now.
@@ -957,6 +977,23 @@ impl LogProvider for DiskLogProvider {
 
     fn open(&self, shard: &ShardKey) -> BoxFuture<'_, Result<Self::Log>> {
         let shard = shard.clone();
-        Box::pin(async move { self.open_shard(&shard) })
+        let (open_logs, io, config) = (Arc::clone(&self.open_logs), Arc::clone(&self.io), self.config.clone());
+        let dir = Shard::dir_of(&self.root, &shard.codec());
+        // On the blocking pool: an open may wait for the shard's lock and
+        // recovers, neither of which may hold a runtime's worker.
+        Box::pin(blocking(move || open_cached(&open_logs, &shard, || DiskLog::open_with_io(io, dir, shard.label(), config))))
     }
+}
+
+/// The provider's open log of `shard`, or the one `open` makes (also when
+/// the cached one was shut down). The map stays locked through the open, so
+/// one shard is never opened twice at once.
+fn open_cached(open_logs: &Mutex<HashMap<ShardKey, DiskLog>>, shard: &ShardKey, open: impl FnOnce() -> Result<DiskLog>) -> Result<DiskLog> {
+    let mut logs = open_logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(log) = logs.get(shard).filter(|log| !log.inner.shard.is_closed()) {
+        return Ok(log.clone());
+    }
+    let log = open()?;
+    logs.insert(shard.clone(), log.clone());
+    Ok(log)
 }

@@ -68,29 +68,38 @@ impl Shard {
     /// # Errors
     /// As [`Shard::append`].
     pub fn write(&self, records: &[Append<'_>]) -> Result<Pending, EngineError> {
-        let (g, _) = self.admit(records)?;
-        self.write_admitted(g, records)
+        // Without a patience `admit` waits for the lock: it answers `Some`.
+        loop {
+            if let Some((g, _)) = self.admit(records, None)? {
+                return self.write_admitted(g, records);
+            }
+        }
     }
 
-    /// As [`Shard::write`], but only when the batch fits the active segment:
-    /// `None` (nothing written) when it would start a new one. A roll syncs
-    /// the segment it leaves and creates the next (two `fsync`s of files and
-    /// one of the directory), so an async caller writes inline on its own
-    /// thread when this succeeds and moves to a blocking thread otherwise.
+    /// As [`Shard::write`], but only when the batch fits the active segment
+    /// and the shard's lock comes within [`INLINE_LOCK_PATIENCE`]: `None`
+    /// (nothing written) when it would start a new one — a roll syncs the
+    /// segment it leaves and creates the next (two `fsync`s of files and one
+    /// of the directory) — or when the lock stays taken longer (a roll, a
+    /// seal, a truncation or a retention pass holds it through its syncs).
+    /// So an async caller writes inline on its own thread when this succeeds
+    /// and moves to a blocking thread otherwise: no runtime worker waits for
+    /// an fsync.
     ///
     /// # Errors
     /// As [`Shard::append`].
     pub fn write_unless_roll(&self, records: &[Append<'_>]) -> Result<Option<Pending>, EngineError> {
-        match self.admit(records)? {
-            (_, rolls) if rolls > 0 => Ok(None),
-            (g, _) => self.write_admitted(g, records).map(Some),
+        match self.admit(records, Some(INLINE_LOCK_PATIENCE))? {
+            Some((g, 0)) => self.write_admitted(g, records).map(Some),
+            _ => Ok(None),
         }
     }
 
     /// Checks that `records` may be written (the shard is writable, each
     /// record fits, offsets and segment ids are left for them) and returns
-    /// the shard's lock with how many new segments they would start.
-    fn admit(&self, records: &[Append<'_>]) -> Result<(MutexGuard<'_, Inner>, u64), EngineError> {
+    /// the shard's lock with how many new segments they would start; `None`
+    /// when the lock did not come within `patience` (`None`: no limit).
+    fn admit(&self, records: &[Append<'_>], patience: Option<Duration>) -> Result<Option<(MutexGuard<'_, Inner>, u64)>, EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
         if let Some(r) = records.iter().find(|r| r.payload.len() > MAX_PAYLOAD_BYTES as usize) {
@@ -111,7 +120,13 @@ impl Shard {
         let g = match shared.inner.try_lock().or_else(|| self.spin_lock()) {
             Some(g) => g,
             None => {
-                let g = shared.lock();
+                let g = match patience {
+                    None => shared.lock(),
+                    Some(patience) => match shared.inner.try_lock_for(patience) {
+                        Some(g) => g,
+                        None => return Ok(None),
+                    },
+                };
                 if shared.config.durability != Durability::EveryBatch && self.lock_check_stale() {
                     self.verify_lock_recent()?;
                 }
@@ -127,7 +142,7 @@ impl Shard {
         if rolls > 0 && g.next_segment_id.and_then(|id| id.checked_add(rolls - 1)).is_none() {
             return Err(EngineError::SegmentIdsExhausted { dir: shared.dir.path.clone() });
         }
-        Ok((g, rolls))
+        Ok(Some((g, rolls)))
     }
 
     /// Writes admitted `records` under the shard's lock `g`.
@@ -188,22 +203,42 @@ impl Shard {
     /// `TruncatedAway` when a truncation cut the batch; `FailStopped`, or the
     /// IO failure that stopped the shard.
     pub fn try_commit(&self, pending: &Pending) -> Result<bool, EngineError> {
+        self.try_commit_within(pending, None).map(|answer| answer.unwrap_or(false))
+    }
+
+    /// As [`Shard::try_commit`], `None` when the shard's lock did not come
+    /// within [`INLINE_LOCK_PATIENCE`] (an async caller then asks from a
+    /// blocking thread: no runtime worker waits for another task's fsync).
+    ///
+    /// # Errors
+    /// As [`Shard::try_commit`].
+    pub fn try_commit_inline(&self, pending: &Pending) -> Result<Option<bool>, EngineError> {
+        self.try_commit_within(pending, Some(INLINE_LOCK_PATIENCE))
+    }
+
+    fn try_commit_within(&self, pending: &Pending, patience: Option<Duration>) -> Result<Option<bool>, EngineError> {
         let shared = &*self.shared;
         shared.dir.io.check()?;
         let end = pending.offsets.end;
-        let g = shared.lock();
+        let g = match patience {
+            None => shared.lock(),
+            Some(patience) => match shared.inner.try_lock_for(patience) {
+                Some(g) => g,
+                None => return Ok(None),
+            },
+        };
         if let Some(cut_at) = g.cut_since(pending.truncations, end) {
             return Err(EngineError::TruncatedAway { offsets: pending.offsets.clone(), cut_at });
         }
         if shared.config.durability != Durability::EveryBatch || g.verified_next >= end {
-            return Ok(true); // acknowledged by `write`, which checked the lock; or vouched for
+            return Ok(Some(true)); // acknowledged by `write`, which checked the lock; or vouched for
         }
         if g.durable_next < end {
-            return Ok(false);
+            return Ok(Some(false));
         }
         drop(g);
         self.vouch()?;
-        Ok(true)
+        Ok(Some(true))
     }
 
     /// Group commit's leader: makes everything written so far durable with
@@ -420,6 +455,12 @@ fn file_checksum(shared: &Shared, path: &std::path::Path, len: u64) -> Result<u6
     }
     Ok(u64::from(hasher.finalize()))
 }
+
+/// The longest an async caller's inline append or commit waits for the
+/// shard's lock before it moves to a blocking thread: appends hold it for
+/// microseconds, while a roll, a seal, a truncation or a retention pass
+/// holds it through `fsync`s.
+pub const INLINE_LOCK_PATIENCE: Duration = Duration::from_millis(1);
 
 /// How many times an append checks the shard's lock before it queues for it ([`Shard::spin_lock`]).
 const SPIN_FOR_LOCK: usize = 256;
