@@ -716,15 +716,18 @@ impl DiskLog {
                     return Ok(());
                 }
             }
-            // Looked up before the mark is set: without a runtime no leader
-            // could start, and a mark left set would strand every waiter.
-            let runtime = runtime()?;
-            if !self.inner.flushing.swap(true, Ordering::AcqRel) {
-                let inner = Arc::clone(&self.inner);
-                // Not tied to this future: a cancelled append cannot strand
-                // the other waiters. A failed flush stops the shard, which
-                // every waiter's `try_commit` then reports.
-                runtime.spawn_blocking(move || lead_flushes(&inner));
+            if !self.inner.flushing.load(Ordering::Acquire) {
+                // Looked up before the mark is set: without a runtime no
+                // leader could start, and a mark left set would strand
+                // every waiter.
+                let runtime = runtime()?;
+                if !self.inner.flushing.swap(true, Ordering::AcqRel) {
+                    let inner = Arc::clone(&self.inner);
+                    // Not tied to this future: a cancelled append cannot
+                    // strand the other waiters. A failed flush stops the
+                    // shard, which every waiter's `try_commit` then reports.
+                    runtime.spawn_blocking(move || lead_flushes(&inner));
+                }
             }
             notified.await;
             // The chain: pass the wake on (no await in between, so a
