@@ -151,6 +151,18 @@ impl Io for Gated {
     }
 }
 
+/// Every record of `log` by offset (its payload), read from its base offset.
+async fn payloads(log: &DiskLog) -> std::collections::HashMap<u64, Bytes> {
+    let mut got = std::collections::HashMap::new();
+    let mut at = log.base_offset();
+    loop {
+        let batch = log.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
+        let Some(last) = batch.last() else { return got };
+        at = last.offset + 1;
+        got.extend(batch.into_iter().map(|r| (r.offset, r.payload)));
+    }
+}
+
 async fn reopen_crashed(sim: &SimIo, config: LogConfig) -> (SimIo, Vec<(u64, String)>) {
     let crashed = sim.crash();
     let copy = Arc::new(crashed.crash());
@@ -582,14 +594,7 @@ async fn a_shutdown_among_64_publishers_strands_none_and_loses_nothing_acknowled
         }
         assert!(matches!(log.append(&[rec("late")]).await, Err(EngineError::Closed { .. })));
         assert!(matches!(log.read_range(ReadRange { start: 0, max_bytes: 10 }).await, Err(EngineError::Closed { .. })));
-        let mut got = std::collections::HashMap::new();
-        let mut at = again.base_offset();
-        loop {
-            let batch = again.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
-            let Some(last) = batch.last() else { break };
-            at = last.offset + 1;
-            got.extend(batch.into_iter().map(|r| (r.offset, r.payload)));
-        }
+        let got = payloads(&again).await;
         for (offset, payload) in &acked {
             assert_eq!(got.get(offset), Some(payload), "seed {seed}: acknowledged record lost at {offset}");
         }
@@ -896,14 +901,7 @@ fn local_publishers_under_timeouts_in_a_local_set_strand_nothing() {
         tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("last")])).await.expect("stranded").unwrap();
         let crashed = Arc::new(sim.crash());
         let reopened = DiskLog::open_with_io(crashed as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
-        let mut got = std::collections::HashMap::new();
-        let mut at = 0;
-        loop {
-            let batch = reopened.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
-            let Some(last) = batch.last() else { break };
-            at = last.offset + 1;
-            got.extend(batch.into_iter().map(|r| (r.offset, r.payload)));
-        }
+        let got = payloads(&reopened).await;
         for (offset, payload) in &acked {
             assert_eq!(got.get(offset), Some(payload), "acknowledged record lost at {offset}");
         }
@@ -1066,14 +1064,7 @@ async fn check_tail(io: &SimIo, config: &LogConfig, acked: &[(u64, Bytes)], labe
     let rebooted = Arc::new(io.crash());
     let log = DiskLog::open_with_io(rebooted as Arc<dyn Io>, sim_dir(), "x", config.clone())
         .unwrap_or_else(|e| panic!("{label}: reopen failed: {e}"));
-    let mut got = std::collections::HashMap::new();
-    let mut at = log.base_offset();
-    loop {
-        let batch = log.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap_or_else(|e| panic!("{label}: {e}"));
-        let Some(last) = batch.last() else { break };
-        at = last.offset + 1;
-        got.extend(batch.into_iter().map(|r| (r.offset, r.payload)));
-    }
+    let got = payloads(&log).await;
     for (o, p) in acked {
         let have = got.get(o).unwrap_or_else(|| panic!("{label}: acknowledged record {o} lost"));
         assert!(have.starts_with(&p[..9]) && (p.len() == 9 || have == p), "{label}: record {o} changed");
@@ -1191,14 +1182,7 @@ async fn appends_cancelled_at_random_points_strand_no_one_and_lose_nothing() {
         assert_eq!(offsets.len(), acked.len(), "seed {seed}: an offset acknowledged twice");
         let crashed = Arc::new(sim.crash());
         let reopened = DiskLog::open_with_io(crashed as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
-        let mut got = std::collections::HashMap::new();
-        let mut at = 0;
-        loop {
-            let batch = reopened.read_range(ReadRange { start: at, max_bytes: 1 << 20 }).await.unwrap();
-            let Some(last) = batch.last() else { break };
-            at = last.offset + 1;
-            got.extend(batch.into_iter().map(|r| (r.offset, r.payload)));
-        }
+        let got = payloads(&reopened).await;
         for (offset, payload) in &acked {
             assert_eq!(got.get(offset), Some(payload), "seed {seed}: acknowledged record lost at {offset}");
         }
