@@ -172,6 +172,23 @@ async fn reopen_crashed(sim: &SimIo, config: LogConfig) -> (SimIo, Vec<(u64, Str
     (crashed, all)
 }
 
+/// A read of `log` from `start`, spawned and parked in its first segment
+/// read (after it took its snapshot) until `io.read_gate` is released.
+async fn parked_read(
+    log: &DiskLog,
+    io: &Arc<Gated>,
+    start: u64,
+) -> tokio::task::JoinHandle<felix_engine::broker::Result<Vec<felix_engine::broker::LogRecord>>> {
+    io.arm_read();
+    let reader = {
+        let log = log.clone();
+        tokio::spawn(async move { log.read_range(ReadRange { start, max_bytes: 1 << 20 }).await })
+    };
+    let io = Arc::clone(io);
+    in_blocking(move || io.read_gate.wait_parked()).await;
+    reader
+}
+
 async fn in_blocking(f: impl FnOnce() + Send + 'static) {
     tokio::task::spawn_blocking(f).await.unwrap();
 }
@@ -190,15 +207,7 @@ async fn a_read_racing_a_truncation_and_a_rewrite_never_returns_records_not_yet_
         log.append(&[rec(&format!("old-{i:02}"))]).await.unwrap();
     }
     tokio::time::sleep(Duration::from_millis(50)).await; // the leader lets go
-    io.arm_read();
-    let reader = {
-        let log = log.clone();
-        tokio::spawn(async move { log.read_range(ReadRange { start: 0, max_bytes: 1 << 20 }).await })
-    };
-    {
-        let io = Arc::clone(&io);
-        in_blocking(move || io.read_gate.wait_parked()).await;
-    }
+    let reader = parked_read(&log, &io, 0).await;
     // The reader holds its snapshot (offsets 0..10). Cut at 5, write 5..10 anew.
     log.truncate(5).await.unwrap();
     sim.hold_syncs();
@@ -721,15 +730,7 @@ async fn a_read_racing_retention_answers_records_or_trimmed_never_an_io_error() 
         log.append(&[rec(&format!("r-{i:02}"))]).await.unwrap();
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
-    io.arm_read();
-    let reader = {
-        let log = log.clone();
-        tokio::spawn(async move { log.read_range(ReadRange { start: 0, max_bytes: 1 << 20 }).await })
-    };
-    {
-        let io = Arc::clone(&io);
-        in_blocking(move || io.read_gate.wait_parked()).await;
-    }
+    let reader = parked_read(&log, &io, 0).await;
     let pass = log.enforce_retention_now().await.unwrap();
     assert!(pass.segments_deleted > 0 && pass.base_offset > 0, "{pass:?}");
     io.read_gate.release();
@@ -915,15 +916,7 @@ async fn a_read_racing_a_truncation_answers_records_or_nothing_never_an_error() 
         log.append(&[rec(&format!("old-{i:02}"))]).await.unwrap();
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
-    io.arm_read();
-    let reader = {
-        let log = log.clone();
-        tokio::spawn(async move { log.read_range(ReadRange { start: 5, max_bytes: 1 << 20 }).await })
-    };
-    {
-        let io = Arc::clone(&io);
-        in_blocking(move || io.read_gate.wait_parked()).await;
-    }
+    let reader = parked_read(&log, &io, 5).await;
     log.truncate(5).await.unwrap();
     io.read_gate.release();
     match reader.await.unwrap() {
