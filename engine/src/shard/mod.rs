@@ -535,6 +535,15 @@ impl Shard {
         self.shared.lock().next_offset
     }
 
+    /// As [`Shard::next_offset`], `None` when the shard's lock did not come
+    /// within [`INLINE_LOCK_PATIENCE`] (a roll, a seal, a truncation or a
+    /// retention pass holds it through its syncs): an async caller then
+    /// asks from a blocking thread.
+    #[must_use]
+    pub fn next_offset_inline(&self) -> Option<u64> {
+        self.shared.inner.try_lock_for(INLINE_LOCK_PATIENCE).map(|g| g.next_offset)
+    }
+
     /// The oldest stored offset.
     #[must_use]
     pub fn first_offset(&self) -> u64 {
