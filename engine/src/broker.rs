@@ -859,17 +859,10 @@ impl AppendOnlyLog for DiskLog {
         })
     }
 
-    /// Asked inline, unless the shard's lock stays taken past
-    /// [`crate::shard::INLINE_LOCK_PATIENCE`]: then from a blocking thread
-    /// (no runtime worker waits for another task's fsync).
+    /// Never waits for the shard's lock (a roll's or a truncation's syncs
+    /// hold it): the shard publishes its offsets after every change.
     fn tail_offset(&self) -> BoxFuture<'_, Result<Offset>> {
-        Box::pin(async move {
-            if let Some(next) = self.inner.shard.next_offset_inline() {
-                return Ok(next);
-            }
-            let inner = Arc::clone(&self.inner);
-            blocking(move || Ok(inner.shard.next_offset())).await
-        })
+        Box::pin(async move { Ok(self.inner.shard.next_offset()) })
     }
 
     fn truncate(&self, offset: Offset) -> BoxFuture<'_, Result<()>> {

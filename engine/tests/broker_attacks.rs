@@ -464,6 +464,18 @@ fn a_tail_offset_during_a_rolls_fsync_does_not_stall_a_current_thread_runtime() 
     during_a_held_roll("tail_offset", |log| Box::pin(async move { log.tail_offset().await.map(drop) }));
 }
 
+/// And for the synchronous offsets a broker reads on its runtime's threads:
+/// they never wait for the shard's lock.
+#[test]
+fn the_offset_accessors_during_a_rolls_fsync_do_not_stall_a_current_thread_runtime() {
+    during_a_held_roll("durable_offset and base_offset", |log| {
+        Box::pin(async move {
+            assert_eq!((log.durable_offset(), log.base_offset()), (1, 0));
+            Ok(())
+        })
+    });
+}
+
 /// Runs `call` under a 100 ms timeout on a current-thread runtime while a
 /// seal's roll holds the shard's lock through a held fsync (released after
 /// 3 s); fails when the runtime's only thread was held past a second.

@@ -1612,13 +1612,10 @@ impl World {
             }
             return;
         }
-        // The async facade's inline answer (`tail_offset`) is the shard's:
-        // nothing else holds the lock between steps.
-        if shard.next_offset_inline() != Some(shard.next_offset()) {
-            violation(
-                "inline-tail",
-                format!("next_offset_inline {:?} against next_offset {}", shard.next_offset_inline(), shard.next_offset()),
-            );
+        // Every change published the offsets the accessors answer without
+        // the shard's lock.
+        if let Err(e) = shard.check_published_offsets() {
+            violation("published-offsets", e);
         }
         // Every sealed segment's file holds exactly the bytes the shard
         // counts; the active one's all of them but the unwritten tail (under

@@ -340,11 +340,91 @@ pub(crate) struct Shared {
     pub(crate) flusher_wake: Condvar,
     /// `fdatasync`s of segment files so far (a bench's appends per fsync).
     pub(crate) data_syncs: std::sync::atomic::AtomicU64,
+    /// The offsets the accessors answer, published by every change.
+    pub(crate) offsets: Offsets,
+}
+
+/// The shard's next, durable and first offsets, as of its last change,
+/// readable without its lock: a roll, a seal, a truncation or a retention
+/// pass holds the lock through `fsync`s, and a broker's async code asks
+/// for these on its runtime's threads. Each change stores them before it
+/// lets the lock go ([`Shared::publish`]), so a caller that sees a change's
+/// call return also sees its offsets.
+#[derive(Debug, Default)]
+pub(crate) struct Offsets {
+    next: std::sync::atomic::AtomicU64,
+    durable: std::sync::atomic::AtomicU64,
+    first: std::sync::atomic::AtomicU64,
+}
+
+/// The shard's lock, held. Letting it go publishes the offsets
+/// ([`Offsets`]), and so does waiting on a condition variable (which lets it
+/// go too): every change to them happens under the lock, so none goes
+/// unpublished — an error's early return included.
+pub(crate) struct Locked<'a> {
+    shared: &'a Shared,
+    g: MutexGuard<'a, Inner>,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.g
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Inner {
+        &mut self.g
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.shared.publish(&self.g);
+    }
+}
+
+impl Locked<'_> {
+    /// Waits on `cv`, letting the lock go meanwhile.
+    pub(crate) fn wait(&mut self, cv: &Condvar) {
+        self.shared.publish(&self.g);
+        cv.wait(&mut self.g);
+    }
+
+    /// Waits on `cv` at most `timeout`, letting the lock go meanwhile.
+    pub(crate) fn wait_for(&mut self, cv: &Condvar, timeout: std::time::Duration) {
+        self.shared.publish(&self.g);
+        cv.wait_for(&mut self.g, timeout);
+    }
 }
 
 impl Shared {
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock()
+    pub(crate) fn lock(&self) -> Locked<'_> {
+        self.held(self.inner.lock())
+    }
+
+    /// The lock within `patience`, or `None`.
+    pub(crate) fn lock_within(&self, patience: std::time::Duration) -> Option<Locked<'_>> {
+        self.inner.try_lock_for(patience).map(|g| self.held(g))
+    }
+
+    /// The lock if it is free now, or `None`.
+    pub(crate) fn try_lock(&self) -> Option<Locked<'_>> {
+        self.inner.try_lock().map(|g| self.held(g))
+    }
+
+    fn held<'a>(&'a self, g: MutexGuard<'a, Inner>) -> Locked<'a> {
+        Locked { shared: self, g }
+    }
+
+    /// Publishes `g`'s offsets for the accessors ([`Locked`] does, as it
+    /// lets the lock go).
+    fn publish(&self, g: &Inner) {
+        use std::sync::atomic::Ordering::Release;
+        self.offsets.next.store(g.next_offset, Release);
+        self.offsets.durable.store(g.durable_next, Release);
+        self.offsets.first.store(g.segments.first().map_or(g.next_offset, |s| s.base), Release);
     }
 
     /// Waits, on the shard's lock `g`, while a sync in flight is flushing a
@@ -353,12 +433,12 @@ impl Shared {
     /// it fails the sync ("no such file") and stops the shard, a fail-stop
     /// no disk caused. A cut inside the segment being synced does not wait
     /// (the sync's own check of the truncations claims nothing it cut).
-    pub(crate) fn spare_flushing(&self, g: &mut MutexGuard<'_, Inner>, doomed: impl Fn(&Inner, u64) -> bool) {
+    pub(crate) fn spare_flushing(&self, g: &mut Locked<'_>, doomed: impl Fn(&Inner, u64) -> bool) {
         while let Some(id) = g.syncing {
             if !doomed(g, id) {
                 return;
             }
-            self.synced.wait(g);
+            g.wait(&self.synced);
         }
     }
 
@@ -489,7 +569,9 @@ impl Shard {
             synced: Condvar::new(),
             flusher_wake: Condvar::new(),
             data_syncs: std::sync::atomic::AtomicU64::new(0),
+            offsets: Offsets::default(),
         });
+        drop(shared.lock()); // publishes the offsets
         let flusher = match interval {
             Some(micros) => {
                 let path = shared.dir.path.clone();
@@ -529,26 +611,37 @@ impl Shard {
         self.shared.dir.io.failure().map(str::to_string)
     }
 
-    /// The offset the next append gets.
+    /// The offset the next append gets (never waits for the shard's lock:
+    /// [`Offsets`]).
     #[must_use]
     pub fn next_offset(&self) -> u64 {
-        self.shared.lock().next_offset
+        self.shared.offsets.next.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    /// As [`Shard::next_offset`], `None` when the shard's lock did not come
-    /// within [`INLINE_LOCK_PATIENCE`] (a roll, a seal, a truncation or a
-    /// retention pass holds it through its syncs): an async caller then
-    /// asks from a blocking thread.
-    #[must_use]
-    pub fn next_offset_inline(&self) -> Option<u64> {
-        self.shared.inner.try_lock_for(INLINE_LOCK_PATIENCE).map(|g| g.next_offset)
-    }
-
-    /// The oldest stored offset.
+    /// The oldest stored offset (never waits for the shard's lock).
     #[must_use]
     pub fn first_offset(&self) -> u64 {
+        self.shared.offsets.first.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The simulator's check that every change published its offsets: the
+    /// lock-free answers against the shard's own state, read under its lock
+    /// (`Err` names what differs). Not for production use.
+    ///
+    /// # Errors
+    /// A description of the first offset that differs.
+    #[doc(hidden)]
+    pub fn check_published_offsets(&self) -> Result<(), String> {
         let g = self.shared.lock();
-        g.segments.first().map_or(g.next_offset, |s| s.base)
+        let truth = [
+            ("next", g.next_offset, self.next_offset()),
+            ("durable", g.durable_next, self.durable_offset()),
+            ("first", g.segments.first().map_or(g.next_offset, |s| s.base), self.first_offset()),
+        ];
+        match truth.iter().find(|(_, locked, published)| locked != published) {
+            Some((what, locked, published)) => Err(format!("{what} offset published as {published}, {locked} under the lock")),
+            None => Ok(()),
+        }
     }
 
     /// Every segment, oldest first (the active one last).

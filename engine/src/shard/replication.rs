@@ -31,7 +31,7 @@ fn add_epoch(shared: &Shared, g: &mut Inner, epoch: Epoch) -> Result<(), EngineE
 /// power cut leaves (records written and not yet synced — a batch not yet
 /// committed, or acknowledged under `Interval` or `NoSync` — would go, and
 /// the history would name a start past the log's end: `EpochsBeyondLog`).
-fn all_durable(shared: &Shared) -> Result<parking_lot::MutexGuard<'_, Inner>, EngineError> {
+fn all_durable(shared: &Shared) -> Result<super::Locked<'_>, EngineError> {
     let g = shared.lock();
     shared.dir.io.mutation(|| super::writer::sync_through(shared, g, u64::MAX))
 }

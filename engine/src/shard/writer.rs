@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use parking_lot::MutexGuard;
 use std::time::{Duration, Instant};
 
 use felix_codec::format::index::{IndexEntry, IndexHeader};
@@ -15,7 +14,7 @@ use felix_codec::format::record::{encode_record, RECORD_HEADER_LEN};
 use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::MAX_PAYLOAD_BYTES;
 
-use super::{now_micros, Durability, Inner, MemIndex, Segment, Shard, Shared};
+use super::{now_micros, Durability, Inner, Locked, MemIndex, Segment, Shard, Shared};
 use crate::error::EngineError;
 use crate::metrics_names as names;
 
@@ -99,7 +98,7 @@ impl Shard {
     /// record fits, offsets and segment ids are left for them) and returns
     /// the shard's lock with how many new segments they would start; `None`
     /// when the lock did not come within `patience` (`None`: no limit).
-    fn admit(&self, records: &[Append<'_>], patience: Option<Duration>) -> Result<Option<(MutexGuard<'_, Inner>, u64)>, EngineError> {
+    fn admit(&self, records: &[Append<'_>], patience: Option<Duration>) -> Result<Option<(Locked<'_>, u64)>, EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
         if let Some(r) = records.iter().find(|r| r.payload.len() > MAX_PAYLOAD_BYTES as usize) {
@@ -117,12 +116,12 @@ impl Shard {
         // truncation) the check may have gone stale meanwhile: checked again,
         // or every queued append would be acknowledged on a check made
         // before the directory moved.
-        let g = match shared.inner.try_lock().or_else(|| self.spin_lock()) {
+        let g = match shared.try_lock().or_else(|| self.spin_lock()) {
             Some(g) => g,
             None => {
                 let g = match patience {
                     None => shared.lock(),
-                    Some(patience) => match shared.inner.try_lock_for(patience) {
+                    Some(patience) => match shared.lock_within(patience) {
                         Some(g) => g,
                         None => return Ok(None),
                     },
@@ -146,7 +145,7 @@ impl Shard {
     }
 
     /// Writes admitted `records` under the shard's lock `g`.
-    fn write_admitted(&self, mut g: MutexGuard<'_, Inner>, records: &[Append<'_>]) -> Result<Pending, EngineError> {
+    fn write_admitted(&self, mut g: Locked<'_>, records: &[Append<'_>]) -> Result<Pending, EngineError> {
         let shared = &*self.shared;
         let (first, count) = (g.next_offset, records.len() as u64);
         // The interval flusher sleeps until there is something to sync: only
@@ -222,7 +221,7 @@ impl Shard {
         let end = pending.offsets.end;
         let g = match patience {
             None => shared.lock(),
-            Some(patience) => match shared.inner.try_lock_for(patience) {
+            Some(patience) => match shared.lock_within(patience) {
                 Some(g) => g,
                 None => return Ok(None),
             },
@@ -284,7 +283,7 @@ impl Shard {
     /// `EveryBatch`: there the lock is also taken by acknowledged waiters and
     /// the flush leader's thread, which may be off its core, and spinning
     /// measured slower.
-    fn spin_lock(&self) -> Option<MutexGuard<'_, Inner>> {
+    fn spin_lock(&self) -> Option<Locked<'_>> {
         let m = &self.shared.inner;
         if self.shared.config.durability == Durability::EveryBatch {
             return None;
@@ -292,7 +291,7 @@ impl Shard {
         for _ in 0..SPIN_FOR_LOCK {
             std::hint::spin_loop();
             if !m.is_locked() {
-                if let Some(g) = m.try_lock() {
+                if let Some(g) = self.shared.try_lock() {
                     return Some(g);
                 }
             }
@@ -387,10 +386,11 @@ impl Shard {
         unsynced_bytes(&self.shared.lock())
     }
 
-    /// Everything below this offset is durable.
+    /// Everything below this offset is durable (never waits for the
+    /// shard's lock: [`super::Offsets`]).
     #[must_use]
     pub fn durable_offset(&self) -> u64 {
-        self.shared.lock().durable_next
+        self.shared.offsets.durable.load(std::sync::atomic::Ordering::Acquire)
     }
 }
 
@@ -472,7 +472,7 @@ fn unsynced_bytes(g: &Inner) -> u64 {
 /// Encodes `records` at the next offsets and writes them to the active
 /// segment, rolling where a record would take it past its size; returns
 /// the bytes written.
-fn write_records(shared: &Shared, g: &mut MutexGuard<'_, Inner>, records: &[Append<'_>]) -> Result<u64, EngineError> {
+fn write_records(shared: &Shared, g: &mut Inner, records: &[Append<'_>]) -> Result<u64, EngineError> {
     // The time of the append, for records that bring none (read once, if at all).
     let mut now = None;
     // Sized once for the batch (up to a segment's worth: a roll flushes it).
@@ -689,7 +689,7 @@ fn create_segment(shared: &Shared, id: u64, base: u64) -> Result<(), EngineError
 
 /// Group commit: waits until offsets below `end` are durable, leading a sync
 /// when none is in flight, sharing one when it is. Returns the guard.
-pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>, end: u64) -> Result<MutexGuard<'a, Inner>, EngineError> {
+pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: Locked<'a>, end: u64) -> Result<Locked<'a>, EngineError> {
     loop {
         shared.dir.io.check()?;
         // Nothing past the next offset exists (a truncation may have cut it): never wait for it.
@@ -697,7 +697,7 @@ pub(crate) fn sync_through<'a>(shared: &'a Shared, mut g: MutexGuard<'a, Inner>,
             return Ok(g);
         }
         if g.syncing.is_some() {
-            shared.synced.wait(&mut g);
+            g.wait(&shared.synced);
             continue;
         }
         write_out(shared, &mut g)?;
@@ -779,7 +779,7 @@ pub(crate) fn spawn_flusher(shared: Arc<Shared>, micros: u64) -> std::io::Result
                 return;
             }
             if g.durable_next >= g.next_offset {
-                shared.flusher_wake.wait(&mut g);
+                g.wait(&shared.flusher_wake);
                 continue;
             }
             let deadline = Instant::now() + interval;
@@ -787,7 +787,7 @@ pub(crate) fn spawn_flusher(shared: Arc<Shared>, micros: u64) -> std::io::Result
                 if g.shutdown {
                     return;
                 }
-                shared.flusher_wake.wait_for(&mut g, left);
+                g.wait_for(&shared.flusher_wake, left);
             }
             let end = g.next_offset;
             g = match sync_through(&shared, g, end) {
