@@ -389,6 +389,8 @@ struct World {
     writer: Option<Shard>,
     /// The writer met an IO failure: everything it is asked now must fail.
     stopped: bool,
+    /// The stopped writer's `durable_offset` was checked against a power cut.
+    stop_claim_checked: bool,
     reader: Option<Shard>,
     pending: Vec<Pending>,
     model: BTreeMap<u64, Rec>,
@@ -449,6 +451,7 @@ impl World {
             io: Arc::new(SimIo::new()),
             writer: None,
             stopped: false,
+            stop_claim_checked: false,
             reader: None,
             pending: Vec::new(),
             model: BTreeMap::new(),
@@ -541,7 +544,28 @@ impl World {
             violation("no-spurious-error", format!("{op} failed with no fault armed: {e}"));
         }
         self.stopped = true;
+        self.stop_claim_checked = false;
         self.epochs = None;
+    }
+
+    /// A stopped writer's `durable_offset` is still true of the disk: a
+    /// power cut now keeps every record below it (a failure part way
+    /// through a truncation once left it at the old end).
+    fn stopped_claim_holds(&mut self) {
+        if std::mem::replace(&mut self.stop_claim_checked, true) || self.damaged {
+            return;
+        }
+        let Some(claimed) = self.writer.as_ref().map(Shard::durable_offset) else { return };
+        self.stats.ops += 1;
+        let cut = Arc::new(self.io.crash()) as Arc<dyn Io>;
+        // A copy recovery refuses is another promise's to judge.
+        let Ok((after, _)) = Shard::open_read_only(cut, &shard_dir(), self.config.clone()) else { return };
+        if after.next_offset() < claimed {
+            violation(
+                "durable-offset-true",
+                format!("a stopped writer claims {claimed} durable; a power cut now keeps up to {}", after.next_offset()),
+            );
+        }
     }
 
     // ------------------------------------------------------------ steps
@@ -1600,6 +1624,9 @@ impl World {
         }
         if let Some(reader) = &self.reader {
             self.check_reader(reader);
+        }
+        if self.stopped {
+            self.stopped_claim_holds();
         }
         let Some(shard) = &self.writer else { return };
         if self.stopped {

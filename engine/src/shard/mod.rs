@@ -433,13 +433,19 @@ impl Shared {
     /// it fails the sync ("no such file") and stops the shard, a fail-stop
     /// no disk caused. A cut inside the segment being synced does not wait
     /// (the sync's own check of the truncations claims nothing it cut).
-    pub(crate) fn spare_flushing(&self, g: &mut Locked<'_>, doomed: impl Fn(&Inner, u64) -> bool) {
+    ///
+    /// Says whether it waited: the lock was let go meanwhile, so what the
+    /// caller decided before may no longer hold.
+    pub(crate) fn spare_flushing(&self, g: &mut Locked<'_>, doomed: impl Fn(&Inner, u64) -> bool) -> bool {
+        let mut waited = false;
         while let Some(id) = g.syncing {
             if !doomed(g, id) {
-                return;
+                break;
             }
             g.wait(&self.synced);
+            waited = true;
         }
+        waited
     }
 
     pub(crate) fn writable(&self) -> Result<(), EngineError> {
@@ -711,10 +717,16 @@ impl Shard {
             if result.is_ok() && writable && g.durable_next < g.next_offset {
                 // Written after the sync above: the active segment holds it
                 // (a roll syncs the segment it leaves).
-                if let Some(id) = g.segments.last().map(|s| s.id) {
+                if let Some(seg) = g.segments.last() {
+                    let id = seg.id;
                     result = shared.dir.io.mutation(|| {
                         writer::write_out(shared, &mut g)?;
-                        shared.dir.io.sync_data(&shared.dir.log(id))
+                        shared.dir.io.sync_data(&shared.dir.log(id))?;
+                        // Durable now, and said so: the accessors report the
+                        // state at close.
+                        g.durable_next = g.next_offset;
+                        g.durable_len = g.segments.last().map_or(g.durable_len, |s| s.len);
+                        Ok(())
                     });
                 }
             }

@@ -118,19 +118,7 @@ impl Shard {
     /// # Errors
     /// As [`Shard::truncate_after`].
     pub fn truncate_from(&self, offset: u64) -> Result<(), EngineError> {
-        let first = self.first_offset();
-        if offset > first {
-            return self.truncate_after(offset - 1);
-        }
-        let shared = &*self.shared;
-        shared.writable()?;
-        let mut g = shared.lock();
-        // The restart removes every segment but the oldest (which it replaces).
-        shared.spare_flushing(&mut g, |g, id| g.segments.iter().skip(1).any(|s| s.id == id));
-        if offset >= g.next_offset && g.segments.iter().all(|s| s.next == s.base) {
-            return Ok(());
-        }
-        shared.dir.io.mutation(|| restart_at(shared, &mut g, offset))
+        self.truncate(offset, true)
     }
 
     /// Where this replica must cut its log, given the leader's answer to
@@ -150,22 +138,47 @@ impl Shard {
     /// `Trimmed` when `offset + 1` is below the oldest record; `ReadOnly`;
     /// `FailStopped`; damage met while finding the cut; IO failures.
     pub fn truncate_after(&self, offset: u64) -> Result<(), EngineError> {
+        self.truncate(offset.saturating_add(1), false)
+    }
+
+    /// Keeps the records below `keep_next`. Below the oldest record it
+    /// restarts the log at `keep_next` when `restart` (upstream's
+    /// `truncate`), else answers `Trimmed`. Decided under the shard's lock,
+    /// and decided again after any wait that let the lock go: a retention
+    /// pass that ran meanwhile moved the oldest record.
+    fn truncate(&self, keep_next: u64, restart: bool) -> Result<(), EngineError> {
         let shared = &*self.shared;
         shared.writable()?;
-        let keep_next = offset.saturating_add(1);
         let mut g = shared.lock();
-        // The cut removes every segment after the oldest that starts at or past it.
-        shared.spare_flushing(&mut g, |g, id| {
-            keep_next < g.next_offset && g.segments.iter().skip(1).any(|s| s.id == id && s.base >= keep_next)
-        });
-        if keep_next >= g.next_offset {
-            return Ok(());
+        loop {
+            let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+            let cut = !restart || keep_next > first;
+            // A cut removes every segment after the oldest that starts at or
+            // past it; a restart every segment but the oldest (which it replaces).
+            let waited = if cut {
+                shared.spare_flushing(&mut g, |g, id| {
+                    keep_next < g.next_offset && g.segments.iter().skip(1).any(|s| s.id == id && s.base >= keep_next)
+                })
+            } else {
+                shared.spare_flushing(&mut g, |g, id| g.segments.iter().skip(1).any(|s| s.id == id))
+            };
+            if waited {
+                continue;
+            }
+            if cut {
+                if keep_next >= g.next_offset {
+                    return Ok(());
+                }
+                if keep_next < first {
+                    return Err(EngineError::Trimmed { requested: keep_next, oldest: first });
+                }
+                return shared.dir.io.mutation(|| cut_after(shared, &mut g, keep_next));
+            }
+            if keep_next >= g.next_offset && g.segments.iter().all(|s| s.next == s.base) {
+                return Ok(());
+            }
+            return shared.dir.io.mutation(|| restart_at(shared, &mut g, keep_next));
         }
-        let first = g.segments.first().map_or(g.next_offset, |s| s.base);
-        if keep_next < first {
-            return Err(EngineError::Trimmed { requested: keep_next, oldest: first });
-        }
-        shared.dir.io.mutation(|| cut_after(shared, &mut g, keep_next))
     }
 }
 
@@ -175,6 +188,11 @@ impl Shard {
 /// directory). A crash in between leaves a prefix of the old log — never an
 /// empty directory a reopen would restart at offset 0.
 fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineError> {
+    // Nothing at or past `offset` is kept, and nothing is below it once the
+    // log restarts: from here `durable_offset` claims no more than that (a
+    // failure below stops the shard with this claim, never the old end).
+    g.durable_next = g.durable_next.min(offset);
+    g.verified_next = g.verified_next.min(offset);
     super::writer::write_out(shared, g)?;
     // The history first: a failure past this point leaves no generation
     // starting past the end of what remains (with no segment at all too).
@@ -220,6 +238,11 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
 
 /// The IO of [`Shard::truncate_after`]: any failure in it stops the shard.
 fn cut_after(shared: &Shared, g: &mut Inner, keep_next: u64) -> Result<(), EngineError> {
+    // The records past the cut are going: from here `durable_offset` claims
+    // none of them (a failure below stops the shard with this claim, never
+    // the old end a power cut may no longer keep).
+    g.durable_next = g.durable_next.min(keep_next);
+    g.verified_next = g.verified_next.min(keep_next);
     // The cut walks the active segment's file: every record it counts is in it.
     super::writer::write_out(shared, g)?;
     // The history first: a failure (or crash) anywhere below leaves every
