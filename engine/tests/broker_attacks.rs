@@ -390,8 +390,9 @@ fn during_a_held_roll(what: &str, call: impl FnOnce(DiskLog) -> BoxFuture<'stati
         let took = started.elapsed();
         releaser.join().unwrap();
         seal.await.unwrap().unwrap();
+        // The hold is 3 s: 2 s leaves a 100 ms call room on a busy machine.
         assert!(
-            took < Duration::from_secs(1),
+            took < Duration::from_secs(2),
             "the runtime's only thread was held {took:?} (an fsync of another task's roll) by {what} under a 100 ms timeout: {r:?}"
         );
     });
@@ -421,7 +422,7 @@ fn a_provider_open_waiting_for_the_writers_lock_does_not_stall_a_current_thread_
         let r = tokio::time::timeout(Duration::from_millis(100), second.open(&key)).await;
         let took = started.elapsed();
         releaser.join().unwrap();
-        assert!(r.is_err() && took < Duration::from_secs(1), "open answered {:?} after {took:?}", r.map(|l| l.map(|_| ())));
+        assert!(r.is_err() && took < Duration::from_secs(2), "open answered {:?} after {took:?}", r.map(|l| l.map(|_| ())));
     });
 }
 
@@ -1160,7 +1161,7 @@ fn a_task_that_shuts_a_log_down_then_drops_it_does_not_fsync_on_the_runtimes_thr
         let fired = timer.await.unwrap();
         closer.await.unwrap().unwrap();
         releaser.join().unwrap();
-        assert!(fired < Duration::from_secs(1), "a 100 ms timer fired after {fired:?}: the shutdown's fsync held the runtime's thread");
+        assert!(fired < Duration::from_secs(2), "a 100 ms timer fired after {fired:?}: the shutdown's fsync held the runtime's thread");
         // The last flush covered the unsynced record: a power cut keeps it.
         let (_, all) = reopen_crashed(&sim, config).await;
         assert_eq!(all.iter().map(|(_, p)| p.as_str()).collect::<Vec<_>>(), ["first", "unsynced"]);
