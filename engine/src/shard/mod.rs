@@ -618,7 +618,7 @@ impl Shard {
     }
 
     /// The offset the next append gets (never waits for the shard's lock:
-    /// [`Offsets`]).
+    /// the shard publishes it each time the lock is let go).
     #[must_use]
     pub fn next_offset(&self) -> u64 {
         self.shared.offsets.next.load(std::sync::atomic::Ordering::Acquire)

@@ -387,7 +387,7 @@ impl Shard {
     }
 
     /// Everything below this offset is durable (never waits for the
-    /// shard's lock: [`super::Offsets`]).
+    /// shard's lock: the shard publishes it each time the lock is let go).
     #[must_use]
     pub fn durable_offset(&self) -> u64 {
         self.shared.offsets.durable.load(std::sync::atomic::Ordering::Acquire)
