@@ -650,13 +650,14 @@ impl DiskLog {
         self.inner.shard.durable_offset()
     }
 
-    /// Bytes written but not yet flushed.
+    /// Bytes written but not yet flushed (never waits for the shard's lock).
     #[must_use]
     pub fn unsynced_bytes(&self) -> u64 {
         self.inner.shard.unsynced_bytes()
     }
 
-    /// Every segment, oldest first.
+    /// Every segment, oldest first, as of the log's last change (never
+    /// waits for the shard's lock).
     #[must_use]
     pub fn segments(&self) -> Vec<SegmentDescriptor> {
         self.inner.shard.segments().into_iter().map(SegmentDescriptor::from).collect()

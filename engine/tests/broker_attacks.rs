@@ -359,6 +359,23 @@ fn the_offset_accessors_during_a_rolls_fsync_do_not_stall_a_current_thread_runti
     });
 }
 
+/// And for the segment list, the unsynced bytes and the generation history
+/// (a broker's admin and replication paths ask for them on its runtime's
+/// threads): they never wait for the shard's lock either.
+#[test]
+fn the_segment_list_unsynced_bytes_and_generations_during_a_rolls_fsync_do_not_stall_a_current_thread_runtime() {
+    during_a_held_roll("segments, unsynced_bytes and generations", |log| {
+        Box::pin(async move {
+            let segments = log.segments();
+            assert_eq!(segments.iter().map(|s| (s.base_offset, s.last_offset)).collect::<Vec<_>>(), [(0, 0)]);
+            assert_eq!(log.unsynced_bytes(), 0);
+            assert_eq!(AppendOnlyLog::generations(&log), []);
+            assert_eq!(AppendOnlyLog::generation_end(&log, 1, 1), None);
+            Ok(())
+        })
+    });
+}
+
 /// Runs `call` under a 100 ms timeout on a current-thread runtime while a
 /// seal's roll holds the shard's lock through a held fsync (released after
 /// 3 s); fails when the runtime's only thread was held past a second.

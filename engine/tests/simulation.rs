@@ -1639,9 +1639,9 @@ impl World {
             }
             return;
         }
-        // Every change published the offsets the accessors answer without
-        // the shard's lock.
-        if let Err(e) = shard.check_published_offsets() {
+        // Every change published what the accessors answer without the
+        // shard's lock: offsets, unsynced bytes, segments, generations.
+        if let Err(e) = shard.check_published() {
             violation("published-offsets", e);
         }
         // Every sealed segment's file holds exactly the bytes the shard

@@ -30,6 +30,7 @@ use crate::error::EngineError;
 use crate::io::{Io, LockGuard};
 
 pub(crate) mod dir;
+pub(crate) mod published;
 pub mod reader;
 pub(crate) mod recovery;
 pub(crate) mod replication;
@@ -340,27 +341,14 @@ pub(crate) struct Shared {
     pub(crate) flusher_wake: Condvar,
     /// `fdatasync`s of segment files so far (a bench's appends per fsync).
     pub(crate) data_syncs: std::sync::atomic::AtomicU64,
-    /// The offsets the accessors answer, published by every change.
-    pub(crate) offsets: Offsets,
+    /// What the accessors answer without the lock, published by every change.
+    pub(crate) published: published::Published,
 }
 
-/// The shard's next, durable and first offsets, as of its last change,
-/// readable without its lock: a roll, a seal, a truncation or a retention
-/// pass holds the lock through `fsync`s, and a broker's async code asks
-/// for these on its runtime's threads. Each change stores them before it
-/// lets the lock go ([`Shared::publish`]), so a caller that sees a change's
-/// call return also sees its offsets.
-#[derive(Debug, Default)]
-pub(crate) struct Offsets {
-    next: std::sync::atomic::AtomicU64,
-    durable: std::sync::atomic::AtomicU64,
-    first: std::sync::atomic::AtomicU64,
-}
-
-/// The shard's lock, held. Letting it go publishes the offsets
-/// ([`Offsets`]), and so does waiting on a condition variable (which lets it
-/// go too): every change to them happens under the lock, so none goes
-/// unpublished — an error's early return included.
+/// The shard's lock, held. Letting it go publishes what the accessors
+/// answer without it ([`published`]), and so does waiting on a condition
+/// variable (which lets it go too): every change happens under the lock, so
+/// none goes unpublished — an error's early return included.
 pub(crate) struct Locked<'a> {
     shared: &'a Shared,
     g: MutexGuard<'a, Inner>,
@@ -381,20 +369,20 @@ impl std::ops::DerefMut for Locked<'_> {
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
-        self.shared.publish(&self.g);
+        self.shared.published.store(&self.g);
     }
 }
 
 impl Locked<'_> {
     /// Waits on `cv`, letting the lock go meanwhile.
     pub(crate) fn wait(&mut self, cv: &Condvar) {
-        self.shared.publish(&self.g);
+        self.shared.published.store(&self.g);
         cv.wait(&mut self.g);
     }
 
     /// Waits on `cv` at most `timeout`, letting the lock go meanwhile.
     pub(crate) fn wait_for(&mut self, cv: &Condvar, timeout: std::time::Duration) {
-        self.shared.publish(&self.g);
+        self.shared.published.store(&self.g);
         cv.wait_for(&mut self.g, timeout);
     }
 }
@@ -416,15 +404,6 @@ impl Shared {
 
     fn held<'a>(&'a self, g: MutexGuard<'a, Inner>) -> Locked<'a> {
         Locked { shared: self, g }
-    }
-
-    /// Publishes `g`'s offsets for the accessors ([`Locked`] does, as it
-    /// lets the lock go).
-    fn publish(&self, g: &Inner) {
-        use std::sync::atomic::Ordering::Release;
-        self.offsets.next.store(g.next_offset, Release);
-        self.offsets.durable.store(g.durable_next, Release);
-        self.offsets.first.store(g.segments.first().map_or(g.next_offset, |s| s.base), Release);
     }
 
     /// Waits, on the shard's lock `g`, while a sync in flight is flushing a
@@ -575,9 +554,9 @@ impl Shard {
             synced: Condvar::new(),
             flusher_wake: Condvar::new(),
             data_syncs: std::sync::atomic::AtomicU64::new(0),
-            offsets: Offsets::default(),
+            published: published::Published::default(),
         });
-        drop(shared.lock()); // publishes the offsets
+        drop(shared.lock()); // publishes what the accessors answer
         let flusher = match interval {
             Some(micros) => {
                 let path = shared.dir.path.clone();
@@ -621,44 +600,33 @@ impl Shard {
     /// the shard publishes it each time the lock is let go).
     #[must_use]
     pub fn next_offset(&self) -> u64 {
-        self.shared.offsets.next.load(std::sync::atomic::Ordering::Acquire)
+        self.shared.published.next_offset()
     }
 
     /// The oldest stored offset (never waits for the shard's lock).
     #[must_use]
     pub fn first_offset(&self) -> u64 {
-        self.shared.offsets.first.load(std::sync::atomic::Ordering::Acquire)
+        self.shared.published.first_offset()
     }
 
-    /// The simulator's check that every change published its offsets: the
-    /// lock-free answers against the shard's own state, read under its lock
-    /// (`Err` names what differs). Not for production use.
+    /// The simulator's check that every change published what the
+    /// accessors answer without the lock: the published answers against the
+    /// shard's own state, read under its lock and compared in full (`Err`
+    /// names what differs). Not for production use.
     ///
     /// # Errors
-    /// A description of the first offset that differs.
+    /// A description of the first answer that differs.
     #[doc(hidden)]
-    pub fn check_published_offsets(&self) -> Result<(), String> {
+    pub fn check_published(&self) -> Result<(), String> {
         let g = self.shared.lock();
-        let truth = [
-            ("next", g.next_offset, self.next_offset()),
-            ("durable", g.durable_next, self.durable_offset()),
-            ("first", g.segments.first().map_or(g.next_offset, |s| s.base), self.first_offset()),
-        ];
-        match truth.iter().find(|(_, locked, published)| locked != published) {
-            Some((what, locked, published)) => Err(format!("{what} offset published as {published}, {locked} under the lock")),
-            None => Ok(()),
-        }
+        self.shared.published.check(&g)
     }
 
-    /// Every segment, oldest first (the active one last).
+    /// Every segment, oldest first (the active one last), as of the shard's
+    /// last change (never waits for the shard's lock).
     #[must_use]
     pub fn segments(&self) -> Vec<SegmentInfo> {
-        self.shared
-            .lock()
-            .segments
-            .iter()
-            .map(|s| SegmentInfo { id: s.id, base_offset: s.base, next_offset: s.next, size_bytes: s.len })
-            .collect()
+        self.shared.published.segments()
     }
 
     /// Makes everything written durable now (the interval flusher's work, on demand).

@@ -52,10 +52,11 @@ pub(crate) fn write_epochs(shared: &Shared, entries: &[Epoch]) -> Result<(), Eng
 }
 
 impl Shard {
-    /// The generation history.
+    /// The generation history, as of the shard's last change (never waits
+    /// for the shard's lock).
     #[must_use]
     pub fn epochs(&self) -> Vec<Epoch> {
-        self.shared.lock().epochs.clone()
+        self.shared.published.epochs().to_vec()
     }
 
     /// Records that generation `generation` begins at the next offset.
@@ -104,9 +105,12 @@ impl Shard {
     /// follower. `None` when the history holds no such generation (refuse
     /// rather than guess: the answer becomes a truncation point).
     #[must_use]
+    ///
+    /// Never waits for the shard's lock: it reads the published history and
+    /// next offset.
     pub fn generation_end(&self, generation: u64) -> Option<u64> {
-        let g = self.shared.lock();
-        felix_codec::format::epochs::end_of_generation(&g.epochs, g.next_offset, generation)
+        let epochs = self.shared.published.epochs();
+        felix_codec::format::epochs::end_of_generation(&epochs, self.next_offset(), generation)
             .filter(|(known, _)| *known == generation)
             .map(|(_, end)| end)
     }

@@ -383,14 +383,14 @@ impl Shard {
     /// Bytes written but not yet durable: what a power cut would lose now.
     #[must_use]
     pub fn unsynced_bytes(&self) -> u64 {
-        unsynced_bytes(&self.shared.lock())
+        self.shared.published.unsynced_bytes()
     }
 
     /// Everything below this offset is durable (never waits for the
     /// shard's lock: the shard publishes it each time the lock is let go).
     #[must_use]
     pub fn durable_offset(&self) -> u64 {
-        self.shared.offsets.durable.load(std::sync::atomic::Ordering::Acquire)
+        self.shared.published.durable_offset()
     }
 }
 
@@ -465,7 +465,7 @@ pub const INLINE_LOCK_PATIENCE: Duration = Duration::from_millis(1);
 /// How many times an append checks the shard's lock before it queues for it ([`Shard::spin_lock`]).
 const SPIN_FOR_LOCK: usize = 256;
 
-fn unsynced_bytes(g: &Inner) -> u64 {
+pub(crate) fn unsynced_bytes(g: &Inner) -> u64 {
     g.segments.last().map_or(0, |s| s.len.saturating_sub(g.durable_len))
 }
 
