@@ -2,16 +2,14 @@
 //! leader, truncation and the other writers of one shard.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLog, FsyncMode, LogConfig};
 use felix_engine::io::sim::SimIo;
-use felix_engine::io::{DirEntry, EntryType, LockGuard, LockHolder};
 use felix_engine::{EngineError, Io};
 
 fn sim_dir() -> PathBuf {
@@ -22,130 +20,20 @@ fn rec(text: &str) -> AppendRecord {
     AppendRecord { payload: Bytes::copy_from_slice(text.as_bytes()), timestamp_micros: 1 }
 }
 
-/// A disk whose next `sync_data`, once armed, does its work at once (as an
-/// `fdatasync` that started before later writes) and then parks until
-/// released: the caller's thread is held *after* the sync, while later
-/// writes and truncations go on.
-#[derive(Debug)]
-struct ParkAfterSync {
-    sim: Arc<SimIo>,
-    armed: AtomicBool,
-    /// The shard's directory was moved away: the writer's lock check fails.
-    moved: Arc<AtomicBool>,
-    /// The next `sync_data` panics (an `Io` implementation's bug).
-    panic_next: AtomicBool,
-    gate: Mutex<(bool, bool)>, // (parked, released)
-    changed: Condvar,
-}
-
-impl ParkAfterSync {
-    fn new(sim: Arc<SimIo>) -> Self {
-        Self {
-            sim,
-            armed: AtomicBool::new(false),
-            moved: Arc::default(),
-            panic_next: AtomicBool::new(false),
-            gate: Mutex::new((false, false)),
-            changed: Condvar::new(),
-        }
-    }
-    fn arm(&self) {
-        self.armed.store(true, Ordering::SeqCst);
-    }
-    fn wait_parked(&self) {
-        let mut g = self.gate.lock().unwrap();
-        while !g.0 {
-            let (next, timeout) = self.changed.wait_timeout(g, Duration::from_secs(30)).unwrap();
-            assert!(!timeout.timed_out(), "no sync parked");
-            g = next;
-        }
-    }
-    fn release(&self) {
-        self.gate.lock().unwrap().1 = true;
-        self.changed.notify_all();
-    }
-}
-
-impl Io for ParkAfterSync {
-    fn stat(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<felix_engine::io::Stat> {
-        self.sim.stat(path, links)
-    }
-    fn canonical(&self, path: &Path) -> std::io::Result<std::path::PathBuf> {
-        self.sim.canonical(path)
-    }
-    fn open_read(&self, path: &Path, links: felix_engine::io::Links) -> std::io::Result<Box<dyn felix_engine::io::ReadHandle + '_>> {
-        self.sim.open_read(path, links)
-    }
-    fn list(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
-        self.sim.list(dir)
-    }
-    fn kind(&self, path: &Path) -> io::Result<Option<EntryType>> {
-        self.sim.kind(path)
-    }
-    fn create_dir(&self, dir: &Path) -> io::Result<()> {
-        self.sim.create_dir(dir)
-    }
-    fn len(&self, path: &Path) -> io::Result<u64> {
-        self.sim.len(path)
-    }
-    fn read_at(&self, path: &Path, pos: u64, buf: &mut [u8]) -> io::Result<usize> {
-        self.sim.read_at(path, pos, buf)
-    }
-    fn create(&self, path: &Path) -> io::Result<()> {
-        self.sim.create(path)
-    }
-    fn write_at(&self, path: &Path, pos: u64, data: &[u8]) -> io::Result<()> {
-        self.sim.write_at(path, pos, data)
-    }
-    fn set_len(&self, path: &Path, len: u64) -> io::Result<()> {
-        self.sim.set_len(path, len)
-    }
-    fn sync_data(&self, path: &Path) -> io::Result<()> {
-        assert!(!self.panic_next.swap(false, Ordering::SeqCst), "an Io that panics in sync_data");
-        self.sim.sync_data(path)?;
-        if self.armed.swap(false, Ordering::SeqCst) {
-            let mut g = self.gate.lock().unwrap();
-            g.0 = true;
-            self.changed.notify_all();
-            while !g.1 {
-                g = self.changed.wait(g).unwrap();
-            }
-        }
-        Ok(())
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        self.sim.sync_dir(dir)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.sim.rename(from, to)
-    }
-    fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.sim.link(from, to)
-    }
-    fn remove(&self, path: &Path) -> io::Result<()> {
-        self.sim.remove(path)
-    }
-    fn lock(&self, dir: &Path, wait: bool) -> io::Result<LockGuard> {
-        let held = self.sim.lock(dir, wait)?;
-        let moved = Arc::clone(&self.moved);
-        Ok(LockGuard::checked(held, move || if moved.load(Ordering::SeqCst) { Err(io::Error::other("moved away")) } else { Ok(()) }))
-    }
-    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
-        self.sim.lock_holder(dir)
-    }
-}
-
 /// A log with the default config on a simulated disk whose syncs can be
-/// held ([`ParkAfterSync`]).
-fn parked_log() -> (Arc<ParkAfterSync>, DiskLog) {
-    let io = Arc::new(ParkAfterSync::new(Arc::new(SimIo::new())));
+/// held after they ran ([`Gated::after_sync_gate`]).
+fn parked_log() -> (Arc<Gated>, DiskLog) {
+    let io = Arc::new(Gated::new(Arc::new(SimIo::new())));
     let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
     (io, log)
 }
 
 #[path = "support/facade.rs"]
 mod facade;
+#[path = "support/gated.rs"]
+mod gated;
 use facade::read_all;
+use gated::Gated;
 
 /// A truncation while the leader's flush is in flight, then new records at
 /// the offsets it freed: the flush that started before them must not make
@@ -153,7 +41,7 @@ use facade::read_all;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn offsets_reused_after_a_truncation_during_a_flush_are_not_acknowledged_unsynced() {
     let sim = Arc::new(SimIo::new());
-    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let io = Arc::new(Gated::new(Arc::clone(&sim)));
     let config = LogConfig { fsync_mode: FsyncMode::OnCommit, ..LogConfig::default() };
     let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
     for i in 0..10 {
@@ -163,20 +51,20 @@ async fn offsets_reused_after_a_truncation_during_a_flush_are_not_acknowledged_u
     // next flush is one the commit below leads.
     tokio::time::sleep(Duration::from_millis(100)).await;
     let doomed = log.append_pending(&[rec("doomed-10"), rec("doomed-11")]).await.unwrap();
-    io.arm();
+    io.after_sync_gate.arm();
     let leader = {
         let log = log.clone();
         tokio::spawn(async move { log.commit(&doomed).await })
     };
     {
         let io = Arc::clone(&io);
-        tokio::task::spawn_blocking(move || io.wait_parked()).await.unwrap();
+        tokio::task::spawn_blocking(move || io.after_sync_gate.wait_parked()).await.unwrap();
     }
     // The leader's sync covered offsets 10 and 11 as first written; cut them.
     log.truncate(10).await.unwrap();
     let fresh = log.append_pending(&[rec("fresh-10"), rec("fresh-11")]).await.unwrap();
     assert_eq!(fresh.first_offset(), 10);
-    io.release();
+    io.after_sync_gate.release();
     assert!(matches!(leader.await.unwrap(), Err(EngineError::TruncatedAway { .. })));
     let acked = tokio::time::timeout(Duration::from_secs(30), log.commit(&fresh)).await.expect("stranded");
     acked.unwrap();
@@ -350,7 +238,7 @@ fn a_log_outliving_the_runtime_it_was_opened_in_strands_no_one() {
 #[test]
 fn appenders_queued_behind_a_roll_do_not_acknowledge_on_a_stale_lock_check() {
     let sim = Arc::new(SimIo::new());
-    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let io = Arc::new(Gated::new(Arc::clone(&sim)));
     let config = LogConfig {
         segment_size_bytes: 400,
         index_spacing_bytes: 64,
@@ -365,14 +253,14 @@ fn appenders_queued_behind_a_roll_do_not_acknowledge_on_a_stale_lock_check() {
         .unwrap()
         .is_some()
     {}
-    io.arm();
+    io.after_sync_gate.arm();
     let roller = {
         let log = log.clone();
         std::thread::spawn(move || {
             log.shard().write(&[felix_engine::shard::Append { payload: b"rolls", timestamp_micros: Some(1) }]).is_ok()
         })
     };
-    io.wait_parked(); // the roll's sync of the segment it leaves, under the shard's lock
+    io.after_sync_gate.wait_parked(); // the roll's sync of the segment it leaves, under the shard's lock
     let queued: Vec<_> = (0..4)
         .map(|_| {
             let log = log.clone();
@@ -384,7 +272,7 @@ fn appenders_queued_behind_a_roll_do_not_acknowledge_on_a_stale_lock_check() {
     std::thread::sleep(Duration::from_millis(50)); // each checked the lock, then queued
     io.moved.store(true, Ordering::SeqCst);
     std::thread::sleep(felix_engine::shard::LOCK_CHECK_FRESH * 20);
-    io.release();
+    io.after_sync_gate.release();
     let _ = roller.join().unwrap();
     let acked = queued.into_iter().map(|t| t.join().unwrap()).filter(|ok| *ok).count();
     assert_eq!(acked, 0, "appends acknowledged long after their directory was moved");
@@ -396,7 +284,7 @@ fn appenders_queued_behind_a_roll_do_not_acknowledge_on_a_stale_lock_check() {
 #[test]
 fn the_interval_flusher_does_not_take_records_rewritten_after_a_truncation_for_synced() {
     let sim = Arc::new(SimIo::new());
-    let io = Arc::new(ParkAfterSync::new(Arc::clone(&sim)));
+    let io = Arc::new(Gated::new(Arc::clone(&sim)));
     let config = LogConfig { fsync_mode: FsyncMode::Periodic { interval: Duration::from_millis(1) }, ..LogConfig::default() };
     let log = DiskLog::open_with_io(Arc::clone(&io) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
     let write = |text: &'static str| {
@@ -408,12 +296,12 @@ fn the_interval_flusher_does_not_take_records_rewritten_after_a_truncation_for_s
     while log.durable_offset() < 10 {
         std::thread::sleep(Duration::from_millis(1));
     }
-    io.arm();
+    io.after_sync_gate.arm();
     write("doomed");
-    io.wait_parked(); // the flusher synced "doomed", and is held
+    io.after_sync_gate.wait_parked(); // the flusher synced "doomed", and is held
     log.shard().truncate_from(10).unwrap();
     write("fresh");
-    io.release();
+    io.after_sync_gate.release();
     std::thread::sleep(Duration::from_millis(200)); // 200 intervals
     let rebooted = DiskLog::open_with_io(Arc::new(sim.crash()) as Arc<dyn Io>, sim_dir(), "x", LogConfig::default()).unwrap();
     assert_eq!(rebooted.shard().next_offset(), 11, "a record written 200 intervals ago was never synced");
@@ -500,11 +388,11 @@ async fn waiters_dropped_mid_wait_never_break_the_chain_of_wake_ups() {
 }
 
 /// Releases `io`'s parked sync from another thread after `after`.
-fn release_after(io: &Arc<ParkAfterSync>, after: Duration) -> std::thread::JoinHandle<()> {
+fn release_after(io: &Arc<Gated>, after: Duration) -> std::thread::JoinHandle<()> {
     let io = Arc::clone(io);
     std::thread::spawn(move || {
         std::thread::sleep(after);
-        io.release();
+        io.after_sync_gate.release();
     })
 }
 
@@ -577,7 +465,7 @@ async fn a_lone_append_under_a_timeout_answers_when_its_flush_hangs() {
     let (io, log) = parked_log();
     log.append(&[rec("creates the segment")]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await; // the first flush lets go
-    io.arm();
+    io.after_sync_gate.arm();
     let releaser = release_after(&io, Duration::from_secs(3));
     let publisher = log.clone();
     let task = tokio::spawn(async move {
@@ -606,7 +494,7 @@ fn a_hung_flush_with_the_blocking_pool_full_does_not_stop_the_runtimes_timers() 
         tokio::time::sleep(Duration::from_millis(100)).await; // the first flush lets go
         let (free, occupied) = std::sync::mpsc::channel::<()>();
         let occupier = tokio::task::spawn_blocking(move || occupied.recv());
-        io.arm();
+        io.after_sync_gate.arm();
         let releaser = release_after(&io, Duration::from_secs(3));
         let publisher = log.clone();
         let appender = tokio::spawn(async move { publisher.append(&[rec("its flush hangs")]).await });

@@ -1,6 +1,8 @@
 //! A simulated disk with gates: a test parks the engine's thread at the
-//! next read of a segment file, or at the next directory fsync, then lets
-//! it go (`broker_attacks`, `broker_offsets`).
+//! next read of a segment file, at the next directory fsync or just after
+//! the next `sync_data`, then lets it go; it can also fake a moved shard
+//! directory and a panicking sync (`broker_attacks`, `broker_offsets`,
+//! `group_commit`).
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::io;
@@ -55,18 +57,35 @@ impl Gate {
 /// before it reads (a reader holding its snapshot of the log while the
 /// writer goes on); and whose next directory fsync, once `dir_sync_gate` is
 /// armed, parks before it syncs (a retention pass or a cut holds the
-/// shard's lock through it: `SimIo::hold_syncs` holds only `sync_data`).
+/// shard's lock through it: `SimIo::hold_syncs` holds only `sync_data`);
+/// and whose next `sync_data`, once `after_sync_gate` is armed, does its
+/// work at once (an `fdatasync` that started before later writes) and then
+/// parks: the caller's thread is held *after* the sync, while later writes
+/// and truncations go on.
 #[derive(Debug)]
 pub struct Gated {
     pub sim: Arc<SimIo>,
     pub read_gate: Gate,
     reads_armed: AtomicBool,
     pub dir_sync_gate: Gate,
+    pub after_sync_gate: Gate,
+    /// The shard's directory was moved away: the writer's lock check fails.
+    pub moved: Arc<AtomicBool>,
+    /// The next `sync_data` panics (an `Io` implementation's bug).
+    pub panic_next: AtomicBool,
 }
 
 impl Gated {
     pub fn new(sim: Arc<SimIo>) -> Self {
-        Self { sim, read_gate: Gate::default(), reads_armed: AtomicBool::new(false), dir_sync_gate: Gate::default() }
+        Self {
+            sim,
+            read_gate: Gate::default(),
+            reads_armed: AtomicBool::new(false),
+            dir_sync_gate: Gate::default(),
+            after_sync_gate: Gate::default(),
+            moved: Arc::default(),
+            panic_next: AtomicBool::new(false),
+        }
     }
     pub fn arm_read(&self) {
         self.read_gate.arm();
@@ -112,7 +131,10 @@ impl Io for Gated {
         self.sim.set_len(path, len)
     }
     fn sync_data(&self, path: &Path) -> io::Result<()> {
-        self.sim.sync_data(path)
+        assert!(!self.panic_next.swap(false, Ordering::SeqCst), "an Io that panics in sync_data");
+        self.sim.sync_data(path)?;
+        self.after_sync_gate.pass();
+        Ok(())
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         self.dir_sync_gate.pass();
@@ -128,7 +150,9 @@ impl Io for Gated {
         self.sim.remove(path)
     }
     fn lock(&self, dir: &Path, wait: bool) -> io::Result<LockGuard> {
-        self.sim.lock(dir, wait)
+        let held = self.sim.lock(dir, wait)?;
+        let moved = Arc::clone(&self.moved);
+        Ok(LockGuard::checked(held, move || if moved.load(Ordering::SeqCst) { Err(io::Error::other("moved away")) } else { Ok(()) }))
     }
     fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
         self.sim.lock_holder(dir)
