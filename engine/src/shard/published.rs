@@ -18,26 +18,37 @@ use felix_codec::format::epochs::Epoch;
 use super::{Inner, Segment, SegmentInfo};
 
 /// The published answers (one per shard).
+///
+/// An append changes only numbers — the offsets, the unsynced bytes, the
+/// active segment's length — and those are atomics, stored without any lock
+/// of their own. The lists change rarely (a roll, a seal, a retention pass,
+/// a truncation, a new generation): a publish sees that from their shape,
+/// also kept in atomics, and only then rebuilds them, under a short lock and
+/// a sequence count, so a reader never pairs one list with another list's
+/// numbers.
 #[derive(Debug, Default)]
 pub(crate) struct Published {
     next: AtomicU64,
     durable: AtomicU64,
     first: AtomicU64,
     unsynced: AtomicU64,
-    /// The segment list and the generation history: a short lock of their
-    /// own, never held across IO.
+    /// The active segment's length.
+    active_len: AtomicU64,
+    /// Odd while a publish rebuilds the lists (a sequence lock's count).
+    version: AtomicU64,
+    /// The lists' shape as last published ([`shape`]).
+    shape: [AtomicU64; SHAPE],
     lists: parking_lot::Mutex<Lists>,
 }
 
-/// The lists, shared with readers by `Arc`: they change rarely (a roll,
-/// a retention pass, a truncation, a new generation), so a publish rebuilds
-/// one only when it changed — an append changes the active segment alone.
+/// The lists, shared with readers by `Arc`.
 #[derive(Debug, Default)]
 struct Lists {
     /// Every segment but the active one, oldest first.
     sealed: Arc<[SegmentInfo]>,
-    /// The active segment (the newest), if there is one.
-    active: Option<SegmentInfo>,
+    /// The active segment (the newest): its id and base offset. Its next
+    /// offset is the shard's, its length `active_len`.
+    active: Option<(u64, u64)>,
     epochs: Arc<[Epoch]>,
 }
 
@@ -45,41 +56,55 @@ fn info(s: &Segment) -> SegmentInfo {
     SegmentInfo { id: s.id, base_offset: s.base, next_offset: s.next, size_bytes: s.len }
 }
 
-/// Whether `published` still describes `now`, judged by its length, its
-/// first and its last entry. The sealed segments change only at the ends:
-/// retention removes the oldest, a roll or a seal adds the newest, and a
-/// truncation cuts from the newest back — each moves the length or an end.
-/// (The simulator compares the whole lists after every step.)
-fn same_sealed(published: &[SegmentInfo], now: &[Segment]) -> bool {
-    published.len() == now.len()
-        && published.first().map(|s| s.id) == now.first().map(|s| s.id)
-        && published.last().copied() == now.last().map(info)
-}
+const SHAPE: usize = 7;
 
-/// The same judgement for the generation history, which only grows at its
-/// end and is cut from its end.
-fn same_epochs(published: &[Epoch], now: &[Epoch]) -> bool {
-    published.len() == now.len() && published.first() == now.first() && published.last() == now.last()
+/// What a change to the lists moves: the segment count, the oldest
+/// segment's id, the active one's id and base, the generation count and
+/// the newest generation. Sealed segments change only at the ends —
+/// retention removes the oldest, a roll or a seal makes a new active one,
+/// a truncation that reaches a sealed segment removes every segment after
+/// it — and the generation history only grows at its end and is cut from
+/// its end; an append changes none of these. (The simulator compares the
+/// whole lists after every step.)
+fn shape(g: &Inner) -> [u64; SHAPE] {
+    let none = u64::MAX;
+    let active = g.segments.last();
+    let newest = g.epochs.last();
+    [
+        g.segments.len() as u64,
+        g.segments.first().map_or(none, |s| s.id),
+        active.map_or(none, |s| s.id),
+        active.map_or(none, |s| s.base),
+        g.epochs.len() as u64,
+        newest.map_or(none, |e| e.generation),
+        newest.map_or(none, |e| e.start_offset),
+    ]
 }
 
 impl Published {
-    /// Stores `g`'s answers (under the shard's lock, as it is let go).
+    /// Stores `g`'s answers (under the shard's lock, as it is let go: one
+    /// publisher at a time).
     pub(crate) fn store(&self, g: &Inner) {
-        self.next.store(g.next_offset, Ordering::Release);
+        let shape = shape(g);
+        let reshaped = self.shape.iter().zip(shape).any(|(published, now)| published.load(Ordering::Relaxed) != now);
+        if reshaped {
+            self.version.fetch_add(1, Ordering::SeqCst);
+            let mut lists = self.lists.lock();
+            let sealed = g.segments.split_last().map_or(&[][..], |(_, sealed)| sealed);
+            lists.sealed = sealed.iter().map(info).collect();
+            lists.active = g.segments.last().map(|s| (s.id, s.base));
+            lists.epochs = g.epochs.as_slice().into();
+            for (published, now) in self.shape.iter().zip(shape) {
+                published.store(now, Ordering::Relaxed);
+            }
+        }
+        self.next.store(g.next_offset, Ordering::SeqCst);
         self.durable.store(g.durable_next, Ordering::Release);
         self.first.store(first_offset(g), Ordering::Release);
         self.unsynced.store(super::writer::unsynced_bytes(g), Ordering::Release);
-        let mut lists = self.lists.lock();
-        let (active, sealed) = match g.segments.split_last() {
-            Some((active, sealed)) => (Some(info(active)), sealed),
-            None => (None, &[][..]),
-        };
-        if !same_sealed(&lists.sealed, sealed) {
-            lists.sealed = sealed.iter().map(info).collect();
-        }
-        lists.active = active;
-        if !same_epochs(&lists.epochs, &g.epochs) {
-            lists.epochs = g.epochs.as_slice().into();
+        self.active_len.store(g.segments.last().map_or(0, |s| s.len), Ordering::SeqCst);
+        if reshaped {
+            self.version.fetch_add(1, Ordering::SeqCst);
         }
     }
 
@@ -99,12 +124,25 @@ impl Published {
         self.unsynced.load(Ordering::Acquire)
     }
 
-    /// Every segment, oldest first, the active one last (one publish's list).
+    /// Every segment, oldest first, the active one last: one publish's
+    /// list, the active entry's next offset and length each as of that
+    /// publish or a later one's of the same segment.
     pub(crate) fn segments(&self) -> Vec<SegmentInfo> {
-        let lists = self.lists.lock();
-        let (sealed, active) = (Arc::clone(&lists.sealed), lists.active);
-        drop(lists);
-        sealed.iter().copied().chain(active).collect()
+        loop {
+            let before = self.version.load(Ordering::SeqCst);
+            if before % 2 == 1 {
+                std::thread::yield_now();
+                continue;
+            }
+            let lists = self.lists.lock();
+            let (sealed, active) = (Arc::clone(&lists.sealed), lists.active);
+            drop(lists);
+            let (next, len) = (self.next.load(Ordering::SeqCst), self.active_len.load(Ordering::SeqCst));
+            if self.version.load(Ordering::SeqCst) == before {
+                let active = active.map(|(id, base)| SegmentInfo { id, base_offset: base, next_offset: next, size_bytes: len });
+                return sealed.iter().copied().chain(active).collect();
+            }
+        }
     }
 
     pub(crate) fn epochs(&self) -> Arc<[Epoch]> {
