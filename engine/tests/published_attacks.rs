@@ -276,3 +276,55 @@ fn the_published_lists_match_a_fresh_open_after_cuts_rolls_retention_restarts_an
     shard.truncate_from(keep).unwrap();
     agree("a cut through the full history");
 }
+
+#[path = "support/gated.rs"]
+mod gated;
+
+/// An `Io` whose `sync_data` panics in a roll, under the shard's lock (the
+/// publish runs as the lock is let go, while the panic unwinds): readers
+/// of the lock-free answers on other threads are never held, and the list
+/// they read is the shard's.
+#[test]
+fn a_sync_panicking_under_the_shards_lock_holds_no_reader_of_the_segment_list() {
+    let sim = Arc::new(SimIo::new());
+    let io = Arc::new(gated::Gated::new(Arc::clone(&sim)));
+    let config = Config { segment_size_bytes: 256, durability: Durability::NoSync, ..Config::default() };
+    let shard = Arc::new(Shard::open_dir(Arc::clone(&io) as Arc<dyn Io>, &sim_dir(), config).unwrap().0);
+    for _ in 0..4 {
+        shard.append(&[&[b'x'; 40]]).unwrap();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (shard, stop) = (Arc::clone(&shard), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut reads = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                well_formed(&shard.segments()).unwrap();
+                let _ = shard.generation_end(1);
+                reads += 1;
+            }
+            reads
+        })
+    };
+    io.panic_next.store(true, Ordering::SeqCst);
+    let roller = {
+        let shard = Arc::clone(&shard);
+        std::thread::spawn(move || {
+            for _ in 0..8 {
+                let _ = shard.append(&[&[b'y'; 40]]);
+            }
+        })
+    };
+    assert!(roller.join().is_err(), "the roll's sync never panicked");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let asker = {
+        let shard = Arc::clone(&shard);
+        std::thread::spawn(move || tx.send((shard.segments(), shard.epochs(), shard.unsynced_bytes())).unwrap())
+    };
+    let answer = rx.recv_timeout(Duration::from_secs(10));
+    stop.store(true, Ordering::Relaxed);
+    assert!(answer.is_ok(), "segments() held after a panicking sync");
+    asker.join().unwrap();
+    assert!(reader.join().unwrap() > 0);
+    shard.check_published().unwrap();
+}
