@@ -150,9 +150,9 @@ fn segments_read_during_rolls_retention_and_truncations_are_never_torn() {
         // Cut into a sealed segment when one is still there, sometimes to
         // the start of the log (a restart).
         let (first, next) = (shard.first_offset(), shard.next_offset());
-        let keep = if round % 7 == 0 { first } else { next.saturating_sub(9).max(first) };
+        let keep = if round.is_multiple_of(7) { first } else { next.saturating_sub(9).max(first) };
         shard.truncate_from(keep).unwrap();
-        if round % 5 == 0 {
+        if round.is_multiple_of(5) {
             let _ = shard.seal().unwrap();
         }
     }
@@ -182,7 +182,7 @@ fn no_unsynced_bytes_read_at_any_moment_survives_a_power_cut_taken_right_after()
             while !stop.load(Ordering::Relaxed) {
                 shard.append(&[&vec![b'a' + (i % 26) as u8; 40 + (i as usize % 7) * 30]]).unwrap();
                 i += 1;
-                if i % 41 == 0 {
+                if i.is_multiple_of(41) {
                     let _ = shard.seal().unwrap();
                 }
             }
@@ -266,7 +266,7 @@ fn the_published_lists_match_a_fresh_open_after_cuts_rolls_retention_restarts_an
     for k in 4..(4 + 1030) {
         shard.append(&[b"z"]).unwrap();
         shard.begin_generation(k).unwrap();
-        if k % 200 == 0 {
+        if k.is_multiple_of(200) {
             agree("generations");
         }
     }
