@@ -128,25 +128,45 @@ impl Published {
     /// list, the active entry's next offset and length each as of that
     /// publish or a later one's of the same segment.
     pub(crate) fn segments(&self) -> Vec<SegmentInfo> {
+        let ((sealed, active), (next, len)) = self.consistent(
+            |lists| (Arc::clone(&lists.sealed), lists.active),
+            || (self.next.load(Ordering::SeqCst), self.active_len.load(Ordering::SeqCst)),
+        );
+        let active = active.map(|(id, base)| SegmentInfo { id, base_offset: base, next_offset: next, size_bytes: len });
+        sealed.iter().copied().chain(active).collect()
+    }
+
+    pub(crate) fn epochs(&self) -> Arc<[Epoch]> {
+        Arc::clone(&self.lists.lock().epochs)
+    }
+
+    /// The generation history and the next offset of one publish (the
+    /// offset possibly of a later one's that left the history as it was):
+    /// where a generation ends is computed from both, and a history read
+    /// before a new generation began paired with a next offset read after
+    /// its appends would make the older generation end past the newer
+    /// one's start (an answer that becomes a follower's truncation point).
+    pub(crate) fn epochs_and_next(&self) -> (Arc<[Epoch]>, u64) {
+        self.consistent(|lists| Arc::clone(&lists.epochs), || self.next.load(Ordering::SeqCst))
+    }
+
+    /// `from_lists` of the published lists and `numbers` read after them,
+    /// retried until no publish rebuilt the lists in between (the sequence
+    /// count: a publish stores the numbers after the lists, before its
+    /// count is even again).
+    fn consistent<L, N>(&self, from_lists: impl Fn(&Lists) -> L, numbers: impl Fn() -> N) -> (L, N) {
         loop {
             let before = self.version.load(Ordering::SeqCst);
             if before % 2 == 1 {
                 std::thread::yield_now();
                 continue;
             }
-            let lists = self.lists.lock();
-            let (sealed, active) = (Arc::clone(&lists.sealed), lists.active);
-            drop(lists);
-            let (next, len) = (self.next.load(Ordering::SeqCst), self.active_len.load(Ordering::SeqCst));
+            let lists = from_lists(&self.lists.lock());
+            let numbers = numbers();
             if self.version.load(Ordering::SeqCst) == before {
-                let active = active.map(|(id, base)| SegmentInfo { id, base_offset: base, next_offset: next, size_bytes: len });
-                return sealed.iter().copied().chain(active).collect();
+                return (lists, numbers);
             }
         }
-    }
-
-    pub(crate) fn epochs(&self) -> Arc<[Epoch]> {
-        Arc::clone(&self.lists.lock().epochs)
     }
 
     /// Where the published answers differ from `g`'s, compared in full

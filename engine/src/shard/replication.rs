@@ -107,10 +107,10 @@ impl Shard {
     #[must_use]
     ///
     /// Never waits for the shard's lock: it reads the published history and
-    /// next offset.
+    /// next offset, both of one publish.
     pub fn generation_end(&self, generation: u64) -> Option<u64> {
-        let epochs = self.shared.published.epochs();
-        felix_codec::format::epochs::end_of_generation(&epochs, self.next_offset(), generation)
+        let (epochs, next_offset) = self.shared.published.epochs_and_next();
+        felix_codec::format::epochs::end_of_generation(&epochs, next_offset, generation)
             .filter(|(known, _)| *known == generation)
             .map(|(_, end)| end)
     }
