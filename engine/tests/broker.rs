@@ -54,6 +54,7 @@ async fn the_upstream_surface_with_its_semantics() {
     assert_eq!(log.generations().iter().map(|e| (e.generation, e.start_offset)).collect::<Vec<_>>(), [(1, 0), (3, 2)]);
     assert_eq!(log.generation_end(1, 3), Some(2));
     assert_eq!(log.generation_end(2, 3), None, "not in the history: refuse rather than guess");
+    assert_eq!(log.generation_end(3, 1), Some(2), "a tail read before generation 3 began: its start, never below");
     // Seal: durable, checksummed, and a fresh segment follows.
     let sealed = log.seal().await.unwrap();
     let again = log.segments();

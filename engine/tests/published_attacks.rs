@@ -107,12 +107,7 @@ fn generation_end_never_answers_past_where_the_next_generation_starts() {
 #[test]
 fn segments_read_during_rolls_retention_and_truncations_are_never_torn() {
     let sim = Arc::new(SimIo::new());
-    let config = Config {
-        segment_size_bytes: 256,
-        retention_bytes: Some(2048),
-        durability: Durability::NoSync,
-        ..Config::default()
-    };
+    let config = Config { segment_size_bytes: 256, retention_bytes: Some(2048), durability: Durability::NoSync, ..Config::default() };
     let shard = Arc::new(open(&sim, config));
     let stop = Arc::new(AtomicBool::new(false));
     let readers: Vec<_> = (0..4)

@@ -195,12 +195,16 @@ pub fn truncation_point(local: &[Epoch], local_next_offset: u64, leader_generati
 /// and whose next offset is `next_offset`: the answer a leader gives a
 /// follower, as `(the largest generation <= generation it knows, the offset
 /// after that generation's last record)`. `None` when it knows no such generation.
+///
+/// Never before the generation's own start: a `next_offset` read before
+/// the newest generation began (a caller's stale tail) would otherwise
+/// answer an end below it, and a follower would cut records it must keep.
 #[must_use]
 pub fn end_of_generation(entries: &[Epoch], next_offset: u64, generation: u64) -> Option<(u64, u64)> {
     let at = entries.iter().rposition(|e| e.generation <= generation)?;
-    let known = entries.get(at)?.generation;
+    let found = entries.get(at)?;
     let end = entries.get(at + 1).map_or(next_offset, |e| e.start_offset);
-    Some((known, end))
+    Some((found.generation, end.max(found.start_offset)))
 }
 
 #[cfg(test)]
@@ -255,6 +259,7 @@ mod tests {
         assert_eq!(end_of_generation(&local, 100, 3), Some((2, 80)));
         assert_eq!(end_of_generation(&local, 100, 4), Some((4, 100)));
         assert_eq!(end_of_generation(&local, 100, 0), None);
+        assert_eq!(end_of_generation(&local, 70, 4), Some((4, 80)), "a next offset read before generation 4 began: its start, not before");
         assert_eq!(bound_epochs(&local, 60), local[1..]);
     }
 
