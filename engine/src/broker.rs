@@ -880,10 +880,7 @@ impl AppendOnlyLog for DiskLog {
     }
 
     fn generation_end(&self, generation: u64, tail: Offset) -> Option<Offset> {
-        let epochs = self.inner.shard.epochs();
-        felix_codec::format::epochs::end_of_generation(&epochs, tail, generation)
-            .filter(|(known, _)| *known == generation)
-            .map(|(_, end)| end)
+        crate::shard::replication::known_generation_end(&self.inner.shard.epochs(), tail, generation)
     }
 
     fn seal(&self) -> BoxFuture<'_, Result<SealedSegment>> {

@@ -295,6 +295,12 @@ pub(crate) fn id_after(newest: Option<u64>) -> Option<u64> {
 pub(crate) const TRUNCATION_HISTORY: usize = 64;
 
 impl Inner {
+    /// The oldest stored offset: the first segment's base, or the next
+    /// offset when no segment is left.
+    pub(crate) fn first_offset(&self) -> u64 {
+        self.segments.first().map_or(self.next_offset, |s| s.base)
+    }
+
     /// Records truncation number `truncations + 1`, which cut every record
     /// from `cut_at` on. The history (`recent_cuts`, `(number, cut)`) keeps,
     /// for every `seen`, the lowest cut of the truncations after it as the

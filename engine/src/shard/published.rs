@@ -100,7 +100,7 @@ impl Published {
         }
         self.next.store(g.next_offset, Ordering::SeqCst);
         self.durable.store(g.durable_next, Ordering::Release);
-        self.first.store(first_offset(g), Ordering::Release);
+        self.first.store(g.first_offset(), Ordering::Release);
         self.unsynced.store(super::writer::unsynced_bytes(g), Ordering::Release);
         self.active_len.store(g.segments.last().map_or(0, |s| s.len), Ordering::SeqCst);
         if reshaped {
@@ -175,7 +175,7 @@ impl Published {
         let truth = [
             ("next offset", g.next_offset, self.next_offset()),
             ("durable offset", g.durable_next, self.durable_offset()),
-            ("first offset", first_offset(g), self.first_offset()),
+            ("first offset", g.first_offset(), self.first_offset()),
             ("unsynced bytes", super::writer::unsynced_bytes(g), self.unsynced_bytes()),
         ];
         if let Some((what, locked, published)) = truth.iter().find(|(_, locked, published)| locked != published) {
@@ -190,10 +190,4 @@ impl Published {
         }
         Ok(())
     }
-}
-
-/// The oldest stored offset: the first segment's base, or the next offset
-/// when no segment is left.
-fn first_offset(g: &Inner) -> u64 {
-    g.segments.first().map_or(g.next_offset, |s| s.base)
 }

@@ -105,7 +105,7 @@ impl Shard {
         let shared = &*self.shared;
         shared.dir.io.check()?;
         let g = shared.lock();
-        let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+        let first = g.first_offset();
         if from_offset < first {
             return Err(EngineError::Trimmed { requested: from_offset, oldest: first });
         }

@@ -17,7 +17,7 @@ use crate::error::EngineError;
 fn add_epoch(shared: &Shared, g: &mut Inner, epoch: Epoch) -> Result<(), EngineError> {
     let mut entries = g.epochs.clone();
     entries.push(epoch);
-    let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+    let first = g.first_offset();
     let mut entries = bound_epochs(&entries, first);
     let excess = entries.len().saturating_sub(usize::from(MAX_EPOCHS));
     entries.drain(..excess);
@@ -49,6 +49,16 @@ pub(crate) fn write_epochs(shared: &Shared, entries: &[Epoch]) -> Result<(), Eng
         shared.dir.keep_damaged_epochs()?;
     }
     shared.dir.rewrite_own_file(EPOCHS_FILE_NAME, &bytes)
+}
+
+/// Where `generation` ends in a history whose log's next offset is
+/// `next_offset` (the codec's answer), or `None` when the history does not
+/// hold that very generation: a broker refuses rather than answer for
+/// another, since the answer becomes a follower's truncation point.
+pub(crate) fn known_generation_end(epochs: &[Epoch], next_offset: u64, generation: u64) -> Option<u64> {
+    felix_codec::format::epochs::end_of_generation(epochs, next_offset, generation)
+        .filter(|(known, _)| *known == generation)
+        .map(|(_, end)| end)
 }
 
 impl Shard {
@@ -104,15 +114,13 @@ impl Shard {
     /// Where `generation` stops in this log: the answer a leader gives a
     /// follower. `None` when the history holds no such generation (refuse
     /// rather than guess: the answer becomes a truncation point).
-    #[must_use]
     ///
     /// Never waits for the shard's lock: it reads the published history and
     /// next offset, both of one publish.
+    #[must_use]
     pub fn generation_end(&self, generation: u64) -> Option<u64> {
         let (epochs, next_offset) = self.shared.published.epochs_and_next();
-        felix_codec::format::epochs::end_of_generation(&epochs, next_offset, generation)
-            .filter(|(known, _)| *known == generation)
-            .map(|(_, end)| end)
+        known_generation_end(&epochs, next_offset, generation)
     }
 
     /// Drops every record at or after `offset` (upstream's `truncate`):
@@ -155,7 +163,7 @@ impl Shard {
         shared.writable()?;
         let mut g = shared.lock();
         loop {
-            let first = g.segments.first().map_or(g.next_offset, |s| s.base);
+            let first = g.first_offset();
             let cut = !restart || keep_next > first;
             // A cut removes every segment after the oldest that starts at or
             // past it; a restart every segment but the oldest (which it replaces).

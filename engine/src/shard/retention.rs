@@ -81,7 +81,7 @@ impl Shard {
             pass.removed.push(shared.dir.log(id));
             pass.bytes_reclaimed += len;
         }
-        pass.first_offset = g.segments.first().map_or(g.next_offset, |s| s.base);
+        pass.first_offset = g.first_offset();
         if !pass.removed.is_empty() {
             shared.dir.io.sync_dir(&shared.dir.path)?;
             let bounded = bound_epochs(&g.epochs, pass.first_offset);
