@@ -232,20 +232,20 @@ pub fn temporary_name(name: &str) -> String {
 pub const MAX_EVIDENCE_ATTEMPTS: u32 = 10_000;
 
 /// The name recovery keeps a piece of evidence under: the first of
-/// `name_for(1)`, `name_for(2)`, … that is not `taken` in the directory
-/// (the evidence names present there), nor its note's name (as the engine
-/// picks it when it keeps the bytes), so a plan made from a listing names
-/// the file the run writes. `name_for(1)` when every attempt is taken (the
-/// run then refuses).
+/// `name_for(1)`, `name_for(2)`, … `name_for(MAX_EVIDENCE_ATTEMPTS)` that is
+/// not `taken` in the directory (the evidence names present there), nor its
+/// note's name (as the engine picks it when it keeps the bytes), so a plan
+/// made from a listing names the file the run writes. `None` when every
+/// one of them (or its note) is taken: evidence is never replaced, so the
+/// plan refuses the shard (`evidence-names-exhausted`), as the run would.
 #[must_use]
-pub fn first_free_evidence_name(name_for: impl Fn(u32) -> String, taken: &alloc::collections::BTreeSet<&str>) -> String {
+pub fn first_free_evidence_name(name_for: impl Fn(u32) -> String, taken: &alloc::collections::BTreeSet<&str>) -> Option<String> {
     if taken.is_empty() {
-        return name_for(1);
+        return Some(name_for(1));
     }
     (1..=MAX_EVIDENCE_ATTEMPTS)
         .map(&name_for)
         .find(|name| !taken.contains(name.as_str()) && !taken.contains(evidence_note_name(name).as_str()))
-        .unwrap_or_else(|| name_for(1))
 }
 
 /// The evidence file for bytes cut from segment `id` at `position`;
@@ -314,18 +314,36 @@ pub fn parse_evidence_name(name: &str) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec::Vec;
 
     #[test]
     fn the_first_free_evidence_name_skips_names_and_notes_already_present() {
         let name_for = |k| evidence_name(7, 94, k);
         let set = |names: &[&'static str]| names.iter().copied().collect::<alloc::collections::BTreeSet<&str>>();
-        assert_eq!(first_free_evidence_name(name_for, &set(&[])), "00000000000000000007.log.cut-94");
+        let first = |name_for: &dyn Fn(u32) -> String, taken| first_free_evidence_name(name_for, taken);
+        let none = set(&[]);
+        assert_eq!(first(&name_for, &none).as_deref(), Some("00000000000000000007.log.cut-94"));
         let present = set(&["00000000000000000007.log.cut-94", "00000000000000000007.log.cut-94-2.json"]);
-        assert_eq!(first_free_evidence_name(name_for, &present), "00000000000000000007.log.cut-94-3", "a note alone takes its name too");
+        assert_eq!(first(&name_for, &present).as_deref(), Some("00000000000000000007.log.cut-94-3"), "a note alone takes its name too");
         let other = set(&["00000000000000000007.log.cut-95"]);
-        assert_eq!(first_free_evidence_name(name_for, &other), "00000000000000000007.log.cut-94");
+        assert_eq!(first(&name_for, &other).as_deref(), Some("00000000000000000007.log.cut-94"));
         let index = set(&["00000000000000000003.index.cut-0"]);
-        assert_eq!(first_free_evidence_name(|k| index_evidence_name(3, k), &index), "00000000000000000003.index.cut-0-2");
+        assert_eq!(first(&|k| index_evidence_name(3, k), &index).as_deref(), Some("00000000000000000003.index.cut-0-2"));
+    }
+
+    #[test]
+    fn no_name_is_given_when_every_name_or_its_note_is_taken() {
+        let name_for = |k| evidence_name(7, 94, k);
+        let names: Vec<String> = (1..=MAX_EVIDENCE_ATTEMPTS).map(name_for).collect();
+        let notes: Vec<String> = names.iter().map(|n| evidence_note_name(n)).collect();
+        for taken in [&names, &notes] {
+            let set: alloc::collections::BTreeSet<&str> = taken.iter().map(String::as_str).collect();
+            assert_eq!(first_free_evidence_name(name_for, &set), None, "never a taken name");
+            // One name freed (the last one tried): that one, never the first.
+            let mut one_free = set.clone();
+            one_free.remove(taken.last().map(String::as_str).unwrap_or_default());
+            assert_eq!(first_free_evidence_name(name_for, &one_free).as_deref(), Some("00000000000000000007.log.cut-94-10000"));
+        }
     }
 
     #[test]

@@ -14,9 +14,12 @@
 //! | an index with a finding, a torn entry, entries missing, or no index at all | `rebuild-index` |
 //! | an index with no segment of its id, or beside an unfinished newest segment (an orphan: it indexes nothing) | `remove-orphan-index` (its bytes move to evidence `NNN.index.cut-0` first) |
 //! | an epochs finding                                           | nothing: the file reads as empty; the finding remains |
+//! | a cut, an unfinished segment's or an orphaned index's bytes whose evidence name and all its numbered variants (or their notes) are taken | `refuse` of kind [`EVIDENCE_NAMES_EXHAUSTED`] in place of that action, at the byte the evidence would start from (0 for a whole file); its file's findings remain |
 //!
 //! A shard with any `refuse` is not changed at all: the plan still lists
-//! every other action, but the executor runs none of them.
+//! every other action, but the executor runs none of them. The engine checks
+//! each evidence name again as it keeps the bytes (a name taken since the
+//! plan was made stops the run with the same words).
 //!
 //! # Example
 //!
@@ -41,12 +44,20 @@ use alloc::vec::Vec;
 
 use crate::doc::report::{offsets_words, FindingReport};
 use crate::doc::sentence::{and_list, at_offsets};
-use crate::format::file_name::{evidence_name, first_free_evidence_name, index_evidence_name, index_file_name};
+use crate::format::file_name::{evidence_name, first_free_evidence_name, index_evidence_name, index_file_name, MAX_EVIDENCE_ATTEMPTS};
 use crate::verdict::corruption::{CorruptionKind, Finding, Repair};
 use crate::verdict::repair::{RepairOptions, OPT_IN_FLAG};
 
 /// Version of the plan's JSON shape.
 pub const PLAN_VERSION: u32 = 1;
+
+/// The `kind` of a [`Action::Refuse`] that is not about damage: bytes an
+/// action would move to evidence (a cut's tail, an unfinished segment, an
+/// orphaned index) have no free name — the name and each of its
+/// [`MAX_EVIDENCE_ATTEMPTS`]` - 1` numbered variants, or its note, is
+/// already in the shard's folder — and evidence is never replaced. Moving
+/// evidence out of the folder lifts it; no replica copy is needed.
+pub const EVIDENCE_NAMES_EXHAUSTED: &str = "evidence-names-exhausted";
 
 /// What is known about one segment file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,13 +203,16 @@ pub enum Action {
         /// Why.
         reason: String,
     },
-    /// Refuse: the damage is not repairable by recovery.
+    /// Refuse: the damage is not repairable by recovery, or (kind
+    /// `evidence-names-exhausted`) bytes an action would move to evidence
+    /// have no free name. Either way nothing in the shard is changed.
     Refuse {
-        /// File name.
+        /// File name: the damaged segment, or the file whose bytes have no evidence name.
         file: String,
-        /// Where the damage starts.
+        /// Where the damage starts; for `evidence-names-exhausted`, where the
+        /// evidence would start (the cut's position, 0 for a whole file).
         position: u64,
-        /// The finding's kind.
+        /// The finding's kind, or `evidence-names-exhausted`.
         kind: String,
         /// Why, in words.
         reason: String,
@@ -221,6 +235,13 @@ impl Action {
             Self::RebuildIndex { file, .. } => format!("rebuild-index {file}"),
             Self::Refuse { file, position, kind, .. } => format!("refuse {file} at byte {position} ({kind})"),
         }
+    }
+
+    /// Whether this is a refusal for want of a free evidence name
+    /// ([`EVIDENCE_NAMES_EXHAUSTED`]), not for damage.
+    #[must_use]
+    pub fn is_names_exhausted(&self) -> bool {
+        matches!(self, Self::Refuse { kind, .. } if kind == EVIDENCE_NAMES_EXHAUSTED)
     }
 
     /// The file the action is about.
@@ -308,16 +329,43 @@ impl ShardPlan {
         self.actions.is_empty() && self.remaining_findings.is_empty() && self.remaining_omitted == 0
     }
 
-    /// What would make recovery succeed on a shard it refuses for damage no
-    /// flag allows it to cut, in words — the same in `recover` and on the
-    /// page: re-replicate each such file from a healthy replica, naming the
-    /// damaged records' offsets. `None` when the plan is not refused so, or
-    /// when `--repair-checksum-tail` alone would let it run (the command
-    /// then carries the flag).
+    /// What would make recovery succeed on a shard it refuses, in words —
+    /// the same in `recover` and on the page: for damage no flag allows it
+    /// to cut, re-replicate each such file from a healthy replica, naming
+    /// the damaged records' offsets; for evidence with no free name, move
+    /// evidence out of the shard's folder. `None` when the plan is not
+    /// refused so, or when `--repair-checksum-tail` alone would let it run
+    /// (the command then carries the flag).
     #[must_use]
     pub fn to_succeed(&self) -> Option<String> {
+        match (self.to_replace(), self.to_make_room()) {
+            (Some(copy), Some(room)) => Some(format!("{copy}; before that, {room}")),
+            (copy, room) => copy.or(room),
+        }
+    }
+
+    /// The words for a refusal for want of evidence names: which files'
+    /// evidence has none free; `None` when there is no such refusal.
+    fn to_make_room(&self) -> Option<String> {
+        let mut files: Vec<String> = Vec::new();
+        for a in self.actions.iter().filter(|a| a.is_names_exhausted()) {
+            if !files.iter().any(|f| f == a.file()) {
+                files.push(a.file().into());
+            }
+        }
+        (!files.is_empty()).then(|| {
+            format!(
+                "move some evidence (`*.cut-*` files and their `.json` notes) out of the shard's folder: every name the evidence of {} \
+                 could be kept under is taken, and recovery never replaces evidence; then run recover again",
+                and_list(&files)
+            )
+        })
+    }
+
+    /// [`Self::to_succeed`]'s words for damage no flag allows it to cut.
+    fn to_replace(&self) -> Option<String> {
         let mut files: Vec<&str> = Vec::new();
-        for a in &self.actions {
+        for a in self.actions.iter().filter(|a| !a.is_names_exhausted()) {
             // One refusal per finding: each file once, in the plan's order.
             if let Action::Refuse { file, allowed_by: None, .. } = a {
                 if !files.contains(&file.as_str()) {
@@ -536,7 +584,9 @@ pub fn plan_shard(facts: &ShardFacts, options: RepairOptions) -> ShardPlan {
     for seg in &facts.segments {
         draft.segment(seg, options);
     }
-    draft.actions.extend(orphan_indexes(facts, &taken));
+    let (orphans, exhausted) = orphan_indexes(facts, &taken);
+    draft.actions.extend(orphans);
+    draft.refusals.extend(exhausted);
     draft.index_rebuilds(facts);
     for (file, f) in &facts.other_findings {
         draft.left.push(remaining(file, f));
@@ -584,24 +634,26 @@ impl Draft<'_> {
                  ends: a rollover that never took effect"
                     .into()
             };
-            self.actions.push(Action::RemoveUnfinished {
-                file: seg.file.clone(),
-                bytes: seg.size,
-                reason,
-                evidence: (seg.size > 0).then(|| first_free_evidence_name(|k| evidence_name(seg.id, 0, k), self.taken)),
-            });
+            let evidence = match (seg.size > 0).then(|| first_free_evidence_name(|k| evidence_name(seg.id, 0, k), self.taken)) {
+                Some(None) => return self.names_exhausted(seg, 0),
+                named => named.flatten(),
+            };
+            self.actions.push(Action::RemoveUnfinished { file: seg.file.clone(), bytes: seg.size, reason, evidence });
             return;
         }
         let Some(first) = seg.findings.first() else { return };
         let segment_kinds = seg.findings.iter().all(|f| !f.kind.name().starts_with("Index"));
         if seg.newest && segment_kinds && seg.findings.iter().all(|f| cuttable(f, options)) {
+            let Some(evidence) = first_free_evidence_name(|k| evidence_name(seg.id, seg.clean_prefix_end, k), self.taken) else {
+                return self.names_exhausted(seg, seg.clean_prefix_end);
+            };
             self.actions.push(Action::Cut {
                 file: seg.file.clone(),
                 position: seg.clean_prefix_end,
                 bytes: seg.size.saturating_sub(seg.clean_prefix_end),
                 kind: first.kind.name().into(),
                 reason: reason(first),
-                evidence: first_free_evidence_name(|k| evidence_name(seg.id, seg.clean_prefix_end, k), self.taken),
+                evidence,
             });
             self.cut_segments.push(seg.id);
             return;
@@ -626,6 +678,13 @@ impl Draft<'_> {
                 allowed_by,
             });
         }
+    }
+
+    /// In place of removing or cutting `seg` from `position`: a refusal, as
+    /// no name is free for its evidence; its findings remain.
+    fn names_exhausted(&mut self, seg: &SegmentFacts, position: u64) {
+        self.left.extend(seg.findings.iter().map(|f| remaining(&seg.file, f)));
+        self.refusals.push(names_exhausted(&seg.file, position, &evidence_name(seg.id, position, 1)));
     }
 
     /// `rebuild-index` for every index with a problem and every cut segment's
@@ -673,8 +732,12 @@ fn kept_by_refusal(facts: &ShardFacts, actions: &[Action], cut_segments: &[u64])
         }
     }
     for action in actions {
-        if let Action::RemoveOrphanIndex { file, .. } = action {
-            left.extend(facts.index_findings.iter().filter(|(f, _)| f == file).map(|(f, x)| remaining(f, x)));
+        // An orphan removed, or refused for want of an evidence name (a
+        // segment refused so keeps its findings as the plan is drawn).
+        let orphan = matches!(action, Action::RemoveOrphanIndex { .. })
+            || (action.is_names_exhausted() && facts.index_files.iter().any(|ix| ix.file == action.file()));
+        if orphan {
+            left.extend(facts.index_findings.iter().filter(|(f, _)| f == action.file()).map(|(f, x)| remaining(f, x)));
         }
     }
     left
@@ -685,22 +748,44 @@ fn kept_by_refusal(facts: &ShardFacts, actions: &[Action], cut_segments: &[u64])
 /// by `remove-unfinished` before this runs). Left in place, its findings
 /// would stay "repairable" after every recovery, and a new segment of that
 /// id could not be created without replacing it.
-fn orphan_indexes(facts: &ShardFacts, taken: &alloc::collections::BTreeSet<&str>) -> Vec<Action> {
-    let mut out = Vec::new();
+/// An orphan whose bytes have no free evidence name is refused instead
+/// (the second list).
+fn orphan_indexes(facts: &ShardFacts, taken: &alloc::collections::BTreeSet<&str>) -> (Vec<Action>, Vec<Action>) {
+    let (mut out, mut refused) = (Vec::new(), Vec::new());
     for ix in &facts.index_files {
         let reason = match facts.segments.iter().find(|s| s.id == ix.id) {
             None => "no segment has this id: an orphaned index indexes nothing",
             Some(s) if s.unfinished && s.newest => "its segment is an unfinished creation, removed with it: the index indexes nothing",
             Some(_) => continue,
         };
-        out.push(Action::RemoveOrphanIndex {
-            file: ix.file.clone(),
-            bytes: ix.size,
-            reason: reason.into(),
-            evidence: (ix.size > 0).then(|| first_free_evidence_name(|k| index_evidence_name(ix.id, k), taken)),
-        });
+        let evidence = match (ix.size > 0).then(|| first_free_evidence_name(|k| index_evidence_name(ix.id, k), taken)) {
+            Some(None) => {
+                refused.push(names_exhausted(&ix.file, 0, &index_evidence_name(ix.id, 1)));
+                continue;
+            }
+            named => named.flatten(),
+        };
+        out.push(Action::RemoveOrphanIndex { file: ix.file.clone(), bytes: ix.size, reason: reason.into(), evidence });
     }
-    out
+    (out, refused)
+}
+
+/// The refusal of an action whose evidence (of `file`, from `position`)
+/// has no free name: `first` and each of its numbered variants, or its
+/// note, is taken.
+fn names_exhausted(file: &str, position: u64, first: &str) -> Action {
+    Action::Refuse {
+        file: file.into(),
+        position,
+        kind: EVIDENCE_NAMES_EXHAUSTED.into(),
+        reason: format!(
+            "{EVIDENCE_NAMES_EXHAUSTED} at byte {position}: the evidence of these bytes has no free name — {first} and its {} \
+             numbered variants (-2 to -{MAX_EVIDENCE_ATTEMPTS}), or their .json notes, are all taken, and evidence is never \
+             replaced; move some evidence out of the shard's folder, then run recover again",
+            MAX_EVIDENCE_ATTEMPTS - 1
+        ),
+        allowed_by: None,
+    }
 }
 
 /// Whether a kind belongs to a segment's records or header (what a cut or a
@@ -1043,5 +1128,82 @@ mod tests {
             plan(Vec::new()).differs_from(&reviewed).as_deref(),
             Some("action 1: the reviewed plan says cut 00000000000000000001.log at byte 1064 (77 bytes, Truncated); the shard now needs nothing more")
         );
+    }
+
+    /// Every name `name_for` gives (or, with `notes`, every note's name).
+    fn all_taken(name_for: impl Fn(u32) -> String, notes: bool) -> Vec<String> {
+        let names = (1..=MAX_EVIDENCE_ATTEMPTS).map(name_for);
+        if notes {
+            names.map(|n| crate::format::file_name::evidence_note_name(&n)).collect()
+        } else {
+            names.collect()
+        }
+    }
+
+    #[test]
+    fn a_cut_whose_every_evidence_name_or_note_is_taken_is_refused_and_changes_nothing() {
+        let torn = finding(CorruptionKind::Truncated { needed: 40, available: 9 }, 100, 109, Repair::Always);
+        for notes in [false, true] {
+            let facts = ShardFacts {
+                path: "s".into(),
+                segments: vec![seg(1, true, vec![torn.clone()], 100, 109)],
+                indexes: vec![IndexFacts { segment_id: 1, problem: None }],
+                temporaries: vec!["epochs.tmp".into()],
+                evidence_present: all_taken(|k| evidence_name(1, 100, k), notes),
+                ..ShardFacts::default()
+            };
+            let p = plan_shard(&facts, RepairOptions::default());
+            assert_eq!(names(&p), ["remove-temporary", "refuse"], "notes only: {notes}");
+            assert!(p.refused() && p.actions[1].is_names_exhausted());
+            let Action::Refuse { file, position, kind, reason, allowed_by } = &p.actions[1] else { panic!() };
+            assert_eq!((file.as_str(), *position, kind.as_str(), allowed_by), ("00000000000000000001.log", 100, EVIDENCE_NAMES_EXHAUSTED, &None));
+            assert!(reason.contains("00000000000000000001.log.cut-100 and its 9999 numbered variants"), "{reason}");
+            assert!(reason.contains("move some evidence out of the shard's folder"), "{reason}");
+            // The torn tail stays, and the remedy is room for evidence, never a replica's copy.
+            assert_eq!(p.remaining_findings, vec![remaining("00000000000000000001.log", &torn)]);
+            let said = p.to_succeed().unwrap();
+            assert!(said.starts_with("move some evidence") && !said.contains("replica"), "{said}");
+            // One name free again: the cut, under that name.
+            let mut one_free = facts.clone();
+            one_free.evidence_present.pop();
+            let p = plan_shard(&one_free, RepairOptions::default());
+            assert_eq!(names(&p), ["remove-temporary", "cut", "rebuild-index"]);
+            let Action::Cut { evidence, .. } = &p.actions[1] else { panic!() };
+            assert_eq!(evidence, "00000000000000000001.log.cut-100-10000");
+        }
+    }
+
+    #[test]
+    fn a_whole_file_whose_every_evidence_name_is_taken_is_refused_at_byte_0() {
+        let unfinished = SegmentFacts { unfinished: true, ..seg(2, true, vec![], 0, 17) };
+        let orphan_bad = finding(CorruptionKind::IndexMagic { found: [0; 4] }, 0, 4, Repair::Always);
+        let mut taken = all_taken(|k| evidence_name(2, 0, k), false);
+        taken.extend(all_taken(|k| index_evidence_name(5, k), true));
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(1, false, vec![], 0, 200), unfinished],
+            index_files: vec![IndexFile { file: index_file_name(5), id: 5, size: 8 }],
+            index_findings: vec![(index_file_name(5), orphan_bad.clone())],
+            evidence_present: taken,
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        let refusals: Vec<(&str, u64, &str)> = p
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Refuse { file, position, kind, .. } => Some((file.as_str(), *position, kind.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            refusals,
+            [("00000000000000000002.log", 0, EVIDENCE_NAMES_EXHAUSTED), ("00000000000000000005.index", 0, EVIDENCE_NAMES_EXHAUSTED)]
+        );
+        assert!(!p.actions.iter().any(|a| matches!(a, Action::RemoveUnfinished { .. } | Action::RemoveOrphanIndex { .. })));
+        let Action::Refuse { reason, .. } = &p.actions[1] else { panic!() };
+        assert!(reason.contains("00000000000000000005.index.cut-0 and its 9999 numbered variants"), "{reason}");
+        assert_eq!(p.remaining_findings, vec![remaining("00000000000000000005.index", &orphan_bad)], "the orphan's finding stays");
+        assert!(p.to_succeed().unwrap().contains("00000000000000000002.log and 00000000000000000005.index"));
     }
 }
