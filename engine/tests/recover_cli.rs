@@ -532,28 +532,64 @@ fn an_index_beside_a_rejected_segment_header_is_not_judged_stale() {
     assert_eq!(engine, recover);
 }
 
+/// Every file in `dir` and its bytes, but the writer's lock file (its
+/// holder's pid, written by each run that takes the lock).
+fn every_file(dir: &Path) -> std::collections::BTreeMap<std::ffi::OsString, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != "writer.lock")
+        .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
 /// Every name the evidence of a cut could take is taken (hostile review,
-/// stop 30): the run cuts nothing, replaces nothing, and its error names the
-/// evidence's own name, not a temporary.
+/// stop 30) — each evidence file itself, or only each note: the dry run,
+/// the real run and the broker's open all refuse the shard with one verdict
+/// (the codec's plan: `evidence-names-exhausted` at the cut's byte, naming
+/// the evidence's own name, never a temporary), and nothing in the folder
+/// changes. The dry run once named a taken file and promised the cut.
 #[test]
-fn a_cut_with_every_evidence_name_taken_changes_nothing_and_names_the_evidence() {
-    let (_tmp, root) = demo_root();
-    let r = root.to_str().unwrap();
-    let (_, dry) = plan(&["recover", r, "--dry-run", "--json"]);
-    let (file, _, _) = payments_cut(&dry);
-    let dir = file.parent().unwrap();
-    let shard = dry["shards"].as_array().unwrap().iter().find(|s| s["path"].as_str().unwrap().contains("payments")).unwrap();
-    let planned = actions(shard, "cut")[0]["evidence"].as_str().unwrap().to_owned();
-    std::fs::write(dir.join(&planned), b"kept 1").unwrap();
-    for k in 2..=10_000 {
-        std::fs::write(dir.join(format!("{planned}-{k}")), format!("kept {k}")).unwrap();
+fn a_cut_with_every_evidence_name_taken_is_refused_alike_by_the_dry_run_and_the_run_and_changes_nothing() {
+    for notes in [false, true] {
+        let (_tmp, root) = demo_root();
+        let (_, dry) = plan(&["recover", root.to_str().unwrap(), "--dry-run", "--json"]);
+        let (file, position, _) = payments_cut(&dry);
+        let dir = file.parent().unwrap();
+        let d = dir.to_str().unwrap();
+        let shard = dry["shards"].as_array().unwrap().iter().find(|s| s["path"].as_str().unwrap().contains("payments")).unwrap();
+        let planned = actions(shard, "cut")[0]["evidence"].as_str().unwrap().to_owned();
+        let note = if notes { ".json" } else { "" };
+        std::fs::write(dir.join(format!("{planned}{note}")), b"kept 1").unwrap();
+        for k in 2..=10_000 {
+            std::fs::write(dir.join(format!("{planned}-{k}{note}")), format!("kept {k}")).unwrap();
+        }
+        let before = every_file(dir);
+
+        let (dry_code, dry) = plan(&["recover", d, "--dry-run", "--json"]);
+        let (run_code, ran) = plan(&["recover", d, "--json"]);
+        assert_eq!((dry_code, run_code), (Some(1), Some(1)), "a refusal, not a failure part way: {ran}");
+        assert!(ran.get("stopped").is_none(), "{ran}");
+        assert_eq!(dry["shards"], ran["shards"], "the dry run and the run agree");
+        let refused = actions(&ran["shards"][0], "refuse");
+        assert_eq!(refused.len(), 1, "{ran}");
+        assert!(actions(&ran["shards"][0], "cut").is_empty(), "{ran}");
+        let (kind, at, reason) = (&refused[0]["kind"], &refused[0]["position"], refused[0]["reason"].as_str().unwrap());
+        assert_eq!((kind.as_str(), at.as_u64(), refused[0]["file"].as_str()), (Some("evidence-names-exhausted"), Some(position), file.file_name().unwrap().to_str()));
+        assert!(reason.contains(&format!("{planned} and its 9999 numbered variants")), "{reason}");
+
+        // In words: the same refusal, naming the segment and the evidence name; the run says it changed nothing.
+        let words = |args: &[&str]| String::from_utf8(run(args).stdout).unwrap();
+        let (dry_text, run_text) = (words(&["recover", d, "--dry-run"]), words(&["recover", d]));
+        let line = format!("{}: REFUSED at byte {position} ({position:#x}): {reason}", file.display());
+        assert!(dry_text.contains(&line) && run_text.contains(&line), "{dry_text}\n{run_text}");
+        assert!(run_text.contains("REFUSED: recovery changed nothing in this shard"), "{run_text}");
+        assert!(!run_text.contains("replica") && run_text.contains("move some evidence"), "{run_text}");
+
+        // The broker's open refuses with the plan's words too, naming the segment.
+        let io: std::sync::Arc<dyn felix_engine::Io> = std::sync::Arc::new(felix_engine::OsIo::default());
+        let e = felix_engine::Shard::open_dir(io, dir, felix_engine::Config::default()).map(drop).unwrap_err();
+        assert_eq!(e.to_string(), format!("{}: recover failed: {reason}", file.display()));
+        assert!(every_file(dir) == before, "nothing cut, kept, or removed");
     }
-    let before = std::fs::read(&file).unwrap();
-    let out = run(&["recover", dir.to_str().unwrap()]);
-    assert!(!out.status.success());
-    let said = String::from_utf8(out.stderr).unwrap();
-    assert!(said.contains(&format!("{planned}: ")) && said.contains("numbered variants are taken"), "{said}");
-    assert!(!said.contains(&format!("{planned}.tmp")), "{said}");
-    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing cut");
-    assert_eq!(std::fs::read(dir.join(format!("{planned}-10000"))).unwrap(), b"kept 10000");
 }

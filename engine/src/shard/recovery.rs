@@ -355,15 +355,18 @@ fn readable_despite_damage(dir: &ShardDir, checked: Vec<Checked>) -> (Vec<Segmen
     (segments, None)
 }
 
-/// The error for a refused plan: its first refusal, with the finding's full site.
+/// The error for a refused plan: its first refusal, with the finding's full
+/// site — or, for evidence with no free name (not damage), the plan's words,
+/// naming the file and the evidence name.
 fn refusal(dir: &ShardDir, plan: &ShardPlan, facts: &ShardFacts) -> EngineError {
-    let first = plan.actions.iter().find_map(|a| match a {
-        Action::Refuse { file, position, kind, .. } => Some((file.clone(), *position, kind.clone())),
-        _ => None,
-    });
-    let Some((file, position, kind)) = first else {
+    let first = plan.actions.iter().find(|a| matches!(a, Action::Refuse { .. }));
+    let Some(Action::Refuse { file, position, kind, reason, .. }) = first else {
         return EngineError::Io { path: dir.path.clone(), op: "recover", message: "refused".into() };
     };
+    if first.is_some_and(Action::is_names_exhausted) {
+        return EngineError::Io { path: dir.file(file), op: "recover", message: reason.clone() };
+    }
+    let (file, position, kind) = (file.clone(), *position, kind.clone());
     let finding = facts
         .segments
         .iter()
