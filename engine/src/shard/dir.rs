@@ -445,3 +445,51 @@ impl ShardDir {
         Err(self.every_name_taken(name_for))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use felix_codec::format::file_name::{evidence_name, evidence_note_name, MAX_EVIDENCE_ATTEMPTS};
+
+    use super::ShardDir;
+    use crate::io::sim::SimIo;
+    use crate::io::Io;
+
+    /// The last guard, for names taken after the plan was drawn (the plan
+    /// itself refuses when they were taken before): every name, or every
+    /// note's name, taken — the bytes are not kept, nothing is replaced, no
+    /// temporary stays, and the error names the evidence's first name.
+    #[test]
+    fn evidence_whose_every_name_or_note_was_taken_meanwhile_is_refused_by_its_first_name() {
+        for notes in [false, true] {
+            let sim = Arc::new(SimIo::new());
+            let path = Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798");
+            sim.create_dir(Path::new("/sim")).unwrap();
+            sim.create_dir(path).unwrap();
+            let source = path.join("00000000000000000001.log");
+            sim.create(&source).unwrap();
+            sim.write_at(&source, 0, &[7u8; 109]).unwrap();
+            for k in 1..=MAX_EVIDENCE_ATTEMPTS {
+                let name = evidence_name(1, 100, k);
+                let taken = if notes { evidence_note_name(&name) } else { name };
+                sim.create(&path.join(taken)).unwrap();
+            }
+            let before = sim.files_in(path);
+            let dir = ShardDir::new(sim.clone(), path);
+            let note = serde_json::json!({ "reason": "torn" });
+            let e = dir.keep_evidence(&|k| evidence_name(1, 100, k), &source, 100, 9, &note).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{}/00000000000000000001.log.cut-100: keep evidence failed: this name and its 9999 numbered variants are taken: \
+                     move some evidence out of the shard's folder",
+                    path.display()
+                )
+            );
+            assert_eq!(sim.files_in(path), before, "nothing kept, replaced or left behind (notes only: {notes})");
+        }
+    }
+}
