@@ -584,7 +584,7 @@ fn a_cut_with_every_evidence_name_taken_is_refused_alike_by_the_dry_run_and_the_
         let line = format!("{}: REFUSED at byte {position} ({position:#x}): {reason}", file.display());
         assert!(dry_text.contains(&line) && run_text.contains(&line), "{dry_text}\n{run_text}");
         assert!(run_text.contains("REFUSED: recovery changed nothing in this shard"), "{run_text}");
-        assert!(!run_text.contains("replica") && run_text.contains("move some evidence"), "{run_text}");
+        assert!(!run_text.contains("replica") && run_text.contains("recover refuses until some evidence"), "{run_text}");
 
         // The broker's open refuses with the plan's words too, naming the segment.
         let io: std::sync::Arc<dyn felix_engine::Io> = std::sync::Arc::new(felix_engine::OsIo::default());

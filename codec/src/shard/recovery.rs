@@ -339,13 +339,14 @@ impl ShardPlan {
     #[must_use]
     pub fn to_succeed(&self) -> Option<String> {
         match (self.to_replace(), self.to_make_room()) {
-            (Some(copy), Some(room)) => Some(format!("{copy}; before that, {room}")),
-            (copy, room) => copy.or(room),
+            (Some(copy), Some(room)) => Some(format!("{copy}; it also refuses until {room}")),
+            (None, Some(room)) => Some(format!("recover refuses until {room}; then run recover again")),
+            (copy, None) => copy,
         }
     }
 
-    /// The words for a refusal for want of evidence names: which files'
-    /// evidence has none free; `None` when there is no such refusal.
+    /// The words for a refusal for want of evidence names (which files'
+    /// evidence has none free); `None` when there is no such refusal.
     fn to_make_room(&self) -> Option<String> {
         let mut files: Vec<String> = Vec::new();
         for a in self.actions.iter().filter(|a| a.is_names_exhausted()) {
@@ -355,8 +356,8 @@ impl ShardPlan {
         }
         (!files.is_empty()).then(|| {
             format!(
-                "move some evidence (`*.cut-*` files and their `.json` notes) out of the shard's folder: every name the evidence of {} \
-                 could be kept under is taken, and recovery never replaces evidence; then run recover again",
+                "some evidence (`*.cut-*` files and their `.json` notes) is moved out of the shard's folder: every name the \
+                 evidence of {} could be kept under is taken, and recovery never replaces evidence",
                 and_list(&files)
             )
         })
@@ -1162,7 +1163,8 @@ mod tests {
             // The torn tail stays, and the remedy is room for evidence, never a replica's copy.
             assert_eq!(p.remaining_findings, vec![remaining("00000000000000000001.log", &torn)]);
             let said = p.to_succeed().unwrap();
-            assert!(said.starts_with("move some evidence") && !said.contains("replica"), "{said}");
+            assert!(said.starts_with("recover refuses until some evidence") && !said.contains("replica"), "{said}");
+            assert!(said.ends_with("recovery never replaces evidence; then run recover again"), "{said}");
             // One name free again: the cut, under that name.
             let mut one_free = facts.clone();
             one_free.evidence_present.pop();

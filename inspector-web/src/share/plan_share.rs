@@ -5,7 +5,7 @@
 
 use felix_codec::doc::report::is_finding_kind;
 use felix_codec::format::file_name::{classify, EntryName};
-use felix_codec::shard::recovery::{Action, Plan, ShardPlan, PLAN_VERSION};
+use felix_codec::shard::recovery::{Action, Plan, ShardPlan, EVIDENCE_NAMES_EXHAUSTED, PLAN_VERSION};
 use felix_codec::verdict::repair::OPT_IN_FLAG;
 
 use super::open_error::{parse, Document, OpenError, Origin, Refusal};
@@ -132,6 +132,21 @@ fn check_action(at: &str, a: &Action) -> Result<(), Refusal> {
             }
             (file, reason, Some(evidence), Some(kind))
         }
+        Action::Refuse { file, reason, kind, allowed_by, .. } if kind == EVIDENCE_NAMES_EXHAUSTED => {
+            // No flag lifts it: only moving evidence out of the folder does.
+            if allowed_by.is_some() {
+                return Err(Refusal::field(
+                    format!("{at}.allowed_by"),
+                    format!("is given for {EVIDENCE_NAMES_EXHAUSTED}, which no flag lifts"),
+                ));
+            }
+            // Its file is one whose bytes would move to evidence: a segment
+            // (a cut, an unfinished one) or an orphaned index, by its name.
+            if !matches!(classify(file), EntryName::Segment(_) | EntryName::Index(_)) {
+                return Err(not_a_name(at, file, "a segment's or an index's name (recovery keeps evidence only of those)"));
+            }
+            (file, reason, None, None)
+        }
         Action::Refuse { file, reason, kind, allowed_by, .. } => {
             // The one flag there is: any other text would be drawn as the
             // command's next step ("then run recover again with …").
@@ -142,11 +157,7 @@ fn check_action(at: &str, a: &Action) -> Result<(), Refusal> {
             // A refusal is of a segment, by its name (the words to succeed name
             // it, with code in backticks drawn as code: "a`rm -rf /`b.log").
             if !matches!(classify(file), EntryName::Segment(_)) {
-                let shown: String = file.chars().take(40).collect();
-                return Err(Refusal::field(
-                    format!("{at}.file"),
-                    format!("is {}, not a segment's name (recovery refuses only segments)", quote(&shown)),
-                ));
+                return Err(not_a_name(at, file, "a segment's name (recovery refuses only segments)"));
             }
             (file, reason, None, Some(kind))
         }
@@ -161,6 +172,12 @@ fn check_action(at: &str, a: &Action) -> Result<(), Refusal> {
         return Err(Refusal::field(format!("{at}.kind"), format!("{} is not a kind of damage this build knows", quote(&shown))));
     }
     Ok(())
+}
+
+/// A refusal's `file` that is not `what`, shown cut to 40 characters.
+fn not_a_name(at: &str, file: &str, what: &str) -> Refusal {
+    let shown: String = file.chars().take(40).collect();
+    Refusal::field(format!("{at}.file"), format!("is {}, not {what}", quote(&shown)))
 }
 
 #[cfg(test)]
@@ -239,5 +256,60 @@ mod tests {
         let mut v = serde_json::to_value(sample_plan()).unwrap();
         v["shards"][0]["actions"] = 7.into();
         assert_eq!(said(v), "\u{2068}p.json\u{2069} is not a recovery plan: field `shards[0].actions` should be a list, not the number 7");
+    }
+
+    /// Every name the sample's cut could keep its bytes under is taken: the
+    /// codec's plan refuses (`evidence-names-exhausted`, no cut), the page's
+    /// JSON of it reopens as itself, and its words say to move evidence, not
+    /// to copy from a replica. A forged one with a flag, or naming a file no
+    /// evidence is kept of, is refused by its field.
+    #[test]
+    fn a_refusal_for_want_of_evidence_names_reopens_and_a_forged_one_is_refused() {
+        let mut files = sample::files();
+        let dir = files[0].0.rsplit_once('/').unwrap().0.to_string();
+        let cut = sample_plan().shards[0].actions.iter().find(|a| matches!(a, Action::Cut { .. })).cloned().unwrap();
+        let Action::Cut { file, position, evidence, .. } = &cut else { unreachable!() };
+        files.push((format!("{dir}/{evidence}"), b"kept".to_vec()));
+        files.extend((2..=10_000).map(|k| (format!("{dir}/{evidence}-{k}"), b"kept".to_vec())));
+        let plan = plans(vec![plan_in_memory(&dir, &files)]);
+        let shard = &plan.shards[0];
+        let refusals: Vec<&Action> = shard.actions.iter().filter(|a| a.is_names_exhausted()).collect();
+        assert_eq!(refusals.len(), 1, "{:?}", shard.actions);
+        let Action::Refuse { file: refused, position: at, allowed_by: None, reason, .. } = refusals[0] else { panic!("{refusals:?}") };
+        assert_eq!((refused, at), (file, position));
+        assert!(reason.contains(&format!("{evidence} and its 9999 numbered variants")), "{reason}");
+        assert!(shard.refused() && !shard.actions.iter().any(|a| matches!(a, Action::Cut { .. })));
+        let said = shard.to_succeed().unwrap();
+        // The sample refuses for damage too: both remedies, the copy first.
+        let room = format!("it also refuses until some evidence (`*.cut-*` files and their `.json` notes) is moved out of the shard's folder: every name the evidence of {file} could be kept under is taken");
+        assert!(said.starts_with("recover refuses until 00000000000000000001.log") && said.contains(&room), "{said}");
+        assert_eq!(from_json(to_json(&plan).as_bytes(), Origin::Pasted).unwrap(), plan);
+
+        let said = |v: &serde_json::Value| from_json(v.to_string().as_bytes(), Origin::Pasted).map(drop).map_err(|e| e.to_string());
+        let v = serde_json::to_value(&plan).unwrap();
+        let at = shard.actions.iter().position(Action::is_names_exhausted).unwrap();
+        let mut forged = v.clone();
+        forged["shards"][0]["actions"][at]["allowed_by"] = OPT_IN_FLAG.into();
+        assert!(
+            said(&forged).unwrap_err().ends_with(&format!(
+                "shards[0].actions[{at}].allowed_by is given for evidence-names-exhausted, which no flag lifts"
+            )),
+            "{forged}"
+        );
+        let mut forged = v.clone();
+        forged["shards"][0]["actions"][at]["file"] = "a`rm -rf /`b".into();
+        assert!(said(&forged).unwrap_err().ends_with(
+            "is \u{2068}a`rm -rf /`b\u{2069}, not a segment's or an index's name (recovery keeps evidence only of those)"
+        ));
+        // An orphaned index's refusal names the index; a refusal for damage may not.
+        let mut index = v.clone();
+        index["shards"][0]["actions"][at]["file"] = "00000000000000000001.index".into();
+        assert_eq!(said(&index), Ok(()));
+        index["shards"][0]["actions"][at]["kind"] = "RecordChecksum".into();
+        assert!(said(&index).unwrap_err().contains("not a segment's name (recovery refuses only segments)"));
+        // Nor is the refusal's kind a kind of damage a finding may carry.
+        let mut finding = v;
+        finding["shards"][0]["remaining_findings"][0]["kind"] = "evidence-names-exhausted".into();
+        assert!(said(&finding).unwrap_err().contains("is not a kind of damage this build knows"));
     }
 }
