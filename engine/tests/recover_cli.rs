@@ -575,7 +575,10 @@ fn a_cut_with_every_evidence_name_taken_is_refused_alike_by_the_dry_run_and_the_
         assert_eq!(refused.len(), 1, "{ran}");
         assert!(actions(&ran["shards"][0], "cut").is_empty(), "{ran}");
         let (kind, at, reason) = (&refused[0]["kind"], &refused[0]["position"], refused[0]["reason"].as_str().unwrap());
-        assert_eq!((kind.as_str(), at.as_u64(), refused[0]["file"].as_str()), (Some("evidence-names-exhausted"), Some(position), file.file_name().unwrap().to_str()));
+        assert_eq!(
+            (kind.as_str(), at.as_u64(), refused[0]["file"].as_str()),
+            (Some("evidence-names-exhausted"), Some(position), file.file_name().unwrap().to_str())
+        );
         assert!(reason.contains(&format!("{planned} and its 9999 numbered variants")), "{reason}");
 
         // In words: the same refusal, naming the segment and the evidence name; the run says it changed nothing.

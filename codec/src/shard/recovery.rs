@@ -1157,7 +1157,10 @@ mod tests {
             assert_eq!(names(&p), ["remove-temporary", "refuse"], "notes only: {notes}");
             assert!(p.refused() && p.actions[1].is_names_exhausted());
             let Action::Refuse { file, position, kind, reason, allowed_by } = &p.actions[1] else { panic!() };
-            assert_eq!((file.as_str(), *position, kind.as_str(), allowed_by), ("00000000000000000001.log", 100, EVIDENCE_NAMES_EXHAUSTED, &None));
+            assert_eq!(
+                (file.as_str(), *position, kind.as_str(), allowed_by),
+                ("00000000000000000001.log", 100, EVIDENCE_NAMES_EXHAUSTED, &None)
+            );
             assert!(reason.contains("00000000000000000001.log.cut-100 and its 9999 numbered variants"), "{reason}");
             assert!(reason.contains("move some evidence out of the shard's folder"), "{reason}");
             // The torn tail stays, and the remedy is room for evidence, never a replica's copy.

@@ -291,16 +291,16 @@ mod tests {
         let mut forged = v.clone();
         forged["shards"][0]["actions"][at]["allowed_by"] = OPT_IN_FLAG.into();
         assert!(
-            said(&forged).unwrap_err().ends_with(&format!(
-                "shards[0].actions[{at}].allowed_by is given for evidence-names-exhausted, which no flag lifts"
-            )),
+            said(&forged)
+                .unwrap_err()
+                .ends_with(&format!("shards[0].actions[{at}].allowed_by is given for evidence-names-exhausted, which no flag lifts")),
             "{forged}"
         );
         let mut forged = v.clone();
         forged["shards"][0]["actions"][at]["file"] = "a`rm -rf /`b".into();
-        assert!(said(&forged).unwrap_err().ends_with(
-            "is \u{2068}a`rm -rf /`b\u{2069}, not a segment's or an index's name (recovery keeps evidence only of those)"
-        ));
+        assert!(said(&forged)
+            .unwrap_err()
+            .ends_with("is \u{2068}a`rm -rf /`b\u{2069}, not a segment's or an index's name (recovery keeps evidence only of those)"));
         // An orphaned index's refusal names the index; a refusal for damage may not.
         let mut index = v.clone();
         index["shards"][0]["actions"][at]["file"] = "00000000000000000001.index".into();
