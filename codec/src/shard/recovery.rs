@@ -18,8 +18,8 @@
 //!
 //! A shard with any `refuse` is not changed at all: the plan still lists
 //! every other action, but the executor runs none of them. The engine checks
-//! each evidence name again as it keeps the bytes (a name taken since the
-//! plan was made stops the run with the same words).
+//! each evidence name again as it keeps the bytes: a name taken since the
+//! plan was made stops the run there, with an error naming the evidence.
 //!
 //! # Example
 //!
