@@ -593,6 +593,11 @@ fn a_cut_with_every_evidence_name_taken_is_refused_alike_by_the_dry_run_and_the_
         let io: std::sync::Arc<dyn felix_engine::Io> = std::sync::Arc::new(felix_engine::OsIo::default());
         let e = felix_engine::Shard::open_dir(io, dir, felix_engine::Config::default()).map(drop).unwrap_err();
         assert_eq!(e.to_string(), format!("{}: recover failed: {reason}", file.display()));
+        // A reader is told why: the damage its reads stop at, and the plan's words.
+        let io: std::sync::Arc<dyn felix_engine::Io> = std::sync::Arc::new(felix_engine::OsIo::default());
+        let (_, recovery) = felix_engine::Shard::open_read_only(io, dir, felix_engine::Config::default()).unwrap();
+        let told = recovery.warnings.iter().find(|w| w.starts_with("recovery refuses this shard")).unwrap();
+        assert!(told.contains(&format!("{}: {reason}", file.file_name().unwrap().to_str().unwrap())), "{told}");
         assert!(every_file(dir) == before, "nothing cut, kept, or removed");
     }
 }

@@ -117,12 +117,7 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
     }
     let (mut segments, unreadable) = if refused { readable_despite_damage(dir, checked) } else { (usable(checked), None) };
     if let Some((path, f)) = &unreadable {
-        warnings.push(format!(
-            "recovery refuses this shard ({} at byte {} of {}): reads return every intact record before the damage, then stop there with it",
-            f.kind.name(),
-            f.position(),
-            path.display()
-        ));
+        warnings.push(refused_warning(&plan, path, f));
     }
     let evidence = if mode == Mode::Write { execute_with_indexes(dir, &plan, &mut segments)? } else { in_memory(&mut segments) };
     if writer_live {
@@ -353,6 +348,19 @@ fn readable_despite_damage(dir: &ShardDir, checked: Vec<Checked>) -> (Vec<Segmen
         return (segments, Some((dir.log(id), f)));
     }
     (segments, None)
+}
+
+/// What a reader is told of a shard recovery refuses: the damage reads stop
+/// at — and, when the only refusals are for want of evidence names (damage a
+/// writer's open would cut, had its evidence a name), the plan's words too.
+fn refused_warning(plan: &ShardPlan, path: &std::path::Path, f: &Finding) -> String {
+    let damage = format!("{} at byte {} of {}", f.kind.name(), f.position(), path.display());
+    let refusals = || plan.actions.iter().filter(|a| matches!(a, Action::Refuse { .. }));
+    let why = match refusals().find(|a| a.is_names_exhausted()) {
+        Some(Action::Refuse { file, reason, .. }) if refusals().all(Action::is_names_exhausted) => format!("{damage}; {file}: {reason}"),
+        _ => damage,
+    };
+    format!("recovery refuses this shard ({why}): reads return every intact record before the damage, then stop there with it")
 }
 
 /// The error for a refused plan: its first refusal, with the finding's full
