@@ -25,7 +25,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use felix_codec::format::epochs::Epoch;
-use felix_codec::format::file_name::{classify, index_file_name, segment_file_name, EntryName, EPOCHS_FILE_NAME, LOCK_FILE_NAME};
+use felix_codec::format::file_name::{
+    classify, evidence_name, index_file_name, segment_file_name, EntryName, EPOCHS_FILE_NAME, LOCK_FILE_NAME, MAX_EVIDENCE_ATTEMPTS,
+};
 use felix_codec::format::record::RECORD_HEADER_LEN;
 use felix_codec::format::segment_header::{SegmentHeader, SEGMENT_HEADER_LEN};
 use felix_codec::read::reader::SegmentReader;
@@ -180,7 +182,9 @@ enum Step {
         /// 1: the newest segment's last record torn first (a crash the
         /// operator recovers before the broker starts); 2: that, and the
         /// name the cut's evidence would take already taken by older
-        /// evidence (the plan must name, and the run write, the next one).
+        /// evidence (the plan must name, and the run write, the next one);
+        /// 3: every name it could take taken (both runs refuse, changing
+        /// nothing, until the operator moves that evidence out).
         tear: u8,
     },
     DeleteLockThenSecondWriter,
@@ -332,6 +336,7 @@ fn schedule(seed: u64) -> Schedule {
     let mut stops = Rng(seed ^ 0xC105_E5EE_5700_9ED0);
     let mut rolls = Rng(seed ^ 0x0AB4_D0BE_D5E6_0001);
     let mut tears = Rng(seed ^ 0x007E_A20F_E71D_E9CE);
+    let mut exhausts = Rng(seed ^ 0x0E71_DE2C_E5E7_0003);
     for s in &mut steps {
         if let Step::Reboot { stop_first } = s {
             *stop_first = stops.below(3) == 0;
@@ -341,6 +346,9 @@ fn schedule(seed: u64) -> Schedule {
         }
         if let Step::RecoverTool { tear, .. } = s {
             *tear = u8::try_from(tears.below(3)).unwrap();
+            if *tear == 2 && exhausts.below(8) == 0 {
+                *tear = 3;
+            }
         }
     }
     let places = (0..steps.len()).collect();
@@ -1156,9 +1164,8 @@ impl World {
         }
         self.stop();
         let dir = shard_dir();
-        if tear > 0 {
-            self.tear_newest_record(tear == 2);
-        }
+        let planted = if tear > 0 { self.tear_newest_record(tear) } else { Vec::new() };
+        let exhausted_names = !planted.is_empty();
         let before = self.io.files_in(&dir);
         if let Some(n) = read_fault {
             self.io.fail_read_at(n);
@@ -1186,6 +1193,13 @@ impl World {
                 }
             }
             (Ok(d), Some(Ok(o))) => {
+                let exhausted = |p: &ShardPlan| p.refused() && p.actions.iter().any(Action::is_names_exhausted);
+                if exhausted_names && !(exhausted(&d.plan) && exhausted(&o.plan)) {
+                    violation(
+                        "evidence-names-exhausted",
+                        format!("every evidence name was taken; the dry run planned {:?}", d.plan.actions),
+                    );
+                }
                 if o.plan.refused() != d.plan.refused() || o.plan.actions.len() != d.plan.actions.len() {
                     violation("one-verdict", format!("dry run planned {:?}; the real run {:?}", d.plan.actions, o.plan.actions));
                 }
@@ -1208,34 +1222,67 @@ impl World {
             }
             (Ok(_), None) => unreachable!("a dry run that succeeded is followed by the real run"),
         }
+        if tear == 3 {
+            self.move_evidence_out(planted);
+        }
         self.reopen(None);
     }
 
+    /// After a recover that found every evidence name of the cut taken: the
+    /// operator moves that evidence out of the folder, as the refusal says;
+    /// the reopen then cuts.
+    fn move_evidence_out(&mut self, planted: Vec<PathBuf>) {
+        for path in planted {
+            self.io.remove_raw(&path);
+            self.evidence.remove(&path);
+        }
+    }
+
     /// Tears the newest segment's last record (a few bytes off its end), as
-    /// a crash leaves it, the writer stopped; with `evidence_taken`, first
-    /// plants older evidence under the name the cut's would take, learned
-    /// from a dry run.
-    fn tear_newest_record(&mut self, evidence_taken: bool) {
-        let Some(id) = self.newest_id() else { return };
+    /// a crash leaves it, the writer stopped; with `tear` 2, first plants
+    /// older evidence under the name the cut's would take, learned from a
+    /// dry run; with 3, under every name it could take (returned: the
+    /// operator's to move out).
+    fn tear_newest_record(&mut self, tear: u8) -> Vec<PathBuf> {
+        let Some(id) = self.newest_id() else { return Vec::new() };
         let path = shard_dir().join(segment_file_name(id));
-        let Some(bytes) = self.io.contents(&path) else { return };
+        let Some(bytes) = self.io.contents(&path) else { return Vec::new() };
         let len = bytes.len() as u64;
         if len <= (SEGMENT_HEADER_LEN + RECORD_HEADER_LEN) as u64 {
-            return;
+            return Vec::new();
         }
         let position = len - 1 - (self.clock_micros % 5).min(len - SEGMENT_HEADER_LEN as u64 - 1);
         self.io.put(&path, &bytes[..usize::try_from(position).unwrap()]);
         self.forget_from(&bytes, position);
-        if !evidence_taken {
-            return;
+        if tear < 2 {
+            return Vec::new();
         }
         let options = RepairOptions { repair_checksum_tail: self.config.repair_checksum_tail };
-        let Ok(dry) = felix_engine::tools::recover::plan(self.dyn_io(), &shard_dir(), options) else { return };
-        for name in evidence_names(&dry.plan).into_iter().flatten() {
+        let Ok(dry) = felix_engine::tools::recover::plan(self.dyn_io(), &shard_dir(), options) else { return Vec::new() };
+        let names: Vec<String> = if tear == 3 {
+            let cut = dry.plan.actions.iter().find_map(|a| match a {
+                Action::Cut { file, position, .. } if *file == segment_file_name(id) => Some(*position),
+                _ => None,
+            });
+            cut.map_or_else(Vec::new, |at| (1..=MAX_EVIDENCE_ATTEMPTS).map(|k| evidence_name(id, at, k)).collect())
+        } else {
+            evidence_names(&dry.plan).into_iter().flatten().collect()
+        };
+        let mut planted = Vec::new();
+        for name in names {
             let older = shard_dir().join(name);
+            if self.io.contents(&older).is_some() {
+                continue; // the shard's own evidence: never replaced, not the operator's to move
+            }
             let kept = format!("older evidence, planted at {}", self.clock_micros).into_bytes();
             self.io.put(&older, &kept);
-            self.evidence.insert(older, kept);
+            self.evidence.insert(older.clone(), kept);
+            planted.push(older);
+        }
+        if tear == 2 {
+            Vec::new()
+        } else {
+            planted
         }
     }
 
