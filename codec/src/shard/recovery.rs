@@ -745,9 +745,11 @@ fn kept_by_refusal(facts: &ShardFacts, actions: &[Action], cut_segments: &[u64])
     for action in actions {
         // An orphan removed, or refused for want of an evidence name (a
         // segment refused so keeps its findings as the plan is drawn).
+        // The index of an unfinished newest segment was kept above already.
         let orphan = matches!(action, Action::RemoveOrphanIndex { .. })
             || (action.is_names_exhausted() && facts.index_files.iter().any(|ix| ix.file == action.file()));
-        if orphan {
+        let kept_above = facts.indexes.iter().any(|ix| index_file_name(ix.segment_id) == action.file());
+        if orphan && !kept_above {
             left.extend(facts.index_findings.iter().filter(|(f, _)| f == action.file()).map(|(f, x)| remaining(f, x)));
         }
     }
@@ -1253,5 +1255,32 @@ mod tests {
         assert!(said.starts_with("recover refuses until some evidence") && !said.contains("replica"), "{said}");
         assert!(said.ends_with(&format!("then run recover again with {OPT_IN_FLAG}")), "{said}");
         assert_eq!(p.remaining_findings, vec![remaining("00000000000000000001.log", &tail)], "each finding once");
+    }
+
+    /// An unfinished newest segment whose evidence has no free name, and its
+    /// damaged index (an orphan: it indexes nothing): the shard is refused,
+    /// and the index's finding remains — once, as `inspect` lists it.
+    #[test]
+    fn an_unfinished_segments_damaged_index_left_by_a_refusal_remains_once() {
+        let bad = finding(CorruptionKind::IndexMagic { found: [0; 4] }, 0, 4, Repair::Always);
+        let unfinished = SegmentFacts { unfinished: true, ..seg(2, true, vec![], 0, 17) };
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(1, false, vec![], 0, 200), unfinished],
+            indexes: vec![
+                IndexFacts { segment_id: 1, problem: None },
+                IndexFacts { segment_id: 2, problem: Some(IndexProblem::Finding(bad.clone())) },
+            ],
+            index_files: vec![
+                IndexFile { file: index_file_name(1), id: 1, size: 8 },
+                IndexFile { file: index_file_name(2), id: 2, size: 8 },
+            ],
+            index_findings: vec![(index_file_name(2), bad.clone())],
+            evidence_present: all_taken(|k| evidence_name(2, 0, k), false),
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert!(p.refused(), "{:?}", p.actions);
+        assert_eq!(p.remaining_findings, vec![remaining("00000000000000000002.index", &bad)]);
     }
 }
