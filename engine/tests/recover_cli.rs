@@ -642,3 +642,44 @@ fn a_whole_file_with_every_evidence_name_taken_is_refused_alike_and_a_reader_is_
         assert!(every_file(&shard) == before, "{file}: nothing removed, kept or replaced");
     }
 }
+
+/// The dry run refused for want of evidence names; the operator then moves
+/// one piece of evidence out and runs the reviewed plan: the run is bound to
+/// what was reviewed, so it refuses as a changed plan (nothing changed);
+/// without `--plan` it cuts under the freed name, and the shard is clean.
+#[test]
+fn a_run_bound_to_a_refusal_for_want_of_names_refuses_once_a_name_is_freed_and_a_plain_run_then_cuts() {
+    let (tmp, root) = demo_root();
+    let (_, dry) = plan(&["recover", root.to_str().unwrap(), "--dry-run", "--json"]);
+    let (file, position, _) = payments_cut(&dry);
+    let dir = file.parent().unwrap();
+    let d = dir.to_str().unwrap();
+    let first = format!("{}.cut-{position}", file.file_name().unwrap().to_str().unwrap());
+    std::fs::write(dir.join(&first), b"kept 1").unwrap();
+    for k in 2..=10_000 {
+        std::fs::write(dir.join(format!("{first}-{k}")), format!("kept {k}")).unwrap();
+    }
+    let reviewed = run(&["recover", d, "--dry-run", "--json"]);
+    assert_eq!(reviewed.status.code(), Some(1));
+    let p = tmp.path().join("plan.json");
+    std::fs::write(&p, &reviewed.stdout).unwrap();
+    std::fs::rename(dir.join(format!("{first}-10000")), tmp.path().join("moved-out")).unwrap();
+    let before = every_file(dir);
+
+    let o = run(&["recover", d, "--plan", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The refusal is listed last: the first action that differs is the cut now in its place.
+    let what = format!("the shard now needs cut {} at byte {position}", file.file_name().unwrap().to_str().unwrap());
+    assert!(
+        err.contains("the shard changed since the reviewed plan") && err.contains(&what) && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert!(every_file(dir) == before, "bound to the reviewed refusal, the run changed nothing");
+
+    let (code, ran) = plan(&["recover", d, "--json"]);
+    assert_eq!(code, Some(0), "{ran}");
+    assert_eq!(actions(&ran["shards"][0], "cut")[0]["evidence"].as_str(), Some(format!("{first}-10000").as_str()));
+    let (code, after) = plan(&["recover", d, "--dry-run", "--json"]);
+    assert_eq!((code, after["shards"][0]["actions"].as_array().map(Vec::len)), (Some(0), Some(0)), "{after}");
+}
