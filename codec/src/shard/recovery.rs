@@ -1283,4 +1283,34 @@ mod tests {
         assert!(p.refused(), "{:?}", p.actions);
         assert_eq!(p.remaining_findings, vec![remaining("00000000000000000002.index", &bad)]);
     }
+
+    /// Two pieces of evidence to keep, only one of them without a free name
+    /// (a torn tail whose cut has one, an orphaned index whose bytes have
+    /// none): the whole shard is refused, the cut is listed but not run, both
+    /// files' findings remain, and the words name only the index.
+    #[test]
+    fn one_piece_of_evidence_without_a_name_refuses_the_whole_shard() {
+        let torn = finding(CorruptionKind::Truncated { needed: 40, available: 9 }, 100, 109, Repair::Always);
+        let bad = finding(CorruptionKind::IndexMagic { found: [0; 4] }, 0, 4, Repair::Always);
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(1, true, vec![torn.clone()], 100, 109)],
+            indexes: vec![IndexFacts { segment_id: 1, problem: None }],
+            index_files: vec![
+                IndexFile { file: index_file_name(1), id: 1, size: 8 },
+                IndexFile { file: index_file_name(5), id: 5, size: 8 },
+            ],
+            index_findings: vec![(index_file_name(5), bad.clone())],
+            evidence_present: all_taken(|k| index_evidence_name(5, k), false),
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert_eq!(names(&p), ["cut", "rebuild-index", "refuse"]);
+        assert!(p.refused() && p.actions[2].is_names_exhausted() && p.actions[2].file() == "00000000000000000005.index");
+        let Action::Cut { evidence, .. } = &p.actions[0] else { panic!() };
+        assert_eq!(evidence, "00000000000000000001.log.cut-100", "the cut's own name is free");
+        assert_eq!(p.remaining_findings, vec![remaining("00000000000000000001.log", &torn), remaining("00000000000000000005.index", &bad)]);
+        let said = p.to_succeed().unwrap();
+        assert!(said.contains("the evidence of 00000000000000000005.index could") && !said.contains("00000000000000000001.log"), "{said}");
+    }
 }
