@@ -601,3 +601,85 @@ fn a_cut_with_every_evidence_name_taken_is_refused_alike_by_the_dry_run_and_the_
         assert!(every_file(dir) == before, "nothing cut, kept, or removed");
     }
 }
+
+/// A whole file whose evidence has no free name (hostile review 36): an
+/// orphaned index, or an unfinished newest segment. The dry run, the run and
+/// the broker's open refuse alike and change nothing, and a reader — whose
+/// reads meet no damage here — is still told, in the plan's words, why a
+/// writer's open fails.
+#[test]
+fn a_whole_file_with_every_evidence_name_taken_is_refused_alike_and_a_reader_is_told() {
+    use felix_codec::format::file_name::{evidence_name, index_evidence_name};
+    let orphan: (&str, fn(u32) -> String) = ("00000000000000000007.index", |k| index_evidence_name(7, k));
+    let unfinished: (&str, fn(u32) -> String) = ("00000000000000000001.log", |k| evidence_name(1, 0, k));
+    for (file, name_for) in [orphan, unfinished] {
+        let (_tmp, shard) = shard_with(&[], |s| s);
+        // An index that is no Felix index; a segment holding 10 of its header's 32 bytes.
+        let header = felix_codec::format::segment_header::SegmentHeader::new(10, 1_700_000_000_000_002).encode();
+        let bytes = if file.ends_with(".log") { header[..10].to_vec() } else { b"not an index".to_vec() };
+        std::fs::write(shard.join(file), bytes).unwrap();
+        for k in 1..=10_000 {
+            std::fs::write(shard.join(name_for(k)), format!("kept {k}")).unwrap();
+        }
+        let before = every_file(&shard);
+        let s = shard.to_str().unwrap();
+        let (dry_code, dry) = plan(&["recover", s, "--dry-run", "--json"]);
+        let (run_code, ran) = plan(&["recover", s, "--json"]);
+        assert_eq!((dry_code, run_code), (Some(1), Some(1)), "{file}: {ran}");
+        assert_eq!(dry["shards"], ran["shards"], "{file}: the dry run and the run agree");
+        let refused = actions(&ran["shards"][0], "refuse");
+        assert_eq!(refused.len(), 1, "{file}: {ran}");
+        let (kind, at, reason) = (&refused[0]["kind"], &refused[0]["position"], refused[0]["reason"].as_str().unwrap());
+        assert_eq!((kind.as_str(), at.as_u64(), refused[0]["file"].as_str()), (Some("evidence-names-exhausted"), Some(0), Some(file)));
+        assert!(reason.contains(&format!("{} and its 9999 numbered variants", name_for(1))), "{reason}");
+
+        let io: std::sync::Arc<dyn felix_engine::Io> = std::sync::Arc::new(felix_engine::OsIo::default());
+        let e = felix_engine::Shard::open_dir(io.clone(), &shard, felix_engine::Config::default()).map(drop).unwrap_err();
+        assert_eq!(e.to_string(), format!("{}: recover failed: {reason}", shard.join(file).display()));
+        let (_, recovery) = felix_engine::Shard::open_read_only(io, &shard, felix_engine::Config::default()).unwrap();
+        let told = recovery.warnings.iter().find(|w| w.starts_with("recovery refuses this shard"));
+        assert!(told.is_some_and(|w| w.contains(&format!("{file}: {reason}"))), "{file}: {:?}", recovery.warnings);
+        assert!(every_file(&shard) == before, "{file}: nothing removed, kept or replaced");
+    }
+}
+
+/// The dry run refused for want of evidence names; the operator then moves
+/// one piece of evidence out and runs the reviewed plan: the run is bound to
+/// what was reviewed, so it refuses as a changed plan (nothing changed);
+/// without `--plan` it cuts under the freed name, and the shard is clean.
+#[test]
+fn a_run_bound_to_a_refusal_for_want_of_names_refuses_once_a_name_is_freed_and_a_plain_run_then_cuts() {
+    let (tmp, root) = demo_root();
+    let (_, dry) = plan(&["recover", root.to_str().unwrap(), "--dry-run", "--json"]);
+    let (file, position, _) = payments_cut(&dry);
+    let dir = file.parent().unwrap();
+    let d = dir.to_str().unwrap();
+    let first = format!("{}.cut-{position}", file.file_name().unwrap().to_str().unwrap());
+    std::fs::write(dir.join(&first), b"kept 1").unwrap();
+    for k in 2..=10_000 {
+        std::fs::write(dir.join(format!("{first}-{k}")), format!("kept {k}")).unwrap();
+    }
+    let reviewed = run(&["recover", d, "--dry-run", "--json"]);
+    assert_eq!(reviewed.status.code(), Some(1));
+    let p = tmp.path().join("plan.json");
+    std::fs::write(&p, &reviewed.stdout).unwrap();
+    std::fs::rename(dir.join(format!("{first}-10000")), tmp.path().join("moved-out")).unwrap();
+    let before = every_file(dir);
+
+    let o = run(&["recover", d, "--plan", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The refusal is listed last: the first action that differs is the cut now in its place.
+    let what = format!("the shard now needs cut {} at byte {position}", file.file_name().unwrap().to_str().unwrap());
+    assert!(
+        err.contains("the shard changed since the reviewed plan") && err.contains(&what) && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert!(every_file(dir) == before, "bound to the reviewed refusal, the run changed nothing");
+
+    let (code, ran) = plan(&["recover", d, "--json"]);
+    assert_eq!(code, Some(0), "{ran}");
+    assert_eq!(actions(&ran["shards"][0], "cut")[0]["evidence"].as_str(), Some(format!("{first}-10000").as_str()));
+    let (code, after) = plan(&["recover", d, "--dry-run", "--json"]);
+    assert_eq!((code, after["shards"][0]["actions"].as_array().map(Vec::len)), (Some(0), Some(0)), "{after}");
+}

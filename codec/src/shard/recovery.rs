@@ -14,7 +14,7 @@
 //! | an index with a finding, a torn entry, entries missing, or no index at all | `rebuild-index` |
 //! | an index with no segment of its id, or beside an unfinished newest segment (an orphan: it indexes nothing) | `remove-orphan-index` (its bytes move to evidence `NNN.index.cut-0` first) |
 //! | an epochs finding                                           | nothing: the file reads as empty; the finding remains |
-//! | a cut, an unfinished segment's or an orphaned index's bytes whose evidence name and all its numbered variants (or their notes) are taken | `refuse` of kind [`EVIDENCE_NAMES_EXHAUSTED`] in place of that action, at the byte the evidence would start from (0 for a whole file); its file's findings remain |
+//! | a cut, an unfinished segment's or an orphaned index's bytes whose evidence name and all its numbered variants (or their notes) are taken | `refuse` of kind [`EVIDENCE_NAMES_EXHAUSTED`] in place of that action, at the byte the evidence would start from (0 for a whole file); its file's findings remain. Also beside a refusal that names the flag, when the flag's cut would have no free name: the flag alone would only refuse again |
 //!
 //! A shard with any `refuse` is not changed at all: the plan still lists
 //! every other action, but the executor runs none of them. The engine checks
@@ -340,7 +340,11 @@ impl ShardPlan {
     pub fn to_succeed(&self) -> Option<String> {
         match (self.to_replace(), self.to_make_room()) {
             (Some(copy), Some(room)) => Some(format!("{copy}; it also refuses until {room}")),
-            (None, Some(room)) => Some(format!("recover refuses until {room}; then run recover again")),
+            (None, Some(room)) => {
+                let flag = self.actions.iter().any(|a| matches!(a, Action::Refuse { allowed_by: Some(_), .. }));
+                let with = if flag { format!(" with {OPT_IN_FLAG}") } else { String::new() };
+                Some(format!("recover refuses until {room}; then run recover again{with}"))
+            }
             (copy, None) => copy,
         }
     }
@@ -679,6 +683,12 @@ impl Draft<'_> {
                 allowed_by,
             });
         }
+        // The flag's cut would need a free evidence name too: without one,
+        // the flag alone would only refuse again, so the plan says so.
+        let position = seg.clean_prefix_end;
+        if flag_lifts && first_free_evidence_name(|k| evidence_name(seg.id, position, k), self.taken).is_none() {
+            self.refusals.push(names_exhausted(&seg.file, position, &evidence_name(seg.id, position, 1)));
+        }
     }
 
     /// In place of removing or cutting `seg` from `position`: a refusal, as
@@ -735,9 +745,11 @@ fn kept_by_refusal(facts: &ShardFacts, actions: &[Action], cut_segments: &[u64])
     for action in actions {
         // An orphan removed, or refused for want of an evidence name (a
         // segment refused so keeps its findings as the plan is drawn).
+        // The index of an unfinished newest segment was kept above already.
         let orphan = matches!(action, Action::RemoveOrphanIndex { .. })
             || (action.is_names_exhausted() && facts.index_files.iter().any(|ix| ix.file == action.file()));
-        if orphan {
+        let kept_above = facts.indexes.iter().any(|ix| index_file_name(ix.segment_id) == action.file());
+        if orphan && !kept_above {
             left.extend(facts.index_findings.iter().filter(|(f, _)| f == action.file()).map(|(f, x)| remaining(f, x)));
         }
     }
@@ -1210,5 +1222,95 @@ mod tests {
         assert!(reason.contains("00000000000000000005.index.cut-0 and its 9999 numbered variants"), "{reason}");
         assert_eq!(p.remaining_findings, vec![remaining("00000000000000000005.index", &orphan_bad)], "the orphan's finding stays");
         assert!(p.to_succeed().unwrap().contains("00000000000000000002.log and 00000000000000000005.index"));
+    }
+
+    /// A rotten tail of the newest segment that `--repair-checksum-tail`
+    /// would cut, but whose cut has no free evidence name: the flag alone
+    /// does not make recovery succeed, so the plan must not say it does —
+    /// it refuses for the names too, and says to move evidence out (then
+    /// run with the flag); with the flag, it refuses for the names alone.
+    #[test]
+    fn an_opt_in_tail_whose_evidence_names_are_taken_is_not_promised_to_the_flag_alone() {
+        let tail = finding(CorruptionKind::RecordChecksum { stored: 1, computed: 2 }, 100, 140, Repair::OptIn);
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(1, true, vec![tail.clone()], 100, 140)],
+            evidence_present: all_taken(|k| evidence_name(1, 100, k), false),
+            ..ShardFacts::default()
+        };
+        let with_flag = plan_shard(&facts, RepairOptions { repair_checksum_tail: true });
+        assert_eq!(names(&with_flag), ["refuse"]);
+        assert!(with_flag.actions[0].is_names_exhausted());
+        let p = plan_shard(&facts, RepairOptions::default());
+        let kinds: Vec<(&str, Option<&str>)> = p
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Refuse { kind, allowed_by, .. } => Some((kind.as_str(), allowed_by.as_deref())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kinds, [("RecordChecksum", Some(OPT_IN_FLAG)), (EVIDENCE_NAMES_EXHAUSTED, None)]);
+        let said = p.to_succeed().expect("the flag alone would only refuse again");
+        assert!(said.starts_with("recover refuses until some evidence") && !said.contains("replica"), "{said}");
+        assert!(said.ends_with(&format!("then run recover again with {OPT_IN_FLAG}")), "{said}");
+        assert_eq!(p.remaining_findings, vec![remaining("00000000000000000001.log", &tail)], "each finding once");
+    }
+
+    /// An unfinished newest segment whose evidence has no free name, and its
+    /// damaged index (an orphan: it indexes nothing): the shard is refused,
+    /// and the index's finding remains — once, as `inspect` lists it.
+    #[test]
+    fn an_unfinished_segments_damaged_index_left_by_a_refusal_remains_once() {
+        let bad = finding(CorruptionKind::IndexMagic { found: [0; 4] }, 0, 4, Repair::Always);
+        let unfinished = SegmentFacts { unfinished: true, ..seg(2, true, vec![], 0, 17) };
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(1, false, vec![], 0, 200), unfinished],
+            indexes: vec![
+                IndexFacts { segment_id: 1, problem: None },
+                IndexFacts { segment_id: 2, problem: Some(IndexProblem::Finding(bad.clone())) },
+            ],
+            index_files: vec![
+                IndexFile { file: index_file_name(1), id: 1, size: 8 },
+                IndexFile { file: index_file_name(2), id: 2, size: 8 },
+            ],
+            index_findings: vec![(index_file_name(2), bad.clone())],
+            evidence_present: all_taken(|k| evidence_name(2, 0, k), false),
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert!(p.refused(), "{:?}", p.actions);
+        assert_eq!(p.remaining_findings, vec![remaining("00000000000000000002.index", &bad)]);
+    }
+
+    /// Two pieces of evidence to keep, only one of them without a free name
+    /// (a torn tail whose cut has one, an orphaned index whose bytes have
+    /// none): the whole shard is refused, the cut is listed but not run, both
+    /// files' findings remain, and the words name only the index.
+    #[test]
+    fn one_piece_of_evidence_without_a_name_refuses_the_whole_shard() {
+        let torn = finding(CorruptionKind::Truncated { needed: 40, available: 9 }, 100, 109, Repair::Always);
+        let bad = finding(CorruptionKind::IndexMagic { found: [0; 4] }, 0, 4, Repair::Always);
+        let facts = ShardFacts {
+            path: "s".into(),
+            segments: vec![seg(1, true, vec![torn.clone()], 100, 109)],
+            indexes: vec![IndexFacts { segment_id: 1, problem: None }],
+            index_files: vec![
+                IndexFile { file: index_file_name(1), id: 1, size: 8 },
+                IndexFile { file: index_file_name(5), id: 5, size: 8 },
+            ],
+            index_findings: vec![(index_file_name(5), bad.clone())],
+            evidence_present: all_taken(|k| index_evidence_name(5, k), false),
+            ..ShardFacts::default()
+        };
+        let p = plan_shard(&facts, RepairOptions::default());
+        assert_eq!(names(&p), ["cut", "rebuild-index", "refuse"]);
+        assert!(p.refused() && p.actions[2].is_names_exhausted() && p.actions[2].file() == "00000000000000000005.index");
+        let Action::Cut { evidence, .. } = &p.actions[0] else { panic!() };
+        assert_eq!(evidence, "00000000000000000001.log.cut-100", "the cut's own name is free");
+        assert_eq!(p.remaining_findings, vec![remaining("00000000000000000001.log", &torn), remaining("00000000000000000005.index", &bad)]);
+        let said = p.to_succeed().unwrap();
+        assert!(said.contains("the evidence of 00000000000000000005.index could") && !said.contains("00000000000000000001.log"), "{said}");
     }
 }

@@ -116,8 +116,8 @@ pub(crate) fn recover(dir: &ShardDir, config: &Config, mode: Mode) -> Result<Rec
         return Err(refusal(dir, &plan, &facts));
     }
     let (mut segments, unreadable) = if refused { readable_despite_damage(dir, checked) } else { (usable(checked), None) };
-    if let Some((path, f)) = &unreadable {
-        warnings.push(refused_warning(&plan, path, f));
+    if refused {
+        warnings.extend(refused_warning(&plan, unreadable.as_ref()));
     }
     let evidence = if mode == Mode::Write { execute_with_indexes(dir, &plan, &mut segments)? } else { in_memory(&mut segments) };
     if writer_live {
@@ -352,16 +352,27 @@ fn readable_despite_damage(dir: &ShardDir, checked: Vec<Checked>) -> (Vec<Segmen
 
 /// What a reader is told of a shard recovery refuses: the damage reads stop
 /// at — and, when the only refusals are for want of evidence names (damage a
-/// writer's open would cut, had its evidence a name), the plan's words too.
-fn refused_warning(plan: &ShardPlan, path: &std::path::Path, f: &Finding) -> String {
-    let damage = format!("{} at byte {} of {}", f.kind.name(), f.position(), path.display());
+/// writer's open would cut, had its evidence a name; or a whole file it would
+/// remove, which reads never meet), the plan's words too. `None` only for a
+/// refusal with neither.
+fn refused_warning(plan: &ShardPlan, unreadable: Option<&(std::path::PathBuf, Finding)>) -> Option<String> {
+    let damage = unreadable.map(|(path, f)| format!("{} at byte {} of {}", f.kind.name(), f.position(), path.display()));
     let refusals = || plan.actions.iter().filter(|a| matches!(a, Action::Refuse { .. }));
-    let why = match refusals().find(|a| a.is_names_exhausted()) {
-        Some(Action::Refuse { file, reason, .. }) if refusals().all(Action::is_names_exhausted) => format!("{damage}; {file}: {reason}"),
-        _ => damage,
+    let names = match refusals().find(|a| a.is_names_exhausted()) {
+        Some(Action::Refuse { file, reason, .. }) if refusals().all(Action::is_names_exhausted) => Some(format!("{file}: {reason}")),
+        _ => None,
     };
-    format!("recovery refuses this shard ({why}): reads return every intact record before the damage, then stop there with it")
+    let (why, reads) = match (damage, names) {
+        (Some(damage), Some(names)) => (format!("{damage}; {names}"), STOP_AT_DAMAGE),
+        (Some(damage), None) => (damage, STOP_AT_DAMAGE),
+        (None, Some(names)) => (names, "a writer's open fails until then; reads meet no damage"),
+        (None, None) => return None,
+    };
+    Some(format!("recovery refuses this shard ({why}): {reads}"))
 }
+
+/// What a reader's reads do in a refused shard with damage.
+const STOP_AT_DAMAGE: &str = "reads return every intact record before the damage, then stop there with it";
 
 /// The error for a refused plan: its first refusal, with the finding's full
 /// site — or, for evidence with no free name (not damage), the plan's words,

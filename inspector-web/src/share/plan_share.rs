@@ -132,7 +132,7 @@ fn check_action(at: &str, a: &Action) -> Result<(), Refusal> {
             }
             (file, reason, Some(evidence), Some(kind))
         }
-        Action::Refuse { file, reason, kind, allowed_by, .. } if kind == EVIDENCE_NAMES_EXHAUSTED => {
+        Action::Refuse { file, reason, kind, allowed_by, position } if kind == EVIDENCE_NAMES_EXHAUSTED => {
             // No flag lifts it: only moving evidence out of the folder does.
             if allowed_by.is_some() {
                 return Err(Refusal::field(
@@ -142,8 +142,17 @@ fn check_action(at: &str, a: &Action) -> Result<(), Refusal> {
             }
             // Its file is one whose bytes would move to evidence: a segment
             // (a cut, an unfinished one) or an orphaned index, by its name.
-            if !matches!(classify(file), EntryName::Segment(_) | EntryName::Index(_)) {
-                return Err(not_a_name(at, file, "a segment's or an index's name (recovery keeps evidence only of those)"));
+            match classify(file) {
+                EntryName::Segment(_) => {}
+                // An index's bytes are kept whole: its evidence starts at byte 0.
+                EntryName::Index(_) if *position == 0 => {}
+                EntryName::Index(_) => {
+                    return Err(Refusal::field(
+                        format!("{at}.position"),
+                        format!("is {position}; an index's evidence is kept whole, from byte 0"),
+                    ));
+                }
+                _ => return Err(not_a_name(at, file, "a segment's or an index's name (recovery keeps evidence only of those)")),
             }
             (file, reason, None, None)
         }
@@ -304,6 +313,11 @@ mod tests {
         // An orphaned index's refusal names the index; a refusal for damage may not.
         let mut index = v.clone();
         index["shards"][0]["actions"][at]["file"] = "00000000000000000001.index".into();
+        // Not past byte 0: an index is kept whole (hostile review 36: a forged byte was shown).
+        assert!(said(&index)
+            .unwrap_err()
+            .ends_with(&format!("shards[0].actions[{at}].position is {position}; an index's evidence is kept whole, from byte 0")));
+        index["shards"][0]["actions"][at]["position"] = 0.into();
         assert_eq!(said(&index), Ok(()));
         index["shards"][0]["actions"][at]["kind"] = "RecordChecksum".into();
         assert!(said(&index).unwrap_err().contains("not a segment's name (recovery refuses only segments)"));
