@@ -12,7 +12,7 @@
 use std::fmt;
 
 use felix_codec::doc::report::{is_finding_kind, is_hex_digest, status_of, FileReport, FindingReport, Report, REPORT_VERSION};
-use felix_codec::format::file_name::FileKind;
+use felix_codec::format::file_name::{FileKind, MAX_EVIDENCE_ATTEMPTS};
 use felix_codec::read::scan::{MAX_FINDINGS_PER_FILE, MAX_NOTES_PER_FILE};
 use serde::{Deserialize, Serialize};
 
@@ -21,8 +21,12 @@ use crate::ui::message::quote;
 
 /// Largest JSON report the page opens from a file or a paste: 64 MiB.
 pub const MAX_JSON_BYTES: u64 = 64 << 20;
-/// Most files a report may list.
-pub const MAX_FILES: usize = 10_000;
+/// Most files a report may list: enough for a shard folder in which every
+/// name one piece of evidence could take, and each name's note, is taken —
+/// the folder recovery refuses until the operator moves evidence out, and
+/// the one whose report an operator most needs to share — with 10,000
+/// files to spare.
+pub const MAX_FILES: usize = 2 * MAX_EVIDENCE_ATTEMPTS as usize + 10_000;
 /// Most findings across all files of a report opened from a file or a paste.
 pub const MAX_FINDINGS: usize = 200_000;
 /// Longest path, shard name or build text, in bytes.
@@ -657,6 +661,24 @@ mod tests {
         other.path = other.path.replacen("orders", "payments", 1);
         r.files.push(other);
         assert_eq!(validate(&r, FILE_LIMITS), Ok(()));
+    }
+
+    #[test]
+    fn a_report_of_a_folder_whose_every_evidence_name_and_note_is_taken_opens() {
+        let mut r = sample_report();
+        let template = r.files[2].clone();
+        let dir = template.path.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+        for k in 1..=MAX_EVIDENCE_ATTEMPTS {
+            let name = felix_codec::format::file_name::evidence_name(7, 32, k);
+            for path in [format!("{dir}/{name}"), format!("{dir}/{}", felix_codec::format::file_name::evidence_note_name(&name))] {
+                let mut f = template.clone();
+                f.path = path;
+                r.files.push(f);
+            }
+        }
+        assert!(r.files.len() > 2 * MAX_EVIDENCE_ATTEMPTS as usize);
+        let json = serde_json::to_vec(&r).unwrap();
+        assert_eq!(from_json(&json, Source::Pasted).map(|o| o.report.files.len()), Ok(r.files.len()));
     }
 
     #[test]
