@@ -183,8 +183,9 @@ enum Step {
         /// operator recovers before the broker starts); 2: that, and the
         /// name the cut's evidence would take already taken by older
         /// evidence (the plan must name, and the run write, the next one);
-        /// 3: every name it could take taken (both runs refuse, changing
-        /// nothing, until the operator moves that evidence out).
+        /// 3 (one in 64 of the 2s: each plants 10,000 files): every name
+        /// it could take taken (both runs refuse, changing nothing, until
+        /// the operator moves that evidence out).
         tear: u8,
     },
     DeleteLockThenSecondWriter,
@@ -346,7 +347,7 @@ fn schedule(seed: u64) -> Schedule {
         }
         if let Step::RecoverTool { tear, .. } = s {
             *tear = u8::try_from(tears.below(3)).unwrap();
-            if *tear == 2 && exhausts.below(8) == 0 {
+            if *tear == 2 && exhausts.below(64) == 0 {
                 *tear = 3;
             }
         }
