@@ -352,12 +352,7 @@ impl ShardPlan {
     /// The words for a refusal for want of evidence names (which files'
     /// evidence has none free); `None` when there is no such refusal.
     fn to_make_room(&self) -> Option<String> {
-        let mut files: Vec<String> = Vec::new();
-        for a in self.actions.iter().filter(|a| a.is_names_exhausted()) {
-            if !files.iter().any(|f| f == a.file()) {
-                files.push(a.file().into());
-            }
-        }
+        let files: Vec<String> = self.refused_files(true).into_iter().map(String::from).collect();
         (!files.is_empty()).then(|| {
             format!(
                 "some evidence (`*.cut-*` files and their `.json` notes) is moved out of the shard's folder: every name the \
@@ -367,17 +362,24 @@ impl ShardPlan {
         })
     }
 
-    /// [`Self::to_succeed`]'s words for damage no flag allows it to cut.
-    fn to_replace(&self) -> Option<String> {
+    /// The files refused with no flag to lift it — for want of evidence
+    /// names (`names_exhausted`), or for damage — each once, in the plan's
+    /// order (one refusal per finding, so a file may be refused many times).
+    fn refused_files(&self, names_exhausted: bool) -> Vec<&str> {
         let mut files: Vec<&str> = Vec::new();
-        for a in self.actions.iter().filter(|a| !a.is_names_exhausted()) {
-            // One refusal per finding: each file once, in the plan's order.
+        for a in self.actions.iter().filter(|a| a.is_names_exhausted() == names_exhausted) {
             if let Action::Refuse { file, allowed_by: None, .. } = a {
                 if !files.contains(&file.as_str()) {
                     files.push(file);
                 }
             }
         }
+        files
+    }
+
+    /// [`Self::to_succeed`]'s words for damage no flag allows it to cut.
+    fn to_replace(&self) -> Option<String> {
+        let files = self.refused_files(false);
         if files.is_empty() {
             return None;
         }
@@ -639,9 +641,8 @@ impl Draft<'_> {
                  ends: a rollover that never took effect"
                     .into()
             };
-            let evidence = match (seg.size > 0).then(|| first_free_evidence_name(|k| evidence_name(seg.id, 0, k), self.taken)) {
-                Some(None) => return self.names_exhausted(seg, 0),
-                named => named.flatten(),
+            let Ok(evidence) = whole_file_evidence(seg.size, |k| evidence_name(seg.id, 0, k), self.taken) else {
+                return self.names_exhausted(seg, 0);
             };
             self.actions.push(Action::RemoveUnfinished { file: seg.file.clone(), bytes: seg.size, reason, evidence });
             return;
@@ -771,16 +772,26 @@ fn orphan_indexes(facts: &ShardFacts, taken: &alloc::collections::BTreeSet<&str>
             Some(s) if s.unfinished && s.newest => "its segment is an unfinished creation, removed with it: the index indexes nothing",
             Some(_) => continue,
         };
-        let evidence = match (ix.size > 0).then(|| first_free_evidence_name(|k| index_evidence_name(ix.id, k), taken)) {
-            Some(None) => {
-                refused.push(names_exhausted(&ix.file, 0, &index_evidence_name(ix.id, 1)));
-                continue;
-            }
-            named => named.flatten(),
+        let Ok(evidence) = whole_file_evidence(ix.size, |k| index_evidence_name(ix.id, k), taken) else {
+            refused.push(names_exhausted(&ix.file, 0, &index_evidence_name(ix.id, 1)));
+            continue;
         };
         out.push(Action::RemoveOrphanIndex { file: ix.file.clone(), bytes: ix.size, reason: reason.into(), evidence });
     }
     (out, refused)
+}
+
+/// Where a whole file's bytes go before it is removed: no evidence for an
+/// empty file, else the first free name; `Err` when every name is taken.
+fn whole_file_evidence(
+    size: u64,
+    name_for: impl Fn(u32) -> String,
+    taken: &alloc::collections::BTreeSet<&str>,
+) -> Result<Option<String>, ()> {
+    if size == 0 {
+        return Ok(None);
+    }
+    first_free_evidence_name(name_for, taken).map(Some).ok_or(())
 }
 
 /// The refusal of an action whose evidence (of `file`, from `position`)
