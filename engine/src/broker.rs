@@ -410,6 +410,12 @@ struct LogInner {
     gather_until: AtomicU64,
     /// The flush leader's thread, while there is one.
     leader: Mutex<Option<std::thread::Thread>>,
+    /// How long the last flush took, in microseconds (bounds a lone
+    /// waiter's spin, [`DiskLog::spin_if_alone`]).
+    last_flush_us: AtomicU64,
+    /// How many writes the last flush covered (`u64::MAX` before the
+    /// first): one says the log has a lone publisher.
+    last_covered: AtomicU64,
 }
 
 /// The flush leader, on a blocking thread: flushes, wakes the waiters, and
@@ -430,6 +436,8 @@ fn lead_flushes(inner: &LogInner) {
         let started = std::time::Instant::now();
         let flushed = inner.shard.sync_for_commit();
         let took = started.elapsed();
+        inner.last_flush_us.store(u64::try_from(took.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
+        inner.last_covered.store(covered, Ordering::Relaxed);
         let target = inner.writes.load(Ordering::Acquire).saturating_add(covered);
         inner.gather_until.store(target, Ordering::Release);
         wake_waiters(inner);
@@ -482,6 +490,34 @@ fn wake_waiters(inner: &LogInner) {
     inner.flush_count.fetch_add(1, Ordering::AcqRel);
     inner.chain.notify_one();
 }
+
+/// The turn to spin through a flush ([`DiskLog::spin_if_alone`]): one
+/// waiter in the whole process at a time, so however many shards have a
+/// lone publisher, at most one worker is kept busy waiting.
+struct SpinTurn;
+
+static SPINNING: AtomicBool = AtomicBool::new(false);
+
+impl SpinTurn {
+    /// The turn, if no one holds it and the caller runs on a multi-threaded
+    /// runtime with another worker (a spin on a current-thread runtime would
+    /// stop everything else on it, its timers included).
+    fn take() -> Option<Self> {
+        let multi = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread && h.metrics().num_workers() >= 2);
+        (multi && !SPINNING.swap(true, Ordering::AcqRel)).then_some(Self)
+    }
+}
+
+impl Drop for SpinTurn {
+    fn drop(&mut self) {
+        SPINNING.store(false, Ordering::Release);
+    }
+}
+
+/// The shortest and longest a lone waiter spins through a flush: twice the
+/// last flush, within these; past it the waiter sleeps as any other does.
+const SPIN_THROUGH_FLUSH_US: (u64, u64) = (100, 2_000);
 
 /// Most scheduler rounds a task that starts a flush leader lets others write first.
 const GATHER_ROUNDS: usize = 8;
@@ -595,6 +631,8 @@ impl DiskLog {
             writes_at_flush: AtomicU64::new(0),
             gather_until: AtomicU64::new(u64::MAX),
             leader: Mutex::new(None),
+            last_flush_us: AtomicU64::new(0),
+            last_covered: AtomicU64::new(u64::MAX),
         });
         if let (true, Ok(runtime)) = (retains, runtime) {
             let weak = Arc::downgrade(&inner);
@@ -694,7 +732,8 @@ impl DiskLog {
     /// waiter sleeps as a task (no thread of its own) until a flush ends, and
     /// is acknowledged if that flush covered it, or starts the next. So one
     /// `fdatasync` and one check of the writer's lock serve every append
-    /// written while the previous one ran.
+    /// written while the previous one ran. A lone publisher's waiter stays
+    /// awake through its flush instead ([`DiskLog::spin_if_alone`]).
     ///
     /// # Errors
     /// `FailStopped` or the IO failure that stopped the shard.
@@ -730,6 +769,7 @@ impl DiskLog {
                     runtime.spawn_blocking(move || lead_flushes(&inner));
                 }
             }
+            self.spin_if_alone(seen);
             notified.await;
             // The chain: pass the wake on (no await in between, so a
             // cancelled append cannot break it; a wake that reaches a
@@ -742,6 +782,33 @@ impl DiskLog {
             if self.committed(&pending.pending).await? {
                 return Ok(());
             }
+        }
+    }
+
+    /// A lone publisher's waiter (the last flush covered one write) stays on
+    /// its worker through the flush, yielding its core between looks, until
+    /// the flush ends, another write comes or twice the last flush has
+    /// passed ([`SPIN_THROUGH_FLUSH_US`]). The flush's end then finds it
+    /// awake: no wake-up of a parked worker, no thread hop, where a lone
+    /// publisher's every append otherwise pays both. It still acknowledges
+    /// only through [`DiskLog::committed`], after `notified` (which the
+    /// flush's end made ready). A worker's core spent for a flush's length
+    /// (`docs/broker.md`, "A lone publisher").
+    fn spin_if_alone(&self, seen: u64) {
+        let inner = &self.inner;
+        if inner.last_covered.load(Ordering::Relaxed) > 1 || !inner.flushing.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(_turn) = SpinTurn::take() else { return };
+        let (least, most) = SPIN_THROUGH_FLUSH_US;
+        let budget = inner.last_flush_us.load(Ordering::Relaxed).saturating_mul(2).clamp(least, most);
+        let until = std::time::Instant::now() + std::time::Duration::from_micros(budget);
+        let writes = inner.writes.load(Ordering::Acquire);
+        while inner.flush_count.load(Ordering::Acquire) == seen
+            && inner.writes.load(Ordering::Acquire) == writes
+            && std::time::Instant::now() < until
+        {
+            std::thread::yield_now();
         }
     }
 

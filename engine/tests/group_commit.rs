@@ -510,3 +510,28 @@ fn a_hung_flush_with_the_blocking_pool_full_does_not_stop_the_runtimes_timers() 
     });
     assert_eq!(log.durable_offset(), 2);
 }
+
+/// A lone publisher's waiter stays on its worker through its flush instead
+/// of sleeping (two workers, one publisher, the last flush covering one
+/// write): it is still acknowledged only once that flush has ended — not when
+/// its spin runs out while the flush is held, and never before the records
+/// are durable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_publisher_staying_awake_through_its_flush_is_acknowledged_only_when_it_ends() {
+    let (io, log) = parked_log();
+    for i in 0..200 {
+        let r = log.append(&[rec(&format!("lone {i}"))]).await.unwrap();
+        assert!(log.durable_offset() > r.last_offset, "append {i} acknowledged before its flush");
+    }
+    io.after_sync_gate.arm();
+    let publisher = log.clone();
+    let task = tokio::spawn(async move { publisher.append(&[rec("its flush is held")]).await });
+    io.after_sync_gate.wait_parked();
+    tokio::time::sleep(Duration::from_millis(100)).await; // far past the spin's 2 ms
+    let (early, durable) = (task.is_finished(), log.durable_offset());
+    io.after_sync_gate.release(); // before asserting: a held flush would hang the runtime's shutdown
+    assert!(!early, "acknowledged while its flush was held");
+    assert_eq!(durable, 200);
+    let r = tokio::time::timeout(Duration::from_secs(10), task).await.expect("never acknowledged").unwrap().unwrap();
+    assert_eq!((r.first_offset, log.durable_offset()), (200, 201));
+}
