@@ -83,3 +83,167 @@ async fn a_lone_publisher_appending_in_a_loop_returns_to_its_runtime_between_app
     assert_eq!(log.durable_offset(), 500);
     assert!(pending >= 250, "500 appends returned to the runtime only {pending} times");
 }
+
+/// Warms `log` up as a lone publisher's (each flush covering one write), so
+/// the next append's waiter spins through its flush.
+async fn warm_up(log: &DiskLog, n: u64) {
+    for i in 0..n {
+        let r = log.append(&[rec(&format!("warm {i}"))]).await.unwrap();
+        assert!(log.durable_offset() > r.last_offset, "warm-up append {i} acknowledged before its flush");
+    }
+}
+
+/// A `LocalSet` on a multi-threaded runtime: its tasks share one thread
+/// and none can be stolen. A lone publisher there must let its neighbours
+/// run between its appends, not only when its loop ends: a neighbour
+/// ticking every millisecond ticks every other append or so (500 appends
+/// of about 400 µs each: 50–100 ticks), not never (2 before the fix).
+#[test]
+fn a_lone_publisher_in_a_local_set_lets_its_neighbours_run_between_appends() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (_io, log) = slow_log(1, 300);
+    let local = tokio::task::LocalSet::new();
+    let runs = local.block_on(&rt, async move {
+        let stop = std::rc::Rc::new(std::cell::Cell::new(false));
+        let neighbour = {
+            let stop = std::rc::Rc::clone(&stop);
+            tokio::task::spawn_local(async move {
+                let mut runs = 0u64;
+                while !stop.get() {
+                    runs += 1;
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                runs
+            })
+        };
+        for i in 0..500 {
+            log.append(&[rec(&format!("local {i}"))]).await.unwrap();
+        }
+        stop.set(true);
+        assert_eq!(log.durable_offset(), 500);
+        neighbour.await.unwrap()
+    });
+    assert!(runs >= 15, "the local set's other task ran {runs} times in 500 appends");
+}
+
+/// Many shards with one publisher each, on two workers: one spinner at a
+/// time in the process, the others sleep; none starves, and the runtime's
+/// timers keep firing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lone_publishers_on_six_logs_starve_neither_each_other_nor_the_timers() {
+    let logs: Vec<_> = (0..6).map(|n| slow_log(10 + n, 300)).collect();
+    let tasks: Vec<_> = logs
+        .iter()
+        .map(|(_, log)| {
+            let log = log.clone();
+            tokio::spawn(async move {
+                for i in 0..200 {
+                    let r = log.append(&[rec(&format!("shard {i}"))]).await.unwrap();
+                    assert!(log.durable_offset() > r.last_offset, "acknowledged before durable");
+                }
+            })
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let ticked = started.elapsed();
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t).await.expect("a shard's lone publisher starved").unwrap();
+    }
+    for (_, log) in &logs {
+        assert_eq!(log.durable_offset(), 200);
+    }
+    assert!(ticked < Duration::from_secs(5), "20 sleeps of 10 ms took {ticked:?} beside six lone publishers");
+}
+
+/// A flush that fails while its lone waiter spins through it: the waiter
+/// answers with the error (fail-stop), never an acknowledgement, and so
+/// does every later append.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flush_failing_while_its_lone_waiter_spins_answers_it_with_the_error() {
+    let (io, log) = slow_log(2, 500);
+    warm_up(&log, 50).await;
+    io.fail_next_sync.store(true, Ordering::SeqCst);
+    let r = tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("its flush fails")])).await.expect("stranded");
+    assert!(r.is_err(), "acknowledged an append whose flush failed: {r:?}");
+    assert_eq!(log.durable_offset(), 50);
+    let later = tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("after")])).await.expect("stranded");
+    assert!(later.is_err(), "a fail-stopped log acknowledged: {later:?}");
+}
+
+/// A flush that panics while its lone waiter spins through it: the waiter
+/// is not stranded (the leader lets go, the next flush is led afresh).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flush_panicking_while_its_lone_waiter_spins_strands_no_one() {
+    let (io, log) = slow_log(3, 500);
+    warm_up(&log, 50).await;
+    io.panic_next.store(true, Ordering::SeqCst);
+    let r = tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("its flush panics")])).await.expect("stranded by a panic");
+    r.unwrap();
+    assert!(!io.panic_next.load(Ordering::SeqCst));
+    assert_eq!(log.durable_offset(), 51);
+    warm_up(&log, 20).await;
+}
+
+/// A shutdown while a lone waiter spins through a held flush: both answer
+/// once the flush is let go; nothing acknowledged is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_while_a_lone_waiter_spins_strands_no_one() {
+    let (io, log) = slow_log(4, 500);
+    warm_up(&log, 50).await;
+    io.after_sync_gate.arm();
+    let publisher = log.clone();
+    let append = tokio::spawn(async move { publisher.append(&[rec("held")]).await });
+    io.after_sync_gate.wait_parked();
+    let closer = log.clone();
+    let shutdown = tokio::spawn(async move { closer.shutdown().await });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    io.after_sync_gate.release();
+    let r = tokio::time::timeout(Duration::from_secs(10), append).await.expect("the spinner was stranded").unwrap();
+    let s = tokio::time::timeout(Duration::from_secs(10), shutdown).await.expect("the shutdown hung").unwrap();
+    s.unwrap();
+    if r.is_ok() {
+        assert_eq!(log.durable_offset(), 51, "acknowledged but not durable");
+    }
+    assert!(log.append(&[rec("after")]).await.is_err(), "a shut-down log took an append");
+}
+
+/// Cancellation storms on two logs at once, one with a lone publisher (its
+/// waiter spinning, and dropped right after its spin by a timeout of a few
+/// hundred microseconds) and one with 16: no waiter is stranded, every
+/// acknowledgement is durable, and each log answers one more append at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellations_mixing_a_lone_publisher_and_many_strand_no_one() {
+    let (_a_io, lone) = slow_log(5, 300);
+    let (_b_io, busy) = slow_log(6, 300);
+    let mut tasks = Vec::new();
+    for (log, publishers) in [(&lone, 1u64), (&busy, 16)] {
+        for t in 0..publishers {
+            let log = log.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut acked = 0u64;
+                for i in 0..120u64 {
+                    let append = log.append(&[rec(&format!("{t}-{i}"))]);
+                    if (t + i) % 3 == 0 {
+                        let _ = tokio::time::timeout(Duration::from_micros(100 + (t * 37 + i * 11) % 700), append).await;
+                        continue;
+                    }
+                    let r = append.await.unwrap();
+                    assert!(log.durable_offset() > r.last_offset, "acknowledged before it was durable");
+                    acked += 1;
+                }
+                acked
+            }));
+        }
+    }
+    let mut answered = 0;
+    for t in tasks {
+        answered += tokio::time::timeout(Duration::from_secs(60), t).await.expect("a waiter was stranded").unwrap();
+    }
+    assert!(answered > 0);
+    for log in [&lone, &busy] {
+        tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("last")])).await.expect("the chain is stuck").unwrap();
+    }
+}

@@ -77,6 +77,8 @@ pub struct Gated {
     /// disk's `fdatasync`, so a lone publisher's flush leader is still
     /// gathering when its next write comes: `lone_spin`).
     pub sync_delay_us: AtomicU64,
+    /// The next `sync_data` fails (after its delay): a disk that errs.
+    pub fail_next_sync: AtomicBool,
 }
 
 impl Gated {
@@ -90,6 +92,7 @@ impl Gated {
             moved: Arc::default(),
             panic_next: AtomicBool::new(false),
             sync_delay_us: AtomicU64::new(0),
+            fail_next_sync: AtomicBool::new(false),
         }
     }
     pub fn arm_read(&self) {
@@ -140,6 +143,9 @@ impl Io for Gated {
         let delay = self.sync_delay_us.load(Ordering::SeqCst);
         if delay > 0 {
             std::thread::sleep(Duration::from_micros(delay));
+        }
+        if self.fail_next_sync.swap(false, Ordering::SeqCst) {
+            return Err(io::Error::other("simulated EIO on fdatasync"));
         }
         self.sim.sync_data(path)?;
         self.after_sync_gate.pass();
