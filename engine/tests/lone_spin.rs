@@ -247,3 +247,42 @@ async fn cancellations_mixing_a_lone_publisher_and_many_strand_no_one() {
         tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("last")])).await.expect("the chain is stuck").unwrap();
     }
 }
+
+/// Two workers, one of them blocked (a task stuck in a blocking call): a
+/// lone publisher's loop on the other must still let the runtime's timers
+/// fire — a `tokio::time::timeout` around the loop answers long before the
+/// loop would end (5,000 appends of about 400 µs each; on 55af004 it ran
+/// to its end, unanswered, in one run of two).
+#[test]
+fn a_timeout_around_a_lone_publishers_loop_fires_with_the_other_worker_blocked() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (_io, log) = slow_log(7, 300);
+    let (unblock, blocked) = std::sync::mpsc::channel::<()>();
+    let (started_tx, started) = std::sync::mpsc::channel::<()>();
+    let blocker = rt.spawn(async move {
+        started_tx.send(()).unwrap();
+        blocked.recv().unwrap(); // holds its worker
+    });
+    started.recv().unwrap();
+    let publisher = rt.spawn(async move {
+        warm_up(&log, 20).await;
+        let started = std::time::Instant::now();
+        let mut done = 0u64;
+        let r = tokio::time::timeout(Duration::from_millis(50), async {
+            for i in 0..5_000 {
+                log.append(&[rec(&format!("looping {i}"))]).await.unwrap();
+                done += 1;
+            }
+        })
+        .await;
+        (r.is_err(), started.elapsed(), done)
+    });
+    let answered = rt.block_on(async { tokio::time::timeout(Duration::from_secs(60), publisher).await });
+    unblock.send(()).unwrap();
+    rt.block_on(blocker).unwrap();
+    let (timed_out, took, done) = answered.expect("the publisher hung").unwrap();
+    assert!(
+        timed_out && took < Duration::from_secs(1),
+        "a 50 ms timeout around the loop answered after {took:?}, {done} appends in (timed out: {timed_out})"
+    );
+}
