@@ -286,3 +286,38 @@ fn a_timeout_around_a_lone_publishers_loop_fires_with_the_other_worker_blocked()
         "a 50 ms timeout around the loop answered after {took:?}, {done} appends in (timed out: {timed_out})"
     );
 }
+
+/// A multi-threaded runtime's handle entered on a current-thread runtime's
+/// thread: `Handle::current()` says multi-threaded with two workers, so a
+/// lone publisher's waiter spins there, on the current-thread runtime's only
+/// thread, and then yields to it. Neither panics nor hangs, and a future
+/// joined beside the loop keeps running between its appends.
+#[test]
+fn a_lone_publisher_under_an_entered_multi_thread_handle_neither_panics_nor_starves_its_neighbour() {
+    let mt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let ct = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (_io, log) = slow_log(8, 300);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ct.block_on(async {
+            let _on_mt = mt.handle().enter();
+            let stop = std::cell::Cell::new(false);
+            let publisher = async {
+                warm_up(&log, 500).await;
+                stop.set(true);
+            };
+            let neighbour = async {
+                let mut runs = 0u64;
+                while !stop.get() {
+                    runs += 1;
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                runs
+            };
+            let ((), runs) = tokio::join!(publisher, neighbour);
+            runs
+        })
+    }));
+    let runs = outcome.expect("a lone publisher under an entered handle panicked");
+    assert_eq!(log.durable_offset(), 500);
+    assert!(runs >= 15, "the joined future ran {runs} times in 500 appends");
+}
