@@ -769,7 +769,7 @@ impl DiskLog {
                     runtime.spawn_blocking(move || lead_flushes(&inner));
                 }
             }
-            self.spin_if_alone(seen);
+            let spun = self.spin_if_alone(seen);
             notified.await;
             // The chain: pass the wake on (no await in between, so a
             // cancelled append cannot break it; a wake that reaches a
@@ -778,6 +778,17 @@ impl DiskLog {
             // later still, and the next flush's end wakes them.
             if self.inner.flush_count.load(Ordering::Acquire) != seen {
                 self.inner.chain.notify_one();
+            }
+            if spun {
+                // A spin's flush usually ends inside it, so `notified` was
+                // ready and nothing above returned to the runtime (`Notify`
+                // spends no coop budget): without this a publisher appending
+                // in a loop would hold its thread for the whole loop, not
+                // one flush — its `select!` and `timeout` branches, the
+                // worker's LIFO slot, a `LocalSet`'s other tasks all
+                // stopped (`lone_spin`). One turn of the scheduler, no
+                // thread wake-up: the task is deferred on its own worker.
+                tokio::task::yield_now().await;
             }
             if self.committed(&pending.pending).await? {
                 return Ok(());
@@ -794,12 +805,15 @@ impl DiskLog {
     /// only through [`DiskLog::committed`], after `notified` (which the
     /// flush's end made ready). A worker's core spent for a flush's length
     /// (`docs/broker.md`, "A lone publisher").
-    fn spin_if_alone(&self, seen: u64) {
+    ///
+    /// Whether it spun: the caller then yields once to the runtime, so a
+    /// task spins through at most one flush between two returns to it.
+    fn spin_if_alone(&self, seen: u64) -> bool {
         let inner = &self.inner;
         if inner.last_covered.load(Ordering::Relaxed) > 1 || !inner.flushing.load(Ordering::Acquire) {
-            return;
+            return false;
         }
-        let Some(_turn) = SpinTurn::take() else { return };
+        let Some(_turn) = SpinTurn::take() else { return false };
         let (least, most) = SPIN_THROUGH_FLUSH_US;
         let budget = inner.last_flush_us.load(Ordering::Relaxed).saturating_mul(2).clamp(least, most);
         let until = std::time::Instant::now() + std::time::Duration::from_micros(budget);
@@ -810,6 +824,7 @@ impl DiskLog {
         {
             std::thread::yield_now();
         }
+        true
     }
 
     /// Whether `pending` may be acknowledged now ([`Shard::try_commit`]),

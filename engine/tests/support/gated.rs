@@ -7,7 +7,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -73,6 +73,12 @@ pub struct Gated {
     pub moved: Arc<AtomicBool>,
     /// The next `sync_data` panics (an `Io` implementation's bug).
     pub panic_next: AtomicBool,
+    /// Every `sync_data` takes at least this long, in microseconds (a real
+    /// disk's `fdatasync`, so a lone publisher's flush leader is still
+    /// gathering when its next write comes: `lone_spin`).
+    pub sync_delay_us: AtomicU64,
+    /// The next `sync_data` fails (after its delay): a disk that errs.
+    pub fail_next_sync: AtomicBool,
 }
 
 impl Gated {
@@ -85,6 +91,8 @@ impl Gated {
             after_sync_gate: Gate::default(),
             moved: Arc::default(),
             panic_next: AtomicBool::new(false),
+            sync_delay_us: AtomicU64::new(0),
+            fail_next_sync: AtomicBool::new(false),
         }
     }
     pub fn arm_read(&self) {
@@ -132,6 +140,13 @@ impl Io for Gated {
     }
     fn sync_data(&self, path: &Path) -> io::Result<()> {
         assert!(!self.panic_next.swap(false, Ordering::SeqCst), "an Io that panics in sync_data");
+        let delay = self.sync_delay_us.load(Ordering::SeqCst);
+        if delay > 0 {
+            std::thread::sleep(Duration::from_micros(delay));
+        }
+        if self.fail_next_sync.swap(false, Ordering::SeqCst) {
+            return Err(io::Error::other("simulated EIO on fdatasync"));
+        }
         self.sim.sync_data(path)?;
         self.after_sync_gate.pass();
         Ok(())
