@@ -411,7 +411,7 @@ struct LogInner {
     /// The flush leader's thread, while there is one.
     leader: Mutex<Option<std::thread::Thread>>,
     /// How long the last flush took, in microseconds (bounds a lone
-    /// waiter's spin, [`DiskLog::spin_if_alone`]).
+    /// waiter's spin, [`DiskLog::spin_while_alone`]).
     last_flush_us: AtomicU64,
     /// How many writes the last flush covered (`u64::MAX` before the
     /// first): one says the log has a lone publisher.
@@ -491,7 +491,7 @@ fn wake_waiters(inner: &LogInner) {
     inner.chain.notify_one();
 }
 
-/// The turn to spin through a flush ([`DiskLog::spin_if_alone`]): one
+/// The turn to spin through a flush ([`DiskLog::spin_while_alone`]): one
 /// waiter in the whole process at a time, so however many shards have a
 /// lone publisher, at most one worker is kept busy waiting.
 struct SpinTurn;
@@ -733,7 +733,7 @@ impl DiskLog {
     /// is acknowledged if that flush covered it, or starts the next. So one
     /// `fdatasync` and one check of the writer's lock serve every append
     /// written while the previous one ran. A lone publisher's waiter stays
-    /// awake through its flush instead ([`DiskLog::spin_if_alone`]).
+    /// awake through its flush instead ([`DiskLog::spin_while_alone`]).
     ///
     /// # Errors
     /// `FailStopped` or the IO failure that stopped the shard.
@@ -741,6 +741,10 @@ impl DiskLog {
         if self.committed(&pending.pending).await? {
             return Ok(());
         }
+        // One spin an append: a second (its flush still hung, a spare
+        // notification passed on earlier making the first wait ready) would
+        // only burn another 2 ms of a core, and yield once more.
+        let mut may_spin = true;
         loop {
             // Waiting before looking: a flush that ends in between wakes this one.
             let seen = self.inner.flush_count.load(Ordering::Acquire);
@@ -769,7 +773,19 @@ impl DiskLog {
                     runtime.spawn_blocking(move || lead_flushes(&inner));
                 }
             }
-            let spun = self.spin_if_alone(seen);
+            if may_spin && self.alone() {
+                // Once an append, to the runtime first, while the flush runs:
+                // a spin's flush usually ends inside it, so `notified` is
+                // then ready and nothing here would return to the runtime
+                // (`Notify` spends no coop budget) — a publisher appending
+                // in a loop would hold its thread for the whole loop, its
+                // `select!` and `timeout` branches, the worker's LIFO slot
+                // and a `LocalSet`'s other tasks all stopped (`lone_spin`).
+                // Yielded here, the turn costs nothing after the flush.
+                may_spin = false;
+                tokio::task::yield_now().await;
+                self.spin_while_alone(seen);
+            }
             notified.await;
             // The chain: pass the wake on (no await in between, so a
             // cancelled append cannot break it; a wake that reaches a
@@ -778,17 +794,6 @@ impl DiskLog {
             // later still, and the next flush's end wakes them.
             if self.inner.flush_count.load(Ordering::Acquire) != seen {
                 self.inner.chain.notify_one();
-            }
-            if spun {
-                // A spin's flush usually ends inside it, so `notified` was
-                // ready and nothing above returned to the runtime (`Notify`
-                // spends no coop budget): without this a publisher appending
-                // in a loop would hold its thread for the whole loop, not
-                // one flush — its `select!` and `timeout` branches, the
-                // worker's LIFO slot, a `LocalSet`'s other tasks all
-                // stopped (`lone_spin`). One turn of the scheduler, no
-                // thread wake-up: the task is deferred on its own worker.
-                tokio::task::yield_now().await;
             }
             if self.committed(&pending.pending).await? {
                 return Ok(());
@@ -805,15 +810,9 @@ impl DiskLog {
     /// only through [`DiskLog::committed`], after `notified` (which the
     /// flush's end made ready). A worker's core spent for a flush's length
     /// (`docs/broker.md`, "A lone publisher").
-    ///
-    /// Whether it spun: the caller then yields once to the runtime, so a
-    /// task spins through at most one flush between two returns to it.
-    fn spin_if_alone(&self, seen: u64) -> bool {
+    fn spin_while_alone(&self, seen: u64) {
         let inner = &self.inner;
-        if inner.last_covered.load(Ordering::Relaxed) > 1 || !inner.flushing.load(Ordering::Acquire) {
-            return false;
-        }
-        let Some(_turn) = SpinTurn::take() else { return false };
+        let Some(_turn) = SpinTurn::take() else { return };
         let (least, most) = SPIN_THROUGH_FLUSH_US;
         let budget = inner.last_flush_us.load(Ordering::Relaxed).saturating_mul(2).clamp(least, most);
         let until = std::time::Instant::now() + std::time::Duration::from_micros(budget);
@@ -824,7 +823,12 @@ impl DiskLog {
         {
             std::thread::yield_now();
         }
-        true
+    }
+
+    /// Whether this waiter is a lone publisher's: the last flush covered one
+    /// write, and one is in flight.
+    fn alone(&self) -> bool {
+        self.inner.last_covered.load(Ordering::Relaxed) <= 1 && self.inner.flushing.load(Ordering::Acquire)
     }
 
     /// Whether `pending` may be acknowledged now ([`Shard::try_commit`]),

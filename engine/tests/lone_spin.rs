@@ -1,5 +1,5 @@
 //! A lone publisher's waiter staying awake through its flush
-//! (`DiskLog::spin_if_alone`) under attack: a hostile review's cases.
+//! (`DiskLog::spin_while_alone`) under attack: a hostile review's cases.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
 use std::future::Future;
