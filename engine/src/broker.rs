@@ -416,6 +416,11 @@ struct LogInner {
     /// How many writes the last flush covered (`u64::MAX` before the
     /// first): one says the log has a lone publisher.
     last_covered: AtomicU64,
+    /// The end offset of the write that completed the flush leader's last
+    /// gathering (`u64::MAX`: none yet): every publisher the leader waited
+    /// for has written, so that write's waiter has no one to make way for
+    /// and stays awake through the flush ([`DiskLog::spin_while_alone`]).
+    closed_gather_at: AtomicU64,
 }
 
 /// The flush leader, on a blocking thread: flushes, wakes the waiters, and
@@ -439,6 +444,9 @@ fn lead_flushes(inner: &LogInner) {
         inner.last_flush_us.store(u64::try_from(took.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
         inner.last_covered.store(covered, Ordering::Relaxed);
         let target = inner.writes.load(Ordering::Acquire).saturating_add(covered);
+        // An older gathering's closer (its offsets maybe written again since
+        // a truncation) is no one's mark now.
+        inner.closed_gather_at.store(u64::MAX, Ordering::Release);
         inner.gather_until.store(target, Ordering::Release);
         wake_waiters(inner);
         if flushed.is_err() {
@@ -515,6 +523,25 @@ impl Drop for SpinTurn {
     }
 }
 
+/// Why a waiter has no one to make way for ([`DiskLog::alone`]).
+#[derive(Clone, Copy)]
+enum Alone {
+    /// The last flush covered one write: a lone publisher.
+    Lone,
+    /// Its write completed the flush leader's gathering.
+    LastWriter,
+}
+
+impl Alone {
+    /// The `waiter` label of [`names::FLUSH_SPINS_TOTAL`].
+    fn label(self) -> &'static str {
+        match self {
+            Self::Lone => "lone",
+            Self::LastWriter => "last_writer",
+        }
+    }
+}
+
 /// The shortest and longest a lone waiter spins through a flush: twice the
 /// last flush, within these; past it the waiter sleeps as any other does.
 const SPIN_THROUGH_FLUSH_US: (u64, u64) = (100, 2_000);
@@ -532,12 +559,13 @@ impl LogInner {
     /// Counts a write; the one the gathering flush leader waits for wakes it.
     /// Only `OnCommit` has a leader: the other policies count nothing (a
     /// counter two workers take turns on costs every append).
-    fn note_write(&self) {
+    fn note_write(&self, end: Offset) {
         if self.config.fsync_mode != FsyncMode::OnCommit {
             return;
         }
         let n = self.writes.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
         if n == self.gather_until.load(Ordering::Acquire) {
+            self.closed_gather_at.store(end, Ordering::Release);
             if let Some(leader) = self.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
                 leader.unpark();
             }
@@ -633,6 +661,7 @@ impl DiskLog {
             leader: Mutex::new(None),
             last_flush_us: AtomicU64::new(0),
             last_covered: AtomicU64::new(u64::MAX),
+            closed_gather_at: AtomicU64::new(u64::MAX),
         });
         if let (true, Ok(runtime)) = (retains, runtime) {
             let weak = Arc::downgrade(&inner);
@@ -720,7 +749,7 @@ impl DiskLog {
                 blocking(move || inner.shard.write(&engine_batch(&records)).map(PendingAppend::new)).await?
             }
         };
-        self.inner.note_write();
+        self.inner.note_write(written.pending.offsets.end);
         Ok(written)
     }
 
@@ -773,7 +802,7 @@ impl DiskLog {
                     runtime.spawn_blocking(move || lead_flushes(&inner));
                 }
             }
-            if may_spin && self.alone() {
+            if let Some(waiter) = self.alone(&pending.pending).filter(|_| may_spin) {
                 // Once an append, to the runtime first, while the flush runs:
                 // a spin's flush usually ends inside it, so `notified` is
                 // then ready and nothing here would return to the runtime
@@ -784,7 +813,7 @@ impl DiskLog {
                 // Yielded here, the turn costs nothing after the flush.
                 may_spin = false;
                 tokio::task::yield_now().await;
-                self.spin_while_alone(seen);
+                self.spin_while_alone(seen, waiter);
             }
             notified.await;
             // The chain: pass the wake on (no await in between, so a
@@ -801,18 +830,21 @@ impl DiskLog {
         }
     }
 
-    /// A lone publisher's waiter (the last flush covered one write) stays on
-    /// its worker through the flush, yielding its core between looks, until
-    /// the flush ends, another write comes or twice the last flush has
-    /// passed ([`SPIN_THROUGH_FLUSH_US`]). The flush's end then finds it
-    /// awake: no wake-up of a parked worker, no thread hop, where a lone
-    /// publisher's every append otherwise pays both. It still acknowledges
-    /// only through [`DiskLog::committed`], after `notified` (which the
-    /// flush's end made ready). A worker's core spent for a flush's length
-    /// (`docs/broker.md`, "A lone publisher").
-    fn spin_while_alone(&self, seen: u64) {
+    /// A waiter with no one to make way for ([`DiskLog::alone`]: a lone
+    /// publisher's, or the one whose write completed the leader's gathering)
+    /// stays on its worker through the flush, yielding its core between
+    /// looks, until the flush ends, another write comes or twice the last
+    /// flush has passed ([`SPIN_THROUGH_FLUSH_US`]). The flush's end then
+    /// finds a worker awake: no wake-up of a parked worker before the
+    /// acknowledged publishers run again (a lone publisher's every append
+    /// otherwise pays one, and its next write a thread hop). It still
+    /// acknowledges only through [`DiskLog::committed`], after `notified`.
+    /// A worker's core spent for a flush's length (`docs/broker.md`, "A lone
+    /// publisher"), counted in [`names::FLUSH_SPINS_TOTAL`].
+    fn spin_while_alone(&self, seen: u64, waiter: Alone) {
         let inner = &self.inner;
         let Some(_turn) = SpinTurn::take() else { return };
+        metrics::counter!(names::FLUSH_SPINS_TOTAL, "waiter" => waiter.label()).increment(1);
         let (least, most) = SPIN_THROUGH_FLUSH_US;
         let budget = inner.last_flush_us.load(Ordering::Relaxed).saturating_mul(2).clamp(least, most);
         let until = std::time::Instant::now() + std::time::Duration::from_micros(budget);
@@ -825,10 +857,20 @@ impl DiskLog {
         }
     }
 
-    /// Whether this waiter is a lone publisher's: the last flush covered one
-    /// write, and one is in flight.
-    fn alone(&self) -> bool {
-        self.inner.last_covered.load(Ordering::Relaxed) <= 1 && self.inner.flushing.load(Ordering::Acquire)
+    /// Whether this waiter has no one to make way for while a flush is in
+    /// flight: a lone publisher's (the last flush covered one write), or the
+    /// one whose write completed the leader's gathering (every publisher the
+    /// leader waited for has written, and waits too).
+    fn alone(&self, pending: &Pending) -> Option<Alone> {
+        if !self.inner.flushing.load(Ordering::Acquire) {
+            None
+        } else if self.inner.last_covered.load(Ordering::Relaxed) <= 1 {
+            Some(Alone::Lone)
+        } else if self.inner.closed_gather_at.load(Ordering::Acquire) == pending.offsets.end {
+            Some(Alone::LastWriter)
+        } else {
+            None
+        }
     }
 
     /// Whether `pending` may be acknowledged now ([`Shard::try_commit`]),

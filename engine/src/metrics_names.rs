@@ -61,3 +61,8 @@ pub const RECOVERY_TRUNCATED_BYTES: &str = "felix_storage_recovery_truncated_byt
 pub const RECOVERY_ABANDONED_ROLLS_TOTAL: &str = "felix_storage_recovery_abandoned_rolls_total";
 /// Indexes rebuilt because they were missing or stale.
 pub const RECOVERY_INDEX_REBUILDS_TOTAL: &str = "felix_storage_recovery_index_rebuilds_total";
+/// Ours, not upstream's: `OnCommit` waiters that stayed awake through a
+/// flush (a worker's core spent for the flush's length, to be running when
+/// it ends), labelled `waiter` = `lone` (a lone publisher's) or
+/// `last_writer` (the write that completed the flush leader's gathering).
+pub const FLUSH_SPINS_TOTAL: &str = "felix_storage_flush_spins_total";
