@@ -996,7 +996,17 @@ impl AppendOnlyLog for DiskLog {
 
     fn truncate(&self, offset: Offset) -> BoxFuture<'_, Result<()>> {
         let inner = Arc::clone(&self.inner);
-        Box::pin(async move { blocking(move || inner.shard.truncate_from(offset)).await })
+        Box::pin(async move {
+            blocking(move || {
+                let cut = inner.shard.truncate_from(offset);
+                // The last gathering's closer may have been cut: a write at
+                // the offsets it freed completed no gathering, and the flush
+                // in flight cannot cover it (no spin for it: `alone`).
+                inner.closed_gather_at.store(u64::MAX, Ordering::Release);
+                cut
+            })
+            .await
+        })
     }
 
     fn record_generation(&self, generation: u64, start_offset: Offset) -> Result<bool> {
