@@ -321,3 +321,94 @@ fn a_lone_publisher_under_an_entered_multi_thread_handle_neither_panics_nor_star
     assert_eq!(log.durable_offset(), 500);
     assert!(runs >= 15, "the joined future ran {runs} times in 500 appends");
 }
+
+/// Eight publishers looping on one log, so every gathering is closed by
+/// one of their writes and that write's waiter stays awake through the
+/// flush: a flush held after its sync (the `fdatasync` done, the shard not
+/// yet told) must acknowledge no one, the spinning closer included — each
+/// acknowledgement is checked against the durable offset — and letting it
+/// go strands no one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gathering_closers_waiter_is_acknowledged_only_after_its_held_flush() {
+    let (io, log) = slow_log(20, 300);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acks = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let tasks: Vec<_> = (0..8)
+        .map(|p| {
+            let (log, stop, acks) = (log.clone(), Arc::clone(&stop), Arc::clone(&acks));
+            tokio::spawn(async move {
+                let mut i = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    let r = log.append(&[rec(&format!("{p}-{i}"))]).await.unwrap();
+                    assert!(log.durable_offset() > r.last_offset, "publisher {p}'s append {i} acknowledged before its flush");
+                    acks.fetch_add(1, Ordering::SeqCst);
+                    i += 1;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    io.after_sync_gate.arm();
+    {
+        let io = Arc::clone(&io);
+        tokio::task::spawn_blocking(move || io.after_sync_gate.wait_parked()).await.unwrap();
+    }
+    // Whatever the flushes before the held one covered is acknowledged
+    // within a few milliseconds; after that nothing moves.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let held_at = acks.load(Ordering::SeqCst);
+    let durable = log.durable_offset();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(acks.load(Ordering::SeqCst), held_at, "appends acknowledged while their flush was held");
+    assert_eq!(log.durable_offset(), durable);
+    stop.store(true, Ordering::SeqCst);
+    io.after_sync_gate.release();
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(30), t).await.expect("a publisher was stranded").unwrap();
+    }
+    assert_eq!(log.durable_offset(), log.shard().next_offset());
+}
+
+/// Eight publishers in a `LocalSet` on a multi-threaded runtime: each
+/// flush's gathering is closed by one of them, whose waiter stays awake
+/// through the flush on the set's only thread. The set's other task, a
+/// 1 ms ticker, must still run between flushes (400 appends of 8 at about
+/// 400 µs a flush: 50 flushes, 20 ms or more).
+#[test]
+fn eight_publishers_in_a_local_set_let_their_neighbour_run() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (_io, log) = slow_log(21, 300);
+    let local = tokio::task::LocalSet::new();
+    let runs = local.block_on(&rt, async move {
+        let stop = std::rc::Rc::new(std::cell::Cell::new(false));
+        let neighbour = {
+            let stop = std::rc::Rc::clone(&stop);
+            tokio::task::spawn_local(async move {
+                let mut runs = 0u64;
+                while !stop.get() {
+                    runs += 1;
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                runs
+            })
+        };
+        let publishers: Vec<_> = (0..8)
+            .map(|p| {
+                let log = log.clone();
+                tokio::task::spawn_local(async move {
+                    for i in 0..50 {
+                        let r = log.append(&[rec(&format!("{p}-{i}"))]).await.unwrap();
+                        assert!(log.durable_offset() > r.last_offset, "acknowledged before its flush");
+                    }
+                })
+            })
+            .collect();
+        for p in publishers {
+            p.await.unwrap();
+        }
+        stop.set(true);
+        assert_eq!(log.durable_offset(), 400);
+        neighbour.await.unwrap()
+    });
+    assert!(runs >= 5, "the local set's other task ran {runs} times beside 400 appends");
+}
