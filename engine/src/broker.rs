@@ -501,7 +501,8 @@ fn wake_waiters(inner: &LogInner) {
 
 /// The turn to spin through a flush ([`DiskLog::spin_while_alone`]): one
 /// waiter in the whole process at a time, so however many shards have a
-/// lone publisher, at most one worker is kept busy waiting.
+/// lone publisher or a gathering's closer, at most one worker is kept busy
+/// waiting.
 struct SpinTurn;
 
 static SPINNING: AtomicBool = AtomicBool::new(false);
@@ -542,7 +543,7 @@ impl Alone {
     }
 }
 
-/// The shortest and longest a lone waiter spins through a flush: twice the
+/// The shortest and longest a waiter spins through a flush: twice the
 /// last flush, within these; past it the waiter sleeps as any other does.
 const SPIN_THROUGH_FLUSH_US: (u64, u64) = (100, 2_000);
 
@@ -761,8 +762,9 @@ impl DiskLog {
     /// waiter sleeps as a task (no thread of its own) until a flush ends, and
     /// is acknowledged if that flush covered it, or starts the next. So one
     /// `fdatasync` and one check of the writer's lock serve every append
-    /// written while the previous one ran. A lone publisher's waiter stays
-    /// awake through its flush instead ([`DiskLog::spin_while_alone`]).
+    /// written while the previous one ran. A lone publisher's waiter, and the
+    /// one whose write completed the leader's gathering, stay awake through
+    /// the flush instead ([`DiskLog::spin_while_alone`]).
     ///
     /// # Errors
     /// `FailStopped` or the IO failure that stopped the shard.
