@@ -17,8 +17,11 @@ use felix_engine::metrics_names as names;
 use felix_engine::Io;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
+#[path = "support/facade.rs"]
+mod facade;
 #[path = "support/gated.rs"]
 mod gated;
+use facade::publish;
 use gated::Gated;
 
 /// The process's recorder, installed once; the tests take turns
@@ -53,25 +56,6 @@ fn spins(snapshotter: &Snapshotter, label: &str) -> u64 {
             other => panic!("{other:?}"),
         })
         .sum()
-}
-
-/// Appends `rounds` batches from `publishers` tasks at once, each checking
-/// that its acknowledgement came after the flush that covers it.
-async fn publish(log: &DiskLog, publishers: u64, rounds: u64) {
-    let tasks: Vec<_> = (0..publishers)
-        .map(|p| {
-            let log = log.clone();
-            tokio::spawn(async move {
-                for i in 0..rounds {
-                    let r = log.append(&[rec(&format!("publisher {p} append {i}"))]).await.unwrap();
-                    assert!(log.durable_offset() > r.last_offset, "publisher {p}'s append {i} acknowledged before its flush");
-                }
-            })
-        })
-        .collect();
-    for task in tasks {
-        tokio::time::timeout(std::time::Duration::from_secs(60), task).await.expect("a publisher hung").unwrap();
-    }
 }
 
 /// One publisher: its waiters spin as a lone publisher's. Eight: the last of

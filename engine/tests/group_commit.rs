@@ -32,7 +32,7 @@ fn parked_log() -> (Arc<Gated>, DiskLog) {
 mod facade;
 #[path = "support/gated.rs"]
 mod gated;
-use facade::read_all;
+use facade::{publish, read_all};
 use gated::Gated;
 
 /// A truncation while the leader's flush is in flight, then new records at
@@ -192,23 +192,6 @@ fn a_log_opened_outside_a_runtime_serves_a_current_thread_one() {
         publish(&log, 32, 50).await;
     });
     assert_eq!(log.durable_offset(), 32 * 50);
-}
-
-/// `publishers` tasks appending `each` records apiece; none may be stranded.
-async fn publish(log: &DiskLog, publishers: u64, each: u64) {
-    let tasks: Vec<_> = (0..publishers)
-        .map(|t| {
-            let log = log.clone();
-            tokio::spawn(async move {
-                for i in 0..each {
-                    log.append(&[rec(&format!("{t}-{i}"))]).await.unwrap();
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        tokio::time::timeout(Duration::from_secs(30), t).await.expect("stranded").unwrap();
-    }
 }
 
 /// A log opened in one runtime, that runtime dropped, then used from

@@ -100,10 +100,22 @@ async fn warm_up(log: &DiskLog, n: u64) {
 /// of about 400 µs each: 50–100 ticks), not never (2 before the fix).
 #[test]
 fn a_lone_publisher_in_a_local_set_lets_its_neighbours_run_between_appends() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let (_io, log) = slow_log(1, 300);
+    let runs = ticks_in_a_local_set_beside(async move {
+        for i in 0..500 {
+            log.append(&[rec(&format!("local {i}"))]).await.unwrap();
+        }
+        assert_eq!(log.durable_offset(), 500);
+    });
+    assert!(runs >= 15, "the local set's other task ran {runs} times in 500 appends");
+}
+
+/// Runs `publishers` in a `LocalSet` on a two-worker runtime beside a
+/// neighbour task ticking every millisecond; how often it ticked.
+fn ticks_in_a_local_set_beside(publishers: impl Future<Output = ()>) -> u64 {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let local = tokio::task::LocalSet::new();
-    let runs = local.block_on(&rt, async move {
+    local.block_on(&rt, async move {
         let stop = std::rc::Rc::new(std::cell::Cell::new(false));
         let neighbour = {
             let stop = std::rc::Rc::clone(&stop);
@@ -116,14 +128,10 @@ fn a_lone_publisher_in_a_local_set_lets_its_neighbours_run_between_appends() {
                 runs
             })
         };
-        for i in 0..500 {
-            log.append(&[rec(&format!("local {i}"))]).await.unwrap();
-        }
+        publishers.await;
         stop.set(true);
-        assert_eq!(log.durable_offset(), 500);
         neighbour.await.unwrap()
-    });
-    assert!(runs >= 15, "the local set's other task ran {runs} times in 500 appends");
+    })
 }
 
 /// Many shards with one publisher each, on two workers: one spinner at a
@@ -376,22 +384,8 @@ async fn a_gathering_closers_waiter_is_acknowledged_only_after_its_held_flush() 
 /// 400 µs a flush: 50 flushes, 20 ms or more).
 #[test]
 fn eight_publishers_in_a_local_set_let_their_neighbour_run() {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let (_io, log) = slow_log(21, 300);
-    let local = tokio::task::LocalSet::new();
-    let runs = local.block_on(&rt, async move {
-        let stop = std::rc::Rc::new(std::cell::Cell::new(false));
-        let neighbour = {
-            let stop = std::rc::Rc::clone(&stop);
-            tokio::task::spawn_local(async move {
-                let mut runs = 0u64;
-                while !stop.get() {
-                    runs += 1;
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                }
-                runs
-            })
-        };
+    let runs = ticks_in_a_local_set_beside(async move {
         let publishers: Vec<_> = (0..8)
             .map(|p| {
                 let log = log.clone();
@@ -406,9 +400,7 @@ fn eight_publishers_in_a_local_set_let_their_neighbour_run() {
         for p in publishers {
             p.await.unwrap();
         }
-        stop.set(true);
         assert_eq!(log.durable_offset(), 400);
-        neighbour.await.unwrap()
     });
     assert!(runs >= 5, "the local set's other task ran {runs} times beside 400 appends");
 }
