@@ -416,11 +416,12 @@ struct LogInner {
     /// How many writes the last flush covered (`u64::MAX` before the
     /// first): one says the log has a lone publisher.
     last_covered: AtomicU64,
-    /// The end offset of the write that completed the flush leader's last
-    /// gathering (`u64::MAX`: none yet): every publisher the leader waited
-    /// for has written, so that write's waiter has no one to make way for
-    /// and stays awake through the flush ([`DiskLog::spin_while_alone`]).
-    closed_gather_at: AtomicU64,
+    /// The number (in `writes`) of the write that completed the flush
+    /// leader's last gathering (0: none yet): every publisher the leader
+    /// waited for has written, so that write's waiter has no one to make way
+    /// for and stays awake through the flush ([`DiskLog::spin_while_alone`]).
+    /// A number, not an offset: offsets repeat after a truncation.
+    closed_gather_by: AtomicU64,
 }
 
 /// The flush leader, on a blocking thread: flushes, wakes the waiters, and
@@ -444,9 +445,6 @@ fn lead_flushes(inner: &LogInner) {
         inner.last_flush_us.store(u64::try_from(took.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
         inner.last_covered.store(covered, Ordering::Relaxed);
         let target = inner.writes.load(Ordering::Acquire).saturating_add(covered);
-        // An older gathering's closer (its offsets maybe written again since
-        // a truncation) is no one's mark now.
-        inner.closed_gather_at.store(u64::MAX, Ordering::Release);
         inner.gather_until.store(target, Ordering::Release);
         wake_waiters(inner);
         if flushed.is_err() {
@@ -557,20 +555,22 @@ const SPIN_BEFORE_PARK: std::time::Duration = std::time::Duration::from_micros(5
 const MAX_GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl LogInner {
-    /// Counts a write; the one the gathering flush leader waits for wakes it.
-    /// Only `OnCommit` has a leader: the other policies count nothing (a
-    /// counter two workers take turns on costs every append).
-    fn note_write(&self, end: Offset) {
+    /// Counts a write and returns its number (from 1); the one the
+    /// gathering flush leader waits for wakes it. Only `OnCommit` has a
+    /// leader: the other policies count nothing (a counter two workers take
+    /// turns on costs every append) and every write is number 0.
+    fn note_write(&self) -> u64 {
         if self.config.fsync_mode != FsyncMode::OnCommit {
-            return;
+            return 0;
         }
         let n = self.writes.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
         if n == self.gather_until.load(Ordering::Acquire) {
-            self.closed_gather_at.store(end, Ordering::Release);
+            self.closed_gather_by.store(n, Ordering::Release);
             if let Some(leader) = self.leader.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
                 leader.unpark();
             }
         }
+        n
     }
 }
 
@@ -600,12 +600,14 @@ pub struct PendingAppend {
     /// Its offsets.
     pub result: AppendResult,
     pending: Pending,
+    /// Its number among the log's `OnCommit` writes (0: none counted).
+    write: u64,
 }
 
 impl PendingAppend {
     fn new(pending: Pending) -> Self {
         let result = AppendResult { first_offset: pending.offsets.start, last_offset: pending.offsets.end.saturating_sub(1) };
-        Self { result, pending }
+        Self { result, pending, write: 0 }
     }
 
     /// The first offset.
@@ -662,7 +664,7 @@ impl DiskLog {
             leader: Mutex::new(None),
             last_flush_us: AtomicU64::new(0),
             last_covered: AtomicU64::new(u64::MAX),
-            closed_gather_at: AtomicU64::new(u64::MAX),
+            closed_gather_by: AtomicU64::new(0),
         });
         if let (true, Ok(runtime)) = (retains, runtime) {
             let weak = Arc::downgrade(&inner);
@@ -750,7 +752,7 @@ impl DiskLog {
                 blocking(move || inner.shard.write(&engine_batch(&records)).map(PendingAppend::new)).await?
             }
         };
-        self.inner.note_write(written.pending.offsets.end);
+        let written = PendingAppend { write: self.inner.note_write(), ..written };
         Ok(written)
     }
 
@@ -804,7 +806,7 @@ impl DiskLog {
                     runtime.spawn_blocking(move || lead_flushes(&inner));
                 }
             }
-            if let Some(waiter) = self.alone(&pending.pending).filter(|_| may_spin) {
+            if let Some(waiter) = self.alone(pending.write).filter(|_| may_spin) {
                 // Once an append, to the runtime first, while the flush runs:
                 // a spin's flush usually ends inside it, so `notified` is
                 // then ready and nothing here would return to the runtime
@@ -863,12 +865,12 @@ impl DiskLog {
     /// flight: a lone publisher's (the last flush covered one write), or the
     /// one whose write completed the leader's gathering (every publisher the
     /// leader waited for has written, and waits too).
-    fn alone(&self, pending: &Pending) -> Option<Alone> {
+    fn alone(&self, write: u64) -> Option<Alone> {
         if !self.inner.flushing.load(Ordering::Acquire) {
             None
         } else if self.inner.last_covered.load(Ordering::Relaxed) <= 1 {
             Some(Alone::Lone)
-        } else if self.inner.closed_gather_at.load(Ordering::Acquire) == pending.offsets.end {
+        } else if write != 0 && self.inner.closed_gather_by.load(Ordering::Acquire) == write {
             Some(Alone::LastWriter)
         } else {
             None
@@ -998,17 +1000,7 @@ impl AppendOnlyLog for DiskLog {
 
     fn truncate(&self, offset: Offset) -> BoxFuture<'_, Result<()>> {
         let inner = Arc::clone(&self.inner);
-        Box::pin(async move {
-            blocking(move || {
-                let cut = inner.shard.truncate_from(offset);
-                // The last gathering's closer may have been cut: a write at
-                // the offsets it freed completed no gathering, and the flush
-                // in flight cannot cover it (no spin for it: `alone`).
-                inner.closed_gather_at.store(u64::MAX, Ordering::Release);
-                cut
-            })
-            .await
-        })
+        Box::pin(async move { blocking(move || inner.shard.truncate_from(offset)).await })
     }
 
     fn record_generation(&self, generation: u64, start_offset: Offset) -> Result<bool> {

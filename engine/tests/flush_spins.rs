@@ -85,10 +85,11 @@ async fn the_write_that_completes_a_gathering_stays_awake_through_its_flush() {
 /// A truncation while the flush after a gathering is in flight, then a new
 /// write ending at the offset the gathering's closer ended at: that write
 /// completed no gathering, and the flush in flight started before it was
-/// written, so its waiter has nothing to stay awake for. Before the fix
-/// the old closer's mark (`closed_gather_at`, reset only when a flush
-/// ends) matched the rewritten offset and its waiter spun through a flush
-/// that could not cover it — up to 2 ms of a core. Each attempt first
+/// written, so its waiter has nothing to stay awake for. When the mark was
+/// the closer's end offset (reset only when a flush ended), it matched the
+/// rewritten offset and its waiter spun through a flush that could not
+/// cover it — up to 2 ms of a core; the mark is now the closer's write
+/// number, which never repeats. Each attempt first
 /// checks that the gathering was closed at that offset (the real closer's
 /// waiter spins); an attempt whose gathering timed out proves nothing and
 /// is retried on a fresh log.
