@@ -445,3 +445,32 @@ fn futures_lite_block_on<T>(f: impl std::future::Future<Output = T>) -> T {
         std::task::Poll::Pending => panic!("tail_offset awaited"),
     }
 }
+
+/// Under `Periodic` and `None` the write acknowledged the batch, so its
+/// `commit` answers at once: it does not queue for the shard's lock, which
+/// a roll holds through the old segment's `fsync` (held here), as
+/// upstream's `commit` returns at once under those policies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_that_needs_no_sync_does_not_wait_behind_a_roll() {
+    for fsync_mode in [FsyncMode::None, FsyncMode::Periodic { interval: Duration::from_secs(3600) }] {
+        let sim = Arc::new(SimIo::new());
+        let config = LogConfig { retention_bytes: None, ..small(fsync_mode) };
+        let log = DiskLog::open_with_io(Arc::clone(&sim) as Arc<dyn Io>, sim_dir(), "x", config).unwrap();
+        let pending = log.append_pending(&[sized(0, 200)]).await.unwrap();
+        sim.hold_syncs();
+        let roller = {
+            let log = log.clone();
+            // Does not fit beside the first record: the segment rolls.
+            tokio::spawn(async move { log.append(&[sized(1, 900)]).await })
+        };
+        {
+            let sim = Arc::clone(&sim);
+            in_blocking(move || sim.wait_for_held_sync()).await;
+        }
+        let answered = tokio::time::timeout(Duration::from_secs(2), log.commit(&pending)).await;
+        sim.release_syncs();
+        assert!(matches!(answered, Ok(Ok(()))), "{fsync_mode:?}: commit waited behind the roll: {answered:?}");
+        assert_eq!(roller.await.unwrap().unwrap().first_offset, 1);
+        log.shutdown().await.unwrap();
+    }
+}

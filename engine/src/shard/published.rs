@@ -34,6 +34,9 @@ pub(crate) struct Published {
     unsynced: AtomicU64,
     /// The active segment's length.
     active_len: AtomicU64,
+    /// Truncations so far (`Inner::truncations`): a commit that needs no
+    /// sync learns from it, without the lock, that nothing cut its batch.
+    truncations: AtomicU64,
     /// Odd while a publish rebuilds the lists (a sequence lock's count).
     version: AtomicU64,
     /// The lists' shape as last published ([`shape`]).
@@ -103,9 +106,14 @@ impl Published {
         self.first.store(g.first_offset(), Ordering::Release);
         self.unsynced.store(super::writer::unsynced_bytes(g), Ordering::Release);
         self.active_len.store(g.segments.last().map_or(0, |s| s.len), Ordering::SeqCst);
+        self.truncations.store(g.truncations, Ordering::Release);
         if reshaped {
             self.version.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    pub(crate) fn truncations(&self) -> u64 {
+        self.truncations.load(Ordering::Acquire)
     }
 
     pub(crate) fn next_offset(&self) -> u64 {
