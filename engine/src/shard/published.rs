@@ -8,7 +8,8 @@
 //! go ([`super::Locked`] does it as it lets go, and before it waits on a
 //! condition variable): a caller that sees a change's call return also sees
 //! what it changed, and no change goes unpublished, an error's early return
-//! included.
+//! included. The truncation count goes first: a caller that sees any other
+//! answer a truncation changed sees its count too.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -88,6 +89,12 @@ impl Published {
     /// Stores `g`'s answers (under the shard's lock, as it is let go: one
     /// publisher at a time).
     pub(crate) fn store(&self, g: &Inner) {
+        // The truncation count first: whoever sees any answer a truncation
+        // changed (a next offset fallen back to its cut, a segment gone)
+        // sees its count too, so a commit it makes next, which trusts an
+        // unchanged count without the lock ([`super::Shard::try_commit`]),
+        // hears of the cut (every later store releases this one).
+        self.truncations.store(g.truncations, Ordering::Release);
         let shape = shape(g);
         let reshaped = self.shape.iter().zip(shape).any(|(published, now)| published.load(Ordering::Relaxed) != now);
         if reshaped {
@@ -106,7 +113,6 @@ impl Published {
         self.first.store(g.first_offset(), Ordering::Release);
         self.unsynced.store(super::writer::unsynced_bytes(g), Ordering::Release);
         self.active_len.store(g.segments.last().map_or(0, |s| s.len), Ordering::SeqCst);
-        self.truncations.store(g.truncations, Ordering::Release);
         if reshaped {
             self.version.fetch_add(1, Ordering::SeqCst);
         }
@@ -185,6 +191,7 @@ impl Published {
             ("durable offset", g.durable_next, self.durable_offset()),
             ("first offset", g.first_offset(), self.first_offset()),
             ("unsynced bytes", super::writer::unsynced_bytes(g), self.unsynced_bytes()),
+            ("truncation count", g.truncations, self.truncations()),
         ];
         if let Some((what, locked, published)) = truth.iter().find(|(_, locked, published)| locked != published) {
             return Err(format!("{what} published as {published}, {locked} under the lock"));

@@ -1,0 +1,77 @@
+//! `Shard::try_commit` under `NoSync` and `Interval` answers without the
+//! shard's lock, from the published truncation count (review 39 of the
+//! change that made it so). Each test is named for the behaviour it expects.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use felix_engine::io::sim::SimIo;
+use felix_engine::shard::{Append, Pending};
+use felix_engine::{Config, Durability, EngineError, Io, Shard};
+
+fn sim_dir() -> PathBuf {
+    PathBuf::from("/sim/commit-unlocked")
+}
+
+fn one(shard: &Shard) -> Pending {
+    shard.write(&[Append { payload: b"record", timestamp_micros: Some(1) }]).unwrap()
+}
+
+/// A truncation publishes what it changed as it lets the shard's lock go;
+/// a thread that sees one of those answers — here the next offset falling
+/// back to the cut — and then commits a batch the truncation cut must hear
+/// `TruncatedAway`, never an acknowledgement. The truncation count was
+/// published last, after the next offset: a commit that looked in between
+/// found the count unchanged and acknowledged the cut batch. Rounds race a
+/// truncation against a thread that spins on the next offset and commits
+/// the moment it falls.
+#[test]
+fn a_commit_after_the_next_offset_shows_a_cut_reports_the_cut() {
+    const ROUNDS: u64 = 5_000;
+    let sim = Arc::new(SimIo::new());
+    let config = Config { durability: Durability::NoSync, ..Config::default() };
+    let shard = Arc::new(Shard::open_dir(Arc::clone(&sim) as Arc<dyn Io>, &sim_dir(), config).unwrap().0);
+    one(&shard); // offset 0 stays: every round writes offset 1 and cuts it.
+    let handed: Arc<Mutex<Option<Pending>>> = Arc::new(Mutex::new(None));
+    let (round, answered) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let observer = {
+        let (shard, handed, round, answered) = (Arc::clone(&shard), Arc::clone(&handed), Arc::clone(&round), Arc::clone(&answered));
+        std::thread::spawn(move || -> Result<(), String> {
+            for r in 1..=ROUNDS {
+                while round.load(Ordering::Acquire) != r {
+                    std::hint::spin_loop();
+                }
+                let pending = handed.lock().unwrap().take().unwrap();
+                while shard.next_offset() > pending.offsets.start {
+                    std::hint::spin_loop();
+                }
+                let answer = shard.try_commit(&pending);
+                answered.store(r, Ordering::Release);
+                match answer {
+                    Err(EngineError::TruncatedAway { .. }) => {}
+                    other => return Err(format!("round {r}: the next offset showed the cut, commit answered {other:?}")),
+                }
+            }
+            Ok(())
+        })
+    };
+    for r in 1..=ROUNDS {
+        let pending = one(&shard);
+        assert_eq!(pending.offsets, 1..2);
+        *handed.lock().unwrap() = Some(pending);
+        round.store(r, Ordering::Release);
+        shard.truncate_after(0).unwrap();
+        while answered.load(Ordering::Acquire) != r {
+            if observer.is_finished() {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        if observer.is_finished() {
+            break;
+        }
+    }
+    observer.join().unwrap().unwrap();
+}
