@@ -75,3 +75,48 @@ fn a_commit_after_the_next_offset_shows_a_cut_reports_the_cut() {
     }
     observer.join().unwrap().unwrap();
 }
+
+/// Under `NoSync` and `Interval`, where `try_commit` may answer without the
+/// lock: a truncation that cut a batch reports it (`TruncatedAway`, at the
+/// cut) and one that cut above it does not; a batch written after the cut
+/// is acknowledged; a stopped shard acknowledges nothing (`FailStopped`),
+/// and a closed one answers `Closed`.
+#[test]
+fn commits_that_need_no_sync_still_hear_of_cuts_stops_and_closes() {
+    for durability in [Durability::NoSync, Durability::Interval { micros: 3_600_000_000 }] {
+        let sim = Arc::new(SimIo::new());
+        let open = || Shard::open_dir(Arc::clone(&sim) as Arc<dyn Io>, &sim_dir(), Config { durability, ..Config::default() });
+        let shard = open().unwrap().0;
+        let (p0, p1) = (one(&shard), one(&shard));
+        shard.truncate_after(1).unwrap(); // Cuts nothing: offsets 0 and 1 stay.
+        assert!(shard.try_commit(&p1).unwrap(), "{durability:?}");
+        let p2 = one(&shard);
+        shard.truncate_after(0).unwrap();
+        assert!(shard.try_commit(&p0).unwrap(), "{durability:?}: the cut was above offset 0");
+        for cut in [&p1, &p2] {
+            match shard.try_commit(cut) {
+                Err(EngineError::TruncatedAway { cut_at: 1, .. }) => {}
+                other => panic!("{durability:?}: {:?} cut at 1 answered {other:?}", cut.offsets),
+            }
+        }
+        let after = one(&shard);
+        assert_eq!(after.offsets, 1..2);
+        assert!(shard.try_commit(&after).unwrap(), "{durability:?}");
+        shard.commit(&after).unwrap();
+        sim.fail_at(sim.mutations() + 1);
+        assert!(shard.write(&[Append { payload: b"x", timestamp_micros: Some(1) }]).is_err());
+        for pending in [&p0, &after] {
+            match shard.try_commit(pending) {
+                Err(EngineError::FailStopped { .. }) => {}
+                other => panic!("{durability:?}: a stopped shard answered {other:?} for {:?}", pending.offsets),
+            }
+        }
+        drop(shard);
+        sim.clear_faults();
+        let shard = open().unwrap().0;
+        let last = one(&shard);
+        shard.close().unwrap();
+        assert!(matches!(shard.try_commit(&last), Err(EngineError::Closed { .. })), "{durability:?}");
+        assert!(matches!(shard.commit(&last), Err(EngineError::Closed { .. })), "{durability:?}");
+    }
+}
