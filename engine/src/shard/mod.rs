@@ -347,6 +347,9 @@ pub(crate) struct Shared {
     pub(crate) flusher_wake: Condvar,
     /// `fdatasync`s of segment files so far (a bench's appends per fsync).
     pub(crate) data_syncs: std::sync::atomic::AtomicU64,
+    /// Reads and seeks that retention overtook and that hold it off now
+    /// ([`retention::RetentionHeld`]).
+    pub(crate) retention_held: std::sync::atomic::AtomicU64,
     /// What the accessors answer without the lock, published by every change.
     pub(crate) published: published::Published,
 }
@@ -560,6 +563,7 @@ impl Shard {
             synced: Condvar::new(),
             flusher_wake: Condvar::new(),
             data_syncs: std::sync::atomic::AtomicU64::new(0),
+            retention_held: std::sync::atomic::AtomicU64::new(0),
             published: published::Published::default(),
         });
         drop(shared.lock()); // publishes what the accessors answer

@@ -67,19 +67,26 @@ impl Shard {
     /// remove a file it is about to open. So its answer — records or an
     /// error — counts only when the shard's truncation count and oldest
     /// segment are the same after it as before; otherwise it runs again, from
-    /// a fresh snapshot (which says `Trimmed` when the offset went).
+    /// a fresh snapshot (which says `Trimmed` when the offset went). From
+    /// its third run on it holds retention off ([`Shard::hold_retention`]):
+    /// only truncations can race it then.
     ///
     /// # Errors
     /// The read's own; an IO error saying so when [`READ_ATTEMPTS`] runs in
     /// a row were raced (records it cannot vouch for are never returned).
     pub(super) fn consistently<T>(&self, mut read: impl FnMut() -> Result<T, EngineError>) -> Result<T, EngineError> {
-        for _ in 0..READ_ATTEMPTS {
+        let mut held = None;
+        for attempt in 0..READ_ATTEMPTS {
+            if attempt == super::retention::OVERTAKEN_BEFORE_HOLDING {
+                held = Some(self.hold_retention());
+            }
             let before = self.read_epoch();
             let answer = read();
             if self.read_epoch() == before {
                 return answer;
             }
         }
+        drop(held);
         Err(EngineError::Io {
             path: self.shared.dir.path.clone(),
             op: "read",

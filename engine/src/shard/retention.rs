@@ -54,7 +54,10 @@ impl Shard {
         let mut g = shared.lock();
         let mut pass = RetentionPass::default();
         let mut unlink_failure = None;
-        while g.segments.len() > 1 {
+        // A read or seek that retention kept overtaking holds it off: this
+        // pass deletes nothing, the next one does.
+        let held = shared.retention_held.load(std::sync::atomic::Ordering::SeqCst) > 0;
+        while g.segments.len() > 1 && !held {
             // The oldest may be a segment a sync in flight is flushing (the
             // active one when that sync began, rolled away since).
             shared.spare_flushing(&mut g, |g, id| g.segments.first().is_some_and(|s| s.id == id));
@@ -95,5 +98,68 @@ impl Shard {
         }
         metrics::gauge!(names::RETENTION_BASE_OFFSET).set(pass.first_offset as f64);
         Ok((pass, unlink_failure))
+    }
+}
+
+/// How many times in a row retention (or a truncation) may overtake a read
+/// or a seek before it holds retention off ([`Shard::hold_retention`]).
+pub(crate) const OVERTAKEN_BEFORE_HOLDING: u32 = 2;
+
+/// A read or a seek holding retention off: while one lives, a retention
+/// pass deletes nothing (a pass that began before it finishes first: the
+/// read's next snapshot is taken under the shard's lock, after it). Without
+/// it, a read that walks files without the lock could be overtaken by every
+/// pass — a seek starved of the CPU beside a writer whose retention deletes
+/// a segment every few appends failed on a removed file after 64 tries.
+pub(crate) struct RetentionHeld<'a>(&'a std::sync::atomic::AtomicU64);
+
+impl Shard {
+    /// Holds retention off until the returned guard drops.
+    pub(crate) fn hold_retention(&self) -> RetentionHeld<'_> {
+        let held = &self.shared.retention_held;
+        held.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        RetentionHeld(held)
+    }
+}
+
+impl Drop for RetentionHeld<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::io::sim::SimIo;
+    use crate::shard::{Append, Config, Shard};
+
+    /// While a read or a seek holds retention off, a pass deletes nothing,
+    /// however far past its bound the shard is; once the hold drops, the
+    /// next pass deletes what the bound says. Two holds: both must go.
+    #[test]
+    fn a_pass_deletes_nothing_while_a_read_holds_retention_off() {
+        let io = Arc::new(SimIo::new());
+        let config = Config { segment_size_bytes: 150, retention_bytes: Some(300), ..Config::default() };
+        let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
+        let payload = [b'x'; 40];
+        for t in 0..20 {
+            let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(t) }]).unwrap();
+            shard.commit(&pending).unwrap();
+        }
+        let segments = shard.segments().len();
+        assert!(segments > 4, "{segments} segments");
+        let (a, b) = (shard.hold_retention(), shard.hold_retention());
+        assert!(shard.apply_retention(0).unwrap().removed.is_empty());
+        drop(a);
+        assert!(shard.apply_retention(0).unwrap().removed.is_empty(), "one hold is left");
+        assert_eq!(shard.segments().len(), segments);
+        drop(b);
+        let pass = shard.apply_retention(0).unwrap();
+        assert!(!pass.removed.is_empty());
+        assert!(shard.segments().iter().map(|s| s.size_bytes).sum::<u64>() <= 300 + 150, "{:?}", shard.segments());
     }
 }

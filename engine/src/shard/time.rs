@@ -39,9 +39,9 @@ pub(crate) struct TimeIndexes {
 }
 
 /// Most times one `offset_for_time` seeks again because retention deleted
-/// segments under it (each retry needs retention to have deleted more, so
-/// only a seek starved of the CPU while retention runs flat out ever
-/// retries twice; the bound is there so that none spins for ever).
+/// segments under it (from the third run on retention is held off, so only
+/// a truncation's restart can make it run again; the bound is there so that
+/// none spins for ever).
 const MAX_SEEK_ATTEMPTS: u32 = 64;
 
 /// A segment a seek walks: `(id, base offset, readable length)`.
@@ -58,19 +58,26 @@ impl Shard {
     /// never hides a later match); `None` when no visible record reaches it.
     /// A seek that retention overtakes (the segments it walks deleted under
     /// it) runs again over those retained (up to 64 times) rather than answer
-    /// `Trimmed` or fail on a file retention removed.
+    /// `Trimmed` or fail on a file retention removed; from its third run on
+    /// it holds retention off (`Shard::hold_retention`), so that run is
+    /// not overtaken by retention.
     ///
     /// # Errors
     /// `FailStopped`, IO failures, or damage met in the record headers walked.
     pub fn offset_for_time(&self, target_micros: u64) -> Result<Option<u64>, EngineError> {
         let mut attempts = 0;
+        let mut held = None;
         loop {
+            if attempts == super::retention::OVERTAKEN_BEFORE_HOLDING {
+                held = Some(self.hold_retention());
+            }
             let first = self.first_offset();
             let answer = self.seek_from(first, target_micros);
             // Retention deleted the oldest segments under the seek (their
             // files gone, `first` trimmed): it runs again over those retained.
             attempts += 1;
             if matches!(answer, Ok(Some(_))) || self.first_offset() == first || attempts == MAX_SEEK_ATTEMPTS {
+                drop(held);
                 return answer;
             }
         }
