@@ -54,14 +54,14 @@ impl Shard {
         let mut g = shared.lock();
         let mut pass = RetentionPass::default();
         let mut unlink_failure = None;
-        // A read or seek that retention kept overtaking holds it off: this
-        // pass deletes nothing, the next one does.
-        let held = shared.retention_held.load(std::sync::atomic::Ordering::SeqCst) > 0;
-        while g.segments.len() > 1 && !held {
+        while g.segments.len() > 1 {
             // The oldest may be a segment a sync in flight is flushing (the
             // active one when that sync began, rolled away since).
             shared.spare_flushing(&mut g, |g, id| g.segments.first().is_some_and(|s| s.id == id));
-            if g.segments.len() <= 1 {
+            // A read or seek that retention kept overtaking holds it off
+            // (looked at after the wait above, which lets the lock go): the
+            // pass deletes nothing more, the next one does.
+            if g.segments.len() <= 1 || shared.retention_held.load(std::sync::atomic::Ordering::SeqCst) > 0 {
                 break;
             }
             let total: u64 = g.segments.iter().map(|s| s.len).sum();
@@ -106,8 +106,9 @@ impl Shard {
 pub(crate) const OVERTAKEN_BEFORE_HOLDING: u32 = 2;
 
 /// A read or a seek holding retention off: while one lives, a retention
-/// pass deletes nothing (a pass that began before it finishes first: the
-/// read's next snapshot is taken under the shard's lock, after it). Without
+/// pass deletes nothing more (one that deleted before the hold came either
+/// finishes before the read's next snapshot, taken under the shard's lock,
+/// or stops at its next segment if it let the lock go meanwhile). Without
 /// it, a read that walks files without the lock could be overtaken by every
 /// pass — a seek starved of the CPU beside a writer whose retention deletes
 /// a segment every few appends failed on a removed file after 64 tries.
