@@ -222,3 +222,45 @@ fn a_seek_while_retention_deletes_segments_answers_among_those_retained() {
     let failures = seeker.join().unwrap();
     assert!(failures.is_empty(), "{} seeks failed, the first: {}", failures.len(), failures[0]);
 }
+
+/// A seek is raced by truncations too, not only by retention: a follower's
+/// `truncate_after` removes the newer segment files a seek walking them
+/// (no lock held) is about to open, and cuts the active one short under
+/// it. The oldest offset stays the same, so before the seek watched only
+/// that, it answered with the missing file or a "damaged" segment; it
+/// runs again instead, and a seek past every record always answers `None`.
+#[test]
+fn a_seek_while_truncations_remove_segments_never_fails_on_what_they_removed() {
+    let io = Arc::new(SimIo::new());
+    let config = Config { segment_size_bytes: 150, ..Config::default() };
+    let shard = Arc::new(open(&io, config));
+    let payload = [b'x'; 40];
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seeker = {
+        let (shard, stop) = (Arc::clone(&shard), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let (mut failures, mut seeks) = (Vec::new(), 0u64);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                seeks += 1;
+                // Past every record's time: the seek walks every segment.
+                match shard.offset_for_time(u64::MAX) {
+                    Ok(None) => {}
+                    other => failures.push(format!("{other:?}")),
+                }
+            }
+            (failures, seeks)
+        })
+    };
+    for i in 0..4_000u64 {
+        let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(i) }]).unwrap();
+        shard.commit(&pending).unwrap();
+        // Back to the first three records now and then: the newer segments go.
+        if shard.next_offset() - shard.first_offset() > 12 {
+            shard.truncate_after(shard.first_offset() + 2).unwrap();
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (failures, seeks) = seeker.join().unwrap();
+    assert!(seeks > 0);
+    assert!(failures.is_empty(), "{} of {seeks} seeks failed, the first: {}", failures.len(), failures[0]);
+}

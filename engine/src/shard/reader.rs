@@ -95,8 +95,9 @@ impl Shard {
     }
 
     /// What a racing truncation or retention pass changes: the shard's
-    /// truncation count and its oldest segment's id.
-    fn read_epoch(&self) -> (u64, Option<u64>) {
+    /// truncation count and its oldest segment's id (under the lock: the
+    /// published accessors may not show yet a change whose files are gone).
+    pub(super) fn read_epoch(&self) -> (u64, Option<u64>) {
         let g = self.shared.lock();
         (g.truncations, g.segments.first().map(|s| s.id))
     }

@@ -39,9 +39,9 @@ pub(crate) struct TimeIndexes {
 }
 
 /// Most times one `offset_for_time` seeks again because retention deleted
-/// segments under it (from the third run on retention is held off, so only
-/// a truncation's restart can make it run again; the bound is there so that
-/// none spins for ever).
+/// segments under it or a truncation changed what it walks (from the third
+/// run on retention is held off, so only a truncation can make it run again;
+/// the bound is there so that none spins for ever).
 const MAX_SEEK_ATTEMPTS: u32 = 64;
 
 /// A segment a seek walks: `(id, base offset, readable length)`.
@@ -57,8 +57,9 @@ impl Shard {
     /// rule: offset order, not time order, so a clock that went backwards
     /// never hides a later match); `None` when no visible record reaches it.
     /// A seek that retention overtakes (the segments it walks deleted under
-    /// it) runs again over those retained (up to 64 times) rather than answer
-    /// `Trimmed` or fail on a file retention removed; from its third run on
+    /// it) or a truncation races (segments it walks removed or cut) runs
+    /// again over what is left (up to 64 times) rather than answer
+    /// `Trimmed` or fail on a file removed under it; from its third run on
     /// it holds retention off (`Shard::hold_retention`), so that run is
     /// not overtaken by retention.
     ///
@@ -71,12 +72,17 @@ impl Shard {
             if attempts == super::retention::OVERTAKEN_BEFORE_HOLDING {
                 held = Some(self.hold_retention());
             }
+            // Under the lock, as `Shard::consistently` does: a pass or a
+            // truncation publishes its change only once it lets the lock
+            // go, after its files are gone.
+            let before = self.read_epoch();
             let first = self.first_offset();
             let answer = self.seek_from(first, target_micros);
             // Retention deleted the oldest segments under the seek (their
-            // files gone, `first` trimmed): it runs again over those retained.
+            // files gone, `first` trimmed), or a truncation removed or cut
+            // those it walks: it runs again over what is left.
             attempts += 1;
-            if matches!(answer, Ok(Some(_))) || self.first_offset() == first || attempts == MAX_SEEK_ATTEMPTS {
+            if matches!(answer, Ok(Some(_))) || self.read_epoch() == before || attempts == MAX_SEEK_ATTEMPTS {
                 drop(held);
                 return answer;
             }
