@@ -918,7 +918,11 @@ impl DiskLog {
     /// Runs one retention pass now instead of waiting for the timer
     /// (upstream's): deletes whole oldest segments past `retention_bytes` or
     /// whose newest record is older than `retention_age`, never the active
-    /// one. With no bound configured it deletes nothing.
+    /// one. With no bound configured it deletes nothing. Nor while a read
+    /// or a time seek that retention kept overtaking holds it off
+    /// (docs/broker.md): then it answers `segments_deleted: 0` (or what it
+    /// deleted before the hold) even past the bound, and the next pass —
+    /// the timer's or another call — deletes what the bound says.
     ///
     /// # Errors
     /// A segment that could not be unlinked (the log goes on; the next pass

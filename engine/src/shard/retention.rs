@@ -34,7 +34,10 @@ impl Shard {
     /// Deletes whole oldest segments beyond the retention limits, never the
     /// active one; drops epochs older than the oldest retained record.
     /// Records `retention_segments_deleted_total`, `…_bytes_reclaimed_total`
-    /// and `…_base_offset`.
+    /// and `…_base_offset`. While a read or a seek holds retention off
+    /// (`Shard::hold_retention`) the pass deletes nothing more, however
+    /// far past the bounds the shard is, and answers only what it deleted
+    /// before (often nothing): the next pass deletes the rest.
     ///
     /// # Errors
     /// `ReadOnly`, `FailStopped`, `Closed`; an unlink that failed (not
