@@ -166,4 +166,38 @@ mod tests {
         assert!(!pass.removed.is_empty());
         assert!(shard.segments().iter().map(|s| s.size_bytes).sum::<u64>() <= 300 + 150, "{:?}", shard.segments());
     }
+
+    /// A read that retention overtook twice holds it off on its third run
+    /// (a pass then deletes nothing), and a read that panics while holding
+    /// lets the hold go as it unwinds: the next pass deletes again.
+    #[test]
+    fn a_read_holds_retention_from_its_third_run_and_a_panic_in_it_leaks_no_hold() {
+        let io = Arc::new(SimIo::new());
+        let config = Config { segment_size_bytes: 150, retention_bytes: Some(300), ..Config::default() };
+        let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
+        let payload = [b'x'; 40];
+        let append = |n: u64| {
+            for t in 0..n {
+                let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(t) }]).unwrap();
+                shard.commit(&pending).unwrap();
+            }
+        };
+        append(10);
+        let deleted = std::cell::RefCell::new(Vec::new());
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            shard.consistently(|| -> Result<(), crate::error::EngineError> {
+                // New segments, then a pass: unless held, it deletes the
+                // oldest and the read is overtaken.
+                append(6);
+                deleted.borrow_mut().push(shard.apply_retention(0).unwrap().removed.len());
+                assert!(deleted.borrow().len() < 3, "the third run panics");
+                Ok(())
+            })
+        }));
+        assert!(unwound.is_err());
+        let deleted = deleted.into_inner();
+        assert!(deleted.len() == 3 && deleted[0] > 0 && deleted[1] > 0 && deleted[2] == 0, "{deleted:?}");
+        assert_eq!(shard.shared.retention_held.load(std::sync::atomic::Ordering::SeqCst), 0, "the hold leaked");
+        assert!(!shard.apply_retention(0).unwrap().removed.is_empty());
+    }
 }
