@@ -920,9 +920,10 @@ impl DiskLog {
     /// whose newest record is older than `retention_age`, never the active
     /// one. With no bound configured it deletes nothing. Nor while a read
     /// or a time seek that retention kept overtaking holds it off
-    /// (docs/broker.md): then it answers `segments_deleted: 0` (or what it
-    /// deleted before the hold) even past the bound, and the next pass —
-    /// the timer's or another call — deletes what the bound says.
+    /// (docs/broker.md), up to twice `retention_bytes`: then it answers
+    /// `segments_deleted: 0` (or what it deleted before the hold) even past
+    /// the bound, and the next pass — the timer's or another call — deletes
+    /// what the bound says.
     ///
     /// # Errors
     /// A segment that could not be unlinked (the log goes on; the next pass

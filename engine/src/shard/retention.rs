@@ -35,9 +35,10 @@ impl Shard {
     /// active one; drops epochs older than the oldest retained record.
     /// Records `retention_segments_deleted_total`, `…_bytes_reclaimed_total`
     /// and `…_base_offset`. While a read or a seek holds retention off
-    /// (`Shard::hold_retention`) the pass deletes nothing more, however
-    /// far past the bounds the shard is, and answers only what it deleted
-    /// before (often nothing): the next pass deletes the rest.
+    /// (`Shard::hold_retention`) the pass deletes nothing more while the
+    /// shard holds at most twice `retention_bytes` (past that, down to
+    /// twice it), and answers only what it deleted (often nothing): the
+    /// next pass deletes the rest.
     ///
     /// # Errors
     /// `ReadOnly`, `FailStopped`, `Closed`; an unlink that failed (not
@@ -61,13 +62,14 @@ impl Shard {
             // The oldest may be a segment a sync in flight is flushing (the
             // active one when that sync began, rolled away since).
             shared.spare_flushing(&mut g, |g, id| g.segments.first().is_some_and(|s| s.id == id));
+            let total: u64 = g.segments.iter().map(|s| s.len).sum();
             // A read or seek that retention kept overtaking holds it off
             // (looked at after the wait above, which lets the lock go): the
-            // pass deletes nothing more, the next one does.
-            if g.segments.len() <= 1 || shared.retention_held.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            // pass deletes nothing more, the next one does — unless the log
+            // holds more than twice its byte bound ([`held_off`]).
+            if g.segments.len() <= 1 || held_off(shared, total) {
                 break;
             }
-            let total: u64 = g.segments.iter().map(|s| s.len).sum();
             let Some(oldest) = g.segments.first() else { break };
             let over_bytes = shared.config.retention_bytes.is_some_and(|limit| total > limit);
             let too_old = shared.config.retention_age_micros.is_some_and(|age| now_micros.saturating_sub(oldest.last_timestamp) > age);
@@ -102,6 +104,19 @@ impl Shard {
         metrics::gauge!(names::RETENTION_BASE_OFFSET).set(pass.first_offset as f64);
         Ok((pass, unlink_failure))
     }
+}
+
+/// Whether a read's hold stops this pass: while one lives
+/// ([`Shard::hold_retention`]) and the log holds at most twice its byte
+/// bound (with no byte bound, while one lives). Past twice the bound the
+/// pass deletes down to twice it, hold or not: readers that start at the
+/// oldest segment while a pass runs every few appends would otherwise hold
+/// it off turn after turn (a probe of six such readers grew a log bounded
+/// at six segments to 171), and a held read that is overtaken still runs
+/// again.
+fn held_off(shared: &super::Shared, total: u64) -> bool {
+    shared.retention_held.load(std::sync::atomic::Ordering::SeqCst) > 0
+        && shared.config.retention_bytes.is_none_or(|limit| total <= limit.saturating_mul(2))
 }
 
 /// How many times in a row retention (or a truncation) may overtake a read
@@ -141,8 +156,8 @@ mod tests {
     use crate::io::sim::SimIo;
     use crate::shard::{Append, Config, Shard};
 
-    /// While a read or a seek holds retention off, a pass deletes nothing,
-    /// however far past its bound the shard is; once the hold drops, the
+    /// While a read or a seek holds retention off, a pass deletes nothing
+    /// (the log past its bound, within twice it); once the hold drops, the
     /// next pass deletes what the bound says. Two holds: both must go.
     #[test]
     fn a_pass_deletes_nothing_while_a_read_holds_retention_off() {
@@ -150,12 +165,15 @@ mod tests {
         let config = Config { segment_size_bytes: 150, retention_bytes: Some(300), ..Config::default() };
         let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
         let payload = [b'x'; 40];
-        for t in 0..20 {
+        let total = |shard: &Shard| shard.segments().iter().map(|s| s.size_bytes).sum::<u64>();
+        let mut t = 0;
+        while total(&shard) <= 450 {
             let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(t) }]).unwrap();
             shard.commit(&pending).unwrap();
+            t += 1;
         }
+        assert!(total(&shard) <= 600, "{:?}", shard.segments());
         let segments = shard.segments().len();
-        assert!(segments > 4, "{segments} segments");
         let (a, b) = (shard.hold_retention(), shard.hold_retention());
         assert!(shard.apply_retention(0).unwrap().removed.is_empty());
         drop(a);
@@ -167,13 +185,42 @@ mod tests {
         assert!(shard.segments().iter().map(|s| s.size_bytes).sum::<u64>() <= 300 + 150, "{:?}", shard.segments());
     }
 
+    /// A hold is honoured only while the log holds at most twice its byte
+    /// bound: past that, a pass deletes down to twice the bound, so readers
+    /// holding retention off turn after turn cannot grow the log without
+    /// end; the hold gone, the next pass deletes down to the bound.
+    #[test]
+    fn a_hold_gives_way_past_twice_the_byte_bound() {
+        let io = Arc::new(SimIo::new());
+        let config = Config { segment_size_bytes: 150, retention_bytes: Some(300), ..Config::default() };
+        let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
+        let payload = [b'x'; 40];
+        let total = |shard: &Shard| shard.segments().iter().map(|s| s.size_bytes).sum::<u64>();
+        let held = shard.hold_retention();
+        let mut t = 0;
+        while total(&shard) <= 600 {
+            let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(t) }]).unwrap();
+            shard.commit(&pending).unwrap();
+            t += 1;
+            if total(&shard) <= 600 {
+                assert!(shard.apply_retention(0).unwrap().removed.is_empty(), "held within twice the bound ({} bytes)", total(&shard));
+            }
+        }
+        let pass = shard.apply_retention(0).unwrap();
+        assert!(!pass.removed.is_empty(), "past twice the bound the hold gives way");
+        assert!((301..=600).contains(&total(&shard)), "down to twice the bound, no further: {:?}", shard.segments());
+        drop(held);
+        assert!(!shard.apply_retention(0).unwrap().removed.is_empty());
+        assert!(total(&shard) <= 300, "{:?}", shard.segments());
+    }
+
     /// A read that retention overtook twice holds it off on its third run
     /// (a pass then deletes nothing), and a read that panics while holding
     /// lets the hold go as it unwinds: the next pass deletes again.
     #[test]
     fn a_read_holds_retention_from_its_third_run_and_a_panic_in_it_leaks_no_hold() {
         let io = Arc::new(SimIo::new());
-        let config = Config { segment_size_bytes: 150, retention_bytes: Some(300), ..Config::default() };
+        let config = Config { segment_size_bytes: 150, retention_bytes: Some(400), ..Config::default() };
         let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
         let payload = [b'x'; 40];
         let append = |n: u64| {
@@ -187,8 +234,9 @@ mod tests {
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             shard.consistently(|| -> Result<(), crate::error::EngineError> {
                 // New segments, then a pass: unless held, it deletes the
-                // oldest and the read is overtaken.
-                append(6);
+                // oldest and the read is overtaken (the log stays within
+                // twice its bound, where a hold is honoured).
+                append(2);
                 deleted.borrow_mut().push(shard.apply_retention(0).unwrap().removed.len());
                 assert!(deleted.borrow().len() < 3, "the third run panics");
                 Ok(())
