@@ -156,20 +156,32 @@ mod tests {
     use crate::io::sim::SimIo;
     use crate::shard::{Append, Config, Shard};
 
+    /// A shard of 150-byte segments bounded at `retention_bytes`.
+    fn bounded(retention_bytes: u64) -> Shard {
+        let config = Config { segment_size_bytes: 150, retention_bytes: Some(retention_bytes), ..Config::default() };
+        Shard::open_dir(Arc::new(SimIo::new()), Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap().0
+    }
+
+    /// Appends one 40-byte record, committed.
+    fn append(shard: &Shard, t: u64) {
+        let pending = shard.write(&[Append { payload: &[b'x'; 40], timestamp_micros: Some(t) }]).unwrap();
+        shard.commit(&pending).unwrap();
+    }
+
+    /// Bytes in every segment.
+    fn total(shard: &Shard) -> u64 {
+        shard.segments().iter().map(|s| s.size_bytes).sum()
+    }
+
     /// While a read or a seek holds retention off, a pass deletes nothing
     /// (the log past its bound, within twice it); once the hold drops, the
     /// next pass deletes what the bound says. Two holds: both must go.
     #[test]
     fn a_pass_deletes_nothing_while_a_read_holds_retention_off() {
-        let io = Arc::new(SimIo::new());
-        let config = Config { segment_size_bytes: 150, retention_bytes: Some(300), ..Config::default() };
-        let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
-        let payload = [b'x'; 40];
-        let total = |shard: &Shard| shard.segments().iter().map(|s| s.size_bytes).sum::<u64>();
+        let shard = bounded(300);
         let mut t = 0;
         while total(&shard) <= 450 {
-            let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(t) }]).unwrap();
-            shard.commit(&pending).unwrap();
+            append(&shard, t);
             t += 1;
         }
         assert!(total(&shard) <= 600, "{:?}", shard.segments());
@@ -182,7 +194,7 @@ mod tests {
         drop(b);
         let pass = shard.apply_retention(0).unwrap();
         assert!(!pass.removed.is_empty());
-        assert!(shard.segments().iter().map(|s| s.size_bytes).sum::<u64>() <= 300 + 150, "{:?}", shard.segments());
+        assert!(total(&shard) <= 300 + 150, "{:?}", shard.segments());
     }
 
     /// A hold is honoured only while the log holds at most twice its byte
@@ -191,16 +203,11 @@ mod tests {
     /// end; the hold gone, the next pass deletes down to the bound.
     #[test]
     fn a_hold_gives_way_past_twice_the_byte_bound() {
-        let io = Arc::new(SimIo::new());
-        let config = Config { segment_size_bytes: 150, retention_bytes: Some(300), ..Config::default() };
-        let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
-        let payload = [b'x'; 40];
-        let total = |shard: &Shard| shard.segments().iter().map(|s| s.size_bytes).sum::<u64>();
+        let shard = bounded(300);
         let held = shard.hold_retention();
         let mut t = 0;
         while total(&shard) <= 600 {
-            let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(t) }]).unwrap();
-            shard.commit(&pending).unwrap();
+            append(&shard, t);
             t += 1;
             if total(&shard) <= 600 {
                 assert!(shard.apply_retention(0).unwrap().removed.is_empty(), "held within twice the bound ({} bytes)", total(&shard));
@@ -219,24 +226,16 @@ mod tests {
     /// lets the hold go as it unwinds: the next pass deletes again.
     #[test]
     fn a_read_holds_retention_from_its_third_run_and_a_panic_in_it_leaks_no_hold() {
-        let io = Arc::new(SimIo::new());
-        let config = Config { segment_size_bytes: 150, retention_bytes: Some(400), ..Config::default() };
-        let (shard, _) = Shard::open_dir(io, Path::new("/sim/acme_default_orders_0-0d3aed4b998d2798"), config).unwrap();
-        let payload = [b'x'; 40];
-        let append = |n: u64| {
-            for t in 0..n {
-                let pending = shard.write(&[Append { payload: &payload, timestamp_micros: Some(t) }]).unwrap();
-                shard.commit(&pending).unwrap();
-            }
-        };
-        append(10);
+        let shard = bounded(400);
+        let appends = |n: u64| (0..n).for_each(|t| append(&shard, t));
+        appends(10);
         let deleted = std::cell::RefCell::new(Vec::new());
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             shard.consistently(|| -> Result<(), crate::error::EngineError> {
                 // New segments, then a pass: unless held, it deletes the
                 // oldest and the read is overtaken (the log stays within
                 // twice its bound, where a hold is honoured).
-                append(2);
+                appends(2);
                 deleted.borrow_mut().push(shard.apply_retention(0).unwrap().removed.len());
                 assert!(deleted.borrow().len() < 3, "the third run panics");
                 Ok(())
