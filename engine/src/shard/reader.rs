@@ -59,7 +59,7 @@ impl Shard {
         Ok(out)
     }
 
-    /// Runs a read (`read`, `read_ranges`) until no truncation and no removal
+    /// Runs a read (`read`, `read_ranges`, a time seek) until no truncation and no removal
     /// of the oldest segment came while it ran. A read walks the files
     /// without the shard's lock, from a snapshot taken under it; a
     /// truncation meanwhile may cut what it walks (a short read, or records
@@ -97,7 +97,7 @@ impl Shard {
     /// What a racing truncation or retention pass changes: the shard's
     /// truncation count and its oldest segment's id (under the lock: the
     /// published accessors may not show yet a change whose files are gone).
-    pub(super) fn read_epoch(&self) -> (u64, Option<u64>) {
+    fn read_epoch(&self) -> (u64, Option<u64>) {
         let g = self.shared.lock();
         (g.truncations, g.segments.first().map(|s| s.id))
     }

@@ -38,12 +38,6 @@ pub(crate) struct TimeIndexes {
     truncations: u64,
 }
 
-/// Most times one `offset_for_time` seeks again because retention deleted
-/// segments under it or a truncation changed what it walks (from the third
-/// run on retention is held off, so only a truncation can make it run again;
-/// the bound is there so that none spins for ever).
-const MAX_SEEK_ATTEMPTS: u32 = 64;
-
 /// A segment a seek walks: `(id, base offset, readable length)`.
 type Span = (u64, u64, u64);
 
@@ -58,35 +52,16 @@ impl Shard {
     /// never hides a later match); `None` when no visible record reaches it.
     /// A seek that retention overtakes (the segments it walks deleted under
     /// it) or a truncation races (segments it walks removed or cut) runs
-    /// again over what is left (up to 64 times) rather than answer
-    /// `Trimmed` or fail on a file removed under it; from its third run on
-    /// it holds retention off (`Shard::hold_retention`), so that run is
-    /// not overtaken by retention.
+    /// again over what is left, from the oldest record retained then, as a
+    /// read does (`Shard::consistently`: up to 64 times, holding retention
+    /// off from its third run), rather than answer `Trimmed` or fail on a
+    /// file removed under it.
     ///
     /// # Errors
-    /// `FailStopped`, IO failures, or damage met in the record headers walked.
+    /// `FailStopped`, IO failures, or damage met in the record headers
+    /// walked; an IO error saying so when 64 seeks in a row were raced.
     pub fn offset_for_time(&self, target_micros: u64) -> Result<Option<u64>, EngineError> {
-        let mut attempts = 0;
-        let mut held = None;
-        loop {
-            if attempts == super::retention::OVERTAKEN_BEFORE_HOLDING {
-                held = Some(self.hold_retention());
-            }
-            // Under the lock, as `Shard::consistently` does: a pass or a
-            // truncation publishes its change only once it lets the lock
-            // go, after its files are gone.
-            let before = self.read_epoch();
-            let first = self.first_offset();
-            let answer = self.seek_from(first, target_micros);
-            // Retention deleted the oldest segments under the seek (their
-            // files gone, `first` trimmed), or a truncation removed or cut
-            // those it walks: it runs again over what is left.
-            attempts += 1;
-            if matches!(answer, Ok(Some(_))) || self.read_epoch() == before || attempts == MAX_SEEK_ATTEMPTS {
-                drop(held);
-                return answer;
-            }
-        }
+        self.consistently(|| self.seek_from(self.first_offset(), target_micros))
     }
 
     /// One seek over the segments from offset `first` on.
