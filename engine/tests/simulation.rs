@@ -35,7 +35,7 @@ use felix_codec::shard::inspect::{InputFile, ShardInspection};
 use felix_codec::shard::recovery::{plan_shard, Action, ShardPlan};
 use felix_codec::verdict::repair::RepairOptions;
 use felix_codec::Repair;
-use felix_engine::io::sim::SimIo;
+use felix_engine::io::sim::{InjectedPanic, SimIo};
 use felix_engine::shard::{Append, Pending, UNWRITTEN_MAX_BYTES};
 use felix_engine::{Config, Durability, EngineError, Io, Recovery, Shard};
 
@@ -158,9 +158,12 @@ enum Step {
     CrashAtSync {
         syncs: u64,
     },
-    /// The n-th mutating call from now fails (ENOSPC, EIO), and every one after it.
+    /// The n-th mutating call from now fails (ENOSPC, EIO), and every one
+    /// after it; or, with `panic`, the n-th a broker operation makes panics
+    /// (a bug unwinding out of it part way): either way the shard must stop.
     FailAt {
         calls: u64,
+        panic: bool,
     },
     /// Power cut: the durable image is what the next boot finds. With
     /// `stop_first`, the writer is stopped cleanly before the power goes
@@ -304,7 +307,7 @@ fn step(rng: &mut Rng) -> Step {
         59 => Step::DropReader,
         60..=61 => Step::SecondWriter,
         62..=64 => Step::CrashAtSync { syncs: rng.range(1, 12) },
-        65..=67 => Step::FailAt { calls: rng.range(1, 25) },
+        65..=67 => Step::FailAt { calls: rng.range(1, 25), panic: false },
         68..=70 => Step::Reboot { stop_first: false },
         71..=73 => Step::Restart,
         74..=75 => Step::Recover,
@@ -338,9 +341,13 @@ fn schedule(seed: u64) -> Schedule {
     let mut rolls = Rng(seed ^ 0x0AB4_D0BE_D5E6_0001);
     let mut tears = Rng(seed ^ 0x007E_A20F_E71D_E9CE);
     let mut exhausts = Rng(seed ^ 0x0E71_DE2C_E5E7_0003);
+    let mut panics = Rng(seed ^ 0x9A41_C0DE_B0B0_0004);
     for s in &mut steps {
         if let Step::Reboot { stop_first } = s {
             *stop_first = stops.below(3) == 0;
+        }
+        if let Step::FailAt { panic, .. } = s {
+            *panic = panics.below(3) == 0;
         }
         if let Step::UnfinishedRoll { stranded, .. } = s {
             *stranded = u8::try_from(rolls.below(5)).unwrap();
@@ -383,6 +390,8 @@ struct Rec {
 struct Stats {
     steps: u64,
     ops: u64,
+    /// Panics injected inside broker operations (and caught as a broker would).
+    panics: u64,
 }
 
 /// What an operator's damage step leaves to undo if recovery refuses the
@@ -411,6 +420,10 @@ struct World {
     clock_micros: u64,
     /// A fault is armed (or fired) since the last restart: failures are expected.
     faulted: bool,
+    /// A panic armed to fire at the n-th mutating call the broker's
+    /// operations make from now (a `FailAt` with `panic`): armed only while
+    /// one runs, so it never fires in a restart's or an operator's calls.
+    panic_in: Option<u64>,
     /// An operator damaged a record the engine then accepted: reads may meet it.
     damaged: bool,
     /// Recovery refused the shard and no backup could undo it: nothing more to check.
@@ -468,6 +481,7 @@ impl World {
             history: BTreeMap::new(),
             clock_micros: 1_000_000,
             faulted: false,
+            panic_in: None,
             damaged: false,
             refused: false,
             epochs: Some(Vec::new()),
@@ -524,9 +538,35 @@ impl World {
             return;
         }
         let Some(shard) = self.writer.take() else { return };
+        let before = self.io.mutations();
+        if let Some(calls) = self.panic_in {
+            self.io.panic_at(Some(before + calls));
+        }
         op(self, &shard);
+        if let Some(calls) = self.panic_in {
+            // Not fired: the calls made count down to it.
+            self.io.panic_at(None);
+            self.panic_in = calls.checked_sub(self.io.mutations() - before).filter(|left| *left > 0);
+        }
         self.synced(&shard);
         self.writer = Some(shard);
+    }
+
+    /// Runs one engine call of a broker operation. A panic injected inside
+    /// it ([`SimIo::panic_at`]) comes back as the failure it stands for: the
+    /// operation stopped part way, so the shard must refuse from now on
+    /// (the checks after the step try it). Any other panic goes on.
+    fn engine<T>(&mut self, call: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
+        match catch_unwind(AssertUnwindSafe(call)) {
+            Ok(result) => result,
+            Err(payload) => {
+                let Some(injected) = payload.downcast_ref::<InjectedPanic>() else { std::panic::resume_unwind(payload) };
+                self.faulted = true;
+                self.panic_in = None;
+                self.stats.panics += 1;
+                Err(EngineError::FailStopped { cause: format!("injected panic at mutating call {}", injected.call) })
+            }
+        }
     }
 
     /// Under `NoSync`: what a sync (a roll, a seal, a group commit's) made
@@ -608,10 +648,15 @@ impl World {
                     self.faulted = true;
                 }
             }
-            Step::FailAt { calls } => {
+            Step::FailAt { calls, panic: false } => {
                 if self.live().is_some() && !self.io.is_dead() {
                     self.io.fail_at(self.io.mutations() + calls);
                     self.faulted = true;
+                }
+            }
+            Step::FailAt { calls, panic: true } => {
+                if self.live().is_some() && !self.io.is_dead() {
+                    self.panic_in = Some(*calls);
                 }
             }
             Step::Reboot { stop_first } => self.reboot(*stop_first),
@@ -623,6 +668,7 @@ impl World {
                 } else {
                     self.io.clear_faults();
                     self.faulted = false;
+                    self.panic_in = None;
                     self.reopen(None);
                 }
             }
@@ -678,15 +724,15 @@ impl World {
         self.stats.ops += 1;
         // A `Write` takes the facade's path: inline unless it would roll.
         let result = if commit {
-            shard.write(&records)
+            self.engine(|| shard.write(&records))
         } else {
-            match shard.write_unless_roll(&records) {
+            match self.engine(|| shard.write_unless_roll(&records)) {
                 Ok(Some(pending)) => Ok(pending),
                 Ok(None) => {
                     if shard.next_offset() != next {
                         violation("write-unless-roll", format!("declined a batch yet moved the next offset from {next}"));
                     }
-                    shard.write(&records)
+                    self.engine(|| shard.write(&records))
                 }
                 Err(e) => Err(e),
             }
@@ -742,13 +788,13 @@ impl World {
     fn commit_at(&mut self, shard: &Shard, i: usize) {
         let pending = self.pending.remove(i);
         self.stats.ops += 1;
-        let result = shard.commit(&pending);
+        let result = self.engine(|| shard.commit(&pending));
         self.settle(shard, &pending, result);
     }
 
     fn group_commit(&mut self, shard: &Shard) {
         self.stats.ops += 1;
-        match shard.sync_for_commit() {
+        match self.engine(|| shard.sync_for_commit()) {
             Ok(()) => {
                 for pending in std::mem::take(&mut self.pending) {
                     let result = match shard.try_commit(&pending) {
@@ -885,7 +931,7 @@ impl World {
     fn seal(&mut self, shard: &Shard) {
         let next = shard.next_offset();
         self.stats.ops += 1;
-        match shard.seal() {
+        match self.engine(|| shard.seal()) {
             Ok(_) if self.stopped => violation("fail-stop", "a stopped shard sealed a segment"),
             Ok((info, checksum)) => {
                 if shard.next_offset() != next {
@@ -932,7 +978,7 @@ impl World {
         let before = shard.segments();
         let now = self.clock_micros + age_micros;
         self.stats.ops += 1;
-        match shard.apply_retention(now) {
+        match self.engine(|| shard.apply_retention(now)) {
             Ok(_) if self.stopped => violation("fail-stop", "a stopped shard applied retention"),
             Ok(_) => {
                 let after = shard.segments();
@@ -987,7 +1033,7 @@ impl World {
         let first = shard.first_offset();
         let next = shard.next_offset();
         self.stats.ops += 1;
-        let result = if from { shard.truncate_from(offset) } else { shard.truncate_after(offset) };
+        let result = self.engine(|| if from { shard.truncate_from(offset) } else { shard.truncate_after(offset) });
         match result {
             Ok(()) if self.stopped => violation("fail-stop", "a stopped shard truncated"),
             Ok(()) => {
@@ -1018,7 +1064,7 @@ impl World {
         let generation = latest.map_or(bump, |l| l + bump);
         let next = shard.next_offset();
         self.stats.ops += 1;
-        match shard.begin_generation(generation) {
+        match self.engine(|| shard.begin_generation(generation)) {
             Ok(()) if self.stopped => violation("fail-stop", "a stopped shard began a generation"),
             Ok(()) => {
                 if latest.is_some_and(|l| generation <= l) {
@@ -1041,7 +1087,7 @@ impl World {
         let next = shard.next_offset();
         let start = at.within(latest.map_or(0, |l| l.start_offset), next);
         self.stats.ops += 1;
-        match shard.record_generation(generation, start) {
+        match self.engine(|| shard.record_generation(generation, start)) {
             Ok(_) if self.stopped => violation("fail-stop", "a stopped shard recorded a generation"),
             Ok(recorded) => {
                 if !recorded || shard.epochs().last() != Some(&Epoch { generation, start_offset: start }) {
@@ -1148,6 +1194,7 @@ impl World {
         self.io = cut;
         self.stopped = false;
         self.faulted = false;
+        self.panic_in = None;
         self.reopen(None);
     }
 
@@ -1867,8 +1914,12 @@ fn replay(s: &Schedule) -> Result<Stats, String> {
         Stats { ops: world.stats.ops + world.check_reads.get(), ..world.stats }
     }));
     QUIET.with(|q| q.set(false));
-    result
-        .map_err(|e| e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_string())).unwrap_or_default())
+    result.map_err(|e| {
+        let escaped = e.downcast_ref::<InjectedPanic>().map(|p| {
+            format!("invariant `panic-contained` violated: the panic injected at mutating call {} escaped a broker operation", p.call)
+        });
+        e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_string())).or(escaped).unwrap_or_default()
+    })
 }
 
 /// The invariant's name in a failure message (`invariant \`name\``).
@@ -1947,7 +1998,7 @@ fn env_u64(name: &str) -> Option<u64> {
 fn the_engine_keeps_its_promises_under_a_random_schedule() {
     install_quiet_hook();
     let started = Instant::now();
-    let (mut seeds, mut steps, mut ops) = (0u64, 0u64, 0u64);
+    let (mut seeds, mut steps, mut ops, mut panics) = (0u64, 0u64, 0u64, 0u64);
     let mut run = |seed: u64, print: bool| {
         let mut s = schedule(seed);
         if let Ok(keep) = std::env::var("FELIX_SIM_STEPS") {
@@ -1963,6 +2014,7 @@ fn the_engine_keeps_its_promises_under_a_random_schedule() {
             Ok(stats) => {
                 seeds += 1;
                 steps += stats.steps;
+                panics += stats.panics;
                 ops += stats.ops;
             }
             Err(message) => {
@@ -1986,7 +2038,10 @@ fn the_engine_keeps_its_promises_under_a_random_schedule() {
         }
     }
     let secs = started.elapsed().as_secs_f64();
-    println!("simulation: {seeds} seeds, {steps} steps, {:.0} operations/s ({ops} operations in {secs:.1} s)", ops as f64 / secs.max(1e-9));
+    println!(
+        "simulation: {seeds} seeds, {steps} steps, {panics} panics injected and caught, {:.0} operations/s ({ops} operations in {secs:.1} s)",
+        ops as f64 / secs.max(1e-9)
+    );
 }
 
 /// Shrunk schedules the simulator once failed on, each with what it found:
@@ -2011,6 +2066,11 @@ const FOUND: &[(u64, &[usize], &str)] = &[
         "an operator cut a sealed segment's index short and the newest segment to 1 byte: recovery removed the \
          unfinished newest segment but checked the one before it only as sealed, so the next open (which scans it \
          in full, as the newest) planned the index rebuild recovery should have done",
+    ),
+    (
+        0,
+        &[4, 6, 7],
+        "a panic unwinding out of a seal part way (the first schedule that injected one) left the shard          running: the fail-stop latch caught only errors, and the next append was acknowledged after a half-done          operation; a panic inside a mutating operation or call now stops the shard as an error does",
     ),
 ];
 

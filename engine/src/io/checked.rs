@@ -91,7 +91,10 @@ impl CheckedIo {
     /// `FailStopped` before it starts, or the operation's error (latched).
     pub fn mutation<T>(&self, f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
         self.check()?;
-        f().map_err(|e| match e {
+        let unwinding = LatchOnUnwind(self);
+        let result = f();
+        std::mem::forget(unwinding);
+        result.map_err(|e| match e {
             EngineError::FailStopped { .. } | EngineError::Closed { .. } => e,
             other => self.latch(other),
         })
@@ -99,7 +102,10 @@ impl CheckedIo {
 
     fn mutate<T>(&self, path: &Path, op: &'static str, f: impl FnOnce(&dyn Io) -> io::Result<T>) -> Result<T, EngineError> {
         self.check()?;
-        f(&*self.io).map_err(|e| self.latch(EngineError::io(path, op, &e)))
+        let unwinding = LatchOnUnwind(self);
+        let result = f(&*self.io);
+        std::mem::forget(unwinding);
+        result.map_err(|e| self.latch(EngineError::io(path, op, &e)))
     }
 
     fn read<T>(&self, path: &Path, op: &'static str, f: impl FnOnce(&dyn Io) -> io::Result<T>) -> Result<T, EngineError> {
@@ -306,6 +312,23 @@ impl CheckedIo {
     }
 }
 
+/// Armed around a mutating operation or call and forgotten when it returns:
+/// dropped only while a panic unwinds out of it, when it stops the shard as
+/// an error would — the operation is half done as surely (a cut made on disk
+/// and not in memory, a batch written and not counted), and the lock its
+/// caller held lets go without poisoning anything. The panic goes on: it is
+/// a bug, and whoever catches it finds the shard stopped.
+struct LatchOnUnwind<'a>(&'a CheckedIo);
+
+impl Drop for LatchOnUnwind<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.failed.set(PANICKED.to_string());
+    }
+}
+
+/// The cause a shard stopped by a panic names.
+const PANICKED: &str = "a panic inside a mutating operation left it half done";
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
@@ -331,6 +354,33 @@ mod tests {
             let Err(EngineError::FailStopped { cause }) = later else { panic!("{later:?}") };
             assert_eq!(cause, first.to_string(), "every later call names the first failure");
         }
+    }
+
+    /// A panic out of a mutating operation or call leaves it half done, as
+    /// an error would: the shard stops (and the panic goes on to its catcher).
+    #[test]
+    fn a_panic_inside_a_mutation_stops_the_shard_as_an_error_does() {
+        let sim = Arc::new(SimIo::new());
+        sim.put(Path::new("/d/f"), b"bytes");
+        let in_operation = CheckedIo::new(Arc::clone(&sim) as Arc<dyn Io>);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            in_operation.mutation(|| -> Result<(), EngineError> { panic!("a bug half way through a cut") })
+        }));
+        assert!(unwound.is_err(), "the panic goes on");
+        let Err(EngineError::FailStopped { cause }) = in_operation.write_at(Path::new("/d/f"), 0, b"x") else { panic!("still running") };
+        assert_eq!(cause, PANICKED);
+
+        let in_call = CheckedIo::new(Arc::clone(&sim) as Arc<dyn Io>);
+        sim.panic_at(Some(sim.mutations() + 1));
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| in_call.sync_data(Path::new("/d/f"))));
+        let payload = unwound.unwrap_err();
+        assert!(payload.downcast_ref::<crate::io::sim::InjectedPanic>().is_some(), "the injected panic itself");
+        let mut buf = [0u8; 5];
+        assert!(matches!(in_call.read_exact_at(Path::new("/d/f"), 0, &mut buf), Err(EngineError::FailStopped { .. })));
+
+        let untouched = CheckedIo::new(sim as Arc<dyn Io>);
+        assert_eq!(untouched.mutation(|| Ok(7)).unwrap(), 7, "a mutation that returns arms nothing");
+        assert!(untouched.check().is_ok());
     }
 
     /// `stat`, `canonical` and `open_read` go through the latch like every

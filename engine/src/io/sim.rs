@@ -8,7 +8,8 @@
 //! a shard directory that was never fsynced in its root loses every record
 //! in it, as on a real filesystem.
 //!
-//! Faults: fail the Nth mutating call ([`SimIo::fail_at`]) or the Nth read
+//! Faults: fail the Nth mutating call ([`SimIo::fail_at`]) or panic in it
+//! ([`SimIo::panic_at`]), fail the Nth read
 //! ([`SimIo::fail_read_at`], once: a bad sector), or freeze at the
 //! Nth sync ([`SimIo::crash_after_sync`]): that sync completes, then every
 //! later call fails, as if the process died. [`SimIo::crash`] returns the
@@ -22,6 +23,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::{DirEntry, EntryType, Io, Links, LockGuard, LockHolder, ReadHandle, Stat};
+
+/// The payload of a panic [`SimIo::panic_at`] injected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InjectedPanic {
+    /// The mutating call that panicked.
+    pub call: u64,
+}
 
 #[derive(Debug, Clone, Default)]
 struct FileData {
@@ -42,6 +50,8 @@ struct State {
     mutations: u64,
     syncs: u64,
     fail_at: Option<u64>,
+    /// The mutating call (counted from 1) that panics, once ([`SimIo::panic_at`]).
+    panic_at: Option<u64>,
     crash_after_sync: Option<u64>,
     dead: bool,
     /// `read_at` calls made so far.
@@ -156,6 +166,13 @@ impl SimIo {
     /// Makes the `n`th mutating call (counted from 1) fail, and every one after it.
     pub fn fail_at(&self, n: u64) {
         self.lock_state().fail_at = Some(n);
+    }
+
+    /// Makes the `n`th mutating call (counted from 1) panic with an
+    /// [`InjectedPanic`], once: a bug that unwinds out of an operation part
+    /// way through it. `None` disarms it.
+    pub fn panic_at(&self, n: Option<u64>) {
+        self.lock_state().panic_at = n;
     }
 
     /// Makes the `n`th `read_at` from now (counted from 1) fail with EIO,
@@ -307,6 +324,12 @@ impl SimIo {
             return Err(dead());
         }
         s.mutations += 1;
+        if s.panic_at == Some(s.mutations) {
+            s.panic_at = None;
+            let call = s.mutations;
+            drop(s);
+            std::panic::panic_any(InjectedPanic { call });
+        }
         if s.fail_at.is_some_and(|n| s.mutations >= n) {
             return Err(io::Error::other(format!("injected failure at mutating call {}", s.mutations)));
         }
@@ -610,6 +633,7 @@ impl SimIo {
     pub fn clear_faults(&self) {
         let mut s = self.lock_state();
         s.fail_at = None;
+        s.panic_at = None;
         s.fail_read = None;
         if !s.dead {
             s.crash_after_sync = None;

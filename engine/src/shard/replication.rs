@@ -218,6 +218,9 @@ fn restart_at(shared: &Shared, g: &mut Inner, offset: u64) -> Result<(), EngineE
         g.durable_next = offset;
         g.verified_next = g.verified_next.min(offset);
         g.visible_next = offset;
+        // Counted as a cut like any other, though no segment held a record:
+        // a pending batch compares its count, never the shape of the log.
+        g.note_cut(offset);
         return super::writer::start_segment(shared, g);
     };
     for s in g.segments.iter().skip(1).rev() {
