@@ -118,6 +118,16 @@ pub enum EngineError {
         /// Where the truncation cut (records from here on are gone).
         cut_at: u64,
     },
+    /// A batch given to another shard's commit than the opening of the
+    /// shard that wrote it (another shard's, or this one's before it was
+    /// closed and opened again): its durability is no fact this shard
+    /// knows, so it is not acknowledged here.
+    NotWrittenHere {
+        /// The shard directory asked.
+        dir: PathBuf,
+        /// The batch's offsets.
+        offsets: std::ops::Range<u64>,
+    },
 }
 
 impl EngineError {
@@ -177,6 +187,12 @@ impl fmt::Display for EngineError {
             Self::TruncatedAway { offsets, cut_at } => write!(
                 f,
                 "{} were truncated away (from offset {cut_at}) before they became durable: not acknowledged",
+                felix_codec::shard::diff::OffsetRange { from: offsets.start, to: offsets.end }.words()
+            ),
+            Self::NotWrittenHere { dir, offsets } => write!(
+                f,
+                "{}: {} were not written by this opening of the shard (a batch from another shard, or from before it was opened again): not acknowledged here",
+                dir.display(),
                 felix_codec::shard::diff::OffsetRange { from: offsets.start, to: offsets.end }.words()
             ),
         }

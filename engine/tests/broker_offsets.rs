@@ -474,3 +474,27 @@ async fn a_commit_that_needs_no_sync_does_not_wait_behind_a_roll() {
         log.shutdown().await.unwrap();
     }
 }
+
+/// Through the facade: a `PendingAppend` of one log given to another's
+/// `commit` is refused (`NotWrittenHere`), even though the other log's
+/// syncs cover its offsets; the log that wrote it acknowledges it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_append_is_committed_only_by_the_log_that_wrote_it() {
+    for fsync_mode in [FsyncMode::OnCommit, FsyncMode::Periodic { interval: Duration::from_secs(3600) }, FsyncMode::None] {
+        let sim = Arc::new(SimIo::new());
+        let open = |dir: &str| {
+            let config = LogConfig { retention_bytes: None, ..small(fsync_mode) };
+            DiskLog::open_with_io(Arc::clone(&sim) as Arc<dyn Io>, sim_dir().join(dir), "x", config).unwrap()
+        };
+        let (one, other) = (open("one"), open("other"));
+        other.append(&[sized(0, 50), sized(1, 50)]).await.unwrap();
+        other.sync().await.unwrap();
+        let pending = one.append_pending(&[sized(2, 50)]).await.unwrap();
+        let refused = other.commit(&pending).await;
+        assert!(matches!(refused, Err(EngineError::NotWrittenHere { .. })), "{fsync_mode:?}: {refused:?}");
+        one.commit(&pending).await.unwrap();
+        other.append(&[sized(3, 50)]).await.unwrap();
+        one.shutdown().await.unwrap();
+        other.shutdown().await.unwrap();
+    }
+}

@@ -120,3 +120,38 @@ fn commits_that_need_no_sync_still_hear_of_cuts_stops_and_closes() {
         assert!(matches!(shard.commit(&last), Err(EngineError::Closed { .. })), "{durability:?}");
     }
 }
+
+/// A batch is acknowledged only by the opening of the shard that wrote it.
+/// Another shard's durable offset says nothing of it (a broker that mixed up
+/// two partitions' pending batches had the wrong one's sync acknowledge it),
+/// nor does this shard's after it was closed and opened again (what the
+/// batch held may have been cut, or never synced, since): both answer
+/// `NotWrittenHere`, under every policy, the lock-free answer included.
+#[test]
+fn a_batch_is_committed_only_by_the_opening_of_the_shard_that_wrote_it() {
+    for durability in [Durability::EveryBatch, Durability::NoSync, Durability::Interval { micros: 3_600_000_000 }] {
+        let sim = Arc::new(SimIo::new());
+        let open = |dir: &str| {
+            let config = Config { durability, ..Config::default() };
+            Shard::open_dir(Arc::clone(&sim) as Arc<dyn Io>, &sim_dir().join(dir), config).unwrap().0
+        };
+        let (a, b) = (open("a"), open("b"));
+        one(&b);
+        one(&b);
+        b.sync_for_commit().unwrap(); // b is durable past a's batch
+        let from_a = one(&a);
+        for answer in [b.try_commit(&from_a).map(|_| ()), b.commit(&from_a), b.try_commit_inline(&from_a).map(|_| ())] {
+            assert!(matches!(answer, Err(EngineError::NotWrittenHere { .. })), "{durability:?}: b answered {answer:?}");
+        }
+        a.commit(&from_a).unwrap();
+
+        let unsynced = one(&a);
+        a.close().unwrap();
+        drop(a);
+        let reopened = open("a");
+        let answer = reopened.commit(&unsynced);
+        let Err(e @ EngineError::NotWrittenHere { .. }) = answer else { panic!("{durability:?}: the reopened shard answered {answer:?}") };
+        assert!(e.to_string().contains("offset 1"), "{e}");
+        assert!(b.failure().is_none() && reopened.failure().is_none(), "a refused batch stops no shard");
+    }
+}

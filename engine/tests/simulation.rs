@@ -424,6 +424,9 @@ struct World {
     /// operations make from now (a `FailAt` with `panic`): armed only while
     /// one runs, so it never fires in a restart's or an operator's calls.
     panic_in: Option<u64>,
+    /// A batch the writer before a restart or a power cut left pending: the
+    /// next writer must refuse it (`NotWrittenHere`).
+    stale: Option<Pending>,
     /// An operator damaged a record the engine then accepted: reads may meet it.
     damaged: bool,
     /// Recovery refused the shard and no backup could undo it: nothing more to check.
@@ -482,6 +485,7 @@ impl World {
             clock_micros: 1_000_000,
             faulted: false,
             panic_in: None,
+            stale: None,
             damaged: false,
             refused: false,
             epochs: Some(Vec::new()),
@@ -1142,6 +1146,7 @@ impl World {
     /// drops the reader.
     fn stop(&mut self) {
         let pending = std::mem::take(&mut self.pending);
+        self.stale = pending.first().cloned();
         self.reader = None;
         if let Some(w) = self.writer.take() {
             self.stats.ops += 1;
@@ -1184,6 +1189,7 @@ impl World {
             // power cut after it must find all of it.
             self.stop();
         }
+        self.stale = self.pending.first().cloned().or_else(|| self.stale.take());
         self.pending.clear();
         self.unsynced.clear();
         // The power goes first: a writer dropped before it would close cleanly and sync
@@ -1541,11 +1547,22 @@ impl World {
                         violation("epochs-durable", format!("the generation history {e:?} reopened as {:?}", shard.epochs()));
                     }
                 }
+                if let Some(old) = self.stale.take() {
+                    self.stats.ops += 1;
+                    let answer = shard.try_commit(&old);
+                    if !matches!(answer, Err(EngineError::NotWrittenHere { .. })) {
+                        violation(
+                            "committed-where-written",
+                            format!("the reopened writer answered {answer:?} for {:?}, a batch of the one before", old.offsets),
+                        );
+                    }
+                }
                 self.writer = Some(shard);
                 self.learn_files();
             }
             None => self.writer = None,
         }
+        self.stale = None;
     }
 
     fn open_checked(&mut self, dir: &Path, backup: Option<Backup>) -> Option<Shard> {

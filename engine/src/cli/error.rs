@@ -59,6 +59,7 @@ fn engine_exit_code(e: &EngineError) -> u8 {
     match e {
         EngineError::Corrupt { .. }
         | EngineError::TruncatedAway { .. }
+        | EngineError::NotWrittenHere { .. }
         | EngineError::Trimmed { .. }
         | EngineError::Generation { .. }
         | EngineError::Locked { .. }

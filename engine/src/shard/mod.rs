@@ -352,7 +352,14 @@ pub(crate) struct Shared {
     pub(crate) retention_held: std::sync::atomic::AtomicU64,
     /// What the accessors answer without the lock, published by every change.
     pub(crate) published: published::Published,
+    /// Which opening of a shard in this process this is (a count): a batch
+    /// is committed only by the opening that wrote it — another shard's
+    /// durable offset, or this one's after a reopen, says nothing of it.
+    pub(crate) opening: u64,
 }
+
+/// Openings of shards in this process so far ([`Shared::opening`]).
+static OPENINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The shard's lock, held. Letting it go publishes what the accessors
 /// answer without it ([`published`]), and so does waiting on a condition
@@ -565,6 +572,7 @@ impl Shard {
             data_syncs: std::sync::atomic::AtomicU64::new(0),
             retention_held: std::sync::atomic::AtomicU64::new(0),
             published: published::Published::default(),
+            opening: OPENINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         });
         drop(shared.lock()); // publishes what the accessors answer
         let flusher = match interval {

@@ -36,6 +36,8 @@ pub struct Pending {
     pub offsets: std::ops::Range<u64>,
     /// Truncations the shard had seen when the batch was written.
     truncations: u64,
+    /// The opening of the shard that wrote it ([`super::Shared::opening`]).
+    opening: u64,
 }
 
 impl Shard {
@@ -161,7 +163,7 @@ impl Shard {
                 g.visible_next = g.next_offset;
                 g.visible_len = g.segments.last().map_or(0, |s| s.len);
             }
-            Ok((Pending { offsets: first..g.next_offset, truncations: g.truncations }, bytes, unsynced_bytes(&g)))
+            Ok((Pending { offsets: first..g.next_offset, truncations: g.truncations, opening: shared.opening }, bytes, unsynced_bytes(&g)))
         })?;
         // Past the lock: appends queue on it, and metrics need none of it.
         if flusher_idle && matches!(shared.config.durability, Durability::Interval { .. }) {
@@ -199,8 +201,9 @@ impl Shard {
     /// for every batch the sync covered); at once under the other policies.
     ///
     /// # Errors
-    /// `TruncatedAway` when a truncation cut the batch; `FailStopped`, or the
-    /// IO failure that stopped the shard.
+    /// `TruncatedAway` when a truncation cut the batch; `NotWrittenHere`
+    /// when another shard (or this one before it was opened again) wrote
+    /// it; `FailStopped`, or the IO failure that stopped the shard.
     pub fn try_commit(&self, pending: &Pending) -> Result<bool, EngineError> {
         self.try_commit_within(pending, None).map(|answer| answer.unwrap_or(false))
     }
@@ -218,6 +221,9 @@ impl Shard {
     fn try_commit_within(&self, pending: &Pending, patience: Option<Duration>) -> Result<Option<bool>, EngineError> {
         let shared = &*self.shared;
         shared.dir.io.check()?;
+        if pending.opening != shared.opening {
+            return Err(EngineError::NotWrittenHere { dir: shared.dir.path.clone(), offsets: pending.offsets.clone() });
+        }
         // Acknowledged by `write`, which checked the lock, and no truncation
         // since (as of the last change published): answered without the
         // lock, which every append of every publisher also takes. A
