@@ -697,7 +697,18 @@ impl Shard {
         // A stopped shard cannot flush one last time: say so (its lock goes all the same).
         let stopped = shared.dir.io.check();
         let writable = !shared.read_only && stopped.is_ok();
-        let mut result = if writable { self.sync() } else { stopped };
+        // A panic in the last sync (which stops the shard) lets the lock go
+        // too, as an error does, and then goes on.
+        let synced = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| if writable { self.sync() } else { stopped }));
+        let mut result = match synced {
+            Ok(result) => result,
+            Err(panic) => {
+                shared.dir.io.close(&shared.dir.path);
+                shared.synced.notify_all();
+                drop(self.writer_lock.write().unwrap_or_else(std::sync::PoisonError::into_inner).take());
+                std::panic::resume_unwind(panic)
+            }
+        };
         {
             let mut g = shared.lock();
             if result.is_ok() && writable && g.durable_next < g.next_offset {

@@ -803,7 +803,10 @@ pub(crate) fn spawn_flusher(shared: Arc<Shared>, micros: u64) -> std::io::Result
                 g.wait_for(&shared.flusher_wake, left);
             }
             let end = g.next_offset;
-            g = match sync_through(&shared, g, end) {
+            // A mutating operation like any other: a panic in it (an `Io`'s,
+            // a broker's metrics recorder's) stops the shard, never only
+            // this thread, which would leave appends acknowledged unsynced.
+            g = match shared.dir.io.mutation(|| sync_through(&shared, g, end)) {
                 Ok(g) => g,
                 Err(_) => return, // latched: every later call reports it
             };
