@@ -77,6 +77,14 @@ impl CheckedIo {
         self.closed.get().is_some()
     }
 
+    /// Stops the shard for a panic unwinding out of a change to it (the
+    /// first failure, when it is): see [`LatchOnUnwind`]. Also called by the
+    /// shard's lock when a panic unwinds while it is held, before it lets
+    /// go, so no other thread takes the lock between the panic and the stop.
+    pub(crate) fn latch_panic(&self) {
+        let _ = self.failed.set(PANICKED.to_string());
+    }
+
     /// Latches `e` as the first failure (when it is) and returns it.
     pub fn latch(&self, e: EngineError) -> EngineError {
         let _ = self.failed.set(e.to_string());
@@ -322,7 +330,7 @@ struct LatchOnUnwind<'a>(&'a CheckedIo);
 
 impl Drop for LatchOnUnwind<'_> {
     fn drop(&mut self) {
-        let _ = self.0.failed.set(PANICKED.to_string());
+        self.0.latch_panic();
     }
 }
 

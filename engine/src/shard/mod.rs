@@ -385,6 +385,15 @@ impl std::ops::DerefMut for Locked<'_> {
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A panic while the lock is held (in an operation's own code,
+            // outside any IO call — a bug, a broker's metrics recorder): what
+            // the lock guards may be half changed. The shard stops before
+            // the lock lets go, or another thread's append could take it in
+            // between and be acknowledged behind the half-done change (the
+            // operation's own latch runs only after its closure unwound).
+            self.shared.dir.io.latch_panic();
+        }
         self.shared.published.store(&self.g);
     }
 }
@@ -694,44 +703,48 @@ impl Shard {
             return Ok(());
         }
         self.stop_flusher();
+        // However this ends — the result below, or a panic in either sync
+        // (which stops the shard) — the shard ends closed and its lock goes.
+        let _closes = ClosesOnExit(self);
         // A stopped shard cannot flush one last time: say so (its lock goes all the same).
         let stopped = shared.dir.io.check();
         let writable = !shared.read_only && stopped.is_ok();
-        // A panic in the last sync (which stops the shard) lets the lock go
-        // too, as an error does, and then goes on.
-        let synced = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| if writable { self.sync() } else { stopped }));
-        let mut result = match synced {
-            Ok(result) => result,
-            Err(panic) => {
-                shared.dir.io.close(&shared.dir.path);
-                shared.synced.notify_all();
-                drop(self.writer_lock.write().unwrap_or_else(std::sync::PoisonError::into_inner).take());
-                std::panic::resume_unwind(panic)
+        let mut result = if writable { self.sync() } else { stopped };
+        let mut g = shared.lock();
+        if result.is_ok() && writable && g.durable_next < g.next_offset {
+            // Written after the sync above: the active segment holds it
+            // (a roll syncs the segment it leaves).
+            if let Some(seg) = g.segments.last() {
+                let id = seg.id;
+                result = shared.dir.io.mutation(|| {
+                    writer::write_out(shared, &mut g)?;
+                    shared.dir.io.sync_data(&shared.dir.log(id))?;
+                    // Durable now, and said so: the accessors report the
+                    // state at close.
+                    g.durable_next = g.next_offset;
+                    g.durable_len = g.segments.last().map_or(g.durable_len, |s| s.len);
+                    Ok(())
+                });
             }
-        };
-        {
-            let mut g = shared.lock();
-            if result.is_ok() && writable && g.durable_next < g.next_offset {
-                // Written after the sync above: the active segment holds it
-                // (a roll syncs the segment it leaves).
-                if let Some(seg) = g.segments.last() {
-                    let id = seg.id;
-                    result = shared.dir.io.mutation(|| {
-                        writer::write_out(shared, &mut g)?;
-                        shared.dir.io.sync_data(&shared.dir.log(id))?;
-                        // Durable now, and said so: the accessors report the
-                        // state at close.
-                        g.durable_next = g.next_offset;
-                        g.durable_len = g.segments.last().map_or(g.durable_len, |s| s.len);
-                        Ok(())
-                    });
-                }
-            }
-            shared.dir.io.close(&shared.dir.path);
         }
-        shared.synced.notify_all();
-        drop(self.writer_lock.write().unwrap_or_else(std::sync::PoisonError::into_inner).take());
+        // Under the shard's lock: no write slips in between.
+        shared.dir.io.close(&shared.dir.path);
+        drop(g);
         result
+    }
+}
+
+/// The end of [`Shard::close`], however it ends: marks the shard closed
+/// (again, if it already is: a no-op), wakes whoever waits for a sync, and
+/// releases the writer's lock.
+struct ClosesOnExit<'a>(&'a Shard);
+
+impl Drop for ClosesOnExit<'_> {
+    fn drop(&mut self) {
+        let shard = self.0;
+        shard.shared.dir.io.close(&shard.shared.dir.path);
+        shard.shared.synced.notify_all();
+        drop(shard.writer_lock.write().unwrap_or_else(std::sync::PoisonError::into_inner).take());
     }
 }
 
@@ -742,5 +755,34 @@ impl Drop for Shard {
             // A clean close leaves nothing acknowledged unsynced (Interval).
             let _ = self.sync();
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::io::sim::SimIo;
+
+    /// A panic while the shard's lock is held, outside any mutating
+    /// operation's latch, stops the shard before the lock lets go: what the
+    /// lock guards may be half changed, and an operation's own latch runs
+    /// only once its closure (which took the lock) has unwound — another
+    /// thread's append could take the lock in between.
+    #[test]
+    fn a_panic_under_the_shards_lock_stops_the_shard_before_the_lock_lets_go() {
+        let sim = Arc::new(SimIo::new());
+        let config = Config { durability: Durability::NoSync, ..Config::default() };
+        let (shard, _) = Shard::open_dir(sim as Arc<dyn Io>, Path::new("/sim/locked-panic"), config).unwrap();
+        shard.append(&[b"before"]).unwrap();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut g = shard.shared.lock();
+            g.next_offset += 1; // half of a change
+            panic!("a bug under the lock");
+        }));
+        assert!(unwound.is_err());
+        let after = shard.append(&[b"after"]);
+        assert!(matches!(after, Err(EngineError::FailStopped { .. })), "{after:?}");
+        assert!(shard.failure().is_some_and(|cause| cause.contains("panic")));
     }
 }
