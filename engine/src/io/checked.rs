@@ -335,7 +335,7 @@ impl Drop for LatchOnUnwind<'_> {
 }
 
 /// The cause a shard stopped by a panic names.
-const PANICKED: &str = "a panic inside a mutating operation left it half done";
+const PANICKED: &str = "a panic unwound through a change to the shard, which may be half done";
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
