@@ -291,11 +291,14 @@ fn the_interval_flusher_does_not_take_records_rewritten_after_a_truncation_for_s
 }
 
 /// A flush whose sync panics (a bug in an `Io` implementation) strands no
-/// publisher: the next flush is led afresh, and the engine's "a sync is in
+/// publisher, and stops the log as a failed sync does: every publisher
+/// waiting for that flush answers — `FailStopped`, never an acknowledgement
+/// of a sync that may not have happened — and the engine's "a sync is in
 /// flight" mark does not outlive the panic. One publisher or 8, on a
-/// multi-threaded runtime or a current-thread one.
+/// multi-threaded runtime or a current-thread one. (Until a panic stopped
+/// the shard, the next flush was led afresh and acknowledged them.)
 #[test]
-fn a_flush_that_panics_strands_no_publisher() {
+fn a_flush_that_panics_strands_no_publisher_and_stops_the_log() {
     for (multi, publishers) in [(true, 1), (true, 8), (false, 1), (false, 8)] {
         let rt = if multi {
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
@@ -315,11 +318,13 @@ fn a_flush_that_panics_strands_no_publisher() {
                 .collect();
             for t in tasks {
                 let r = tokio::time::timeout(Duration::from_secs(10), t).await.expect("a publisher was stranded by a panicking flush");
-                r.unwrap().unwrap();
+                let answer = r.unwrap();
+                assert!(matches!(answer, Err(EngineError::FailStopped { .. })), "multi {multi}, {publishers} publishers: {answer:?}");
             }
         });
         assert!(!io.panic_next.load(Ordering::SeqCst), "the panicking sync never ran (multi {multi}, {publishers} publishers)");
-        assert_eq!(log.durable_offset(), 1 + publishers, "multi {multi}, {publishers} publishers");
+        assert_eq!(log.durable_offset(), 1, "multi {multi}, {publishers} publishers");
+        assert!(log.shard().failure().is_some_and(|cause| cause.contains("panic")), "multi {multi}, {publishers} publishers");
     }
 }
 

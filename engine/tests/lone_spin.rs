@@ -13,7 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use felix_engine::broker::{AppendOnlyLog, AppendRecord, DiskLog, LogConfig};
 use felix_engine::io::sim::SimIo;
-use felix_engine::Io;
+use felix_engine::{EngineError, Io};
 
 #[path = "support/gated.rs"]
 mod gated;
@@ -182,17 +182,20 @@ async fn a_flush_failing_while_its_lone_waiter_spins_answers_it_with_the_error()
 }
 
 /// A flush that panics while its lone waiter spins through it: the waiter
-/// is not stranded (the leader lets go, the next flush is led afresh).
+/// is not stranded (the leader lets go), and it hears the stop the panic
+/// caused, as it would a failed flush's error — never an acknowledgement of
+/// a sync that may not have happened; every later append too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_flush_panicking_while_its_lone_waiter_spins_strands_no_one() {
+async fn a_flush_panicking_while_its_lone_waiter_spins_strands_no_one_and_stops_the_log() {
     let (io, log) = slow_log(3, 500);
     warm_up(&log, 50).await;
     io.panic_next.store(true, Ordering::SeqCst);
     let r = tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("its flush panics")])).await.expect("stranded by a panic");
-    r.unwrap();
+    assert!(matches!(r, Err(EngineError::FailStopped { .. })), "{r:?}");
     assert!(!io.panic_next.load(Ordering::SeqCst));
-    assert_eq!(log.durable_offset(), 51);
-    warm_up(&log, 20).await;
+    assert_eq!(log.durable_offset(), 50);
+    let later = tokio::time::timeout(Duration::from_secs(10), log.append(&[rec("after")])).await.expect("stranded");
+    assert!(matches!(later, Err(EngineError::FailStopped { .. })), "a stopped log acknowledged: {later:?}");
 }
 
 /// A shutdown while a lone waiter spins through a held flush: both answer
