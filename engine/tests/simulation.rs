@@ -449,6 +449,15 @@ struct World {
     check_reads: Cell<u64>,
 }
 
+/// Runs `call`; a panic [`SimIo::panic_at`] injected inside it comes back
+/// as `Err` (what the broker catching it sees), any other panic goes on.
+fn injected<T>(call: impl FnOnce() -> T) -> Result<T, InjectedPanic> {
+    catch_unwind(AssertUnwindSafe(call)).map_err(|payload| match payload.downcast_ref::<InjectedPanic>() {
+        Some(injected) => *injected,
+        None => std::panic::resume_unwind(payload),
+    })
+}
+
 fn violation(what: &str, detail: impl std::fmt::Display) -> ! {
     panic!("invariant `{what}` violated: {detail}")
 }
@@ -563,16 +572,12 @@ impl World {
     /// operation stopped part way, so the shard must refuse from now on
     /// (the checks after the step try it). Any other panic goes on.
     fn engine<T>(&mut self, call: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
-        match catch_unwind(AssertUnwindSafe(call)) {
-            Ok(result) => result,
-            Err(payload) => {
-                let Some(injected) = payload.downcast_ref::<InjectedPanic>() else { std::panic::resume_unwind(payload) };
-                self.faulted = true;
-                self.panic_in = None;
-                self.stats.panics += 1;
-                Err(EngineError::FailStopped { cause: format!("injected panic at mutating call {}", injected.call) })
-            }
-        }
+        injected(call).unwrap_or_else(|injected| {
+            self.faulted = true;
+            self.panic_in = None;
+            self.stats.panics += 1;
+            Err(EngineError::FailStopped { cause: format!("injected panic at mutating call {}", injected.call) })
+        })
     }
 
     /// Under `NoSync`: what a sync (a roll, a seal, a group commit's) made
@@ -1582,16 +1587,13 @@ impl World {
         self.stats.ops += 1;
         self.io.panic_at(Some(self.io.mutations() + calls));
         let (io, config) = (self.dyn_io(), self.config.clone());
-        let attempt = catch_unwind(AssertUnwindSafe(|| Shard::open_dir(io, &shard_dir(), config)));
+        let attempt = injected(|| Shard::open_dir(io, &shard_dir(), config));
         self.io.panic_at(None);
-        match attempt {
-            // Its recovery made fewer calls: an open like any other (dropped, it syncs).
-            Ok(opened) => drop(opened),
-            Err(payload) if payload.downcast_ref::<InjectedPanic>().is_some() => {
-                self.stats.panics += 1;
-                self.stats.open_panics += 1;
-            }
-            Err(payload) => std::panic::resume_unwind(payload),
+        // Without a panic (its recovery made fewer calls) an open like any
+        // other, dropped (it syncs).
+        if attempt.is_err() {
+            self.stats.panics += 1;
+            self.stats.open_panics += 1;
         }
     }
 

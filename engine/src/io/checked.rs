@@ -99,10 +99,7 @@ impl CheckedIo {
     /// `FailStopped` before it starts, or the operation's error (latched).
     pub fn mutation<T>(&self, f: impl FnOnce() -> Result<T, EngineError>) -> Result<T, EngineError> {
         self.check()?;
-        let unwinding = LatchOnUnwind(self);
-        let result = f();
-        std::mem::forget(unwinding);
-        result.map_err(|e| match e {
+        self.latching_panics(f).map_err(|e| match e {
             EngineError::FailStopped { .. } | EngineError::Closed { .. } => e,
             other => self.latch(other),
         })
@@ -110,10 +107,15 @@ impl CheckedIo {
 
     fn mutate<T>(&self, path: &Path, op: &'static str, f: impl FnOnce(&dyn Io) -> io::Result<T>) -> Result<T, EngineError> {
         self.check()?;
+        self.latching_panics(|| f(&*self.io)).map_err(|e| self.latch(EngineError::io(path, op, &e)))
+    }
+
+    /// Runs `f`, stopping the shard if a panic unwinds out of it ([`LatchOnUnwind`]).
+    fn latching_panics<T>(&self, f: impl FnOnce() -> T) -> T {
         let unwinding = LatchOnUnwind(self);
-        let result = f(&*self.io);
+        let result = f();
         std::mem::forget(unwinding);
-        result.map_err(|e| self.latch(EngineError::io(path, op, &e)))
+        result
     }
 
     fn read<T>(&self, path: &Path, op: &'static str, f: impl FnOnce(&dyn Io) -> io::Result<T>) -> Result<T, EngineError> {
